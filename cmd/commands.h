@@ -1,0 +1,24 @@
+// The subcommand table's interface: each cmd/<sub>.cc adds its options to a CLI11
+// sub-app and returns the function that runs it once parsing succeeded.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+namespace cstool::cmd {
+
+using RunFn = std::function<int()>;
+using SetupFn = RunFn (*)(CLI::App& sub);
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;
+  SetupFn setup;
+};
+
+RunFn SetupRecord(CLI::App& sub);
+RunFn SetupReport(CLI::App& sub);
+
+}  // namespace cstool::cmd

@@ -1,0 +1,5 @@
+#include "core/version.h"
+
+namespace cstool {
+const char* Version() { return CSTOOL_VERSION; }
+}  // namespace cstool

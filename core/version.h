@@ -1,0 +1,5 @@
+#pragma once
+
+namespace cstool {
+const char* Version();
+}  // namespace cstool

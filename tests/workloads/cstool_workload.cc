@@ -1,0 +1,175 @@
+// Workloads with known scheduling behaviour, for the demo, the integration tests and
+// the benchmarks. Usage: cstool_workload MODE [ARGS...]; see Usage() below.
+// Threads are pinned with sched_setaffinity where the mode says so, so that the
+// expected switch causes (yield, wakeup preemption, tick preemption) really happen.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void PinToCpu(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    std::perror("sched_setaffinity");
+    std::exit(1);
+  }
+}
+
+void SpinFor(std::chrono::nanoseconds d) {
+  auto end = std::chrono::steady_clock::now() + d;
+  volatile uint64_t x = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 1000; ++i) x = x + i;
+  }
+}
+
+long Arg(int argc, char** argv, int i, long def) {
+  return argc > i ? std::strtol(argv[i], nullptr, 10) : def;
+}
+
+// Two threads on one CPU calling sched_yield N times each.
+int Yield(long n, int cpu) {
+  std::atomic<int> ready{0};
+  auto body = [&] {
+    PinToCpu(cpu);
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    for (long i = 0; i < n; ++i) sched_yield();
+  };
+  std::thread a(body), b(body);
+  a.join();
+  b.join();
+  return 0;
+}
+
+// N nanosleeps of `us` microseconds on the main thread.
+int Nanosleep(long n, long us) {
+  timespec ts{us / 1000000, (us % 1000000) * 1000};
+  for (long i = 0; i < n; ++i) {
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+    }
+    ts = {us / 1000000, (us % 1000000) * 1000};
+  }
+  return 0;
+}
+
+// Pipe ping-pong of N round trips between two threads pinned to `cpu`.
+int PingPong(long n, int cpu) {
+  int ab[2], ba[2];
+  if (pipe(ab) != 0 || pipe(ba) != 0) return 1;
+  std::thread peer([&] {
+    PinToCpu(cpu);
+    char c;
+    for (long i = 0; i < n; ++i) {
+      if (read(ab[0], &c, 1) != 1) return;
+      if (write(ba[1], &c, 1) != 1) return;
+    }
+  });
+  PinToCpu(cpu);
+  char c = 'x';
+  for (long i = 0; i < n; ++i) {
+    if (write(ab[1], &c, 1) != 1) break;
+    if (read(ba[0], &c, 1) != 1) break;
+  }
+  peer.join();
+  for (int fd : {ab[0], ab[1], ba[0], ba[1]}) close(fd);
+  return 0;
+}
+
+// `threads` threads each taking a shared mutex `iters` times, with work inside.
+int Mutex(long threads, long iters) {
+  std::mutex m;
+  uint64_t counter = 0;
+  std::vector<std::thread> ts;
+  for (long t = 0; t < threads; ++t) {
+    ts.emplace_back([&] {
+      for (long i = 0; i < iters; ++i) {
+        std::lock_guard<std::mutex> g(m);
+        SpinFor(std::chrono::microseconds(20));
+        ++counter;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  return counter == static_cast<uint64_t>(threads * iters) ? 0 : 1;
+}
+
+// Two CPU-bound threads sharing `cpu` for `ms` milliseconds: the tick preempts them.
+int CpuBound(long ms, int cpu) {
+  auto body = [&] {
+    PinToCpu(cpu);
+    SpinFor(std::chrono::milliseconds(ms));
+  };
+  std::thread a(body), b(body);
+  a.join();
+  b.join();
+  return 0;
+}
+
+// Sleep-heavy phase then CPU-bound phase, each `ms` long (for live msa tests).
+int Phases(long ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) usleep(1000);
+  SpinFor(std::chrono::milliseconds(ms));
+  return 0;
+}
+
+// A little of everything, for `make demo`.
+int Demo() {
+  std::thread sleeper([] { Nanosleep(200, 500); });
+  std::thread pinger([] { PingPong(2000, 0); });
+  std::thread locker([] { Mutex(4, 200); });
+  std::thread spinner([] { CpuBound(100, 1); });
+  sleeper.join();
+  pinger.join();
+  locker.join();
+  spinner.join();
+  return 0;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: cstool_workload MODE [ARGS]\n"
+               "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
+               "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
+               "  pingpong N [CPU]       N pipe round trips between two threads on CPU\n"
+               "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
+               "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
+               "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
+               "  demo                   a mix of the above\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage();
+  std::string mode = argv[1];
+  if (mode == "yield") return Yield(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 0));
+  if (mode == "nanosleep") return Nanosleep(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 1000));
+  if (mode == "pingpong") return PingPong(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 0));
+  if (mode == "mutex") return Mutex(Arg(argc, argv, 2, 4), Arg(argc, argv, 3, 500));
+  if (mode == "cpubound") return CpuBound(Arg(argc, argv, 2, 200), Arg(argc, argv, 3, 0));
+  if (mode == "phases") return Phases(Arg(argc, argv, 2, 1000));
+  if (mode == "demo") return Demo();
+  return Usage();
+}
