@@ -2,10 +2,9 @@
 // sub-app and returns the function that runs it once parsing succeeded.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 namespace cstool::cmd {
 

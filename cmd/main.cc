@@ -1,12 +1,12 @@
 // cstool entry point: one declarative table of subcommands, one run wrapper that turns
 // errors into a single message line and an exit status (2 for usage, 1 for failures).
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <fmt/core.h>
 
 #include "cmd/commands.h"
 #include "core/errors.h"
@@ -20,9 +20,10 @@ constexpr Subcommand kSubcommands[] = {
 };
 
 int Main(int argc, char** argv) {
-  CLI::App app{"cstool: where every nanosecond of a program's threads went, and why every "
-               "context switch happened.",
-               "cstool"};
+  CLI::App app{
+      "cstool: where every nanosecond of a program's threads went, and why every "
+      "context switch happened.",
+      "cstool"};
   app.set_version_flag("--version", std::string("cstool ") + CSTOOL_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);

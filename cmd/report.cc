@@ -4,6 +4,6 @@
 namespace cstool::cmd {
 RunFn SetupReport(CLI::App& sub) {
   (void)sub;
-  return [] () -> int { throw Error("not built yet"); };
+  return []() -> int { throw Error("not built yet"); };
 }
 }  // namespace cstool::cmd

@@ -9,8 +9,8 @@ namespace cstool {
 
 enum class ExitCode : int {
   kOk = 0,
-  kFailure = 1,   // runtime failure (I/O, kernel refused, corrupt file)
-  kUsage = 2,     // bad command line, or missing privilege
+  kFailure = 1,  // runtime failure (I/O, kernel refused, corrupt file)
+  kUsage = 2,    // bad command line, or missing privilege
 };
 
 class Error : public std::runtime_error {

@@ -40,7 +40,7 @@ enum TaskStateBits : uint16_t {
 struct EventCommon {
   int64_t ts = 0;  // ns, trace clock
   int32_t cpu = 0;
-  int32_t pid = 0;  // common_pid: the task current on `cpu` (a tid)
+  int32_t pid = 0;    // common_pid: the task current on `cpu` (a tid)
   uint8_t flags = 0;  // raw common_flags, see CommonFlags
   uint8_t preempt_count = 0;
 };
@@ -50,7 +50,7 @@ struct SchedSwitch {
   std::string_view prev_comm;
   int32_t prev_pid = 0;
   int32_t prev_prio = 0;
-  uint16_t prev_state = 0;     // TaskStateBits; 0 means runnable (R)
+  uint16_t prev_state = 0;      // TaskStateBits; 0 means runnable (R)
   bool prev_preempted = false;  // the "+" of R+: preempted in kernel mode
   std::string_view next_comm;
   int32_t next_pid = 0;

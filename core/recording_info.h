@@ -5,22 +5,21 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace cstool {
 
 struct CpuRecordStats {
   int32_t cpu = 0;
-  uint64_t events = 0;         // records written for this CPU
-  uint64_t pages = 0;          // ring-buffer pages written
-  uint64_t bytes = 0;          // bytes of event data in those pages
-  uint64_t lost_events = 0;    // sum of counts the ring buffer reported as missed
-  uint64_t lost_pages = 0;     // pages flagged "events missed before this page"
-  uint64_t overrun = 0;        // per_cpu/cpuN/stats "overrun" at stop
-  uint64_t dropped = 0;        // per_cpu/cpuN/stats "dropped events" at stop
+  uint64_t events = 0;       // records written for this CPU
+  uint64_t pages = 0;        // ring-buffer pages written
+  uint64_t bytes = 0;        // bytes of event data in those pages
+  uint64_t lost_events = 0;  // sum of counts the ring buffer reported as missed
+  uint64_t lost_pages = 0;   // pages flagged "events missed before this page"
+  uint64_t overrun = 0;      // per_cpu/cpuN/stats "overrun" at stop
+  uint64_t dropped = 0;      // per_cpu/cpuN/stats "dropped events" at stop
 };
 
 struct ThreadIdentity {
@@ -48,17 +47,17 @@ struct ChildCounters {
 
 struct RecordingInfo {
   std::string tool_version;
-  std::vector<std::string> command;    // argv of `-- CMD`, empty otherwise
-  std::vector<int32_t> target_pids;    // processes followed (the child, or -p PIDs)
-  bool system_wide = false;            // -a
-  std::string trace_clock;             // e.g. "mono"
-  int64_t start_ts = 0;                // trace-clock time tracing went live
-  int64_t end_ts = 0;                  // trace-clock time tracing stopped
+  std::vector<std::string> command;  // argv of `-- CMD`, empty otherwise
+  std::vector<int32_t> target_pids;  // processes followed (the child, or -p PIDs)
+  bool system_wide = false;          // -a
+  std::string trace_clock;           // e.g. "mono"
+  int64_t start_ts = 0;              // trace-clock time tracing went live
+  int64_t end_ts = 0;                // trace-clock time tracing stopped
   std::vector<CpuRecordStats> cpus;
-  std::vector<ThreadIdentity> threads; // tid -> tgid for threads known to the recorder
+  std::vector<ThreadIdentity> threads;      // tid -> tgid for threads known to the recorder
   std::vector<std::string> missing_events;  // default events this kernel lacks
-  ChildCounters child;                 // pid 0 when there was no `-- CMD`
-  nlohmann::json kernel_counters;      // ground-truth counters (issue #4), null when absent
+  ChildCounters child;                      // pid 0 when there was no `-- CMD`
+  nlohmann::json kernel_counters;           // ground-truth counters (issue #4), null when absent
 
   uint64_t TotalLostEvents() const {
     uint64_t n = 0;
@@ -68,9 +67,9 @@ struct RecordingInfo {
 };
 
 inline void to_json(nlohmann::json& j, const CpuRecordStats& s) {
-  j = {{"cpu", s.cpu},           {"events", s.events},     {"pages", s.pages},
-       {"bytes", s.bytes},       {"lost_events", s.lost_events},
-       {"lost_pages", s.lost_pages}, {"overrun", s.overrun}, {"dropped", s.dropped}};
+  j = {{"cpu", s.cpu},         {"events", s.events},           {"pages", s.pages},
+       {"bytes", s.bytes},     {"lost_events", s.lost_events}, {"lost_pages", s.lost_pages},
+       {"overrun", s.overrun}, {"dropped", s.dropped}};
 }
 inline void from_json(const nlohmann::json& j, CpuRecordStats& s) {
   s.cpu = j.value("cpu", 0);
@@ -113,12 +112,18 @@ inline void from_json(const nlohmann::json& j, ChildCounters& c) {
   c.stime_ns = j.value("stime_ns", int64_t{0});
 }
 inline void to_json(nlohmann::json& j, const RecordingInfo& r) {
-  j = {{"tool_version", r.tool_version}, {"command", r.command},
-       {"target_pids", r.target_pids},   {"system_wide", r.system_wide},
-       {"trace_clock", r.trace_clock},   {"start_ts", r.start_ts},
-       {"end_ts", r.end_ts},             {"cpus", r.cpus},
-       {"threads", r.threads},           {"missing_events", r.missing_events},
-       {"child", r.child},               {"kernel_counters", r.kernel_counters}};
+  j = {{"tool_version", r.tool_version},
+       {"command", r.command},
+       {"target_pids", r.target_pids},
+       {"system_wide", r.system_wide},
+       {"trace_clock", r.trace_clock},
+       {"start_ts", r.start_ts},
+       {"end_ts", r.end_ts},
+       {"cpus", r.cpus},
+       {"threads", r.threads},
+       {"missing_events", r.missing_events},
+       {"child", r.child},
+       {"kernel_counters", r.kernel_counters}};
 }
 inline void from_json(const nlohmann::json& j, RecordingInfo& r) {
   r.tool_version = j.value("tool_version", std::string{});

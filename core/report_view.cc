@@ -1,0 +1,136 @@
+#include "core/report_view.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "core/errors.h"
+
+namespace cstool {
+namespace {
+
+using SortKey = std::function<int64_t(const ThreadReport&)>;
+
+int64_t Micro(const ThreadReport& r, Microstate m) { return r.microstates[static_cast<size_t>(m)]; }
+
+std::map<std::string, SortKey> SortTable() {
+  std::map<std::string, SortKey> t = {
+      {"switches", [](const ThreadReport& r) { return int64_t(r.voluntary + r.involuntary); }},
+      {"voluntary", [](const ThreadReport& r) { return int64_t(r.voluntary); }},
+      {"involuntary", [](const ThreadReport& r) { return int64_t(r.involuntary); }},
+      {"lifetime", [](const ThreadReport& r) { return r.Lifetime(); }},
+      {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
+      {"pid", [](const ThreadReport& r) { return -int64_t(DisplayPid(*r.thread)); }},
+      {"oncpu",
+       [](const ThreadReport& r) {
+         return Micro(r, Microstate::kUser) + Micro(r, Microstate::kSys) +
+                Micro(r, Microstate::kIrq) + Micro(r, Microstate::kSoftirq);
+       }},
+      {"wait",
+       [](const ThreadReport& r) {
+         return Micro(r, Microstate::kWaitCpuWakeup) + Micro(r, Microstate::kWaitCpuPreempted);
+       }},
+  };
+  for (size_t i = 0; i < kMicrostateCount; ++i) {
+    Microstate m = static_cast<Microstate>(i);
+    t[std::string(kMicrostateKeys[i])] = [m](const ThreadReport& r) { return Micro(r, m); };
+  }
+  return t;
+}
+
+void Accumulate(ThreadReport& into, const ThreadReport& r) {
+  for (size_t i = 0; i < kMicrostateCount; ++i) into.microstates[i] += r.microstates[i];
+  into.voluntary += r.voluntary;
+  into.involuntary += r.involuntary;
+  for (auto [k, n] : r.causes) {
+    bool found = false;
+    for (auto& [k2, n2] : into.causes)
+      if (k2 == k) n2 += n, found = true;
+    if (!found) into.causes.emplace_back(k, n);
+  }
+  for (size_t i = 0; i < kPreemptedAtCount; ++i) into.preempted_at[i] += r.preempted_at[i];
+  for (auto& [nr, s] : r.syscalls) {
+    SyscallStats& d = into.syscalls[nr];
+    d.calls += s.calls;
+    d.blocked += s.blocked;
+    d.time_ns += s.time_ns;
+  }
+  for (auto& [name, s] : r.irqs) {
+    IrqStats& d = into.irqs[name];
+    d.count += s.count;
+    d.time_ns += s.time_ns;
+  }
+  into.wakeups += r.wakeups;
+  into.migrations += r.migrations;
+}
+
+}  // namespace
+
+std::vector<std::string> SortKeys() {
+  std::vector<std::string> keys;
+  for (auto& [k, f] : SortTable()) keys.push_back(k);
+  return keys;
+}
+
+std::vector<std::pair<std::string, uint64_t>> ReportView::Causes(const ThreadReport& r) const {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (auto [k, n] : r.causes) out.emplace_back(syscalls->CauseLabel(SwitchCause::Unpack(k)), n);
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  return out;
+}
+
+ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
+                     const ViewOptions& options) {
+  auto table = SortTable();
+  auto key = table.find(options.sort);
+  if (key == table.end()) {
+    std::string valid;
+    for (auto& [k, f] : table) valid += (valid.empty() ? "" : ", ") + k;
+    throw Error(fmt::format("unknown sort key '{}' (valid: {})", options.sort, valid),
+                ExitCode::kUsage);
+  }
+  ReportView view;
+  view.model = &model;
+  view.syscalls = &syscalls;
+  auto wanted = [&](const Thread& t) {
+    if (!options.tids.empty() &&
+        std::find(options.tids.begin(), options.tids.end(), t.tid) == options.tids.end())
+      return false;
+    if (!options.pids.empty() &&
+        std::find(options.pids.begin(), options.pids.end(), DisplayPid(t)) == options.pids.end())
+      return false;
+    // Explicit -p/-t selections may name threads outside the recorded workload.
+    return t.tracked || options.all_threads || !options.pids.empty() || !options.tids.empty();
+  };
+  for (const ThreadReport& r : model.threads)
+    if (r.thread && wanted(*r.thread)) view.threads.push_back(&r);
+  std::stable_sort(view.threads.begin(), view.threads.end(),
+                   [&](const ThreadReport* a, const ThreadReport* b) {
+                     int64_t ka = key->second(*a), kb = key->second(*b);
+                     if (ka != kb) return ka > kb;
+                     return a->thread->id < b->thread->id;
+                   });
+
+  std::map<int32_t, ProcessTotals> procs;
+  for (const ThreadReport* r : view.threads) {
+    const Thread& t = *r->thread;
+    ProcessTotals& p = procs[DisplayPid(t)];
+    p.pid = DisplayPid(t);
+    if (p.comm.empty() || t.tid == p.pid) p.comm = t.comm;
+    ++p.threads;
+    p.lifetime_sum += r->Lifetime();
+    p.lost_touched = p.lost_touched || t.lost_touched;
+    Accumulate(p.sum, *r);
+  }
+  for (auto& [pid, p] : procs) view.processes.push_back(std::move(p));
+  std::stable_sort(view.processes.begin(), view.processes.end(), [](auto& a, auto& b) {
+    return a.sum.voluntary + a.sum.involuntary > b.sum.voluntary + b.sum.involuntary;
+  });
+  return view;
+}
+
+}  // namespace cstool

@@ -1,0 +1,657 @@
+// The state machine that turns scheduler, IRQ and syscall events into microstates
+// and cause-labelled switches.
+//
+// One thread's life, as the events show it (time flows right):
+//
+//   fork      wakeup_new  switch-in  sys_enter(read)  switch-out S   waking   switch-in  sys_exit
+//    |  wait_cpu_wakeup  |   user   |      sys       | sleep (read) |wait_cpu_|   sys    |  user
+//    ...
+//    |<----------------->|<-------->|<-------------->|<------------>|_wakeup__|<-------->|<-------
+//                                                     cause: sleep:read (voluntary)
+//
+//   ... user  | irq_entry  irq_exit |  user | tick sets need-resched | switch-out R
+//             |<------ irq -------->|       |                        |  wait_cpu_preempted ...
+//                                                     cause: preempt:tick, preempted_at: irq_return
+//
+//   ... sys_enter(exit_group)  sched_process_exit  switch-out X  ......  sched_process_free
+//              sys                                 |<------- zombie ------->|  (lifetime ends)
+//
+// Per CPU we keep the current task, the interrupt stack (hardirq/vector/softirq/NMI)
+// and what last asked for a reschedule; per thread its microstate and since when, the
+// syscall it is in, and the CPU it runs or waits on. A thread that was already alive
+// when the trace began is `unknown` until its first event, and while nothing has shown
+// yet whether it is inside a syscall its on-CPU and sleep time waits for the answer
+// (Resolve) instead of being guessed.
+#include "core/state_machine.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace cstool {
+namespace {
+
+constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
+constexpr size_t kMaxPendingSegments = 4096;
+
+bool IsInSyscall(int64_t s) { return s >= 0 || s == kInForkReturn; }
+
+}  // namespace
+
+StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
+                           TrackingPolicy policy)
+    : syscalls_(syscalls), caps_(caps), policy_(std::move(policy)) {
+  for (auto [tid, tgid] : policy_.known_tgids) tgid_hint_[tid] = tgid;
+}
+
+StateMachine::~StateMachine() = default;
+
+bool StateMachine::IsTrackedRoot(int32_t tid) const {
+  if (policy_.all) return true;
+  return std::find(policy_.root_pids.begin(), policy_.root_pids.end(), tid) !=
+         policy_.root_pids.end();
+}
+
+Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace) {
+  if (static_cast<size_t>(tid) >= by_tid_.size()) by_tid_.resize(tid + 1024, 0);
+  if (uint32_t old = by_tid_[tid]) {
+    // The old thread's free was not seen: end its lifetime here so the two never merge.
+    anomalies_.Add(Anomaly::kTidReusedWithoutFree);
+    Thread& o = threads_[old - 1];
+    if (o.syscall == kSyscallUnknown && caps_.syscalls) Resolve(o, kSyscallUnknown);
+    Transition(o, o.state, o.abstract, ts);
+    o.end_ts = ts;
+    o.freed = true;
+    o.on_cpu = false;
+  }
+  Thread& t = threads_.emplace_back();
+  t.id = static_cast<uint32_t>(threads_.size() - 1);
+  t.tid = tid;
+  t.comm = std::string(comm);
+  t.created_in_trace = in_trace;
+  t.first_ts = ts;
+  t.since = ts;
+  if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
+  t.tracked = policy_.all || IsTrackedRoot(tid) || (t.tgid != 0 && IsTrackedRoot(t.tgid));
+  if (!caps_.syscalls) t.syscall = kNotInSyscall;
+  by_tid_[tid] = t.id + 1;
+  for (Plugin* p : plugins_) p->OnThreadNew(t);
+  return t;
+}
+
+Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
+  if (static_cast<size_t>(tid) < by_tid_.size() && by_tid_[tid] != 0)
+    return threads_[by_tid_[tid] - 1];
+  // Alive since before the trace (or before its events reached us): unknown until now.
+  return NewThread(tid, comm, first_ts_, false);
+}
+
+StateMachine::Cpu& StateMachine::Enter(const EventCommon& c) {
+  if (first_ts_ < 0) first_ts_ = c.ts;
+  if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+  Cpu& cpu = cpus_[c.cpu];
+  if (c.ts < cpu.last_ts) anomalies_.Add(Anomaly::kTimeBackwards);
+  cpu.last_ts = c.ts;
+  last_ts_ = std::max(last_ts_, c.ts);
+  if ((c.flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
+    cpu.resched_seen = true;
+    cpu.resched_origin = cpu.candidate;
+  }
+  return cpu;
+}
+
+void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
+                               int64_t end) {
+  if (end <= start) return;
+  if (t.syscall == kSyscallUnknown && caps_.syscalls) {
+    if (t.pending_segments.size() < kMaxPendingSegments) {
+      t.pending_segments.push_back({s, a, start, end});
+      return;
+    }
+    // Give up waiting: what was pending stays unknown, and so does the rest.
+    anomalies_.Add(Anomaly::kPendingResolutionOverflow);
+    Resolve(t, kSyscallUnknown);
+  }
+  if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
+  for (Plugin* p : plugins_) p->OnStateSegment(t, s, start, end);
+}
+
+void StateMachine::Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts) {
+  EmitSegment(t, t.state, t.abstract, t.since, ts);
+  t.state = next;
+  t.abstract = abstract;
+  t.since = ts;
+}
+
+Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {
+  if (cpu.hardirq_depth > 0) return Microstate::kIrq;
+  if (cpu.irq_depth > 0) return Microstate::kSoftirq;
+  if (t.syscall == kSyscallUnknown || t.syscall == kSyscallAbandoned) return Microstate::kUnknown;
+  return IsInSyscall(t.syscall) ? Microstate::kSys : Microstate::kUser;
+}
+
+// Re-derives the running thread's microstate after its syscall or the CPU's interrupt
+// nesting changed.
+void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
+  Thread* t = cpu.current;
+  if (!t || !t->on_cpu) return;
+  Microstate s = RunningState(*t, cpu);
+  AbstractState a = s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone;
+  if (s != t->state || a != t->abstract) Transition(*t, s, a, ts);
+}
+
+void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
+  cpu.current_known = true;
+  cpu.current = t;
+  if (!t) return;
+  if (!t->on_cpu) {
+    if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
+      anomalies_.Add(Anomaly::kEventFromSleepingThread);
+    t->on_cpu = true;
+  }
+  t->cpu = cpu_id;
+  Microstate s = RunningState(*t, cpu);
+  AbstractState a = s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone;
+  if (s != t->state || a != t->abstract) Transition(*t, s, a, ts);
+}
+
+// The thread now known to be (or not be) inside syscall `s` since before its pending
+// period: relabel what waited for that answer and hand it to the plugins.
+void StateMachine::Resolve(Thread& t, int64_t s) {
+  bool in_syscall = s >= 0;
+  int64_t nr = s;
+  std::vector<Thread::PendingSegment> segments;
+  segments.swap(t.pending_segments);
+  t.syscall = s;
+  for (auto& seg : segments) {
+    Microstate m = seg.state;
+    if (s == kSyscallUnknown) {
+      if (seg.abstract != AbstractState::kNone) m = Microstate::kUnknown;
+    } else if (seg.abstract == AbstractState::kRunning) {
+      m = in_syscall ? Microstate::kSys : Microstate::kUser;
+    } else if (seg.abstract == AbstractState::kSleepInterruptible) {
+      SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
+      m = c == SyscallClass::kFutex  ? Microstate::kSleepFutex
+          : c == SyscallClass::kPoll ? Microstate::kSleepPoll
+                                     : Microstate::kSleep;
+    } else if (seg.abstract == AbstractState::kSleepUninterruptible) {
+      m = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
+                                       : Microstate::kSleepPaging;
+    }
+    for (Plugin* p : plugins_) p->OnStateSegment(t, m, seg.start, seg.end);
+  }
+  for (uint32_t idx : t.pending_switches) {
+    PendingSwitch& ps = pending_switches_[idx];
+    if (in_syscall) {
+      ps.event.cause = {CauseKind::kSleepSyscall, static_cast<int32_t>(nr)};
+      for (Plugin* p : plugins_) p->OnSyscallBlocked(t, nr);
+    }
+    ps.resolved = true;
+    for (Plugin* p : plugins_) p->OnSwitch(ps.event);
+  }
+  t.pending_switches.clear();
+  // The state in progress keeps its abstract label only while it is still unknown.
+  if (t.abstract != AbstractState::kNone && s != kSyscallUnknown) {
+    if (t.abstract == AbstractState::kRunning)
+      t.state = in_syscall ? Microstate::kSys : Microstate::kUser;
+    else if (t.abstract == AbstractState::kSleepInterruptible) {
+      SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
+      t.state = c == SyscallClass::kFutex  ? Microstate::kSleepFutex
+                : c == SyscallClass::kPoll ? Microstate::kSleepPoll
+                                           : Microstate::kSleep;
+    } else {
+      t.state = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
+                                             : Microstate::kSleepPaging;
+    }
+    t.abstract = AbstractState::kNone;
+  }
+  if (s == kSyscallUnknown) t.syscall = kSyscallAbandoned;  // stop waiting; stay unknown
+}
+
+Microstate StateMachine::SleepState(uint16_t bits, const Thread& t, AbstractState* abstract) const {
+  *abstract = AbstractState::kNone;
+  if (bits & (kStateStopped | kStateTraced)) return Microstate::kStopped;
+  if (bits & (kStateDead | kStateZombie)) return Microstate::kZombie;
+  bool unknown = t.syscall == kSyscallUnknown;
+  if (t.syscall == kSyscallAbandoned)
+    return bits & kStateUninterruptible ? Microstate::kSleepUninterruptible : Microstate::kSleep;
+  if (bits & kStateUninterruptible) {
+    if (unknown) {
+      *abstract = AbstractState::kSleepUninterruptible;
+      return Microstate::kUnknown;
+    }
+    return IsInSyscall(t.syscall) || !t.user_thread ? Microstate::kSleepUninterruptible
+                                                    : Microstate::kSleepPaging;
+  }
+  if (unknown) {
+    *abstract = AbstractState::kSleepInterruptible;
+    return Microstate::kUnknown;
+  }
+  if (t.syscall >= 0) {
+    switch (syscalls_.Class(t.syscall)) {
+      case SyscallClass::kFutex:
+        return Microstate::kSleepFutex;
+      case SyscallClass::kPoll:
+        return Microstate::kSleepPoll;
+      default:
+        break;
+    }
+  }
+  return Microstate::kSleep;
+}
+
+SwitchCause StateMachine::VoluntaryCause(uint16_t bits, const Thread& t) const {
+  if ((bits & (kStateDead | kStateZombie)) || t.exiting) return {CauseKind::kExit, -1};
+  if (bits & (kStateStopped | kStateTraced)) return {CauseKind::kStop, -1};
+  if (t.syscall >= 0) return {CauseKind::kSleepSyscall, static_cast<int32_t>(t.syscall)};
+  if (t.fault_pending) return {CauseKind::kSleepFault, -1};
+  return {CauseKind::kSleepKernel, -1};
+}
+
+void StateMachine::EmitSwitch(Thread* prev, const SwitchEvent& e) {
+  // A sleep whose syscall is not known yet waits for Resolve to name its cause.
+  if (prev && prev->syscall == kSyscallUnknown && caps_.syscalls && e.voluntary &&
+      e.cause.kind == CauseKind::kSleepKernel) {
+    prev->pending_switches.push_back(static_cast<uint32_t>(pending_switches_.size()));
+    pending_switches_.push_back({e, false});
+    return;
+  }
+  for (Plugin* p : plugins_) p->OnSwitch(e);
+}
+
+void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
+  Cpu& cpu = Enter(e.c);
+  const int64_t ts = e.c.ts;
+  Thread* prev = e.prev_pid != 0 ? &Lookup(e.prev_pid, e.prev_comm) : nullptr;
+  Thread* next = e.next_pid != 0 ? &Lookup(e.next_pid, e.next_comm) : nullptr;
+  if (cpu.current_known && cpu.current != prev) anomalies_.Add(Anomaly::kSwitchOutNotCurrent);
+
+  SwitchEvent sw;
+  sw.ts = ts;
+  sw.cpu = e.c.cpu;
+  sw.prev = prev;
+  sw.next = next;
+  sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
+  if (prev) {
+    if (!prev->on_cpu) {
+      // First sight, or its switch-in was lost: it ran until now.
+      if (prev->state != Microstate::kUnknown) anomalies_.Add(Anomaly::kEventFromSleepingThread);
+      prev->on_cpu = true;
+      Microstate s = RunningState(*prev, cpu);
+      Transition(*prev, s,
+                 s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone, ts);
+    }
+    if (sw.voluntary) {
+      sw.cause = VoluntaryCause(e.prev_state, *prev);
+      AbstractState abstract;
+      Microstate s = SleepState(e.prev_state, *prev, &abstract);
+      if (sw.cause.kind == CauseKind::kExit)
+        s = Microstate::kZombie, abstract = AbstractState::kNone;
+      Transition(*prev, s, abstract, ts);
+      if (prev->syscall >= 0)
+        for (Plugin* p : plugins_) p->OnSyscallBlocked(*prev, prev->syscall);
+    } else {
+      // R without "+" happens only on the way back to user mode: that settles a
+      // pending user/sys question.
+      if (!e.prev_preempted && prev->syscall == kSyscallUnknown && caps_.syscalls)
+        Resolve(*prev, kNotInSyscall);
+      if (syscalls_.Class(prev->syscall) == SyscallClass::kYield) {
+        sw.cause = {CauseKind::kYield, -1};
+      } else if (e.next_comm.starts_with("migration/")) {
+        sw.cause = {CauseKind::kPreemptMigration, -1};
+      } else {
+        sw.cause = {cpu.resched_seen ? cpu.resched_origin : cpu.candidate, -1};
+      }
+      if (e.prev_preempted) {
+        sw.preempted_at = PreemptedAt::kKernel;
+      } else if (!IsInSyscall(prev->syscall) && cpu.last_event == LastEvent::kSysExit) {
+        sw.preempted_at = PreemptedAt::kSyscallReturn;
+      } else if (!IsInSyscall(prev->syscall) && cpu.last_event == LastEvent::kIrqExit) {
+        sw.preempted_at = PreemptedAt::kIrqReturn;
+      } else {
+        sw.preempted_at = PreemptedAt::kOther;
+      }
+      Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
+    }
+    prev->on_cpu = false;
+    prev->fault_pending = false;
+  }
+  EmitSwitch(prev, sw);
+
+  cpu.resched_seen = false;
+  cpu.candidate = CauseKind::kPreemptUnknown;
+  cpu.last_event = LastEvent::kOther;
+  cpu.current_known = true;
+  cpu.current = next;
+  if (next) {
+    if (next->on_cpu) {
+      anomalies_.Add(Anomaly::kSwitchInAlreadyOnCpu);
+      if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
+          cpus_[next->cpu].current == next)
+        cpus_[next->cpu].current_known = false;
+    } else if (IsSleeping(next->state) && next->state != Microstate::kStopped) {
+      // Switched in with no wakeup: schedule() found a signal pending and kept it on
+      // the runqueue (or the wakeup was lost). It was waiting for a CPU all along.
+      anomalies_.Add(Anomaly::kSwitchInWithoutWakeup);
+      next->state = Microstate::kWaitCpuPreempted;
+    }
+    if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
+    next->on_cpu = true;
+    next->cpu = e.c.cpu;
+    Microstate s = RunningState(*next, cpu);
+    Transition(*next, s, s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone,
+               ts);
+  }
+}
+
+void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
+  Cpu& cpu = Enter(e.c);
+  const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
+  if (!from_irq && e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  cpu.last_event = LastEvent::kOther;
+  Thread& wakee = Lookup(e.pid, e.comm);
+
+  // The wakee becomes runnable at sched_waking (the first sign), or at sched_wakeup
+  // when the trace has no sched_waking.
+  bool marks_runnable = e.kind == WakeupKind::kWaking || e.kind == WakeupKind::kWakeupNew ||
+                        (e.kind == WakeupKind::kWakeup && !caps_.waking);
+  if (marks_runnable && !wakee.on_cpu &&
+      (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
+    Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
+    Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+    wakee.last_waker = waker ? waker->id : UINT32_MAX;
+    WakeupEvent w{
+        e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, from_irq, e.kind == WakeupKind::kWakeupNew};
+    for (Plugin* p : plugins_) p->OnWakeup(w);
+  }
+  if (!wakee.on_cpu && e.target_cpu >= 0) wakee.cpu = e.target_cpu;
+
+  // sched_wakeup carries the CPU the wakee was queued on; a reschedule it causes is
+  // requested there (by IPI when that is another CPU).
+  bool places_task = e.kind != WakeupKind::kWaking || !caps_.wakeup;
+  if (places_task && e.target_cpu >= 0) {
+    if (static_cast<size_t>(e.target_cpu) >= cpus_.size()) cpus_.resize(e.target_cpu + 1);
+    cpus_[e.target_cpu].candidate = from_irq ? CauseKind::kPreemptIrq : CauseKind::kPreemptWakeup;
+  }
+}
+
+void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
+  Cpu& cpu = Enter(e.c);
+  (void)cpu;
+  Thread& t = Lookup(e.pid, e.comm);
+  if (!t.on_cpu) t.cpu = e.dest_cpu;
+  for (Plugin* p : plugins_) p->OnMigrate(t, e.orig_cpu, e.dest_cpu, e.c.ts);
+}
+
+void StateMachine::PushTaskNewtask(const TaskNewtask& e) {
+  Cpu& cpu = Enter(e.c);
+  if (e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  clone_flags_[e.pid] = e.clone_flags;
+}
+
+void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
+  Cpu& cpu = Enter(e.c);
+  Thread& parent = Lookup(e.parent_pid, e.parent_comm);
+  if (e.c.pid == e.parent_pid) MarkOnCpu(cpu, e.c.cpu, &parent, e.c.ts);
+  cpu.last_event = LastEvent::kOther;
+  int32_t tgid = 0;
+  if (auto it = clone_flags_.find(e.child_pid); it != clone_flags_.end()) {
+    tgid = (it->second & kCloneThread) ? parent.tgid : e.child_pid;
+    clone_flags_.erase(it);
+  }
+  if (tgid != 0) tgid_hint_[e.child_pid] = tgid;
+  Thread& child = NewThread(e.child_pid, e.child_comm, e.c.ts, true);
+  if (child.tgid == 0) child.tgid = tgid;
+  child.tracked = child.tracked || parent.tracked;
+  child.user_thread = parent.user_thread;
+  // Until wake_up_new_task it is not runnable, but it is nothing else either: count
+  // its creation as part of its first wait for a CPU.
+  child.state = Microstate::kWaitCpuWakeup;
+  if (caps_.syscalls) child.syscall = kInForkReturn;
+  child.cpu = e.c.cpu;
+}
+
+void StateMachine::PushTaskRename(const TaskRename& e) {
+  Enter(e.c);
+  Thread& t = Lookup(e.pid, e.oldcomm);
+  t.comm = std::string(e.newcomm);
+}
+
+void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
+  Cpu& cpu = Enter(e.c);
+  // A non-leader thread that execs takes over the leader's tid.
+  if (e.old_pid != e.pid && static_cast<size_t>(e.old_pid) < by_tid_.size() &&
+      by_tid_[e.old_pid] != 0) {
+    uint32_t id = by_tid_[e.old_pid];
+    by_tid_[e.old_pid] = 0;
+    if (static_cast<size_t>(e.pid) >= by_tid_.size()) by_tid_.resize(e.pid + 1024, 0);
+    by_tid_[e.pid] = id;
+    threads_[id - 1].tid = e.pid;
+  }
+  Thread& t = Lookup(e.pid, {});
+  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  t.user_thread = true;
+  cpu.last_event = LastEvent::kOther;
+}
+
+void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
+  Cpu& cpu = Enter(e.c);
+  Thread& t = Lookup(e.pid, e.comm);
+  if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  cpu.last_event = LastEvent::kOther;
+  t.exiting = true;
+  for (Plugin* p : plugins_) p->OnExit(t, e.c.ts);
+}
+
+void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
+  Enter(e.c);
+  if (static_cast<size_t>(e.pid) >= by_tid_.size() || by_tid_[e.pid] == 0) {
+    anomalies_.Add(Anomaly::kFreeOfUnknownThread);
+    return;
+  }
+  Thread& t = threads_[by_tid_[e.pid] - 1];
+  if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
+  Transition(t, Microstate::kUnknown, AbstractState::kNone, e.c.ts);
+  t.end_ts = e.c.ts;
+  t.freed = true;
+  t.on_cpu = false;
+  by_tid_[e.pid] = 0;
+}
+
+void StateMachine::PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts) {
+  if (cpu.irq_depth < static_cast<int>(cpu.irq_stack.size()))
+    cpu.irq_stack[cpu.irq_depth] = {kind, name, ts};
+  ++cpu.irq_depth;
+  if (kind == IrqKind::kHardirq || kind == IrqKind::kVector) ++cpu.hardirq_depth;
+  RefreshRunning(cpu, ts);
+}
+
+void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts) {
+  if (cpu.irq_depth == 0) {
+    anomalies_.Add(Anomaly::kIrqExitWithoutEntry);
+    cpu.last_event = LastEvent::kIrqExit;
+    return;
+  }
+  --cpu.irq_depth;
+  IrqFrame frame{kind, nullptr, ts};
+  if (cpu.irq_depth < static_cast<int>(cpu.irq_stack.size())) frame = cpu.irq_stack[cpu.irq_depth];
+  if (frame.kind == IrqKind::kHardirq || frame.kind == IrqKind::kVector) --cpu.hardirq_depth;
+  if (frame.kind != kind) anomalies_.Add(Anomaly::kIrqExitMismatch);
+  if (frame.name) {
+    IrqInterval iv{frame.kind,  *frame.name, cpu_id,
+                   frame.start, ts,          cpu.current_known ? cpu.current : nullptr};
+    for (Plugin* p : plugins_) p->OnIrq(iv);
+  }
+  cpu.last_event = LastEvent::kIrqExit;
+  RefreshRunning(cpu, ts);
+}
+
+const std::string* StateMachine::IrqName(int32_t irq, std::string_view name) {
+  auto [it, inserted] = irq_names_.try_emplace(irq);
+  if (inserted) it->second = fmt::format("irq:{} {}", irq, name);
+  return &it->second;
+}
+
+const std::string* StateMachine::VectorName(std::string_view name) {
+  auto it = vector_names_.find(std::string(name));
+  if (it == vector_names_.end())
+    it = vector_names_.emplace(std::string(name), fmt::format("vector:{}", name)).first;
+  return &it->second;
+}
+
+const std::string* StateMachine::SoftirqName(uint32_t vec, std::string_view name) {
+  auto [it, inserted] = softirq_names_.try_emplace(vec);
+  if (inserted)
+    it->second = name.empty() ? fmt::format("softirq:{}", vec) : fmt::format("softirq:{}", name);
+  return &it->second;
+}
+
+void StateMachine::PushIrqHandlerEntry(const IrqHandlerEntry& e) {
+  Cpu& cpu = Enter(e.c);
+  if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  PushIrqFrame(cpu, IrqKind::kHardirq, IrqName(e.irq, e.name), e.c.ts);
+}
+
+void StateMachine::PushIrqHandlerExit(const IrqHandlerExit& e) {
+  Cpu& cpu = Enter(e.c);
+  PopIrqFrame(cpu, e.c.cpu, IrqKind::kHardirq, e.c.ts);
+}
+
+void StateMachine::PushIrqVector(const IrqVector& e) {
+  Cpu& cpu = Enter(e.c);
+  if (e.entry) {
+    if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+    // The tick may end the running task's slice; a wakeup inside it overrides this.
+    if (e.name == "local_timer") cpu.candidate = CauseKind::kPreemptTick;
+    PushIrqFrame(cpu, IrqKind::kVector, VectorName(e.name), e.c.ts);
+  } else {
+    PopIrqFrame(cpu, e.c.cpu, IrqKind::kVector, e.c.ts);
+  }
+}
+
+void StateMachine::PushSoftirq(const Softirq& e) {
+  Cpu& cpu = Enter(e.c);
+  if (e.phase == SoftirqPhase::kRaise) return;
+  if (e.phase == SoftirqPhase::kEntry) {
+    if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+    PushIrqFrame(cpu, IrqKind::kSoftirq, SoftirqName(e.vec, e.name), e.c.ts);
+  } else {
+    PopIrqFrame(cpu, e.c.cpu, IrqKind::kSoftirq, e.c.ts);
+  }
+}
+
+// nmi_handler is emitted when a handler finished; it occupied [ts - delta_ns, ts].
+void StateMachine::PushNmiHandler(const NmiHandler& e) {
+  Cpu& cpu = Enter(e.c);
+  int64_t start = e.c.ts - std::max<int64_t>(0, e.delta_ns);
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t && t->on_cpu) {
+    start = std::max(start, t->since);
+    EmitSegment(*t, t->state, t->abstract, t->since, start);
+    EmitSegment(*t, Microstate::kIrq, AbstractState::kNone, start, e.c.ts);
+    t->since = e.c.ts;
+  }
+  IrqInterval iv{IrqKind::kNmi, nmi_name_, e.c.cpu, start, e.c.ts, t};
+  for (Plugin* p : plugins_) p->OnIrq(iv);
+}
+
+void StateMachine::PushSysEnter(const SysEnter& e) {
+  Cpu& cpu = Enter(e.c);
+  Thread& t = Lookup(e.c.pid, {});
+  t.user_thread = true;
+  t.fault_pending = false;
+  if (t.syscall == kSyscallUnknown) {
+    Resolve(t, kNotInSyscall);
+  } else if (t.syscall >= 0) {
+    anomalies_.Add(Anomaly::kSysEnterWhileInSyscall);
+  }
+  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  t.syscall = e.id;
+  t.syscall_start = e.c.ts;
+  t.syscall_enter_seen = true;
+  cpu.last_event = LastEvent::kOther;
+  RefreshRunning(cpu, e.c.ts);
+}
+
+void StateMachine::PushSysExit(const SysExit& e) {
+  Cpu& cpu = Enter(e.c);
+  Thread& t = Lookup(e.c.pid, {});
+  t.user_thread = true;
+  if (t.syscall == kSyscallUnknown) Resolve(t, e.id);
+  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (t.syscall >= 0) {
+    SyscallInterval s{&t,
+                      t.syscall,
+                      t.syscall_enter_seen ? t.syscall_start : t.first_ts,
+                      e.c.ts,
+                      t.syscall_enter_seen,
+                      true};
+    for (Plugin* p : plugins_) p->OnSyscall(s);
+  } else if (t.syscall != kInForkReturn) {
+    anomalies_.Add(Anomaly::kSysExitWithoutEnter);
+  }
+  t.syscall = kNotInSyscall;
+  t.syscall_enter_seen = false;
+  cpu.last_event = LastEvent::kSysExit;
+  RefreshRunning(cpu, e.c.ts);
+}
+
+void StateMachine::PushPageFault(const PageFault& e) {
+  Cpu& cpu = Enter(e.c);
+  if (e.c.pid == 0) return;
+  Thread& t = Lookup(e.c.pid, {});
+  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (e.user) t.user_thread = true;
+  t.fault_pending = true;
+  cpu.last_event = LastEvent::kOther;
+}
+
+void StateMachine::PushOtherEvent(const EventCommon& c, int /*type_id*/) {
+  Cpu& cpu = Enter(c);
+  if (c.pid != 0 && !(c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)))
+    MarkOnCpu(cpu, c.cpu, &Lookup(c.pid, {}), c.ts);
+  cpu.last_event = LastEvent::kOther;
+}
+
+void StateMachine::PushLostEvents(const LostEvents& e) {
+  if (static_cast<size_t>(e.cpu) >= cpus_.size()) cpus_.resize(e.cpu + 1);
+  anomalies_.Add(Anomaly::kLostEvents, e.count > 0 ? e.count : 1);
+  // Anything that ran or waited on that CPU may have changed state unseen.
+  for (Thread& t : threads_)
+    if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;
+  Cpu& cpu = cpus_[e.cpu];
+  cpu.current_known = false;
+  cpu.irq_depth = 0;
+  cpu.hardirq_depth = 0;
+  cpu.resched_seen = false;
+  cpu.candidate = CauseKind::kPreemptUnknown;
+  for (Plugin* p : plugins_) p->OnLostEvents(e.cpu, e.ts, e.count);
+}
+
+void StateMachine::Finish(int64_t end_ts) {
+  if (finished_) return;
+  finished_ = true;
+  end_ts = std::max(end_ts, last_ts_);
+  for (Thread& t : threads_) {
+    if (t.freed) continue;
+    if (t.syscall == kSyscallUnknown && caps_.syscalls) {
+      Transition(t, t.state, t.abstract, end_ts);
+      Resolve(t, kSyscallUnknown);
+    } else {
+      Transition(t, t.state, t.abstract, end_ts);
+    }
+    if (t.syscall >= 0) {
+      SyscallInterval s{&t,
+                        t.syscall,
+                        t.syscall_enter_seen ? t.syscall_start : t.first_ts,
+                        end_ts,
+                        t.syscall_enter_seen,
+                        false};
+      for (Plugin* p : plugins_) p->OnSyscall(s);
+    }
+    t.end_ts = end_ts;
+  }
+  for (Plugin* p : plugins_) p->OnTraceEnd(end_ts);
+}
+
+}  // namespace cstool

@@ -1,0 +1,142 @@
+// The scheduler state machine: consumes merged, decoded events (EventSink) and
+// reconstructs per-thread microstates and cause-labelled switches, reporting them
+// to plugins. See state_machine.cc for the timeline of one thread's life.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/events.h"
+#include "core/stats.h"
+#include "core/syscall_table.h"
+#include "core/thread.h"
+#include "plugins/plugin.h"
+
+namespace cstool {
+
+// Which event families the trace contains; rules that need a missing family degrade
+// in documented ways instead of guessing.
+struct TraceCapabilities {
+  bool syscalls = true;     // raw_syscalls:sys_enter/sys_exit
+  bool waking = true;       // sched:sched_waking
+  bool wakeup = true;       // sched:sched_wakeup
+  bool irqs = true;         // irq:* and irq_vectors:*
+  bool page_faults = true;  // exceptions:page_fault_*
+};
+
+// Who the report is about: the recorded workload.
+struct TrackingPolicy {
+  bool all = true;                 // -a recordings and foreign files: every thread
+  std::vector<int32_t> root_pids;  // processes followed, with their descendants
+  std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
+};
+
+class StateMachine : public EventSink {
+ public:
+  StateMachine(const SyscallTable& syscalls, TraceCapabilities caps, TrackingPolicy policy);
+  ~StateMachine() override;
+
+  void AddPlugin(Plugin* plugin) { plugins_.push_back(plugin); }
+
+  void PushSchedSwitch(const SchedSwitch& e) override;
+  void PushSchedWakeup(const SchedWakeup& e) override;
+  void PushSchedMigrateTask(const SchedMigrateTask& e) override;
+  void PushSchedProcessFork(const SchedProcessFork& e) override;
+  void PushTaskNewtask(const TaskNewtask& e) override;
+  void PushTaskRename(const TaskRename& e) override;
+  void PushSchedProcessExec(const SchedProcessExec& e) override;
+  void PushSchedProcessExit(const SchedProcessExit& e) override;
+  void PushSchedProcessFree(const SchedProcessFree& e) override;
+  void PushIrqHandlerEntry(const IrqHandlerEntry& e) override;
+  void PushIrqHandlerExit(const IrqHandlerExit& e) override;
+  void PushSoftirq(const Softirq& e) override;
+  void PushIrqVector(const IrqVector& e) override;
+  void PushNmiHandler(const NmiHandler& e) override;
+  void PushSysEnter(const SysEnter& e) override;
+  void PushSysExit(const SysExit& e) override;
+  void PushPageFault(const PageFault& e) override;
+  void PushLostEvents(const LostEvents& e) override;
+  void PushOtherEvent(const EventCommon& c, int type_id) override;
+
+  // Closes every open segment at `end_ts` (the end of the trace window).
+  void Finish(int64_t end_ts);
+
+  const std::deque<Thread>& threads() const { return threads_; }
+  const AnomalyCounters& anomalies() const { return anomalies_; }
+  int64_t first_ts() const { return first_ts_; }
+  int64_t last_ts() const { return last_ts_; }
+
+ private:
+  enum class LastEvent : uint8_t { kOther, kSysExit, kIrqExit };
+  struct IrqFrame {
+    IrqKind kind;
+    const std::string* name;
+    int64_t start;
+  };
+  // Per-CPU context.
+  struct Cpu {
+    bool current_known = false;
+    Thread* current = nullptr;  // null: idle (or unknown while !current_known)
+    std::array<IrqFrame, 16> irq_stack;
+    int irq_depth = 0;
+    int hardirq_depth = 0;  // hardirq + vector frames on the stack
+    // Need-resched: the latest thing that may have asked for a reschedule here, and
+    // what it was when an event first showed the flag set.
+    CauseKind candidate = CauseKind::kPreemptUnknown;
+    bool resched_seen = false;
+    CauseKind resched_origin = CauseKind::kPreemptUnknown;
+    LastEvent last_event = LastEvent::kOther;
+    int64_t last_ts = 0;
+  };
+  struct PendingSwitch {
+    SwitchEvent event;
+    bool resolved = false;
+  };
+
+  // Common per-event work: time bookkeeping, need-resched flag, and making sure the
+  // event's task is known to be the one on this CPU.
+  Cpu& Enter(const EventCommon& c);
+  Thread& Lookup(int32_t tid, std::string_view comm);
+  Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
+  void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
+  Microstate RunningState(const Thread& t, const Cpu& cpu) const;
+  void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
+  void RefreshRunning(Cpu& cpu, int64_t ts);
+  void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitSwitch(Thread* prev, const SwitchEvent& e);
+  void Resolve(Thread& t, int64_t syscall_or_none);
+  Microstate SleepState(uint16_t state_bits, const Thread& t, AbstractState* abstract) const;
+  SwitchCause VoluntaryCause(uint16_t state_bits, const Thread& t) const;
+  void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
+  void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);
+  const std::string* IrqName(int32_t irq, std::string_view name);
+  const std::string* VectorName(std::string_view name);
+  const std::string* SoftirqName(uint32_t vec, std::string_view name);
+  bool IsTrackedRoot(int32_t tid) const;
+
+  const SyscallTable& syscalls_;
+  TraceCapabilities caps_;
+  TrackingPolicy policy_;
+  std::vector<Plugin*> plugins_;
+  std::deque<Thread> threads_;
+  std::vector<uint32_t> by_tid_;                    // tid -> internal id + 1 (0: none)
+  std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
+  std::unordered_map<int32_t, uint64_t> clone_flags_;
+  std::vector<Cpu> cpus_;
+  std::vector<PendingSwitch> pending_switches_;
+  std::unordered_map<int64_t, std::string> irq_names_;
+  std::unordered_map<std::string, std::string> vector_names_;
+  std::unordered_map<uint32_t, std::string> softirq_names_;
+  std::string nmi_name_ = "nmi";
+  AnomalyCounters anomalies_;
+  int64_t first_ts_ = -1;
+  int64_t last_ts_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace cstool

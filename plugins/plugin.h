@@ -1,0 +1,77 @@
+// Analyses plug into the state machine through this one callback interface; every
+// hook is a no-op by default, so adding an analysis touches no core file (register
+// it in plugins/registry.cc).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/microstate.h"
+#include "core/switch_cause.h"
+#include "core/thread.h"
+
+namespace cstool {
+
+struct SwitchEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;
+  const Thread* prev = nullptr;  // null for the idle task or an untracked/unknown task
+  const Thread* next = nullptr;
+  bool voluntary = false;
+  SwitchCause cause;
+  PreemptedAt preempted_at = PreemptedAt::kOther;  // meaningful when !voluntary
+};
+
+struct WakeupEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;                // where the wakeup ran
+  int32_t target_cpu = 0;         // where the wakee will run
+  const Thread* waker = nullptr;  // null when woken from interrupt context or by idle
+  const Thread* wakee = nullptr;
+  bool from_irq = false;
+  bool new_task = false;  // sched_wakeup_new
+};
+
+enum class IrqKind : uint8_t { kHardirq, kVector, kSoftirq, kNmi };
+
+// A completed interrupt interval on `cpu`; `interrupted` is the thread that was on the
+// CPU (null for idle or an untracked task).
+struct IrqInterval {
+  IrqKind kind = IrqKind::kHardirq;
+  std::string_view name;  // "irq:24 virtio0", "vector:local_timer", "softirq:TIMER", "nmi"
+  int32_t cpu = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  const Thread* interrupted = nullptr;
+};
+
+struct SyscallInterval {
+  const Thread* thread = nullptr;
+  int64_t nr = -1;
+  int64_t start = 0;  // sys_enter, or the thread's first sight when the enter was not seen
+  int64_t end = 0;
+  bool enter_seen = true;
+  bool completed = true;  // false when the trace ended inside the syscall
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual void OnThreadNew(const Thread&) {}
+  // `thread` spent [start, end) in `state`. Emitted for every segment, in time order
+  // per thread; the segments of one thread tile its observed lifetime exactly.
+  virtual void OnStateSegment(const Thread& /*thread*/, Microstate /*state*/, int64_t /*start*/,
+                              int64_t /*end*/) {}
+  virtual void OnSwitch(const SwitchEvent&) {}
+  virtual void OnWakeup(const WakeupEvent&) {}
+  virtual void OnIrq(const IrqInterval&) {}
+  virtual void OnSyscall(const SyscallInterval&) {}
+  // A voluntary switch inside syscall `nr`.
+  virtual void OnSyscallBlocked(const Thread&, int64_t /*nr*/) {}
+  virtual void OnMigrate(const Thread&, int32_t /*from_cpu*/, int32_t /*to_cpu*/, int64_t /*ts*/) {}
+  virtual void OnExit(const Thread&, int64_t /*ts*/) {}
+  virtual void OnLostEvents(int32_t /*cpu*/, int64_t /*ts*/, int64_t /*count*/) {}
+  virtual void OnTraceEnd(int64_t /*ts*/) {}
+};
+
+}  // namespace cstool

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "core/report_model.h"
+#include "plugins/plugin.h"
+
+namespace cstool {
+
+// Counts switches by the kernel's voluntary/involuntary rule, by cause, and by where
+// involuntary ones happened.
+class SwitchCausePlugin : public Plugin {
+ public:
+  explicit SwitchCausePlugin(ReportModel& model) : model_(model) {}
+  void OnSwitch(const SwitchEvent& e) override {
+    if (!e.prev) return;
+    ThreadReport& r = model_.For(*e.prev);
+    if (e.voluntary) {
+      ++r.voluntary;
+    } else {
+      ++r.involuntary;
+      ++r.preempted_at[static_cast<size_t>(e.preempted_at)];
+    }
+    r.CountCause(e.cause);
+  }
+
+ private:
+  ReportModel& model_;
+};
+
+}  // namespace cstool

@@ -1,0 +1,199 @@
+// A scripted trace for state-machine tests: each call pushes one event, with the
+// same fields the decoder would produce, into a StateMachine wired to the report
+// plugins.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/events.h"
+#include "core/report_model.h"
+#include "core/state_machine.h"
+#include "core/syscall_table.h"
+#include "plugins/registry.h"
+
+namespace cstool::testing {
+
+// x86_64 syscall numbers used by the scripts.
+inline constexpr int64_t kRead = 0;
+inline constexpr int64_t kWrite = 1;
+inline constexpr int64_t kPoll = 7;
+inline constexpr int64_t kSchedYield = 24;
+inline constexpr int64_t kFutex = 202;
+inline constexpr int64_t kClockNanosleep = 230;
+inline constexpr int64_t kExitGroup = 231;
+
+inline constexpr uint16_t kR = 0;
+inline constexpr uint16_t kS = kStateInterruptible;
+inline constexpr uint16_t kD = kStateUninterruptible;
+
+class Sim {
+ public:
+  explicit Sim(TraceCapabilities caps = {}, TrackingPolicy policy = {})
+      : sm_(syscalls_, caps, std::move(policy)) {
+    plugins_ = MakeReportPlugins(model_);
+    for (auto& p : plugins_) sm_.AddPlugin(p.get());
+  }
+
+  static EventCommon C(int64_t ts, int cpu, int pid, uint8_t flags = 0) {
+    return {ts, cpu, pid, flags, 0};
+  }
+
+  void Switch(int64_t ts, int cpu, int prev, uint16_t prev_state, int next, bool preempt = false,
+              std::string_view next_comm = "task", uint8_t flags = 0) {
+    SchedSwitch e;
+    e.c = C(ts, cpu, prev, flags);
+    e.prev_comm = "task";
+    e.prev_pid = prev;
+    e.prev_state = prev_state;
+    e.prev_preempted = preempt;
+    e.next_comm = next_comm;
+    e.next_pid = next;
+    sm_.PushSchedSwitch(e);
+  }
+  void Wake(int64_t ts, int cpu, int waker, int wakee, int target, uint8_t flags = 0,
+            WakeupKind kind = WakeupKind::kWaking) {
+    SchedWakeup e;
+    e.c = C(ts, cpu, waker, flags);
+    e.kind = kind;
+    e.comm = "task";
+    e.pid = wakee;
+    e.target_cpu = target;
+    sm_.PushSchedWakeup(e);
+  }
+  // sched_waking followed by sched_wakeup at the same time, as the kernel emits them.
+  void WakeBoth(int64_t ts, int cpu, int waker, int wakee, int target, uint8_t flags = 0) {
+    Wake(ts, cpu, waker, wakee, target, flags, WakeupKind::kWaking);
+    Wake(ts, cpu, waker, wakee, target, flags, WakeupKind::kWakeup);
+  }
+  void Fork(int64_t ts, int cpu, int parent, int child, bool thread) {
+    TaskNewtask n;
+    n.c = C(ts, cpu, parent);
+    n.pid = child;
+    n.comm = "task";
+    n.clone_flags = thread ? 0x00010000 : 0;
+    sm_.PushTaskNewtask(n);
+    SchedProcessFork f;
+    f.c = C(ts, cpu, parent);
+    f.parent_comm = "task";
+    f.parent_pid = parent;
+    f.child_comm = "task";
+    f.child_pid = child;
+    sm_.PushSchedProcessFork(f);
+  }
+  void SysEnter(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
+    sm_.PushSysEnter({C(ts, cpu, tid, flags), nr});
+  }
+  void SysExit(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
+    sm_.PushSysExit({C(ts, cpu, tid, flags), nr, 0});
+  }
+  void Exit(int64_t ts, int cpu, int tid) {
+    SchedProcessExit e;
+    e.c = C(ts, cpu, tid);
+    e.comm = "task";
+    e.pid = tid;
+    sm_.PushSchedProcessExit(e);
+  }
+  void Free(int64_t ts, int cpu, int running, int tid) {
+    SchedProcessFree e;
+    e.c = C(ts, cpu, running, kFlagSoftirq);
+    e.comm = "task";
+    e.pid = tid;
+    sm_.PushSchedProcessFree(e);
+  }
+  void IrqEntry(int64_t ts, int cpu, int running, int irq = 24) {
+    IrqHandlerEntry e;
+    e.c = C(ts, cpu, running, kFlagHardirq);
+    e.irq = irq;
+    e.name = "virtio0";
+    sm_.PushIrqHandlerEntry(e);
+  }
+  void IrqExit(int64_t ts, int cpu, int running, int irq = 24, uint8_t flags = kFlagHardirq) {
+    IrqHandlerExit e;
+    e.c = C(ts, cpu, running, flags);
+    e.irq = irq;
+    sm_.PushIrqHandlerExit(e);
+  }
+  void Vector(int64_t ts, int cpu, int running, bool entry, std::string_view name = "local_timer",
+              uint8_t flags = kFlagHardirq) {
+    IrqVector e;
+    e.c = C(ts, cpu, running, flags);
+    e.entry = entry;
+    e.vector = 236;
+    e.name = name;
+    sm_.PushIrqVector(e);
+  }
+  void Soft(int64_t ts, int cpu, int running, bool entry, uint32_t vec = 1) {
+    Softirq e;
+    e.c = C(ts, cpu, running, kFlagSoftirq);
+    e.phase = entry ? SoftirqPhase::kEntry : SoftirqPhase::kExit;
+    e.vec = vec;
+    e.name = "TIMER";
+    sm_.PushSoftirq(e);
+  }
+  void Nmi(int64_t ts, int cpu, int running, int64_t delta) {
+    NmiHandler e;
+    e.c = C(ts, cpu, running, kFlagNmi);
+    e.delta_ns = delta;
+    e.handled = 1;
+    sm_.PushNmiHandler(e);
+  }
+  void Fault(int64_t ts, int cpu, int tid, bool user = true) {
+    PageFault e;
+    e.c = C(ts, cpu, tid);
+    e.user = user;
+    sm_.PushPageFault(e);
+  }
+  void Lost(int64_t ts, int cpu, int64_t count) { sm_.PushLostEvents({ts, cpu, count}); }
+  // Any event that shows the CPU's flags (e.g. the need-resched bit) at `ts`.
+  void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
+    sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
+  }
+  void Finish(int64_t ts) { sm_.Finish(ts); }
+
+  // The report of the live (or last) thread with this tid.
+  const ThreadReport& Report(int tid) const {
+    const ThreadReport* found = nullptr;
+    for (const ThreadReport& r : model_.threads)
+      if (r.thread && r.thread->tid == tid) found = &r;
+    if (!found) throw std::runtime_error("no thread " + std::to_string(tid));
+    return *found;
+  }
+  int64_t Micro(int tid, Microstate m) const {
+    return Report(tid).microstates[static_cast<size_t>(m)];
+  }
+  uint64_t Cause(int tid, const std::string& label) const {
+    for (auto [k, n] : Report(tid).causes)
+      if (syscalls_.CauseLabel(SwitchCause::Unpack(k)) == label) return n;
+    return 0;
+  }
+  uint64_t PreemptedAt(int tid, cstool::PreemptedAt at) const {
+    return Report(tid).preempted_at[static_cast<size_t>(at)];
+  }
+  // Microstates must tile each thread's lifetime exactly.
+  bool SumsToLifetime(std::string* why) const {
+    for (const ThreadReport& r : model_.threads) {
+      if (!r.thread) continue;
+      int64_t sum = 0;
+      for (int64_t v : r.microstates) sum += v;
+      if (sum != r.Lifetime()) {
+        *why = "tid " + std::to_string(r.thread->tid) + ": sum " + std::to_string(sum) +
+               " != lifetime " + std::to_string(r.Lifetime());
+        return false;
+      }
+    }
+    return true;
+  }
+  const StateMachine& sm() const { return sm_; }
+  const ReportModel& model() const { return model_; }
+  const SyscallTable& syscalls() const { return syscalls_; }
+
+ private:
+  SyscallTable syscalls_;
+  ReportModel model_;
+  StateMachine sm_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+};
+
+}  // namespace cstool::testing
