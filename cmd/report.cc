@@ -1,9 +1,27 @@
+// `cstool report`: options → core/report.
+#include <iostream>
+#include <memory>
+
 #include "cmd/commands.h"
-#include "core/errors.h"
+#include "core/report.h"
 
 namespace cstool::cmd {
+
 RunFn SetupReport(CLI::App& sub) {
-  (void)sub;
-  return []() -> int { throw Error("not built yet"); };
+  auto opts = std::make_shared<ReportOptions>();
+  sub.add_option("file", opts->file, "Trace file (cstool or trace-cmd trace.dat v6/v7)")
+      ->capture_default_str();
+  sub.add_option("--format", opts->format, "Output format: table, json or csv")
+      ->capture_default_str();
+  sub.add_option("-p,--pid", opts->view.pids, "Only threads of these processes (repeatable)");
+  sub.add_option("-t,--tid", opts->view.tids, "Only these threads (repeatable)");
+  sub.add_option("--sort", opts->view.sort,
+                 "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
+                 "tid, pid, or a microstate key (user, sys, sleep_futex, ...)")
+      ->capture_default_str();
+  sub.add_flag("--all-threads", opts->view.all_threads,
+               "Also list threads outside the recorded workload");
+  return [opts] { return RunReport(*opts, std::cout); };
 }
+
 }  // namespace cstool::cmd

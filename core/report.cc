@@ -1,0 +1,118 @@
+#include "core/report.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "core/errors.h"
+#include "core/event_decoder.h"
+#include "core/output/output.h"
+#include "core/state_machine.h"
+#include "core/trace_file_reader.h"
+#include "core/trace_replay.h"
+#include "plugins/registry.h"
+
+namespace cstool {
+namespace {
+
+bool Has(const std::vector<std::string>& missing, std::string_view event) {
+  return std::find(missing.begin(), missing.end(), event) == missing.end();
+}
+
+TraceCapabilities CapabilitiesOf(const std::vector<std::string>& missing) {
+  TraceCapabilities caps;
+  caps.syscalls = Has(missing, "raw_syscalls:sys_enter") && Has(missing, "raw_syscalls:sys_exit");
+  caps.waking = Has(missing, "sched:sched_waking");
+  caps.wakeup = Has(missing, "sched:sched_wakeup");
+  caps.irqs = Has(missing, "irq:irq_handler_entry") || Has(missing, "irq_vectors:*");
+  caps.page_faults = Has(missing, "exceptions:page_fault_user");
+  return caps;
+}
+
+std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSummary& t) {
+  std::vector<std::string> notes;
+  if (!caps.syscalls)
+    notes.push_back(
+        "no raw_syscalls events: on-CPU time is reported as user (sys included), sleeps are "
+        "not split by syscall and causes say sleep:kernel");
+  if (!caps.waking && !caps.wakeup)
+    notes.push_back("no sched_waking/sched_wakeup events: waiting after a wakeup is not seen");
+  if (!caps.irqs) notes.push_back("no irq events: interrupt time is included in user/sys");
+  if (!caps.page_faults)
+    notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
+  uint64_t lost = 0;
+  for (auto [cpu, n] : t.lost_events) lost += n;
+  if (lost > 0)
+    notes.push_back(fmt::format(
+        "{} events were lost; threads marked ! (lost_events_touched) may be off", lost));
+  return notes;
+}
+
+TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
+  TrackingPolicy policy;
+  if (!info || info->system_wide || info->target_pids.empty()) return policy;
+  policy.all = false;
+  policy.root_pids = info->target_pids;
+  for (const ThreadIdentity& t : info->threads) policy.known_tgids.emplace_back(t.tid, t.tgid);
+  return policy;
+}
+
+}  // namespace
+
+std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file,
+                                            const SyscallTable& syscalls) {
+  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
+  EventDecoder decoder(reader->tep());
+  TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
+
+  auto result = std::make_unique<AnalyzedTrace>();
+  ReportModel& model = result->model;
+  result->machine = std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
+  auto plugins = MakeReportPlugins(model);
+  for (auto& p : plugins) result->machine->AddPlugin(p.get());
+
+  ReplayStats stats = ReplayTrace(*reader, decoder, *result->machine);
+  int64_t end = stats.last_ts;
+  result->machine->Finish(end);
+
+  TraceSummary& t = model.trace;
+  t.file = file;
+  t.events = stats.events;
+  t.cpus = reader->cpus();
+  t.first_ts = stats.first_ts;
+  t.last_ts = stats.last_ts;
+  t.missing_events = decoder.missing_events();
+  const auto& info = reader->recording_info();
+  for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
+    // The same loss can show in page headers and in the stop-time stats: take the larger.
+    uint64_t in_pages = cpu < static_cast<int>(stats.lost_per_cpu.size()) ? stats.lost_per_cpu[cpu] : 0;
+    uint64_t gaps = cpu < static_cast<int>(stats.lost_gaps_per_cpu.size()) ? stats.lost_gaps_per_cpu[cpu] : 0;
+    uint64_t in_stats = 0;
+    if (auto it = reader->cpu_stats().find(cpu); it != reader->cpu_stats().end())
+      in_stats = it->second.overrun + it->second.dropped;
+    if (info)
+      for (const CpuRecordStats& c : info->cpus)
+        if (c.cpu == cpu) in_stats = std::max(in_stats, c.overrun + c.dropped + c.lost_events);
+    t.lost_events[cpu] = std::max({in_pages, in_stats, gaps});
+  }
+  result->machine->anomalies().ForEachNonZero(
+      [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
+  for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
+  if (info) {
+    t.has_recording_info = true;
+    t.recording = *info;
+  }
+  t.notes = NotesFor(caps, t);
+  return result;
+}
+
+int RunReport(const ReportOptions& options, std::ostream& out) {
+  std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(options.file, syscalls);
+  ReportView view = BuildView(analyzed->model, syscalls, options.view);
+  output->Render(view);
+  return 0;
+}
+
+}  // namespace cstool

@@ -1,0 +1,31 @@
+// `cstool report`: read a trace file, run the state machine and the report plugins
+// over it, and render the result.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "core/report_model.h"
+#include "core/report_view.h"
+
+namespace cstool {
+
+struct ReportOptions {
+  std::string file = "cstool.dat";
+  std::string format = "table";
+  ViewOptions view;
+};
+
+// Everything a report knows about a file, before selection and rendering.
+struct AnalyzedTrace {
+  ReportModel model;
+  std::unique_ptr<class StateMachine> machine;  // owns the threads the model points to
+};
+
+// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
+std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls);
+
+// Returns the process exit status.
+int RunReport(const ReportOptions& options, std::ostream& out);
+
+}  // namespace cstool
