@@ -1,6 +1,7 @@
 #include "core/report.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/core.h>
 

@@ -73,6 +73,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["target_pids"] = t.recording.target_pids;
     trace["system_wide"] = t.recording.system_wide;
     trace["trace_clock"] = t.recording.trace_clock;
+    if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
   }
 
   nlohmann::json threads = nlohmann::json::array();

@@ -1,0 +1,144 @@
+// Records workloads with known behaviour for real and checks the reconstruction
+// against the kernel's own counters: the recorder stores the child's voluntary and
+// involuntary switch counts (from /proc before release and wait4 at exit), and the
+// report's per-process totals must equal them, except for the one final switch of
+// each exited non-leader thread, which the kernel never counts.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+class ReportKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why = TracefsUnavailableReason();
+    if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+    file_ = "/tmp/cstool_report_kernel_" + std::to_string(getpid()) + ".dat";
+  }
+  void TearDown() override {
+    if (!file_.empty()) std::remove(file_.c_str());
+  }
+
+  // Records the workload and returns the report JSON.
+  nlohmann::json RecordAndReport(const std::vector<std::string>& workload_args) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "record", "-o", file_, "--",
+                                     std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload"};
+    argv.insert(argv.end(), workload_args.begin(), workload_args.end());
+    CommandResult rec = RunCommand(argv);
+    EXPECT_EQ(rec.status, 0) << rec.err;
+    CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--format", "json"});
+    EXPECT_EQ(rep.status, 0) << rep.err;
+    return nlohmann::json::parse(rep.out);
+  }
+
+  // The workload process's totals, checked against the kernel's counters.
+  const nlohmann::json& CheckAgainstKernel(const nlohmann::json& report) {
+    const nlohmann::json& trace = report.at("trace");
+    EXPECT_EQ(trace.at("lost_events_total").get<uint64_t>(), 0u)
+        << "events were lost; the comparison would be meaningless";
+    const nlohmann::json& child = trace.at("child");
+    int pid = child.at("pid");
+    const nlohmann::json* proc = nullptr;
+    for (const auto& p : report.at("processes"))
+      if (p.at("pid") == pid) proc = &p;
+    EXPECT_NE(proc, nullptr) << "no process " << pid << " in the report";
+    if (!proc) return report;
+
+    uint64_t exited_non_leaders = 0;
+    for (const auto& t : report.at("threads")) {
+      if (t.at("pid") != pid) continue;
+      if (t.at("exited").get<bool>() && t.at("tid") != pid) ++exited_non_leaders;
+      // Microstates tile each thread's lifetime exactly.
+      int64_t sum = 0;
+      for (auto& [k, v] : t.at("microstates_ns").items()) sum += v.get<int64_t>();
+      EXPECT_EQ(sum, t.at("lifetime_ns").get<int64_t>()) << "tid " << t.at("tid");
+      // Each class's causes sum to its count.
+      uint64_t vol = 0, invol = 0;
+      for (auto& [label, n] : t.at("switches").at("causes").items()) {
+        bool voluntary = label.rfind("sleep:", 0) == 0 || label == "exit" || label == "stop";
+        (voluntary ? vol : invol) += n.get<uint64_t>();
+      }
+      EXPECT_EQ(vol, t.at("switches").at("voluntary").get<uint64_t>()) << "tid " << t.at("tid");
+      EXPECT_EQ(invol, t.at("switches").at("involuntary").get<uint64_t>()) << "tid " << t.at("tid");
+      uint64_t at = 0;
+      for (auto& [k, n] : t.at("switches").at("preempted_at").items()) at += n.get<uint64_t>();
+      EXPECT_EQ(at, invol) << "tid " << t.at("tid");
+    }
+    uint64_t kernel_vol = child.at("exit_nvcsw").get<uint64_t>() -
+                          child.at("baseline_nvcsw").get<uint64_t>();
+    uint64_t kernel_invol = child.at("exit_nivcsw").get<uint64_t>() -
+                            child.at("baseline_nivcsw").get<uint64_t>();
+    EXPECT_EQ(proc->at("switches").at("voluntary").get<uint64_t>(),
+              kernel_vol + exited_non_leaders);
+    EXPECT_EQ(proc->at("switches").at("involuntary").get<uint64_t>(), kernel_invol);
+    return *proc;
+  }
+
+  static uint64_t Cause(const nlohmann::json& proc, const std::string& label) {
+    const auto& causes = proc.at("switches").at("causes");
+    return causes.contains(label) ? causes.at(label).get<uint64_t>() : 0;
+  }
+  static std::string TopCause(const nlohmann::json& proc, bool voluntary) {
+    std::string best;
+    uint64_t n = 0;
+    for (auto& [label, count] : proc.at("switches").at("causes").items()) {
+      bool v = label.rfind("sleep:", 0) == 0 || label == "exit" || label == "stop";
+      if (v == voluntary && count.get<uint64_t>() > n) best = label, n = count.get<uint64_t>();
+    }
+    return best;
+  }
+
+  std::string file_;
+};
+
+TEST_F(ReportKernelTest, TwoThreadsYieldingOnOneCpu) {
+  auto report = RecordAndReport({"yield", "2000", "0"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_EQ(TopCause(proc, false), "yield");
+  EXPECT_GE(Cause(proc, "yield"), 2000u);
+}
+
+TEST_F(ReportKernelTest, RepeatedNanosleep) {
+  auto report = RecordAndReport({"nanosleep", "200", "500"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_GE(Cause(proc, "sleep:clock_nanosleep"), 200u);
+  EXPECT_EQ(TopCause(proc, true), "sleep:clock_nanosleep");
+  EXPECT_GE(proc.at("syscalls").at("clock_nanosleep").at("calls").get<uint64_t>(), 200u);
+}
+
+TEST_F(ReportKernelTest, PipePingPongOnOneCpu) {
+  auto report = RecordAndReport({"pingpong", "5000", "0"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_GE(Cause(proc, "sleep:read"), 5000u);
+  EXPECT_EQ(TopCause(proc, true), "sleep:read");
+}
+
+TEST_F(ReportKernelTest, MutexContentionAmongFourThreads) {
+  auto report = RecordAndReport({"mutex", "4", "300"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_GT(Cause(proc, "sleep:futex"), 0u);
+  EXPECT_GT(proc.at("microstates_ns").at("sleep_futex").get<int64_t>(), 0);
+}
+
+TEST_F(ReportKernelTest, TwoCpuBoundThreadsShareOneCpu) {
+  auto report = RecordAndReport({"cpubound", "300", "1"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_GT(proc.at("switches").at("involuntary").get<uint64_t>(), 0u);
+  EXPECT_EQ(TopCause(proc, false), "preempt:tick");
+  // Sharing one CPU, each spinner waits for it about as long as it runs.
+  EXPECT_GT(proc.at("microstates_ns").at("wait_cpu_preempted").get<int64_t>(), 0);
+  EXPECT_GT(proc.at("microstates_ns").at("user").get<int64_t>(),
+            proc.at("microstates_ns").at("sys").get<int64_t>());
+}
+
+}  // namespace
+}  // namespace cstool::testing
