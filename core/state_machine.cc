@@ -628,6 +628,44 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   for (Plugin* p : plugins_) p->OnLostEvents(e.cpu, e.ts, e.count);
 }
 
+void StateMachine::CutSegments(int64_t ts) {
+  for (Thread& t : threads_) {
+    if (t.freed || ts <= t.since) continue;
+    Transition(t, t.state, t.abstract, ts);
+  }
+}
+
+void StateMachine::SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char letter,
+                              int64_t syscall, int32_t cpu, int64_t ts) {
+  if (first_ts_ < 0) first_ts_ = ts;
+  tgid_hint_[tid] = tgid;
+  Thread& t = NewThread(tid, comm, ts, false);
+  t.tgid = tgid;
+  t.tracked = true;
+  t.cpu = cpu;
+  if (syscall != kSyscallUnknown || !caps_.syscalls) {
+    t.syscall = caps_.syscalls ? syscall : kNotInSyscall;
+    t.user_thread = true;
+  }
+  uint16_t bits = 0;
+  switch (letter) {
+    case 'R':
+      // Running or queued: which one, /proc does not say; the first event will.
+      t.state = Microstate::kUnknown;
+      return;
+    case 'S': bits = kStateInterruptible; break;
+    case 'D': bits = kStateUninterruptible; break;
+    case 'T': bits = kStateStopped; break;
+    case 't': bits = kStateTraced; break;
+    case 'Z': bits = kStateZombie; break;
+    case 'I': bits = kStateInterruptible; break;
+    default: return;
+  }
+  AbstractState abstract;
+  t.state = SleepState(bits, t, &abstract);
+  t.abstract = abstract;
+}
+
 void StateMachine::Finish(int64_t end_ts) {
   if (finished_) return;
   finished_ = true;

@@ -66,6 +66,15 @@ class StateMachine : public EventSink {
   // Closes every open segment at `end_ts` (the end of the trace window).
   void Finish(int64_t end_ts);
 
+  // Live use (msa): emits every thread's state in progress up to `ts` as a segment and
+  // starts a new one, so per-interval sums are complete at an interval boundary.
+  void CutSegments(int64_t ts);
+
+  // Live use: a thread that exists before the first event, in the state /proc shows
+  // (`state_letter` R/S/D/T/t/Z/I, `syscall` from /proc/TID/syscall or kSyscallUnknown).
+  void SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char state_letter,
+                  int64_t syscall, int32_t cpu, int64_t ts);
+
   const std::deque<Thread>& threads() const { return threads_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
   int64_t first_ts() const { return first_ts_; }
