@@ -307,18 +307,16 @@ bool TaskstatsListener::Open() {
   if (stop_fd_ < 0) return fail(fmt::format("eventfd: {}", std::strerror(errno)));
 
   cpu_list_ = options_.cpu_list.empty() ? OnlineCpuList() : options_.cpu_list;
-  uint32_t seq = 0;
-  if (!SendCpumaskCommand(TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, &seq))
-    return fail("sending the register command failed");
   int32_t error = 0;
-  if (!WaitForAck(seq, 5000, &error))
-    return fail("no reply from the kernel to the register command");
+  std::string why;
+  if (!RunCpumaskCommand(TASKSTATS_CMD_ATTR_REGISTER_CPUMASK, &error, &why))
+    return fail("registering for exit notifications: " + why);
   if (error != 0) {
-    std::string why = fmt::format("registering for exit notifications on cpus {}: {}", cpu_list_,
-                                  std::strerror(-error));
-    if (error == -EPERM) why += " (needs root / CAP_NET_ADMIN)";
-    if (error == -EINVAL) why += " (not in the initial pid/user namespace?)";
-    return fail(why);
+    std::string reason = fmt::format("registering for exit notifications on cpus {}: {}", cpu_list_,
+                                     std::strerror(-error));
+    if (error == -EPERM) reason += " (needs root / CAP_NET_ADMIN)";
+    if (error == -EINVAL) reason += " (bad cpu list, or not in the initial pid/user namespace?)";
+    return fail(reason);
   }
   registered_ = true;
   return true;
@@ -340,27 +338,52 @@ bool TaskstatsListener::SendCpumaskCommand(int attr, uint32_t* seq) {
   return ok;
 }
 
-bool TaskstatsListener::WaitForAck(uint32_t seq, int timeout_ms, int32_t* error) {
+bool TaskstatsListener::RunCpumaskCommand(int attr, int32_t* error, std::string* why) {
   // Only called while no receiving thread runs. Notifications that arrive before the
-  // ack are processed like any other.
-  for (;;) {
-    {
-      std::lock_guard lock(mu_);
-      for (auto it = acks_.begin(); it != acks_.end(); ++it) {
-        if (it->seq == seq) {
-          *error = it->error;
-          acks_.erase(it);
-          return true;
-        }
-      }
-      acks_.clear();  // stale acks of nobody
+  // ack are processed like any other. The kernel drops an ack like any message when the
+  // socket is full (or still congested after an overrun); ENOBUFS then shows up instead,
+  // and the command is sent again: registering or deregistering twice is harmless.
+  constexpr int kAttempts = 20;
+  constexpr int kTimeoutMs = 5000;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    if (!DrainSocket()) {
+      *why = "receive failed";
+      return false;
     }
-    pollfd p{fd_, POLLIN, 0};
-    int rc = poll(&p, 1, timeout_ms);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc <= 0) return false;
-    if (!DrainSocket()) return false;
+    const uint64_t enobufs_before = stats().enobufs;
+    uint32_t seq = 0;
+    if (!SendCpumaskCommand(attr, &seq)) {
+      *why = "sending the command failed";
+      return false;
+    }
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        for (const NetlinkAck& a : acks_) {
+          if (a.seq == seq) {
+            *error = a.error;
+            acks_.clear();
+            return true;
+          }
+        }
+        acks_.clear();                                // acks of earlier attempts
+        if (stats_.enobufs != enobufs_before) break;  // our ack may be lost: resend
+      }
+      pollfd p{fd_, POLLIN, 0};
+      int rc = poll(&p, 1, kTimeoutMs);
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc <= 0) {
+        *why = fmt::format("no reply from the kernel within {} ms", kTimeoutMs);
+        return false;
+      }
+      if (!DrainSocket()) {
+        *why = "receive failed";
+        return false;
+      }
+    }
   }
+  *why = fmt::format("the reply was lost to socket overruns {} times", kAttempts);
+  return false;
 }
 
 void TaskstatsListener::ReceiveLoop() {
@@ -457,12 +480,10 @@ void TaskstatsListener::Stop() {
   }
   if (!registered_) return;
   registered_ = false;
-  uint32_t seq = 0;
   int32_t error = 0;
-  if (!SendCpumaskCommand(TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, &seq)) {
-    AddError("could not send the deregister command");
-  } else if (!WaitForAck(seq, 5000, &error)) {
-    AddError("no reply to the deregister command; late exits may be missing");
+  std::string why;
+  if (!RunCpumaskCommand(TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, &error, &why)) {
+    AddError("deregistering: " + why + "; late exits may be missing");
   } else if (error != 0) {
     AddError(fmt::format("deregistering: {}", std::strerror(-error)));
   }

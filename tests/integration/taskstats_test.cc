@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -273,6 +274,47 @@ TEST(TaskstatsListener, AcceptAllAndAddPidWhileRunning) {
   EXPECT_TRUE(seen_all.count(first));
   EXPECT_TRUE(seen_all.count(second));
   EXPECT_EQ(seen_late, std::set<int32_t>{second});
+}
+
+TEST(TaskstatsListener, SocketOverflowIsCountedAndReported) {
+  if (geteuid() != 0) GTEST_SKIP() << "taskstats exit notifications need root";
+  // The predicate blocks the receiving thread on the first exit it sees until we have
+  // produced many more exits than the tiny socket buffer holds: the kernel must drop
+  // some, and the listener must say so.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  TaskstatsListenerOptions opts;
+  opts.follow_children = false;
+  opts.receive_buffer_bytes = 1;  // the kernel rounds up to its minimum (a few KiB)
+  opts.predicate = [&](const KernelTaskCounters&) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return release; });
+    return true;
+  };
+  TaskstatsListener listener(opts);
+  if (!listener.available()) GTEST_SKIP() << "taskstats " << listener.status();
+  constexpr int kChildren = 200;
+  for (int i = 0; i < kChildren; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    WaitExit(pid);
+  }
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  listener.Stop();
+  const auto st = listener.stats();
+  for (auto& e : listener.errors()) ADD_FAILURE() << e;
+  EXPECT_GE(st.enobufs, 1u);
+  EXPECT_LT(st.kept, uint64_t{kChildren});
+  KernelCounterSet set;
+  listener.ExportTo(&set);
+  EXPECT_EQ(set.counters().at("taskstats_enobufs"), st.enobufs);
+  ASSERT_FALSE(set.notes().empty());
+  EXPECT_NE(set.notes()[0].find("overflowed"), std::string::npos) << set.notes()[0];
 }
 
 TEST(ProcTaskCounters, SnapshotOfLiveMultithreadedChild) {
