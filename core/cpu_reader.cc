@@ -1,6 +1,9 @@
 #include "core/cpu_reader.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -15,6 +18,7 @@ namespace cstool {
 namespace {
 
 constexpr size_t kWriteBufferBytes = 256 * 1024;
+constexpr int kReaderNice = -10;
 constexpr auto kIdlePoll = std::chrono::milliseconds(10);
 // Flags the kernel keeps in the top bits of a sub-buffer's commit field.
 constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
@@ -53,7 +57,24 @@ void CpuReader::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
+void CpuReader::AvoidOwnCpu(const std::vector<int>& online) {
+  // Reading a CPU's buffer from that CPU steals time from what is being traced there
+  // and competes with it exactly when it is busiest.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int n = 0;
+  for (int c : online) {
+    if (c == cpu_ || c >= CPU_SETSIZE) continue;
+    CPU_SET(c, &set);
+    ++n;
+  }
+  if (n > 0) pthread_setaffinity_np(thread_.native_handle(), sizeof(set), &set);
+}
+
 void CpuReader::Run() {
+  // Readers must keep up with bursts even when the other CPUs are busy; losing events
+  // costs more than the little CPU time they take (root may raise priority).
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kReaderNice);
   while (!stop_.load(std::memory_order_relaxed) && !failed_) {
     // Splice-based reads hand over only full sub-buffers, so the file holds no
     // half-empty pages; the partial rest is collected by StopAndFlush().

@@ -29,6 +29,8 @@ class CpuReader {
   CpuReader& operator=(const CpuReader&) = delete;
 
   void Start();
+  // Keeps the reader thread off the CPU it reads (when other CPUs are online).
+  void AvoidOwnCpu(const std::vector<int>& online);
   // Stops the thread and drains what is left in the ring buffer. Call after tracing
   // was turned off. Throws if writing the page file failed at any point.
   void StopAndFlush();

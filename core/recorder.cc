@@ -255,7 +255,10 @@ int RunRecord(const RecordOptions& options) {
   }
   if (options.system_wide) threads.Add(ListAllThreads());
 
-  for (auto& r : readers) r->Start();
+  for (auto& r : readers) {
+    r->Start();
+    r->AvoidOwnCpu(online);
+  }
   session.Start();
   info.start_ts = MonotonicNs();
   auto started = Clock::now();
