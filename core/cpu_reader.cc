@@ -1,10 +1,10 @@
 #include "core/cpu_reader.h"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <fmt/core.h>
 #include <unistd.h>
 
 #include <cerrno>

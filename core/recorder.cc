@@ -205,6 +205,19 @@ int RunRecord(const RecordOptions& options) {
   StopSignalScope signals;
   const std::filesystem::path output(options.output);
 
+  if (std::filesystem::is_directory(output))
+    throw Error(fmt::format("output '{}' is a directory", output.string()), ExitCode::kUsage);
+  {
+    // Fail now, not after the recording, if the output cannot be created.
+    std::filesystem::path probe = output.string() + ".tmp";
+    if (FILE* f = std::fopen(probe.c_str(), "w")) {
+      std::fclose(f);
+      std::filesystem::remove(probe);
+    } else {
+      throw Error(fmt::format("cannot create '{}': {}", probe.string(), std::strerror(errno)));
+    }
+  }
+
   SessionConfig config;
   config.buffer_kb = options.buffer_kb;
   config.cpus = options.cpus;
@@ -223,17 +236,6 @@ int RunRecord(const RecordOptions& options) {
   std::vector<std::unique_ptr<CpuReader>> readers;
   for (int c : cpus)
     readers.push_back(std::make_unique<CpuReader>(session.instance(), c, PagesFileFor(output, c)));
-  {
-    // Fail now, not after the recording, if the output cannot be created.
-    std::filesystem::path probe = output.string() + ".tmp";
-    if (FILE* f = std::fopen(probe.c_str(), "w")) {
-      std::fclose(f);
-      std::filesystem::remove(probe);
-    } else {
-      throw Error(fmt::format("cannot create '{}': {}", probe.string(), std::strerror(errno)));
-    }
-  }
-
   ThreadTable threads;
   std::optional<ChildProcess> child;
   if (!options.command.empty()) {

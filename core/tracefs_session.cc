@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -140,10 +141,20 @@ void TracefsSession::CheckAccess() {
 }
 
 int TracefsSession::ReapStaleInstances() {
-  TracefsList list(tracefs_instances("^cstool-[0-9]+$"));
+  const char* tracing = tracefs_tracing_dir();
+  if (!tracing) return 0;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(tracing) / "instances", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kInstancePrefix, 0) == 0 &&
+        name.find_first_not_of("0123456789", std::strlen(kInstancePrefix)) == std::string::npos &&
+        name.size() > std::strlen(kInstancePrefix))
+      names.push_back(name);
+  }
   int reaped = 0;
-  for (char** p = list.get(); p && *p; ++p) {
-    std::string name = *p;
+  for (const std::string& name : names) {
     int pid = std::atoi(name.c_str() + std::strlen(kInstancePrefix));
     if (pid == ::getpid()) continue;  // handled by the constructor
     if (pid > 0 && ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
