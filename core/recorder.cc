@@ -261,6 +261,12 @@ int RunRecord(const RecordOptions& options) {
     r->Start();
     r->AvoidOwnCpu(online);
   }
+  if (options.system_wide) {
+    // Like trace-cmd: the recorder's own activity is not part of "everything".
+    std::vector<int> own;
+    for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
+    session.ExcludePids(own);
+  }
   session.Start();
   info.start_ts = MonotonicNs();
   auto started = Clock::now();

@@ -277,6 +277,14 @@ void TracefsSession::AddPids(const std::vector<int>& tids) {
     FailWrite(fmt::format("set_event_pid {}", text));
 }
 
+void TracefsSession::ExcludePids(const std::vector<int>& tids) {
+  if (tids.empty() || !tracefs_file_exists(instance_.get(), "set_event_notrace_pid")) return;
+  std::string text;
+  for (int t : tids) text += fmt::format("{} ", t);
+  if (tracefs_instance_file_append(instance_.get(), "set_event_notrace_pid", text.c_str()) < 0)
+    FailWrite(fmt::format("set_event_notrace_pid {}", text));
+}
+
 void TracefsSession::Start() {
   if (tracefs_trace_on(instance_.get()) != 0) FailWrite("tracing_on");
 }

@@ -43,6 +43,8 @@ class TracefsSession {
   static void CheckAccess();
 
   void AddPids(const std::vector<int>& tids);
+  // Keeps these tasks' own events out (set_event_notrace_pid), if the kernel has it.
+  void ExcludePids(const std::vector<int>& tids);
   void Start();  // tracing_on = 1
   void Stop();   // tracing_on = 0
 
