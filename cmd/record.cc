@@ -1,9 +1,41 @@
+// `cstool record`: option parsing only; the work is in core/recorder.
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cmd/commands.h"
+#include "core/cpu_list.h"
 #include "core/errors.h"
+#include "core/recorder.h"
 
 namespace cstool::cmd {
+
 RunFn SetupRecord(CLI::App& sub) {
-  (void)sub;
-  return []() -> int { throw Error("not built yet"); };
+  auto options = std::make_shared<RecordOptions>();
+  auto cpu_list = std::make_shared<std::string>();
+  sub.add_option("-o,--output", options->output, "Output file (trace.dat v6)")
+      ->capture_default_str();
+  sub.add_option("-b,--buffer-size", options->buffer_kb, "Ring buffer size per CPU in KiB")
+      ->capture_default_str();
+  sub.add_flag("-a,--all", options->system_wide, "Trace every task, not just the targets");
+  sub.add_option("-C,--cpus", *cpu_list, "CPUs to trace, e.g. 0,1 or 0-3 (default: all)");
+  sub.add_option("-p,--pid", options->pids, "Attach to this process and its threads (repeatable)")
+      ->allow_extra_args(false);
+  sub.add_option("-N,--duration", options->duration_s, "Stop after this many seconds");
+  sub.add_option("-e,--event", options->events,
+                 "Also record SYSTEM:EVENT (or a whole SYSTEM) (repeatable)")
+      ->allow_extra_args(false);
+  sub.add_option("command", options->command, "Command to run and trace (after --)");
+  sub.footer(
+      "Examples:\n"
+      "  cstool record -- ./server --port 8080\n"
+      "  cstool record -p 1234 -N 10 -o server.dat\n"
+      "  cstool record -a -C 0 -N 2.5\n"
+      "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
+  return [options, cpu_list]() -> int {
+    if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);
+    return RunRecord(*options);
+  };
 }
+
 }  // namespace cstool::cmd

@@ -1,0 +1,55 @@
+// The `-- CMD` child: forked early, held on a pipe until tracing is live, then
+// released to exec the command. Owning the child is RAII: a child that was never
+// reaped is killed and reaped when the object goes away (error paths).
+#pragma once
+
+#include <sys/resource.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cstool {
+
+// Exit status a shell uses for a command that cannot be found.
+inline constexpr int kCommandNotFoundExit = 127;
+
+// Resolves argv[0] the way execvp() will (PATH search unless it has a '/'); throws
+// cstool::Error with exit 127 ("command not found") if there is nothing to run.
+std::string ResolveCommand(const std::string& name);
+
+class ChildProcess {
+ public:
+  explicit ChildProcess(std::vector<std::string> argv);  // forks; the child waits
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  int pid() const { return pid_; }
+  // Waits until the child sleeps in its release read, so /proc counters are stable.
+  void WaitUntilBlocked();
+  // Lets the child exec; throws cstool::Error (127/126) if exec failed.
+  void Release();
+  // Non-blocking reap; true once the child has exited (status/rusage then valid).
+  bool TryReap();
+  // Blocking reap with a timeout in seconds; true if reaped.
+  bool ReapWithin(double seconds);
+  void Signal(int sig);
+
+  bool reaped() const { return reaped_; }
+  int wait_status() const { return status_; }
+  const rusage& usage() const { return usage_; }
+  // Shell-style exit code: the exit status, or 128 + signal.
+  int ExitCode() const;
+
+ private:
+  std::vector<std::string> argv_;
+  int pid_ = -1;
+  int release_fd_ = -1;
+  int error_fd_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  rusage usage_{};
+};
+
+}  // namespace cstool

@@ -1,0 +1,28 @@
+// SIGINT/SIGTERM handling for long-running commands: while a StopSignalScope exists,
+// the two signals only set a flag (the one piece of global state, async-signal-safe)
+// that the main loop polls; the previous handlers are restored afterwards.
+#pragma once
+
+#include <signal.h>
+
+namespace cstool {
+
+class StopSignalScope {
+ public:
+  StopSignalScope();
+  ~StopSignalScope();
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+
+  // The signal received (SIGINT or SIGTERM), or 0.
+  static int Received();
+  // True if it came from the kernel (e.g. Ctrl-C on the terminal, which also reached
+  // the rest of the foreground process group) rather than from kill(2).
+  static bool FromKernel();
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+}  // namespace cstool

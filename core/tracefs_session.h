@@ -1,0 +1,78 @@
+// RAII over cstool's private tracefs instance "cstool-<pid>": event selection,
+// buffer size, trace clock, CPU mask and pid filter. The instance (and with it every
+// setting) disappears when the session is destroyed, on error paths too; instances
+// left behind by cstool processes that died are reaped when a new session starts.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct tracefs_instance;
+
+namespace cstool {
+
+struct EventName {
+  std::string system;
+  std::string event;
+  std::string Full() const { return system + ":" + event; }
+};
+
+struct SessionConfig {
+  size_t buffer_kb = 0;                   // per CPU
+  std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
+  std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
+  bool filter_pids = true;                // false: trace every task (-a)
+};
+
+class TracefsSession {
+ public:
+  // Checks privileges and tracefs, reaps stale instances, creates and configures the
+  // instance with tracing off. Throws cstool::Error (exit 2 for usage problems).
+  explicit TracefsSession(const SessionConfig& config);
+  ~TracefsSession();
+  TracefsSession(const TracefsSession&) = delete;
+  TracefsSession& operator=(const TracefsSession&) = delete;
+
+  // Name prefix of every cstool instance; the suffix is the owner's pid.
+  static constexpr const char* kInstancePrefix = "cstool-";
+  // Removes cstool-<pid> instances whose owner is gone; returns how many.
+  static int ReapStaleInstances();
+  // Throws unless we are root and tracefs is mounted or mountable.
+  static void CheckAccess();
+
+  void AddPids(const std::vector<int>& tids);
+  // Keeps these tasks' own events out (set_event_notrace_pid), if the kernel has it.
+  void ExcludePids(const std::vector<int>& tids);
+  void Start();  // tracing_on = 1
+  void Stop();   // tracing_on = 0
+
+  tracefs_instance* instance() const { return instance_.get(); }
+  const std::string& name() const { return name_; }
+  const std::string& clock() const { return clock_; }
+  const std::vector<EventName>& events() const { return events_; }
+  const std::vector<std::string>& missing_events() const { return missing_; }
+
+  std::string ReadFile(const char* file) const;  // instance file
+  std::string ReadCpuStats(int cpu) const;       // per_cpu/cpuN/stats
+  std::string ReadEventFormat(const EventName& e) const;
+
+ private:
+  struct InstanceDeleter {
+    void operator()(tracefs_instance* i) const;
+  };
+  void ResolveEvents(const SessionConfig& config);
+  void Configure(const SessionConfig& config);
+
+  std::string name_;
+  std::unique_ptr<tracefs_instance, InstanceDeleter> instance_;
+  std::string clock_;
+  std::vector<EventName> events_;
+  std::vector<std::string> missing_;
+};
+
+// Reads a file of the top-level tracing directory ("events/header_page", ...).
+std::string ReadTopLevelTracingFile(const char* file);
+
+}  // namespace cstool

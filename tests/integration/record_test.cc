@@ -1,0 +1,388 @@
+// `cstool record` for real, on this kernel: every test runs the binary, then checks the
+// file with the real `trace-cmd report` and the RecordingInfo stored in the file.
+// Tests skip (with the reason) only when tracefs cannot be used (not root, no tracefs).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/recording_info.h"
+#include "core/trace_file_options.h"
+#include "core/tracefs_session.h"
+
+namespace cstool {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kCstool = CSTOOL_BINARY;
+const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
+const fs::path kInstances = "/sys/kernel/tracing/instances";
+
+struct Result {
+  int status = -1;  // exit code, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int DecodeStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// Starts argv with stdout/stderr redirected to files; returns the pid.
+pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(126);
+  }
+  return pid;
+}
+
+class RecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "recording needs root (tracefs)";
+    try {
+      TracefsSession::CheckAccess();
+    } catch (const Error& e) {
+      GTEST_SKIP() << "tracefs is not usable: " << e.what();
+    }
+    dir_ = fs::temp_directory_path() /
+           ("cstool-record-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+    if (!IsSkipped()) {
+      EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+    }
+  }
+
+  static std::vector<std::string> CstoolInstances() {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(kInstances))
+      if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
+    return out;
+  }
+
+  Result Run(std::vector<std::string> argv) {
+    static int n = 0;
+    fs::path out = dir_ / ("run" + std::to_string(++n) + ".out");
+    fs::path err = dir_ / ("run" + std::to_string(n) + ".err");
+    pid_t pid = Spawn(argv, out, err);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return {DecodeStatus(status), Slurp(out), Slurp(err)};
+  }
+
+  Result Record(std::vector<std::string> args) {
+    args.insert(args.begin(), {kCstool, "record"});
+    return Run(args);
+  }
+
+  Result Report(const fs::path& file) { return Run({TraceCmd(), "report", "-i", file.string()}); }
+
+  static std::string TraceCmd() {
+    for (const char* p : {"/usr/bin/trace-cmd", "/usr/local/bin/trace-cmd"})
+      if (::access(p, X_OK) == 0) return p;
+    return "/usr/bin/trace-cmd";
+  }
+
+  static RecordingInfo Info(const fs::path& file) {
+    auto json = ReadCstoolInfoJson(file);
+    if (!json) throw std::runtime_error("no RecordingInfo in " + file.string());
+    return nlohmann::json::parse(*json).get<RecordingInfo>();
+  }
+
+  static uint64_t TotalEvents(const RecordingInfo& info) {
+    uint64_t n = 0;
+    for (const auto& c : info.cpus) n += c.events;
+    return n;
+  }
+
+  struct Line {
+    std::string comm;
+    int pid;
+    std::string event;
+  };
+  // Event lines of `trace-cmd report` (not the "cpus=" header nor "CPU:N [.. DROPPED]").
+  static std::vector<Line> EventLines(const std::string& report) {
+    static const std::regex re(R"(^\s*(.*)-(\d+)\s+\[\d+\]\s+\d+\.\d+:\s+(\w+):)");
+    std::vector<Line> lines;
+    std::istringstream in(report);
+    for (std::string l; std::getline(in, l);) {
+      std::smatch m;
+      if (std::regex_search(l, m, re)) lines.push_back({m[1], std::stoi(m[2]), m[3]});
+    }
+    return lines;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(RecordTest, ExitStatusIsTheChilds) {
+  fs::path out = dir_ / "exit.dat";
+  Result r = Record({"-o", out, "--", "/bin/sh", "-c", "exit 7"});
+  EXPECT_EQ(r.status, 7) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  RecordingInfo info = Info(out);
+  EXPECT_TRUE(info.child.reaped);
+  EXPECT_EQ(WEXITSTATUS(info.child.wait_status), 7);
+
+  r = Record({"-o", out, "--", "/bin/sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+}
+
+TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
+  fs::path out = dir_ / "pp.dat";
+  Result r = Record({"-o", out, "--", kWorkload, "pingpong", "2000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("total"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lost"), std::string::npos) << r.err;
+
+  RecordingInfo info = Info(out);
+  EXPECT_EQ(info.command.size(), 3u);
+  EXPECT_GT(info.child.pid, 0);
+  EXPECT_EQ(info.target_pids, std::vector<int32_t>{info.child.pid});
+  EXPECT_TRUE(info.child.reaped);
+  EXPECT_GE(info.child.exit_nvcsw, info.child.baseline_nvcsw);
+  EXPECT_LT(info.start_ts, info.end_ts);
+  EXPECT_FALSE(info.trace_clock.empty());
+  EXPECT_FALSE(info.cpus.empty());
+
+  Result rep = Report(out);
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  EXPECT_EQ(rep.err, "");
+  auto lines = EventLines(rep.out);
+  EXPECT_EQ(lines.size(), TotalEvents(info));
+
+  int workload_switches = 0;
+  std::set<int> workload_tids;
+  for (const auto& l : lines) {
+    if (l.event == "sched_switch" && l.comm == "cstool_workload") ++workload_switches;
+    if (l.comm == "cstool_workload") workload_tids.insert(l.pid);
+  }
+  EXPECT_GT(workload_switches, 0);
+  EXPECT_EQ(workload_tids.size(), 2u) << "event-fork must follow the ping-pong thread";
+  EXPECT_NE(rep.out.find("==> cstool_workload:"), std::string::npos);
+  // The child's identity travels in the file.
+  bool child_known = false;
+  for (const auto& t : info.threads) child_known |= t.tid == info.child.pid && t.tgid == t.tid;
+  EXPECT_TRUE(child_known);
+}
+
+TEST_F(RecordTest, ConcurrentRecordingsSeeOnlyTheirOwnWorkload) {
+  fs::path a = dir_ / "a.dat", b = dir_ / "b.dat";
+  pid_t pa = Spawn({kCstool, "record", "-o", a, "--", kWorkload, "nanosleep", "300", "1000"},
+                   dir_ / "a.out", dir_ / "a.err");
+  pid_t pb = Spawn({kCstool, "record", "-o", b, "--", kWorkload, "yield", "3000"}, dir_ / "b.out",
+                   dir_ / "b.err");
+  int sa = 0, sb = 0;
+  ::waitpid(pa, &sa, 0);
+  ::waitpid(pb, &sb, 0);
+  ASSERT_EQ(DecodeStatus(sa), 0) << Slurp(dir_ / "a.err");
+  ASSERT_EQ(DecodeStatus(sb), 0) << Slurp(dir_ / "b.err");
+
+  RecordingInfo ia = Info(a), ib = Info(b);
+  ASSERT_NE(ia.child.pid, ib.child.pid);
+  std::set<int> b_tids;
+  for (const auto& t : ib.threads) b_tids.insert(t.tid);
+  b_tids.insert(ib.child.pid);
+
+  // Syscall events are recorded only for tasks in the pid filter.
+  auto syscall_pids = [&](const fs::path& f) {
+    std::set<int> pids;
+    for (const auto& l : EventLines(Report(f).out))
+      if (l.event == "sys_enter" || l.event == "sys_exit") pids.insert(l.pid);
+    return pids;
+  };
+  std::set<int> pids_a = syscall_pids(a);
+  EXPECT_EQ(pids_a, std::set<int>{ia.child.pid}) << "nanosleep is single-threaded";
+  std::set<int> pids_b = syscall_pids(b);
+  EXPECT_TRUE(pids_b.count(ib.child.pid));
+  EXPECT_EQ(pids_b.size(), 3u) << "yield: main thread + two yielders";
+  EXPECT_FALSE(pids_b.count(ia.child.pid));
+  for (int p : pids_a) EXPECT_FALSE(b_tids.count(p));
+}
+
+TEST_F(RecordTest, SigintLeavesAReadableFileAndNoInstance) {
+  fs::path out = dir_ / "sigint.dat";
+  pid_t pid = Spawn(
+      {kCstool, "record", "-o", out, "-N", "30", "--", kWorkload, "nanosleep", "100000", "1000"},
+      dir_ / "s.out", dir_ / "s.err");
+  // Wait until the recording is live (the instance exists and the workload runs).
+  fs::path instance = kInstances / ("cstool-" + std::to_string(pid));
+  for (int i = 0; i < 500 && !fs::exists(instance); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(instance));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::string err = Slurp(dir_ / "s.err");
+  EXPECT_EQ(DecodeStatus(status), 128 + SIGINT) << err;  // the child got the SIGINT too
+  EXPECT_FALSE(fs::exists(instance));
+  ASSERT_TRUE(fs::exists(out)) << err;
+  Result rep = Report(out);
+  EXPECT_EQ(rep.status, 0) << rep.err;
+  RecordingInfo info = Info(out);
+  EXPECT_EQ(EventLines(rep.out).size(), TotalEvents(info));
+  EXPECT_GT(TotalEvents(info), 0u);
+  EXPECT_TRUE(info.child.reaped);
+  EXPECT_NE(::kill(info.child.pid, 0), 0) << "the workload must not outlive the recording";
+}
+
+TEST_F(RecordTest, TinyBufferReportsLostEvents) {
+  fs::path out = dir_ / "tiny.dat";
+  Result r = Record({"-b", "4", "-o", out, "--", kWorkload, "pingpong", "20000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  RecordingInfo info = Info(out);
+  uint64_t lost = 0;
+  for (const auto& c : info.cpus) lost += c.lost_events + c.lost_pages + c.overrun + c.dropped;
+  EXPECT_GT(lost, 0u) << r.err;
+  EXPECT_NE(r.err.find("events were lost"), std::string::npos) << r.err;
+  EXPECT_EQ(Report(out).status, 0);
+}
+
+TEST_F(RecordTest, UnknownEventIsAUsageError) {
+  fs::path out = dir_ / "bad.dat";
+  Result r = Record({"-e", "sched:no_such_event", "-o", out, "--", "/bin/true"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown event 'sched:no_such_event'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(RecordTest, ExtraEventIsRecorded) {
+  fs::path out = dir_ / "extra.dat";
+  Result r =
+      Record({"-e", "signal:signal_generate", "-o", out, "--", "/bin/sh", "-c", "kill -USR1 $$"});
+  EXPECT_EQ(r.status, 128 + SIGUSR1) << r.err;
+  Result rep = Report(out);
+  EXPECT_NE(rep.out.find("signal_generate:"), std::string::npos);
+}
+
+TEST_F(RecordTest, UnwritableOutputIsAClearError) {
+  fs::path out = dir_ / "missing-dir" / "out.dat";
+  Result r = Record({"-o", out, "--", "/bin/true"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find((dir_ / "missing-dir").string()), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir_ / "missing-dir"));
+}
+
+TEST_F(RecordTest, CommandNotFoundExits127) {
+  fs::path out = dir_ / "nf.dat";
+  Result r = Record({"-o", out, "--", "cstool-no-such-command-xyz"});
+  EXPECT_EQ(r.status, 127);
+  EXPECT_NE(r.err.find("command not found"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind("run", 0), 0u) << "left behind: " << e.path();
+}
+
+TEST_F(RecordTest, StaleInstancesAreReaped) {
+  fs::path stale = kInstances / "cstool-999999";
+  ASSERT_FALSE(::kill(999999, 0) == 0) << "pid 999999 exists; cannot test";
+  fs::create_directory(stale);
+  ASSERT_TRUE(fs::exists(stale));
+  fs::path out = dir_ / "reap.dat";
+  Result r = Record({"-o", out, "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(stale));
+  if (fs::exists(stale)) ::rmdir(stale.c_str());
+}
+
+TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
+  pid_t target = Spawn({kWorkload, "yield", "2000000"}, dir_ / "w.out", dir_ / "w.err");
+  // Wait for its two yielding threads.
+  for (int i = 0; i < 500; ++i) {
+    if (fs::exists("/proc/" + std::to_string(target) + "/task") &&
+        std::distance(fs::directory_iterator("/proc/" + std::to_string(target) + "/task"),
+                      fs::directory_iterator{}) == 3)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fs::path out = dir_ / "attach.dat";
+  Result r = Record({"-p", std::to_string(target), "-N", "0.3", "-o", out});
+  ::kill(target, SIGKILL);
+  ::waitpid(target, nullptr, 0);
+  ASSERT_EQ(r.status, 0) << r.err;
+  RecordingInfo info = Info(out);
+  EXPECT_EQ(info.target_pids, std::vector<int32_t>{target});
+  EXPECT_EQ(info.child.pid, 0);
+  std::set<int> known;
+  for (const auto& t : info.threads) {
+    EXPECT_EQ(t.tgid, target);
+    known.insert(t.tid);
+  }
+  EXPECT_EQ(known.size(), 3u);
+  std::set<int> seen;
+  for (const auto& l : EventLines(Report(out).out))
+    if (l.event == "sys_enter") seen.insert(l.pid);
+  EXPECT_FALSE(seen.empty());
+  for (int p : seen) EXPECT_TRUE(known.count(p)) << p;
+}
+
+TEST_F(RecordTest, SystemWideOnOneCpu) {
+  fs::path out = dir_ / "all.dat";
+  Result r = Record({"-a", "-C", "0", "-N", "0.2", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  RecordingInfo info = Info(out);
+  EXPECT_TRUE(info.system_wide);
+  ASSERT_EQ(info.cpus.size(), 1u);
+  EXPECT_EQ(info.cpus[0].cpu, 0);
+  EXPECT_GT(info.threads.size(), 10u);
+  Result rep = Report(out);
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  EXPECT_EQ(EventLines(rep.out).size(), TotalEvents(info));
+  EXPECT_EQ(rep.out.find(" [001] "), std::string::npos) << "only CPU 0 was traced";
+}
+
+TEST_F(RecordTest, UsageErrors) {
+  EXPECT_EQ(Record({}).status, 2);  // nothing to record
+  Result r = Record({"-C", "abc", "-a"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("invalid CPU list"), std::string::npos) << r.err;
+  r = Record({"-p", "999999", "-N", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no such process"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace cstool
