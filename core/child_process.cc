@@ -109,7 +109,14 @@ void ChildProcess::WaitUntilBlocked() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
     auto state = ProcessState(pid_);
-    if (!state || *state == 'S') return;
+    if (!state) return;
+    if (*state == 'S') {
+      // "S" shows as soon as the task sets its state, a moment before schedule()
+      // counts its switch; still S a millisecond later means it really switched out.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      state = ProcessState(pid_);
+      if (!state || *state == 'S') return;
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }

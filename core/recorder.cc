@@ -267,12 +267,14 @@ int RunRecord(const RecordOptions& options) {
     for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
     session.ExcludePids(own);
   }
+  // The child's switch-out into its release wait must happen before tracing starts:
+  // the baseline counters below include it, so the trace must not.
+  if (child) child->WaitUntilBlocked();
   session.Start();
   info.start_ts = MonotonicNs();
   auto started = Clock::now();
 
   if (child) {
-    child->WaitUntilBlocked();
     if (auto cs = ReadContextSwitches(child->pid())) {
       info.child.baseline_nvcsw = cs->voluntary;
       info.child.baseline_nivcsw = cs->involuntary;
