@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -59,10 +60,15 @@ struct RecordingInfo {
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
   nlohmann::json kernel_counters;           // ground-truth counters (issue #4), null when absent
 
+  // In overwrite mode one overwritten event shows both in the page headers
+  // (lost_events) and in the stop-time `overrun`; dropped events only in the stats.
   uint64_t TotalLostEvents() const {
     uint64_t n = 0;
-    for (const auto& c : cpus) n += c.lost_events + c.overrun + c.dropped;
+    for (const auto& c : cpus) n += LostEvents(c);
     return n;
+  }
+  static uint64_t LostEvents(const CpuRecordStats& c) {
+    return std::max(c.lost_events, c.overrun) + c.dropped;
   }
 };
 

@@ -93,7 +93,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file,
       in_stats = it->second.overrun + it->second.dropped;
     if (info)
       for (const CpuRecordStats& c : info->cpus)
-        if (c.cpu == cpu) in_stats = std::max(in_stats, c.overrun + c.dropped + c.lost_events);
+        if (c.cpu == cpu) in_stats = std::max(in_stats, RecordingInfo::LostEvents(c));
     t.lost_events[cpu] = std::max({in_pages, in_stats, gaps});
   }
   result->machine->anomalies().ForEachNonZero(
