@@ -1,0 +1,315 @@
+#include "core/v6_trace_file.h"
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/byte_cursor.h"
+#include "core/errors.h"
+#include "core/ring_page.h"
+#include "core/trace_file_format.h"
+
+namespace cstool {
+namespace {
+
+// Sanity limits: larger values can only come from a corrupt file.
+constexpr uint32_t kMaxFormats = 1u << 20;
+constexpr uint32_t kMaxCpus = 1u << 16;
+constexpr size_t kMaxNameLength = 4096;
+constexpr size_t kRecordsPerBatch = 512;
+
+void RegisterCmdlines(tep_handle* tep, std::string_view text) {
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    int pid = 0;
+    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
+    if (ec != std::errc{} || p == line.data() + line.size() || *p != ' ') continue;
+    std::string comm(p + 1, line.data() + line.size());
+    tep_register_comm(tep, comm.c_str(), pid);
+  }
+}
+
+// Combines two loss counts (-1 = unknown).
+int64_t AddLost(int64_t a, int64_t b) {
+  if (a < 0 || b < 0) return -1;
+  return a + b;
+}
+
+class V6CpuStream final : public CpuRecordStream {
+ public:
+  V6CpuStream(const uint8_t* file, uint64_t offset, uint64_t size, int cpu, int long_size,
+              uint32_t page_size, const std::string& path)
+      : file_(file),
+        offset_(offset),
+        end_(offset + size),
+        cpu_(cpu),
+        pages_(long_size, page_size, path) {}
+
+  int cpu() const override { return cpu_; }
+
+  bool NextBatch(std::vector<RawRecord>& out) override {
+    out.clear();
+    const uint32_t page_size = pages_.page_size();
+    while (out.size() < kRecordsPerBatch && offset_ < end_) {
+      const uint64_t page_offset = offset_;
+      offset_ += page_size;
+      const size_t first = out.size();
+      const int64_t lost = pages_.Decode(file_ + page_offset, page_offset, cpu_, out);
+      if (lost != 0) pending_lost_ = pending_lost_ == 0 ? lost : AddLost(pending_lost_, lost);
+      if (pending_lost_ != 0 && out.size() > first) {
+        RawRecord marker{out[first].ts, nullptr, 0, cpu_, pending_lost_};
+        out.insert(out.begin() + static_cast<ptrdiff_t>(first), marker);
+        pending_lost_ = 0;
+      }
+      if (out.size() > first) last_ts_ = out.back().ts;
+    }
+    if (out.empty() && pending_lost_ != 0) {  // losses after the last record
+      out.push_back(RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_});
+      pending_lost_ = 0;
+    }
+    return !out.empty();
+  }
+
+ private:
+  const uint8_t* file_;
+  uint64_t offset_;
+  uint64_t end_;
+  int cpu_;
+  RingPageDecoder pages_;
+  int64_t pending_lost_ = 0;
+  int64_t last_ts_ = 0;
+};
+
+}  // namespace
+
+bool V6TraceFile::CanRead(std::string_view head) {
+  if (head.size() < kTraceDatMagic.size() + 3) return false;
+  if (head.substr(0, kTraceDatMagic.size()) != kTraceDatMagic) return false;
+  if (head.substr(kTraceDatMagic.size(), 2) != std::string_view("6\0", 2)) return false;
+  const bool file_big = head[kTraceDatMagic.size() + 2] != 0;
+  return file_big == (std::endian::native == std::endian::big);
+}
+
+V6TraceFile::V6TraceFile(const std::string& path, const ReaderOptions& options)
+    : file_(path), tep_(tep_alloc()) {
+  path_ = path;
+  if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
+  Parse(options);
+}
+
+void V6TraceFile::Parse(const ReaderOptions& options) {
+  ByteCursor in(file_.bytes(), path_);
+  if (in.remaining() < kTraceDatMagic.size() ||
+      in.Bytes(kTraceDatMagic.size(), "magic") != kTraceDatMagic)
+    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
+  const size_t version_at = in.pos();
+  std::string_view version = in.CString(16, "version string");
+  if (version != "6")
+    throw Error(fmt::format("{}: file version \"{}\" at offset {} is not v6", path_, version,
+                            version_at));
+  file_version_ = 6;
+  const size_t endian_at = in.pos();
+  big_endian_ = in.U8("endianness") != 0;
+  if (big_endian_ != (std::endian::native == std::endian::big))
+    throw Error(fmt::format("{}: byte order at offset {} differs from the host's", path_,
+                            endian_at));
+  const size_t long_at = in.pos();
+  long_size_ = in.U8("long size");
+  if (long_size_ != 4 && long_size_ != 8)
+    in.Fail(long_at, fmt::format("long size {} is neither 4 nor 8", long_size_));
+  const size_t page_at = in.pos();
+  page_size_ = in.U32("page size");
+  if (page_size_ < 256 || page_size_ > (1u << 24) || (page_size_ & (page_size_ - 1)) != 0)
+    in.Fail(page_at, fmt::format("implausible page size {}", page_size_));
+
+  tep_handle* tep = tep_.get();
+  tep_set_file_bigendian(tep, big_endian_ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN
+                                                                        : TEP_LITTLE_ENDIAN);
+  tep_set_long_size(tep, long_size_);
+  tep_set_page_size(tep, static_cast<int>(page_size_));
+
+  in.Expect(std::string_view("header_page\0", 12), "header_page");
+  const uint64_t header_page_size = in.U64("header_page size");
+  std::string header_page(in.Bytes(header_page_size, "header_page"));
+  if (tep_parse_header_page(tep, header_page.data(), header_page.size(), long_size_) != 0)
+    in.Fail(in.pos() - header_page_size, "cannot parse header_page");
+  in.Expect(std::string_view("header_event\0", 13), "header_event");
+  const uint64_t header_event_size = in.U64("header_event size");
+  in.Bytes(header_event_size, "header_event");
+
+  const size_t nr_ftrace_at = in.pos();
+  const uint32_t nr_ftrace = in.U32("ftrace format count");
+  if (nr_ftrace > kMaxFormats)
+    in.Fail(nr_ftrace_at, fmt::format("implausible ftrace format count {}", nr_ftrace));
+  for (uint32_t i = 0; i < nr_ftrace; ++i) {
+    const uint64_t size = in.U64("ftrace format size");
+    std::string_view text = in.Bytes(size, "ftrace event format");
+    tep_parse_event(tep, text.data(), text.size(), "ftrace");  // failures: event unusable
+  }
+
+  const size_t nr_systems_at = in.pos();
+  const uint32_t nr_systems = in.U32("event system count");
+  if (nr_systems > kMaxFormats)
+    in.Fail(nr_systems_at, fmt::format("implausible event system count {}", nr_systems));
+  for (uint32_t s = 0; s < nr_systems; ++s) {
+    std::string system(in.CString(kMaxNameLength, "event system name"));
+    const size_t count_at = in.pos();
+    const uint32_t nr_events = in.U32("event count");
+    if (nr_events > kMaxFormats)
+      in.Fail(count_at, fmt::format("implausible event count {}", nr_events));
+    for (uint32_t e = 0; e < nr_events; ++e) {
+      const uint64_t size = in.U64("event format size");
+      std::string_view text = in.Bytes(size, "event format");
+      tep_parse_event(tep, text.data(), text.size(), system.c_str());
+    }
+  }
+
+  in.Bytes(in.U32("kallsyms size"), "kallsyms");
+  in.Bytes(in.U32("printk formats size"), "printk formats");
+  const uint64_t cmdlines_size = in.U64("saved cmdlines size");
+  RegisterCmdlines(tep, in.Bytes(cmdlines_size, "saved cmdlines"));
+
+  const size_t cpus_at = in.pos();
+  const uint32_t cpus = in.U32("CPU count");
+  if (cpus > kMaxCpus) in.Fail(cpus_at, fmt::format("implausible CPU count {}", cpus));
+  cpus_ = static_cast<int>(cpus);
+  tep_set_cpus(tep, cpus_);
+
+  struct BufferOption {
+    std::string name;
+    uint64_t offset = 0;
+    size_t option_at = 0;
+  };
+  std::vector<BufferOption> buffers;
+  std::map<std::string, std::map<int32_t, CpuStatOption>> stats_by_buffer;
+  std::string stats_buffer;  // CPUSTAT options follow a "Buffer: NAME" marker per instance
+
+  size_t section_at = in.pos();
+  std::string_view section = in.Bytes(10, "section marker");
+  if (section == std::string_view("options  \0", 10)) {
+    for (;;) {
+      const size_t option_at = in.pos();
+      const uint16_t id = in.U16("option id");
+      if (id == kOptionDone) break;
+      const uint32_t size = in.U32("option size");
+      std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
+      switch (id) {
+        case kOptionCpuStat: {
+          std::string name;
+          CpuStatOption stat;
+          if (ParseCpuStatBufferMarker(body, &name)) {
+            stats_buffer = name;
+          } else if (ParseCpuStat(body, &stat)) {
+            stats_by_buffer[stats_buffer][stat.cpu] = stat;
+          }
+          break;
+        }
+        case kOptionTraceClock:
+          trace_clock_ = ParseTraceClock(body);
+          break;
+        case kOptionBuffer: {
+          ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+          BufferOption b;
+          b.option_at = option_at;
+          try {
+            b.offset = opt.U64("buffer offset");
+            b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+          } catch (const Error&) {
+            in.Fail(option_at, "malformed BUFFER option");
+          }
+          buffers.push_back(std::move(b));
+          break;
+        }
+        case kOptionCstoolInfo: {
+          std::string_view text = body;
+          while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+          nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+          if (j.is_discarded() || !j.is_object())
+            in.Fail(option_at, "cstool recording info is not a JSON object");
+          try {
+            info_ = j.get<RecordingInfo>();
+          } catch (const std::exception& e) {
+            in.Fail(option_at, fmt::format("bad cstool recording info: {}", e.what()));
+          }
+          break;
+        }
+        default:
+          break;  // options cstool does not need (uname, version, date, ...)
+      }
+    }
+    section_at = in.pos();
+    section = in.Bytes(10, "section marker");
+  }
+  if (section == std::string_view("latency  \0", 10))
+    throw Error(fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_,
+                            section_at));
+  if (section != std::string_view("flyrecord\0", 10))
+    in.Fail(section_at, "expected \"flyrecord\" section");
+
+  auto read_cpu_table = [&](ByteCursor& c, const std::string& label) {
+    std::vector<CpuData> table(cpus);
+    for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
+      const size_t entry_at = c.pos();
+      table[cpu].offset = c.U64("CPU data offset");
+      table[cpu].size = c.U64("CPU data size");
+      const CpuData& d = table[cpu];
+      if (d.size == 0) continue;
+      if (d.offset > file_.size() || d.size > file_.size() - d.offset)
+        throw Error(fmt::format(
+            "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
+            path_, file_.size(), label, cpu, d.size, d.offset));
+      if (d.size % page_size_ != 0)
+        c.Fail(entry_at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}",
+                                     label, cpu, d.size, page_size_));
+    }
+    return table;
+  };
+  std::vector<CpuData> top = read_cpu_table(in, "");
+
+  const BufferOption* chosen = nullptr;
+  if (!options.buffer.empty()) {
+    for (const auto& b : buffers)
+      if (b.name == options.buffer) chosen = &b;
+    if (chosen == nullptr)
+      throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, options.buffer));
+  }
+  auto has_data = [](const std::vector<CpuData>& t) {
+    for (const auto& d : t)
+      if (d.size > 0) return true;
+    return false;
+  };
+  cpu_data_ = top;
+  if (chosen == nullptr && !has_data(top)) {
+    for (const auto& b : buffers) {
+      chosen = &b;
+      break;
+    }
+  }
+  if (chosen != nullptr) {
+    ByteCursor c(file_.bytes(), path_);
+    const std::string label = fmt::format("buffer \"{}\" ", chosen->name);
+    c.Seek(chosen->offset, label + "data table");
+    if (c.remaining() >= 10 && c.Bytes(10, "marker") != std::string_view("flyrecord\0", 10))
+      c.Seek(chosen->offset, label + "data table");
+    cpu_data_ = read_cpu_table(c, label);
+    buffer_name_ = chosen->name;
+  }
+  if (auto it = stats_by_buffer.find(buffer_name_); it != stats_by_buffer.end())
+    cpu_stats_ = it->second;
+}
+
+std::unique_ptr<CpuRecordStream> V6TraceFile::OpenCpu(int cpu) {
+  if (cpu < 0 || cpu >= cpus_)
+    throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
+  const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
+  return std::make_unique<V6CpuStream>(file_.data(), d.offset, d.size, cpu, long_size_,
+                                       page_size_, path_);
+}
+
+}  // namespace cstool
