@@ -4,7 +4,9 @@
 #include <memory>
 
 #include <traceevent/event-parse.h>
-#include <traceevent/kbuffer.h>
+extern "C" {
+#include <traceevent/kbuffer.h>  // has no extern "C" of its own
+}
 
 #include "core/tracecmd_api.h"
 

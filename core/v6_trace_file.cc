@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <charconv>
+#include <optional>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -32,6 +33,54 @@ void RegisterCmdlines(tep_handle* tep, std::string_view text) {
     std::string comm(p + 1, line.data() + line.size());
     tep_register_comm(tep, comm.c_str(), pid);
   }
+}
+
+// libtraceevent's format parser is not hardened against damaged text (it can crash),
+// so format texts are checked first: printable ASCII, the expected section lines, and
+// balanced brackets and quotes. Returns the index of the first bad byte and why.
+std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view text,
+                                                              bool event_format) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(text[i]);
+    if (!(ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)))
+      return std::make_pair(i, fmt::format("byte 0x{:02x} in a format text", ch));
+  }
+  if (!event_format) return std::nullopt;
+  if (!text.starts_with("name: ")) return std::make_pair(size_t{0}, std::string("no \"name:\""));
+  for (std::string_view key : {"\nID: ", "\nformat:\n", "\nprint fmt: "})
+    if (text.find(key) == std::string_view::npos)
+      return std::make_pair(size_t{0}, fmt::format("no \"{}\" line", key.substr(1, key.size() - 2)));
+  std::string stack;
+  bool in_string = false, in_char = false;
+  for (size_t i = text.find("\nprint fmt: "); i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string || in_char) {
+      if (ch == '\\') {
+        ++i;
+      } else if ((in_string && ch == '"') || (in_char && ch == '\'')) {
+        in_string = in_char = false;
+      }
+      continue;
+    }
+    switch (ch) {
+      case '"': in_string = true; break;
+      case '\'': in_char = true; break;
+      case '(': stack.push_back(')'); break;
+      case '[': stack.push_back(']'); break;
+      case '{': stack.push_back('}'); break;
+      case ')':
+      case ']':
+      case '}':
+        if (stack.empty() || stack.back() != ch)
+          return std::make_pair(i, std::string("unbalanced brackets in print fmt"));
+        stack.pop_back();
+        break;
+      default: break;
+    }
+  }
+  if (in_string || in_char || !stack.empty())
+    return std::make_pair(text.size(), std::string("unterminated print fmt"));
+  return std::nullopt;
 }
 
 // Combines two loss counts (-1 = unknown).
@@ -137,6 +186,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   in.Expect(std::string_view("header_page\0", 12), "header_page");
   const uint64_t header_page_size = in.U64("header_page size");
   std::string header_page(in.Bytes(header_page_size, "header_page"));
+  if (auto bad = CheckFormatText(header_page, false))
+    in.Fail(in.pos() - header_page_size + bad->first, "header_page: " + bad->second);
   if (tep_parse_header_page(tep, header_page.data(), header_page.size(), long_size_) != 0)
     in.Fail(in.pos() - header_page_size, "cannot parse header_page");
   in.Expect(std::string_view("header_event\0", 13), "header_event");
@@ -150,6 +201,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   for (uint32_t i = 0; i < nr_ftrace; ++i) {
     const uint64_t size = in.U64("ftrace format size");
     std::string_view text = in.Bytes(size, "ftrace event format");
+    if (auto bad = CheckFormatText(text, true))
+      in.Fail(in.pos() - size + bad->first, "ftrace event format: " + bad->second);
     tep_parse_event(tep, text.data(), text.size(), "ftrace");  // failures: event unusable
   }
 
@@ -166,6 +219,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     for (uint32_t e = 0; e < nr_events; ++e) {
       const uint64_t size = in.U64("event format size");
       std::string_view text = in.Bytes(size, "event format");
+      if (auto bad = CheckFormatText(text, true))
+        in.Fail(in.pos() - size + bad->first, fmt::format("{} event format: {}", system, bad->second));
       tep_parse_event(tep, text.data(), text.size(), system.c_str());
     }
   }
