@@ -2,13 +2,13 @@
 // throws cstool::Error naming the file and the byte offset of the problem.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "core/errors.h"
 
@@ -77,8 +77,8 @@ class ByteCursor {
     const size_t start = pos_;
     std::string_view got = Bytes(literal.size(), what);
     if (got != literal)
-      throw Error(fmt::format("{}: corrupt file at offset {}: expected {} marker", file_, start,
-                              what));
+      throw Error(
+          fmt::format("{}: corrupt file at offset {}: expected {} marker", file_, start, what));
   }
 
   [[noreturn]] void Fail(size_t at, std::string_view msg) const {

@@ -1,11 +1,11 @@
 #include "core/event_decoder.h"
 
+#include <fmt/format.h>
+#include <traceevent/event-parse.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
-
-#include <fmt/format.h>
-#include <traceevent/event-parse.h>
 
 #include "core/errors.h"
 
@@ -27,39 +27,71 @@ struct EventSpec {
 
 // Slot meaning per kind; Decode() below reads the same slots.
 const EventSpec kSpecs[] = {
-    {"sched", "sched_switch", EventKind::kSchedSwitch,
+    {"sched",
+     "sched_switch",
+     EventKind::kSchedSwitch,
      {{"prev_pid", true}, {"prev_prio"}, {"prev_state", true}, {"next_pid", true}, {"next_prio"}},
      {{"prev_comm"}, {"next_comm"}}},
-    {"sched", "sched_waking", EventKind::kSchedWaking,
-     {{"pid", true}, {"prio"}, {"target_cpu"}}, {{"comm"}}},
-    {"sched", "sched_wakeup", EventKind::kSchedWakeup,
-     {{"pid", true}, {"prio"}, {"target_cpu"}}, {{"comm"}}},
-    {"sched", "sched_wakeup_new", EventKind::kSchedWakeupNew,
-     {{"pid", true}, {"prio"}, {"target_cpu"}}, {{"comm"}}},
-    {"sched", "sched_migrate_task", EventKind::kSchedMigrateTask,
-     {{"pid", true}, {"orig_cpu"}, {"dest_cpu"}}, {{"comm"}}},
-    {"sched", "sched_process_fork", EventKind::kSchedProcessFork,
-     {{"parent_pid", true}, {"child_pid", true}}, {{"parent_comm"}, {"child_comm"}}},
+    {"sched",
+     "sched_waking",
+     EventKind::kSchedWaking,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_wakeup",
+     EventKind::kSchedWakeup,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_wakeup_new",
+     EventKind::kSchedWakeupNew,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_migrate_task",
+     EventKind::kSchedMigrateTask,
+     {{"pid", true}, {"orig_cpu"}, {"dest_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_process_fork",
+     EventKind::kSchedProcessFork,
+     {{"parent_pid", true}, {"child_pid", true}},
+     {{"parent_comm"}, {"child_comm"}}},
     {"task", "task_newtask", EventKind::kTaskNewtask, {{"pid", true}, {"clone_flags"}}, {{"comm"}}},
     {"task", "task_rename", EventKind::kTaskRename, {{"pid"}}, {{"oldcomm"}, {"newcomm"}}},
-    {"sched", "sched_process_exec", EventKind::kSchedProcessExec,
-     {{"pid", true}, {"old_pid"}}, {{"filename"}}},
-    {"sched", "sched_process_exit", EventKind::kSchedProcessExit,
-     {{"pid", true}, {"group_dead"}}, {{"comm"}}},
+    {"sched",
+     "sched_process_exec",
+     EventKind::kSchedProcessExec,
+     {{"pid", true}, {"old_pid"}},
+     {{"filename"}}},
+    {"sched",
+     "sched_process_exit",
+     EventKind::kSchedProcessExit,
+     {{"pid", true}, {"group_dead"}},
+     {{"comm"}}},
     {"sched", "sched_process_free", EventKind::kSchedProcessFree, {{"pid", true}}, {{"comm"}}},
     {"irq", "irq_handler_entry", EventKind::kIrqHandlerEntry, {{"irq", true}}, {{"name"}}},
     {"irq", "irq_handler_exit", EventKind::kIrqHandlerExit, {{"irq", true}, {"ret"}}, {}},
     {"irq", "softirq_raise", EventKind::kSoftirqRaise, {{"vec", true}}, {}},
     {"irq", "softirq_entry", EventKind::kSoftirqEntry, {{"vec", true}}, {}},
     {"irq", "softirq_exit", EventKind::kSoftirqExit, {{"vec", true}}, {}},
-    {"nmi", "nmi_handler", EventKind::kNmiHandler,
-     {{"handler"}, {"delta_ns", true}, {"handled"}}, {}},
+    {"nmi",
+     "nmi_handler",
+     EventKind::kNmiHandler,
+     {{"handler"}, {"delta_ns", true}, {"handled"}},
+     {}},
     {"raw_syscalls", "sys_enter", EventKind::kSysEnter, {{"id", true}}, {}},
     {"raw_syscalls", "sys_exit", EventKind::kSysExit, {{"id", true}, {"ret"}}, {}},
-    {"exceptions", "page_fault_user", EventKind::kPageFaultUser,
-     {{"address"}, {"ip"}, {"error_code"}}, {}},
-    {"exceptions", "page_fault_kernel", EventKind::kPageFaultKernel,
-     {{"address"}, {"ip"}, {"error_code"}}, {}},
+    {"exceptions",
+     "page_fault_user",
+     EventKind::kPageFaultUser,
+     {{"address"}, {"ip"}, {"error_code"}},
+     {}},
+    {"exceptions",
+     "page_fault_kernel",
+     EventKind::kPageFaultKernel,
+     {{"address"}, {"ip"}, {"error_code"}},
+     {}},
 };
 
 // Events whose absence is normal and not worth reporting as missing.
@@ -81,8 +113,8 @@ bool ToStringRef(const tep_format_field* f, StringRef* out) {
   out->size = static_cast<uint16_t>(f->size);
   if (f->flags & TEP_FIELD_IS_DYNAMIC) {
     if (f->size != 4) return false;
-    out->kind = (f->flags & TEP_FIELD_IS_RELATIVE) ? StringRef::Kind::kRelLoc
-                                                   : StringRef::Kind::kDataLoc;
+    out->kind =
+        (f->flags & TEP_FIELD_IS_RELATIVE) ? StringRef::Kind::kRelLoc : StringRef::Kind::kDataLoc;
   } else {
     out->kind = StringRef::Kind::kFixed;
   }
@@ -153,8 +185,13 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
     common_preempt_ = {3, 1, false};
     common_pid_ = {4, 4, true};
   }
-  common_min_size_ = std::max({EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_),
-                               EndOf(common_pid_)});
+  auto is = [](const FieldRef& f, uint16_t off, uint8_t size) {
+    return f.offset == off && f.size == size;
+  };
+  classic_common_ = !swap_ && is(common_type_, 0, 2) && is(common_flags_, 2, 1) &&
+                    is(common_preempt_, 3, 1) && is(common_pid_, 4, 4);
+  common_min_size_ = std::max(
+      {EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_), EndOf(common_pid_)});
   if (max_id > 0xffff) max_id = 0xffff;
   table_.assign(static_cast<size_t>(max_id + 1), DecoderEntry{});
 
@@ -219,7 +256,8 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
   }
   if (!any_vector) missing_.push_back("irq_vectors:*");
 
-  task_states_ = std::make_unique<TaskStateMap>(tep_find_event_by_name(tep_, "sched", "sched_switch"));
+  task_states_ =
+      std::make_unique<TaskStateMap>(tep_find_event_by_name(tep_, "sched", "sched_switch"));
   tep_event* softirq = tep_find_event_by_name(tep_, "irq", "softirq_entry");
   for (const auto& [vec, name] : PrintSymbols(softirq, "vec")) {
     if (vec > 255) continue;
@@ -237,7 +275,9 @@ std::string EventDecoder::EventName(int type_id) const {
   return fmt::format("{}:{}", ev->system, ev->name);
 }
 
-std::string_view EventDecoder::ReadString(const uint8_t* data, uint32_t size, const StringRef& s) {
+[[gnu::always_inline]] inline std::string_view EventDecoder::ReadString(const uint8_t* data,
+                                                                        uint32_t size,
+                                                                        const StringRef& s) {
   uint32_t off = 0, len = 0;
   switch (s.kind) {
     case StringRef::Kind::kAbsent:
@@ -260,8 +300,9 @@ std::string_view EventDecoder::ReadString(const uint8_t* data, uint32_t size, co
     }
   }
   const char* p = reinterpret_cast<const char*>(data + off);
-  const void* nul = std::memchr(p, 0, len);
-  return {p, nul ? static_cast<size_t>(static_cast<const char*>(nul) - p) : len};
+  size_t n = 0;
+  while (n < len && p[n] != '\0') ++n;  // short strings: a loop beats a memchr call
+  return {p, n};
 }
 
 int EventDecoder::TypeOf(const RawRecord& rec) const {
@@ -276,13 +317,23 @@ int EventDecoder::Decode(const RawRecord& rec, EventSink& sink) {
     ++counters_.short_records;
     return -1;
   }
-  const int type = static_cast<int>(ReadInt(d, common_type_, swap_));
+  int type;
   EventCommon c;
   c.ts = rec.ts;
   c.cpu = rec.cpu;
-  c.pid = static_cast<int32_t>(ReadInt(d, common_pid_, swap_));
-  c.flags = static_cast<uint8_t>(ReadInt(d, common_flags_, swap_));
-  c.preempt_count = static_cast<uint8_t>(ReadInt(d, common_preempt_, swap_));
+  if (classic_common_) {  // the layout of every kernel since 4.x, host byte order
+    uint16_t t;
+    std::memcpy(&t, d, 2);
+    type = t;
+    c.flags = d[2];
+    c.preempt_count = d[3];
+    std::memcpy(&c.pid, d + 4, 4);
+  } else {
+    type = static_cast<int>(ReadInt(d, common_type_, swap_));
+    c.pid = static_cast<int32_t>(ReadInt(d, common_pid_, swap_));
+    c.flags = static_cast<uint8_t>(ReadInt(d, common_flags_, swap_));
+    c.preempt_count = static_cast<uint8_t>(ReadInt(d, common_preempt_, swap_));
+  }
   if (static_cast<size_t>(type) >= table_.size()) {
     ++counters_.unknown_type_ids;
     sink.PushOtherEvent(c, type);
@@ -320,7 +371,7 @@ int EventDecoder::Decode(const RawRecord& rec, EventSink& sink) {
     case EventKind::kSchedWakeupNew: {
       SchedWakeup ev;
       ev.c = c;
-      ev.kind = e.kind == EventKind::kSchedWaking  ? WakeupKind::kWaking
+      ev.kind = e.kind == EventKind::kSchedWaking   ? WakeupKind::kWaking
                 : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
                                                     : WakeupKind::kWakeupNew;
       ev.comm = S(0);

@@ -76,9 +76,9 @@ struct DecoderEntry {
 };
 
 struct DecoderCounters {
-  uint64_t short_records = 0;       // record smaller than its format's fields
-  uint64_t bad_strings = 0;         // __data_loc pointing outside the record
-  uint64_t unknown_type_ids = 0;    // common_type with no format in the file
+  uint64_t short_records = 0;     // record smaller than its format's fields
+  uint64_t bad_strings = 0;       // __data_loc pointing outside the record
+  uint64_t unknown_type_ids = 0;  // common_type with no format in the file
 };
 
 class EventDecoder {
@@ -120,6 +120,7 @@ class EventDecoder {
 
   tep_handle* tep_;
   bool swap_ = false;
+  bool classic_common_ = false;  // common fields at 0/2/3/4, host byte order
   FieldRef common_type_, common_flags_, common_preempt_, common_pid_;
   uint32_t common_min_size_ = 0;
   std::vector<DecoderEntry> table_;

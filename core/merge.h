@@ -1,9 +1,9 @@
 // K-way merge of per-CPU record streams into one stream ordered by (ts, cpu).
 // Records of one CPU keep their buffer order; a loss marker precedes the first record
 // after its gap because it carries that record's timestamp and comes first in its
-// stream. The merge emits runs: once the smallest head is found, its stream is drained
-// until another stream's head would come first, so the common case costs one compare
-// per record. Heads are picked by a linear scan for few CPUs and a heap for many.
+// stream. Two streams (the common case) use a plain two-way merge; up to kLinearMax
+// streams find the smallest head by a linear scan and then drain that stream until
+// another head would come first (one compare per record); more streams use a heap.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +27,6 @@ class RecordMerger {
   struct Cursor {
     const RawRecord* cur = nullptr;
     const RawRecord* end = nullptr;
-    std::vector<RawRecord> batch;
     CpuRecordStream* stream = nullptr;
   };
   static bool Before(const RawRecord& a, const RawRecord& b) {
@@ -35,15 +34,20 @@ class RecordMerger {
   }
   // Loads the next batch; false when the stream is exhausted.
   static bool Refill(Cursor& c) {
-    if (!c.stream->NextBatch(c.batch)) {
-      c.cur = c.end = nullptr;
-      return false;
-    }
-    c.cur = c.batch.data();
-    c.end = c.cur + c.batch.size();
-    return true;
+    std::span<const RawRecord> b = c.stream->NextBatch();
+    c.cur = b.data();
+    c.end = b.data() + b.size();
+    return !b.empty();
+  }
+  template <typename Fn>
+  static void Drain(Cursor& c, Fn& fn) {
+    do {
+      for (; c.cur != c.end; ++c.cur) fn(*c.cur);
+    } while (Refill(c));
   }
 
+  template <typename Fn>
+  void RunTwo(Fn& fn);
   template <typename Fn>
   void RunLinear(Fn& fn);
   template <typename Fn>
@@ -57,34 +61,42 @@ class RecordMerger {
 template <typename Fn>
 void RecordMerger::Run(Fn&& fn) {
   cursors_.clear();
-  cursors_.reserve(streams_.size());
   for (auto& s : streams_) {
     Cursor c;
     c.stream = s.get();
-    cursors_.push_back(std::move(c));
+    if (Refill(c)) cursors_.push_back(c);
   }
-  std::vector<Cursor> live;
-  for (auto& c : cursors_)
-    if (Refill(c)) live.push_back(std::move(c));
-  cursors_ = std::move(live);
-  if (cursors_.size() <= kLinearMax)
+  if (cursors_.empty()) return;
+  if (cursors_.size() == 1)
+    Drain(cursors_[0], fn);
+  else if (cursors_.size() == 2)
+    RunTwo(fn);
+  else if (cursors_.size() <= kLinearMax)
     RunLinear(fn);
   else
     RunHeap(fn);
 }
 
 template <typename Fn>
+void RecordMerger::RunTwo(Fn& fn) {
+  Cursor a = cursors_[0];
+  Cursor b = cursors_[1];
+  for (;;) {
+    if (Before(*b.cur, *a.cur)) {
+      fn(*b.cur);
+      if (++b.cur == b.end && !Refill(b)) return Drain(a, fn);
+    } else {
+      fn(*a.cur);
+      if (++a.cur == a.end && !Refill(a)) return Drain(b, fn);
+    }
+  }
+}
+
+template <typename Fn>
 void RecordMerger::RunLinear(Fn& fn) {
   std::vector<Cursor*> live;
   for (auto& c : cursors_) live.push_back(&c);
-  while (!live.empty()) {
-    if (live.size() == 1) {  // no competitor: drain
-      Cursor& c = *live[0];
-      do {
-        for (; c.cur != c.end; ++c.cur) fn(*c.cur);
-      } while (Refill(c));
-      return;
-    }
+  while (live.size() > 1) {
     // Smallest head and the runner-up.
     size_t best = 0;
     for (size_t i = 1; i < live.size(); ++i)
@@ -97,18 +109,17 @@ void RecordMerger::RunLinear(Fn& fn) {
     Cursor& c = *live[best];
     const int64_t bts = bound->ts;
     const int32_t bcpu = bound->cpu;
-    bool exhausted = false;
     for (;;) {
       const RawRecord& r = *c.cur;
       if (r.ts > bts || (r.ts == bts && r.cpu > bcpu)) break;
       fn(r);
       if (++c.cur == c.end && !Refill(c)) {
-        exhausted = true;
+        live.erase(live.begin() + static_cast<ptrdiff_t>(best));
         break;
       }
     }
-    if (exhausted) live.erase(live.begin() + static_cast<ptrdiff_t>(best));
   }
+  if (live.size() == 1) Drain(*live[0], fn);
 }
 
 template <typename Fn>

@@ -1,8 +1,8 @@
 #include "core/ring_page.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "core/errors.h"
 #include "core/trace_file_format.h"
@@ -37,8 +37,8 @@ void RingPageDecoder::Corrupt(uint64_t offset, int32_t cpu, const std::string& w
                           cpu, what));
 }
 
-int64_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu,
-                                std::vector<RawRecord>& out) const {
+uint32_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu,
+                                 RawRecord* out, int64_t* lost_out) const {
   uint64_t ts = Load64(page);
   const uint64_t commit_raw = long_size_ == 8 ? Load64(page + 8) : Load32(page + 8);
   const uint32_t commit_lo = static_cast<uint32_t>(commit_raw);
@@ -51,7 +51,9 @@ int64_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32
     Corrupt(file_offset + 8, cpu,
             fmt::format("commit {} exceeds the page's {} data bytes", commit, capacity));
 
-  int64_t lost = 0;
+  int64_t& lost = *lost_out;
+  lost = 0;
+  uint32_t n = 0;
   if (flags & kPageMissedEvents) {
     lost = -1;
     if (flags & kPageMissedStored) {
@@ -72,9 +74,10 @@ int64_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32
     if (type_len >= 1 && type_len <= kRbTypeDataMax) {
       const uint32_t len = type_len * 4;
       if (len > commit - idx - 4)
-        Corrupt(data_offset + idx, cpu, fmt::format("event of {} bytes crosses the commit end", len));
+        Corrupt(data_offset + idx, cpu,
+                fmt::format("event of {} bytes crosses the commit end", len));
       ts += delta;
-      out.push_back(RawRecord{static_cast<int64_t>(ts), data + idx + 4, len, cpu, 0});
+      out[n++] = RawRecord{static_cast<int64_t>(ts), data + idx + 4, len, cpu, 0};
       idx += 4 + len;
       continue;
     }
@@ -87,14 +90,15 @@ int64_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32
         const uint32_t len = array0 - 4;
         const uint32_t span = (len + 3) & ~3u;
         if (span < len || span > commit - idx - 8)
-          Corrupt(data_offset + idx, cpu, fmt::format("event of {} bytes crosses the commit end", len));
+          Corrupt(data_offset + idx, cpu,
+                  fmt::format("event of {} bytes crosses the commit end", len));
         ts += delta;
-        out.push_back(RawRecord{static_cast<int64_t>(ts), data + idx + 8, len, cpu, 0});
+        out[n++] = RawRecord{static_cast<int64_t>(ts), data + idx + 8, len, cpu, 0};
         idx += 8 + span;
         break;
       }
       case kRbTypePadding:
-        if (delta == 0) return lost;  // the rest of the page is unused
+        if (delta == 0) return n;  // the rest of the page is unused
         if (array0 > commit - idx - 4)
           Corrupt(data_offset + idx, cpu, "padding crosses the commit end");
         idx += 4 + ((array0 + 3) & ~3u);
@@ -113,7 +117,7 @@ int64_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32
         Corrupt(data_offset + idx, cpu, fmt::format("unknown event type_len {}", type_len));
     }
   }
-  return lost;
+  return n;
 }
 
 }  // namespace cstool

@@ -18,12 +18,16 @@ class RingPageDecoder {
   uint32_t page_size() const { return page_size_; }
   uint32_t header_size() const { return header_size_; }
 
-  // Appends the data records of `page` (page_size() readable bytes) to `out` with
-  // cpu = `cpu`. Returns the events lost before this page: 0 none, -1 unknown count,
-  // else the count. `file_offset` (of the page) is used in error messages.
-  // Throws cstool::Error if the page is corrupt.
-  int64_t Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu,
-                 std::vector<RawRecord>& out) const;
+  // Most records one page can hold (each takes at least 8 bytes).
+  uint32_t max_records() const { return (page_size_ - header_size_) / 8 + 1; }
+
+  // Writes the data records of `page` (page_size() readable bytes) to out[0...] with
+  // cpu = `cpu` (out must have room for max_records()) and returns how many. *lost is
+  // set to the events lost before this page: 0 none, -1 unknown count, else the count.
+  // `file_offset` (of the page) is used in error messages. Throws cstool::Error if the
+  // page is corrupt.
+  uint32_t Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu, RawRecord* out,
+                  int64_t* lost) const;
 
  private:
   [[noreturn]] void Corrupt(uint64_t offset, int32_t cpu, const std::string& what) const;

@@ -1,10 +1,10 @@
 #include "core/synthetic_trace.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/errors.h"
 #include "core/trace_file_format.h"
@@ -42,8 +42,8 @@ SyntheticTrace::SyntheticTrace(std::string events_dir, int cpus, uint32_t page_s
 }
 
 int SyntheticTrace::AddEvent(std::string_view system, std::string_view event) {
-  return AddEventFormat(
-      system, ReadText(fmt::format("{}/{}/{}/format", events_dir_, system, event)));
+  return AddEventFormat(system,
+                        ReadText(fmt::format("{}/{}/{}/format", events_dir_, system, event)));
 }
 
 int SyntheticTrace::AddEventFormat(std::string_view system, std::string format_text) {

@@ -1,10 +1,10 @@
 #include "core/task_state.h"
 
+#include <traceevent/event-parse.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-
-#include <traceevent/event-parse.h>
 
 #include "core/events.h"
 
@@ -16,7 +16,8 @@ std::optional<uint64_t> ParseNumber(const char* s) {
   char* end = nullptr;
   errno = 0;
   const bool negative = s[0] == '-';
-  uint64_t v = negative ? static_cast<uint64_t>(std::strtoll(s, &end, 0)) : std::strtoull(s, &end, 0);
+  uint64_t v =
+      negative ? static_cast<uint64_t>(std::strtoll(s, &end, 0)) : std::strtoull(s, &end, 0);
   if (errno != 0 || end == s) return std::nullopt;
   while (*end == 'U' || *end == 'L' || *end == 'u' || *end == 'l') ++end;  // 1UL
   if (*end != '\0') return std::nullopt;
@@ -141,7 +142,7 @@ uint16_t TaskStateBitsForLetter(std::string_view letter) {
   if (letter == "Z") return kStateZombie;
   if (letter == "P") return kStateParked;
   if (letter == "I") return kStateIdle;
-  if (letter == "N") return kStateIdle;  // TASK_NOLOAD: D|N was TASK_IDLE before 4.14
+  if (letter == "N") return kStateIdle;          // TASK_NOLOAD: D|N was TASK_IDLE before 4.14
   if (letter == "K" || letter == "W") return 0;  // wakekill / waking modifiers
   return kStateUnknownBits;
 }
@@ -159,7 +160,8 @@ TaskStateMap::TaskStateMap(const tep_event* ev) {
   const tep_print_arg* flags_arg = nullptr;
   const tep_print_arg* plus_cond = nullptr;
   Walk(args, [&](const tep_print_arg* a) {
-    if (a->type == TEP_PRINT_FLAGS && flags_arg == nullptr && References(a->flags.field, "prev_state"))
+    if (a->type == TEP_PRINT_FLAGS && flags_arg == nullptr &&
+        References(a->flags.field, "prev_state"))
       flags_arg = a;
     if (a->type == TEP_PRINT_OP && Is(a->op.op, "?") && plus_cond == nullptr) {
       const tep_print_arg* colon = a->op.right;

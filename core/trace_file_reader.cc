@@ -1,10 +1,10 @@
 #include "core/trace_file_reader.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
@@ -19,9 +19,8 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
                         s.front() == '\r' || s.front() == '\0'))
     s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r' ||
-          s.back() == '\0'))
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
+                        s.back() == '\r' || s.back() == '\0'))
     s.remove_suffix(1);
   return s;
 }
@@ -116,13 +115,14 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   if (version_end == std::string_view::npos)
     throw Error(fmt::format("{}: corrupt file at offset {}: unterminated version string", path,
                             kTraceDatMagic.size()));
-  const std::string_view version = got.substr(kTraceDatMagic.size(), version_end - kTraceDatMagic.size());
+  const std::string_view version =
+      got.substr(kTraceDatMagic.size(), version_end - kTraceDatMagic.size());
   if (version != "6" && version != "7")
-    throw Error(fmt::format("{}: unsupported trace.dat version \"{}\" at offset {}", path,
-                            version, kTraceDatMagic.size()));
+    throw Error(fmt::format("{}: unsupported trace.dat version \"{}\" at offset {}", path, version,
+                            kTraceDatMagic.size()));
   if (version_end + 1 >= got.size() || static_cast<uint8_t>(got[version_end + 1]) > 1)
-    throw Error(fmt::format("{}: corrupt file at offset {}: bad endianness byte", path,
-                            version_end + 1));
+    throw Error(
+        fmt::format("{}: corrupt file at offset {}: bad endianness byte", path, version_end + 1));
 
   std::unique_ptr<TraceFileReader> reader;
   const bool fast_ok = V6TraceFile::CanRead(got);

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,9 @@ class CpuRecordStream {
  public:
   virtual ~CpuRecordStream() = default;
   virtual int cpu() const = 0;
-  // Replaces `out` with the next records (at least one) and returns true, or returns
-  // false when the stream is exhausted. Record data stays valid until the next call
-  // on this stream (or, for the fast path, as long as the reader lives).
-  virtual bool NextBatch(std::vector<RawRecord>& out) = 0;
+  // The next records (at least one), or an empty span once the stream is exhausted.
+  // The span and the record data stay valid until the next call on this stream.
+  virtual std::span<const RawRecord> NextBatch() = 0;
 };
 
 // Per-CPU counters from the file's CPUSTAT options (per_cpu/cpuN/stats at stop).
@@ -57,8 +57,8 @@ struct CpuStatOption {
 };
 
 enum class ReaderBackend {
-  kAuto,       // fast path when possible, else libtracecmd
-  kFastV6,     // own v6 parser only (throws if the file needs libtracecmd)
+  kAuto,    // fast path when possible, else libtracecmd
+  kFastV6,  // own v6 parser only (throws if the file needs libtracecmd)
   kLibTracecmd,
 };
 

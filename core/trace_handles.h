@@ -1,9 +1,9 @@
 // RAII owners for the C handles of libtraceevent and libtracecmd.
 #pragma once
 
-#include <memory>
-
 #include <traceevent/event-parse.h>
+
+#include <memory>
 extern "C" {
 #include <traceevent/kbuffer.h>  // has no extern "C" of its own
 }

@@ -27,9 +27,16 @@ ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSin
   uint64_t backwards = 0;
   const bool decode = options.decode;
 
+  // Hot loop: raw pointers and locals only.
+  uint64_t* events_per_cpu = st.events_per_cpu.data();
+  int64_t* cpu_last_ts = last_ts.data();
+  uint64_t* type_counts = per_type.data();
+  const size_t ntypes = per_type.size();
+  int64_t first_ts = 0, final_ts = 0;
+  bool seen = false;
   merger.Run([&](const RawRecord& r) {
     const size_t cpu = static_cast<size_t>(r.cpu);
-    if (r.is_loss()) {
+    if (r.is_loss()) [[unlikely]] {
       LostEvents lost{r.ts, r.cpu, r.lost};
       sink.PushLostEvents(lost);
       ++st.lost_gaps_per_cpu[cpu];
@@ -39,18 +46,22 @@ ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSin
         ++st.lost_gaps_unknown;
       return;
     }
-    if (r.ts < last_ts[cpu]) ++backwards;
-    last_ts[cpu] = r.ts;
-    if (st.events == 0) st.first_ts = r.ts;
-    st.events = 1;  // "seen one"; the real total is summed below
-    st.last_ts = r.ts;
-    ++st.events_per_cpu[cpu];
+    backwards += r.ts < cpu_last_ts[cpu];
+    cpu_last_ts[cpu] = r.ts;
+    if (!seen) [[unlikely]] {
+      first_ts = r.ts;
+      seen = true;
+    }
+    final_ts = r.ts;
+    ++events_per_cpu[cpu];
     const int type = decode ? decoder.Decode(r, sink) : decoder.TypeOf(r);
-    if (type >= 0 && static_cast<size_t>(type) < per_type.size())
-      ++per_type[static_cast<size_t>(type)];
+    if (static_cast<size_t>(type) < ntypes) [[likely]]
+      ++type_counts[type];
     else
       ++per_type_other;
   });
+  st.first_ts = first_ts;
+  st.last_ts = final_ts;
 
   st.events = 0;
   for (int cpu = 0; cpu < cpus; ++cpu) {

@@ -15,14 +15,14 @@ namespace cstool {
 class EventDecoder;
 
 struct ReplayStats {
-  uint64_t events = 0;                      // data records decoded
-  std::vector<uint64_t> events_per_cpu;     // index = cpu
+  uint64_t events = 0;                              // data records decoded
+  std::vector<uint64_t> events_per_cpu;             // index = cpu
   std::map<std::string, uint64_t> events_per_type;  // "sched:sched_switch" -> count
-  std::vector<uint64_t> lost_per_cpu;       // sum of known lost counts, index = cpu
-  std::vector<uint64_t> lost_gaps_per_cpu;  // number of gaps (known or unknown size)
-  uint64_t lost_events = 0;                 // sum of lost_per_cpu
-  uint64_t lost_gaps_unknown = 0;           // gaps whose size the kernel did not record
-  int64_t first_ts = 0;                     // of the first data record (0 if none)
+  std::vector<uint64_t> lost_per_cpu;               // sum of known lost counts, index = cpu
+  std::vector<uint64_t> lost_gaps_per_cpu;          // number of gaps (known or unknown size)
+  uint64_t lost_events = 0;                         // sum of lost_per_cpu
+  uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
+  int64_t first_ts = 0;                             // of the first data record (0 if none)
   int64_t last_ts = 0;
   // Named anomaly counters, e.g. "timestamp_backwards" (within one CPU's stream),
   // "short_record", "bad_string", "unknown_event_type". Zero counters are omitted.
@@ -37,7 +37,8 @@ struct ReplayOptions {
 
 // Decodes every record of `reader` into `sink` in (ts, cpu) order, with LostEvents
 // before the first record after each gap. Throws cstool::Error on corrupt data.
-ReplayStats ReplayTrace(TraceFileReader& reader, EventSink& sink, const ReplayOptions& options = {});
+ReplayStats ReplayTrace(TraceFileReader& reader, EventSink& sink,
+                        const ReplayOptions& options = {});
 
 // Same with a caller-owned decoder (to inspect its task-state map, counters...).
 ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,

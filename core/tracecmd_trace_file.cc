@@ -27,27 +27,28 @@ class TracecmdCpuStream final : public CpuRecordStream {
 
   int cpu() const override { return cpu_; }
 
-  bool NextBatch(std::vector<RawRecord>& out) override {
-    out.clear();
+  std::span<const RawRecord> NextBatch() override {
+    out_.clear();
     held_.clear();
-    while (out.size() < kRecordsPerBatch) {
+    while (out_.size() < kRecordsPerBatch) {
       TepRecordPtr r = pending_ ? std::move(pending_) : TepRecordPtr(tracecmd_read_data(in_, cpu_));
       if (!r) break;
       if (r->missed_events != 0) {
         const int64_t lost = r->missed_events > 0 ? r->missed_events : -1;
-        out.push_back(RawRecord{static_cast<int64_t>(r->ts), nullptr, 0, cpu_, lost});
+        out_.push_back(RawRecord{static_cast<int64_t>(r->ts), nullptr, 0, cpu_, lost});
       }
-      out.push_back(RawRecord{static_cast<int64_t>(r->ts), static_cast<const uint8_t*>(r->data),
-                              static_cast<uint32_t>(r->size), cpu_, 0});
+      out_.push_back(RawRecord{static_cast<int64_t>(r->ts), static_cast<const uint8_t*>(r->data),
+                               static_cast<uint32_t>(r->size), cpu_, 0});
       held_.push_back(std::move(r));
     }
-    return !out.empty();
+    return out_;
   }
 
  private:
   tracecmd_input* in_;
   int cpu_;
   TepRecordPtr pending_;
+  std::vector<RawRecord> out_;
   std::vector<TepRecordPtr> held_;  // keeps the batch's data alive
 };
 
@@ -56,12 +57,13 @@ class TracecmdCpuStream final : public CpuRecordStream {
 TracecmdTraceFile::TracecmdTraceFile(const std::string& path, const ReaderOptions& options) {
   path_ = path;
   tracecmd_set_loglevel(TEP_LOG_NONE);
-  top_.reset(tracecmd_open(path.c_str(),
-                           kTracecmdFlLoadNoPlugins | kTracecmdFlLoadNoSystemPlugins));
+  top_.reset(
+      tracecmd_open(path.c_str(), kTracecmdFlLoadNoPlugins | kTracecmdFlLoadNoSystemPlugins));
   if (!top_)
-    throw Error(fmt::format("{}: libtracecmd cannot read this file (corrupt or unsupported "
-                            "trace.dat; offset unknown)",
-                            path));
+    throw Error(
+        fmt::format("{}: libtracecmd cannot read this file (corrupt or unsupported "
+                    "trace.dat; offset unknown)",
+                    path));
   input_ = top_.get();
   const int nbuf = tracecmd_buffer_instances(top_.get());
   int pick = -1;

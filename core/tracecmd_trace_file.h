@@ -21,7 +21,7 @@ class TracecmdTraceFile final : public TraceFileReader {
 
  private:
   TracecmdInputPtr top_;
-  TracecmdInputPtr instance_;   // set when reading a buffer instance
+  TracecmdInputPtr instance_;        // set when reading a buffer instance
   tracecmd_input* input_ = nullptr;  // top_ or instance_
 };
 

@@ -1,12 +1,12 @@
 #include "core/v6_trace_file.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <charconv>
-#include <optional>
 #include <cstring>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/byte_cursor.h"
 #include "core/errors.h"
@@ -20,7 +20,7 @@ namespace {
 constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
-constexpr size_t kRecordsPerBatch = 512;
+constexpr int kPagesPerBatch = 4;
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
@@ -49,7 +49,8 @@ std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view t
   if (!text.starts_with("name: ")) return std::make_pair(size_t{0}, std::string("no \"name:\""));
   for (std::string_view key : {"\nID: ", "\nformat:\n", "\nprint fmt: "})
     if (text.find(key) == std::string_view::npos)
-      return std::make_pair(size_t{0}, fmt::format("no \"{}\" line", key.substr(1, key.size() - 2)));
+      return std::make_pair(size_t{0},
+                            fmt::format("no \"{}\" line", key.substr(1, key.size() - 2)));
   std::string stack;
   bool in_string = false, in_char = false;
   for (size_t i = text.find("\nprint fmt: "); i < text.size(); ++i) {
@@ -63,11 +64,21 @@ std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view t
       continue;
     }
     switch (ch) {
-      case '"': in_string = true; break;
-      case '\'': in_char = true; break;
-      case '(': stack.push_back(')'); break;
-      case '[': stack.push_back(']'); break;
-      case '{': stack.push_back('}'); break;
+      case '"':
+        in_string = true;
+        break;
+      case '\'':
+        in_char = true;
+        break;
+      case '(':
+        stack.push_back(')');
+        break;
+      case '[':
+        stack.push_back(']');
+        break;
+      case '{':
+        stack.push_back('}');
+        break;
       case ')':
       case ']':
       case '}':
@@ -75,7 +86,8 @@ std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view t
           return std::make_pair(i, std::string("unbalanced brackets in print fmt"));
         stack.pop_back();
         break;
-      default: break;
+      default:
+        break;
     }
   }
   if (in_string || in_char || !stack.empty())
@@ -101,27 +113,34 @@ class V6CpuStream final : public CpuRecordStream {
 
   int cpu() const override { return cpu_; }
 
-  bool NextBatch(std::vector<RawRecord>& out) override {
-    out.clear();
+  std::span<const RawRecord> NextBatch() override {
+    if (!buf_)
+      buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
+    RawRecord* out = buf_.get();
+    size_t n = 0;
     const uint32_t page_size = pages_.page_size();
-    while (out.size() < kRecordsPerBatch && offset_ < end_) {
+    for (int p = 0; p < kPagesPerBatch && offset_ < end_; ++p) {
       const uint64_t page_offset = offset_;
       offset_ += page_size;
-      const size_t first = out.size();
-      const int64_t lost = pages_.Decode(file_ + page_offset, page_offset, cpu_, out);
+      int64_t lost = 0;
+      const uint32_t got = pages_.Decode(file_ + page_offset, page_offset, cpu_, out + n, &lost);
       if (lost != 0) pending_lost_ = pending_lost_ == 0 ? lost : AddLost(pending_lost_, lost);
-      if (pending_lost_ != 0 && out.size() > first) {
-        RawRecord marker{out[first].ts, nullptr, 0, cpu_, pending_lost_};
-        out.insert(out.begin() + static_cast<ptrdiff_t>(first), marker);
+      if (got == 0) continue;
+      if (pending_lost_ != 0) {  // rare: shift the page's records to put the marker first
+        std::memmove(out + n + 1, out + n, got * sizeof(RawRecord));
+        out[n] = RawRecord{out[n + 1].ts, nullptr, 0, cpu_, pending_lost_};
         pending_lost_ = 0;
+        ++n;
       }
-      if (out.size() > first) last_ts_ = out.back().ts;
+      n += got;
+      last_ts_ = out[n - 1].ts;
     }
-    if (out.empty() && pending_lost_ != 0) {  // losses after the last record
-      out.push_back(RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_});
+    if (n == 0 && pending_lost_ != 0) {  // losses after the last record
+      out[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};
       pending_lost_ = 0;
+      n = 1;
     }
-    return !out.empty();
+    return {out, n};
   }
 
  private:
@@ -132,6 +151,7 @@ class V6CpuStream final : public CpuRecordStream {
   RingPageDecoder pages_;
   int64_t pending_lost_ = 0;
   int64_t last_ts_ = 0;
+  std::unique_ptr<RawRecord[]> buf_;
 };
 
 }  // namespace
@@ -159,14 +179,14 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   const size_t version_at = in.pos();
   std::string_view version = in.CString(16, "version string");
   if (version != "6")
-    throw Error(fmt::format("{}: file version \"{}\" at offset {} is not v6", path_, version,
-                            version_at));
+    throw Error(
+        fmt::format("{}: file version \"{}\" at offset {} is not v6", path_, version, version_at));
   file_version_ = 6;
   const size_t endian_at = in.pos();
   big_endian_ = in.U8("endianness") != 0;
   if (big_endian_ != (std::endian::native == std::endian::big))
-    throw Error(fmt::format("{}: byte order at offset {} differs from the host's", path_,
-                            endian_at));
+    throw Error(
+        fmt::format("{}: byte order at offset {} differs from the host's", path_, endian_at));
   const size_t long_at = in.pos();
   long_size_ = in.U8("long size");
   if (long_size_ != 4 && long_size_ != 8)
@@ -178,8 +198,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
 
   tep_handle* tep = tep_.get();
   tep_set_file_bigendian(tep, big_endian_ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-  tep_set_local_bigendian(tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN
-                                                                        : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(
+      tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
   tep_set_long_size(tep, long_size_);
   tep_set_page_size(tep, static_cast<int>(page_size_));
 
@@ -220,7 +240,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
       const uint64_t size = in.U64("event format size");
       std::string_view text = in.Bytes(size, "event format");
       if (auto bad = CheckFormatText(text, true))
-        in.Fail(in.pos() - size + bad->first, fmt::format("{} event format: {}", system, bad->second));
+        in.Fail(in.pos() - size + bad->first,
+                fmt::format("{} event format: {}", system, bad->second));
       tep_parse_event(tep, text.data(), text.size(), system.c_str());
     }
   }
@@ -302,8 +323,8 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     section = in.Bytes(10, "section marker");
   }
   if (section == std::string_view("latency  \0", 10))
-    throw Error(fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_,
-                            section_at));
+    throw Error(
+        fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_, section_at));
   if (section != std::string_view("flyrecord\0", 10))
     in.Fail(section_at, "expected \"flyrecord\" section");
 
@@ -363,8 +384,8 @@ std::unique_ptr<CpuRecordStream> V6TraceFile::OpenCpu(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
-  return std::make_unique<V6CpuStream>(file_.data(), d.offset, d.size, cpu, long_size_,
-                                       page_size_, path_);
+  return std::make_unique<V6CpuStream>(file_.data(), d.offset, d.size, cpu, long_size_, page_size_,
+                                       path_);
 }
 
 }  // namespace cstool

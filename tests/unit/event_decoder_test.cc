@@ -1,12 +1,11 @@
 #include "core/event_decoder.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/synthetic_trace.h"
 #include "core/task_state.h"
@@ -70,9 +69,9 @@ TEST(TaskStateMap, Linux44Layout) {
   EXPECT_EQ(m.Map(2).bits, kStateUninterruptible);
   EXPECT_EQ(m.Map(16).bits, kStateZombie);  // Z and X swapped places in 4.14
   EXPECT_EQ(m.Map(32).bits, kStateDead);
-  EXPECT_EQ(m.Map(64).bits, kStateDead);                      // x: TASK_DEAD
-  EXPECT_EQ(m.Map(2 | 128).bits, kStateUninterruptible);      // TASK_KILLABLE
-  EXPECT_EQ(m.Map(2 | 1024).bits, kStateIdle);                // TASK_IDLE = D|N
+  EXPECT_EQ(m.Map(64).bits, kStateDead);                  // x: TASK_DEAD
+  EXPECT_EQ(m.Map(2 | 128).bits, kStateUninterruptible);  // TASK_KILLABLE
+  EXPECT_EQ(m.Map(2 | 1024).bits, kStateIdle);            // TASK_IDLE = D|N
   EXPECT_EQ(m.Map(512).bits, kStateParked);
   EXPECT_TRUE(m.Map(0x800).preempted);
   EXPECT_EQ(m.Map(0x800).bits, 0);
@@ -179,8 +178,11 @@ print fmt: "x=%d", REC->x
   s.Set("prev_state", 0x2).SetString("prev_comm", "a");
   t.Append(0, 2000, s);
   t.Append(1, 1500,
-           t.NewRecord(fork, 5).SetString("parent_comm", "parent").Set("parent_pid", 5)
-               .SetString("child_comm", "child").Set("child_pid", 6));
+           t.NewRecord(fork, 5)
+               .SetString("parent_comm", "parent")
+               .Set("parent_pid", 5)
+               .SetString("child_comm", "child")
+               .Set("child_pid", 6));
   t.Append(1, 1600, t.NewRecord(exec, 6).SetString("filename", "/bin/true").Set("pid", 6));
   t.Append(1, 1700, t.NewRecord(irq, 0).Set("irq", 11).SetString("name", "virtio0-input"));
   t.Append(1, 1800, t.NewRecord(sirq, 0).Set("vec", 1));

@@ -13,10 +13,11 @@ class VectorStream : public CpuRecordStream {
   VectorStream(int cpu, std::vector<RawRecord> recs, size_t batch)
       : cpu_(cpu), recs_(std::move(recs)), batch_(batch) {}
   int cpu() const override { return cpu_; }
-  bool NextBatch(std::vector<RawRecord>& out) override {
-    out.clear();
-    while (pos_ < recs_.size() && out.size() < batch_) out.push_back(recs_[pos_++]);
-    return !out.empty();
+  std::span<const RawRecord> NextBatch() override {
+    const size_t n = std::min(batch_, recs_.size() - pos_);
+    std::span<const RawRecord> out(recs_.data() + pos_, n);
+    pos_ += n;
+    return out;
   }
 
  private:

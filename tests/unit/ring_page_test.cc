@@ -20,8 +20,9 @@ TEST(RingPageDecoder, AgreesWithKbufferOnFixturePages) {
   for (int cpu = 0; cpu < trace.cpus(); ++cpu) {
     const auto& d = trace.cpu_data()[static_cast<size_t>(cpu)];
     for (uint64_t off = d.offset; off < d.offset + d.size; off += trace.page_size()) {
-      std::vector<RawRecord> mine;
-      const int64_t lost = dec.Decode(map.data() + off, off, cpu, mine);
+      std::vector<RawRecord> mine(dec.max_records());
+      int64_t lost = 0;
+      mine.resize(dec.Decode(map.data() + off, off, cpu, mine.data(), &lost));
       void* page = const_cast<uint8_t*>(map.data() + off);
       ASSERT_EQ(kbuffer_load_subbuffer(kbuf.get(), page), 0);
       const int kmissed = kbuffer_missed_events(kbuf.get());

@@ -133,8 +133,7 @@ TEST(TraceFileReader, V7CompressedDecodesThroughLibtracecmdLikeV6) {
   EXPECT_EQ(v7.stats.events, v6.stats.events);
   EXPECT_EQ(v7.stats.events_per_type, v6.stats.events_per_type);
   EXPECT_EQ(v7.sink.sum, v6.sink.sum);
-  EXPECT_THROW(OpenTraceFile(kFixtures + "small_v7_zstd.dat", {ReaderBackend::kFastV6, ""}),
-               Error);
+  EXPECT_THROW(OpenTraceFile(kFixtures + "small_v7_zstd.dat", {ReaderBackend::kFastV6, ""}), Error);
 }
 
 TEST(TraceFileReader, HeaderMetadataOfV6Fixture) {
@@ -163,8 +162,8 @@ TEST(TraceFileReader, LossesOfOverwrittenBufferAreReported) {
 }
 
 TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("cstool_sidecar_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("cstool_sidecar_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "t.dat").string();
   std::filesystem::copy_file(kFixtures + "small_v6.dat", file,
@@ -172,17 +171,13 @@ TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
   RecordingInfo info;
   info.tool_version = "9.9";
   info.target_pids = {42};
-  {
-    std::ofstream(file + ".cstool.json") << nlohmann::json(info).dump();
-  }
+  { std::ofstream(file + ".cstool.json") << nlohmann::json(info).dump(); }
   for (ReaderBackend b : {ReaderBackend::kFastV6, ReaderBackend::kLibTracecmd}) {
     auto r = OpenTraceFile(file, {b, ""});
     ASSERT_TRUE(r->recording_info().has_value());
     EXPECT_EQ(r->recording_info()->tool_version, "9.9");
   }
-  {
-    std::ofstream(file + ".cstool.json") << "{not json";
-  }
+  { std::ofstream(file + ".cstool.json") << "{not json"; }
   try {
     OpenTraceFile(file);
     ADD_FAILURE() << "no error for a bad sidecar";
@@ -194,9 +189,7 @@ TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
 
 TEST(TraceFileReader, NotATraceFile) {
   auto path = std::filesystem::temp_directory_path() / "cstool_not_trace.dat";
-  {
-    std::ofstream(path) << "hello, this is not a trace file at all";
-  }
+  { std::ofstream(path) << "hello, this is not a trace file at all"; }
   try {
     OpenTraceFile(path.string());
     ADD_FAILURE();
@@ -210,9 +203,10 @@ TEST(TraceFileReader, NotATraceFile) {
 
 TEST(TraceFileReader, CpuStatAndClockParsing) {
   CpuStatOption s;
-  ASSERT_TRUE(ParseCpuStat("CPU: 3\nentries: 5\noverrun: 7\ncommit overrun: 1\nbytes: 0\n"
-                           "dropped events: 2\nread events: 9\n",
-                           &s));
+  ASSERT_TRUE(
+      ParseCpuStat("CPU: 3\nentries: 5\noverrun: 7\ncommit overrun: 1\nbytes: 0\n"
+                   "dropped events: 2\nread events: 9\n",
+                   &s));
   EXPECT_EQ(s.cpu, 3);
   EXPECT_EQ(s.entries, 5u);
   EXPECT_EQ(s.overrun, 7u);
