@@ -62,4 +62,23 @@ inline constexpr uint16_t kOptionVersion = 9;
 // cstool's own option: "cs" in ASCII, far above trace-cmd's ids.
 inline constexpr uint16_t kOptionCstoolInfo = 0x6373;
 
+
+// Suffix of the sidecar metadata file readers fall back to when the option is absent.
+inline constexpr std::string_view kCstoolInfoSidecarSuffix = ".cstool.json";
+
+// Magic plus "tracing", as one string for readers.
+inline constexpr std::string_view kTraceDatMagic{"\x17\x08\x44tracing", 10};
+
+// Ring-buffer page (header_page): timestamp(u64), commit(long: low bits = bytes of event
+// data, bit 31 = events were lost before this page, bit 30 = the lost count is stored as
+// a long right after the data), then the data. Each event starts with a 32-bit word:
+// type_len (low 5 bits) and time_delta (high 27 bits), see header_event.
+inline constexpr uint32_t kPageMissedEvents = 1u << 31;
+inline constexpr uint32_t kPageMissedStored = 1u << 30;
+inline constexpr uint32_t kRbTypeDataMax = 28;
+inline constexpr uint32_t kRbTypePadding = 29;
+inline constexpr uint32_t kRbTypeTimeExtend = 30;
+inline constexpr uint32_t kRbTypeTimeStamp = 31;
+inline constexpr uint32_t kRbTsShift = 27;
+
 }  // namespace cstool::tracefile

@@ -1,0 +1,169 @@
+// Throughput of the report pipeline's front half on a synthetic multi-million-event
+// v6 file built from real event formats (core/synthetic_trace.h):
+//   (a) BM_ReadMerge        per-CPU page walking + k-way merge, no decoding
+//   (b) BM_ReadMergeDecode  the same + decoding every record into a no-op EventSink
+//   (c) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
+// items_per_second is events/s. Formats come from /sys/kernel/tracing/events when it is
+// readable, else from the snapshot in tests/fixtures/formats/events.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "core/event_decoder.h"
+#include "core/merge.h"
+#include "core/synthetic_trace.h"
+#include "core/trace_file_reader.h"
+#include "core/trace_replay.h"
+
+namespace cstool {
+namespace {
+
+constexpr int kCpus = 2;
+constexpr uint64_t kEvents = 4'000'000;
+
+std::string EventsDir() {
+  const std::string live = "/sys/kernel/tracing/events";
+  if (::access((live + "/sched/sched_switch/format").c_str(), R_OK) == 0) return live;
+  return (std::filesystem::path(__FILE__).parent_path().parent_path() /
+          "tests/fixtures/formats/events")
+      .string();
+}
+
+// Builds the benchmark file once per process; removes it at exit.
+class BenchFile {
+ public:
+  BenchFile() {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("cstool_decode_bench_" + std::to_string(::getpid()) + ".dat"))
+                .string();
+    SyntheticTrace t(EventsDir(), kCpus);
+    const int sw = t.AddEvent("sched", "sched_switch");
+    const int waking = t.AddEvent("sched", "sched_waking");
+    const int wakeup = t.AddEvent("sched", "sched_wakeup");
+    const int se = t.AddEvent("raw_syscalls", "sys_enter");
+    const int sx = t.AddEvent("raw_syscalls", "sys_exit");
+    const int lte = t.AddEvent("irq_vectors", "local_timer_entry");
+    const int ltx = t.AddEvent("irq_vectors", "local_timer_exit");
+    const int se_irq = t.AddEvent("irq", "softirq_entry");
+    const int fork = t.AddEvent("sched", "sched_process_fork");
+    t.AddEvent("sched", "sched_process_exit");
+    t.AddEvent("task", "task_newtask");
+    // Per CPU, bursts shaped like a syscall-heavy workload: syscall pairs, wakeup +
+    // switch, timer interrupt with its softirq, now and then a fork.
+    auto rec = [&](SyntheticTrace::Record r) { return r; };
+    const std::vector<std::vector<SyntheticTrace::Record>> bursts = {
+        {rec(t.NewRecord(se, 1).Set("id", 0)), rec(t.NewRecord(sx, 1).Set("id", 0).Set("ret", 8))},
+        {rec(t.NewRecord(se, 1).Set("id", 1)), rec(t.NewRecord(sx, 1).Set("id", 1).Set("ret", 8))},
+        {rec(t.NewRecord(waking, 1).SetString("comm", "worker").Set("pid", 2)),
+         rec(t.NewRecord(wakeup, 1).SetString("comm", "worker").Set("pid", 2)),
+         rec(t.NewRecord(sw, 1)
+                 .SetString("prev_comm", "worker")
+                 .Set("prev_pid", 1)
+                 .Set("prev_state", 1)
+                 .SetString("next_comm", "other")
+                 .Set("next_pid", 2))},
+        {rec(t.NewRecord(lte, 1).Set("vector", 236)), rec(t.NewRecord(se_irq, 1).Set("vec", 1)),
+         rec(t.NewRecord(t.AddEvent("irq", "softirq_exit"), 1).Set("vec", 1)),
+         rec(t.NewRecord(ltx, 1).Set("vector", 236)),
+         rec(t.NewRecord(sw, 1).SetString("prev_comm", "w").Set("prev_state", 0x100))},
+        {rec(t.NewRecord(fork, 1).SetString("parent_comm", "p").SetString("child_comm", "c"))},
+    };
+    const int weights[] = {40, 20, 25, 14, 1};  // percent
+    uint64_t ts[kCpus] = {1'000'000, 1'000'050};
+    uint64_t x = 88172645463325252ull;
+    uint64_t written = 0;
+    while (written < kEvents) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      // The CPU whose clock is behind runs next, so the streams interleave in time.
+      const int cpu = ts[0] <= ts[1] ? 0 : 1;
+      int pick = static_cast<int>((x >> 8) % 100), b = 0;
+      while (pick >= weights[b]) pick -= weights[b++];
+      const int32_t pid = static_cast<int32_t>(100 + ((x >> 20) & 63));
+      for (const auto& r : bursts[static_cast<size_t>(b)]) {
+        std::vector<uint8_t> bytes(r.bytes().begin(), r.bytes().end());
+        std::memcpy(bytes.data() + 4, &pid, 4);  // common_pid
+        ts[cpu] += 50 + ((x >> 32) & 511);
+        t.Append(cpu, ts[cpu], bytes);
+        ++written;
+      }
+    }
+    t.Write(path_);
+  }
+  ~BenchFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+const BenchFile& File() {
+  static BenchFile file;
+  return file;
+}
+
+void BM_ReadMerge(benchmark::State& state) {
+  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFastV6, ""});
+  uint64_t n = 0;
+  for (auto _ : state) {
+    std::vector<std::unique_ptr<CpuRecordStream>> streams;
+    for (int cpu = 0; cpu < reader->cpus(); ++cpu) streams.push_back(reader->OpenCpu(cpu));
+    RecordMerger merger(std::move(streams));
+    uint64_t count = 0;
+    int64_t sum = 0;
+    merger.Run([&](const RawRecord& r) {
+      ++count;
+      sum += r.ts;
+    });
+    benchmark::DoNotOptimize(sum);
+    n += count;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_ReadMerge)->Unit(benchmark::kMillisecond);
+
+void ReplayBench(benchmark::State& state, ReaderBackend backend) {
+  auto reader = OpenTraceFile(File().path(), {backend, ""});
+  EventDecoder decoder(reader->tep());
+  EventSink sink;  // every Push* is a no-op
+  uint64_t n = 0;
+  for (auto _ : state) {
+    ReplayStats st = ReplayTrace(*reader, decoder, sink);
+    n += st.events;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+
+void BM_ReadMergeDecode(benchmark::State& state) { ReplayBench(state, ReaderBackend::kFastV6); }
+BENCHMARK(BM_ReadMergeDecode)->Unit(benchmark::kMillisecond);
+
+void BM_LibtracecmdReadMergeDecode(benchmark::State& state) {
+  ReplayBench(state, ReaderBackend::kLibTracecmd);
+}
+BENCHMARK(BM_LibtracecmdReadMergeDecode)->Unit(benchmark::kMillisecond);
+
+// Decoding alone, over records already in memory (no page walking, no merge).
+void BM_DecodeOnly(benchmark::State& state) {
+  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFastV6, ""});
+  std::vector<RawRecord> all;
+  auto stream = reader->OpenCpu(0);
+  for (auto b = stream->NextBatch(); !b.empty(); b = stream->NextBatch())
+    all.insert(all.end(), b.begin(), b.end());
+  EventDecoder decoder(reader->tep());
+  EventSink sink;
+  for (auto _ : state) {
+    for (const RawRecord& r : all)
+      if (!r.is_loss()) benchmark::DoNotOptimize(decoder.Decode(r, sink));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * all.size()));
+}
+BENCHMARK(BM_DecodeOnly)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace cstool
+
+BENCHMARK_MAIN();

@@ -1,0 +1,526 @@
+#include "core/event_decoder.h"
+
+#include <fmt/format.h>
+#include <traceevent/event-parse.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace cstool {
+namespace {
+
+struct FieldSpec {
+  const char* name = nullptr;
+  bool required = false;
+};
+
+struct EventSpec {
+  const char* system;
+  const char* event;
+  EventKind kind;
+  FieldSpec ints[5];
+  FieldSpec strs[2];
+};
+
+// Slot meaning per kind; Decode() below reads the same slots.
+const EventSpec kSpecs[] = {
+    {"sched",
+     "sched_switch",
+     EventKind::kSchedSwitch,
+     {{"prev_pid", true}, {"prev_prio"}, {"prev_state", true}, {"next_pid", true}, {"next_prio"}},
+     {{"prev_comm"}, {"next_comm"}}},
+    {"sched",
+     "sched_waking",
+     EventKind::kSchedWaking,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_wakeup",
+     EventKind::kSchedWakeup,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_wakeup_new",
+     EventKind::kSchedWakeupNew,
+     {{"pid", true}, {"prio"}, {"target_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_migrate_task",
+     EventKind::kSchedMigrateTask,
+     {{"pid", true}, {"orig_cpu"}, {"dest_cpu"}},
+     {{"comm"}}},
+    {"sched",
+     "sched_process_fork",
+     EventKind::kSchedProcessFork,
+     {{"parent_pid", true}, {"child_pid", true}},
+     {{"parent_comm"}, {"child_comm"}}},
+    {"task", "task_newtask", EventKind::kTaskNewtask, {{"pid", true}, {"clone_flags"}}, {{"comm"}}},
+    {"task", "task_rename", EventKind::kTaskRename, {{"pid"}}, {{"oldcomm"}, {"newcomm"}}},
+    {"sched",
+     "sched_process_exec",
+     EventKind::kSchedProcessExec,
+     {{"pid", true}, {"old_pid"}},
+     {{"filename"}}},
+    {"sched",
+     "sched_process_exit",
+     EventKind::kSchedProcessExit,
+     {{"pid", true}, {"group_dead"}},
+     {{"comm"}}},
+    {"sched", "sched_process_free", EventKind::kSchedProcessFree, {{"pid", true}}, {{"comm"}}},
+    {"irq", "irq_handler_entry", EventKind::kIrqHandlerEntry, {{"irq", true}}, {{"name"}}},
+    {"irq", "irq_handler_exit", EventKind::kIrqHandlerExit, {{"irq", true}, {"ret"}}, {}},
+    {"irq", "softirq_raise", EventKind::kSoftirqRaise, {{"vec", true}}, {}},
+    {"irq", "softirq_entry", EventKind::kSoftirqEntry, {{"vec", true}}, {}},
+    {"irq", "softirq_exit", EventKind::kSoftirqExit, {{"vec", true}}, {}},
+    {"nmi",
+     "nmi_handler",
+     EventKind::kNmiHandler,
+     {{"handler"}, {"delta_ns", true}, {"handled"}},
+     {}},
+    {"raw_syscalls", "sys_enter", EventKind::kSysEnter, {{"id", true}}, {}},
+    {"raw_syscalls", "sys_exit", EventKind::kSysExit, {{"id", true}, {"ret"}}, {}},
+    {"exceptions",
+     "page_fault_user",
+     EventKind::kPageFaultUser,
+     {{"address"}, {"ip"}, {"error_code"}},
+     {}},
+    {"exceptions",
+     "page_fault_kernel",
+     EventKind::kPageFaultKernel,
+     {{"address"}, {"ip"}, {"error_code"}},
+     {}},
+};
+
+// Events whose absence is normal and not worth reporting as missing.
+bool Optional(const EventSpec& s) { return s.kind == EventKind::kSoftirqRaise; }
+
+bool ToFieldRef(const tep_format_field* f, FieldRef* out) {
+  if (f == nullptr || f->offset < 0 || f->offset > 0xffff) return false;
+  if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8) return false;
+  out->offset = static_cast<uint16_t>(f->offset);
+  out->size = static_cast<uint8_t>(f->size);
+  out->is_signed = (f->flags & TEP_FIELD_IS_SIGNED) != 0;
+  return true;
+}
+
+bool ToStringRef(const tep_format_field* f, StringRef* out) {
+  if (f == nullptr || f->offset < 0 || f->offset > 0xffff || f->size <= 0 || f->size > 0xffff)
+    return false;
+  out->offset = static_cast<uint16_t>(f->offset);
+  out->size = static_cast<uint16_t>(f->size);
+  if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+    if (f->size != 4) return false;
+    out->kind =
+        (f->flags & TEP_FIELD_IS_RELATIVE) ? StringRef::Kind::kRelLoc : StringRef::Kind::kDataLoc;
+  } else {
+    out->kind = StringRef::Kind::kFixed;
+  }
+  return true;
+}
+
+uint32_t EndOf(const FieldRef& f) { return f.size ? uint32_t{f.offset} + f.size : 0; }
+uint32_t EndOf(const StringRef& s) {
+  return s.kind == StringRef::Kind::kAbsent ? 0 : uint32_t{s.offset} + s.size;
+}
+
+template <typename T>
+inline T Load(const uint8_t* p, bool swap) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  if (swap) {
+    if constexpr (sizeof(T) == 2) v = static_cast<T>(__builtin_bswap16(static_cast<uint16_t>(v)));
+    if constexpr (sizeof(T) == 4) v = static_cast<T>(__builtin_bswap32(static_cast<uint32_t>(v)));
+    if constexpr (sizeof(T) == 8) v = static_cast<T>(__builtin_bswap64(static_cast<uint64_t>(v)));
+  }
+  return v;
+}
+
+// Reads an integer field by its size and signedness (absent fields read as 0).
+inline int64_t ReadInt(const uint8_t* d, const FieldRef& f, bool swap) {
+  const uint8_t* p = d + f.offset;
+  switch (f.size) {
+    case 1:
+      return f.is_signed ? int64_t{static_cast<int8_t>(*p)} : int64_t{*p};
+    case 2:
+      return f.is_signed ? int64_t{Load<int16_t>(p, swap)} : int64_t{Load<uint16_t>(p, swap)};
+    case 4:
+      return f.is_signed ? int64_t{Load<int32_t>(p, swap)} : int64_t{Load<uint32_t>(p, swap)};
+    case 8:
+      return Load<int64_t>(p, swap);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
+  if (tep_ == nullptr) throw Error("event decoder: no event formats");
+  swap_ = tep_is_file_bigendian(tep_) != tep_is_local_bigendian(tep_);
+
+  // Common fields: identical in every format; take them from the first parsed event.
+  const int nr_events = tep_get_events_count(tep_);
+  int max_id = -1;
+  const tep_event* any = nullptr;
+  for (int i = 0; i < nr_events; ++i) {
+    const tep_event* ev = tep_get_event(tep_, i);
+    if (ev == nullptr) continue;
+    max_id = std::max(max_id, ev->id);
+    if (any == nullptr && tep_find_common_field(const_cast<tep_event*>(ev), "common_type"))
+      any = ev;
+  }
+  if (any != nullptr) {
+    auto* ev = const_cast<tep_event*>(any);
+    ToFieldRef(tep_find_common_field(ev, "common_type"), &common_type_);
+    ToFieldRef(tep_find_common_field(ev, "common_flags"), &common_flags_);
+    ToFieldRef(tep_find_common_field(ev, "common_preempt_count"), &common_preempt_);
+    ToFieldRef(tep_find_common_field(ev, "common_pid"), &common_pid_);
+  }
+  if (common_type_.size == 0) {  // no formats at all: the classic layout
+    common_type_ = {0, 2, false};
+    common_flags_ = {2, 1, false};
+    common_preempt_ = {3, 1, false};
+    common_pid_ = {4, 4, true};
+  }
+  auto is = [](const FieldRef& f, uint16_t off, uint8_t size) {
+    return f.offset == off && f.size == size;
+  };
+  classic_common_ = !swap_ && is(common_type_, 0, 2) && is(common_flags_, 2, 1) &&
+                    is(common_preempt_, 3, 1) && is(common_pid_, 4, 4);
+  common_min_size_ = std::max(
+      {EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_), EndOf(common_pid_)});
+  if (max_id > 0xffff) max_id = 0xffff;
+  table_.assign(static_cast<size_t>(max_id + 1), DecoderEntry{});
+
+  auto install = [&](tep_event* ev, const EventSpec& spec, DecoderEntry entry) -> bool {
+    for (int i = 0; i < 5; ++i) {
+      if (spec.ints[i].name == nullptr) continue;
+      const tep_format_field* f = tep_find_field(ev, spec.ints[i].name);
+      if (!ToFieldRef(f, &entry.f[i]) && spec.ints[i].required) {
+        missing_.push_back(
+            fmt::format("{}:{} (field {})", spec.system, spec.event, spec.ints[i].name));
+        return false;
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (spec.strs[i].name == nullptr) continue;
+      ToStringRef(tep_find_field(ev, spec.strs[i].name), &entry.s[i]);
+    }
+    uint32_t end = common_min_size_;
+    for (const auto& f : entry.f) end = std::max(end, EndOf(f));
+    for (const auto& s : entry.s) end = std::max(end, EndOf(s));
+    entry.min_size = end;
+    entry.kind = spec.kind;
+    if (ev->id >= 0 && static_cast<size_t>(ev->id) < table_.size()) table_[ev->id] = entry;
+    return true;
+  };
+
+  for (const EventSpec& spec : kSpecs) {
+    tep_event* ev = tep_find_event_by_name(tep_, spec.system, spec.event);
+    if (ev == nullptr) {
+      if (!Optional(spec)) missing_.push_back(fmt::format("{}:{}", spec.system, spec.event));
+      continue;
+    }
+    install(ev, spec, DecoderEntry{});
+  }
+
+  // irq_vectors:<name>_entry / _exit, whatever names this kernel has.
+  bool any_vector = false;
+  for (int i = 0; i < nr_events; ++i) {
+    tep_event* ev = tep_get_event(tep_, i);
+    if (ev == nullptr || ev->system == nullptr || ev->name == nullptr) continue;
+    if (std::string_view(ev->system) != "irq_vectors") continue;
+    std::string_view name(ev->name);
+    EventKind kind;
+    if (name.ends_with("_entry")) {
+      kind = EventKind::kIrqVectorEntry;
+      name.remove_suffix(6);
+    } else if (name.ends_with("_exit")) {
+      kind = EventKind::kIrqVectorExit;
+      name.remove_suffix(5);
+    } else {
+      continue;
+    }
+    DecoderEntry entry;
+    if (!ToFieldRef(tep_find_field(ev, "vector"), &entry.f[0])) continue;
+    auto it = std::find(vector_names_.begin(), vector_names_.end(), name);
+    entry.aux = static_cast<uint16_t>(it - vector_names_.begin());
+    if (it == vector_names_.end()) vector_names_.emplace_back(name);
+    entry.kind = kind;
+    entry.min_size = std::max(common_min_size_, EndOf(entry.f[0]));
+    if (ev->id >= 0 && static_cast<size_t>(ev->id) < table_.size()) table_[ev->id] = entry;
+    any_vector = true;
+  }
+  if (!any_vector) missing_.push_back("irq_vectors:*");
+
+  task_states_ =
+      std::make_unique<TaskStateMap>(tep_find_event_by_name(tep_, "sched", "sched_switch"));
+  tep_event* softirq = tep_find_event_by_name(tep_, "irq", "softirq_entry");
+  for (const auto& [vec, name] : PrintSymbols(softirq, "vec")) {
+    if (vec > 255) continue;
+    if (softirq_names_.size() <= vec) softirq_names_.resize(vec + 1);
+    softirq_names_[vec] = name;
+  }
+}
+
+EventDecoder::~EventDecoder() = default;
+
+std::string EventDecoder::EventName(int type_id) const {
+  tep_event* ev = type_id >= 0 ? tep_find_event(tep_, type_id) : nullptr;
+  if (ev == nullptr || ev->system == nullptr || ev->name == nullptr)
+    return fmt::format("unknown:{}", type_id);
+  return fmt::format("{}:{}", ev->system, ev->name);
+}
+
+[[gnu::always_inline]] inline std::string_view EventDecoder::ReadString(const uint8_t* data,
+                                                                        uint32_t size,
+                                                                        const StringRef& s) {
+  uint32_t off = 0, len = 0;
+  switch (s.kind) {
+    case StringRef::Kind::kAbsent:
+      return {};
+    case StringRef::Kind::kFixed:
+      off = s.offset;
+      len = s.size;
+      break;
+    case StringRef::Kind::kDataLoc:
+    case StringRef::Kind::kRelLoc: {
+      const uint32_t loc = Load<uint32_t>(data + s.offset, swap_);
+      off = loc & 0xffff;
+      len = loc >> 16;
+      if (s.kind == StringRef::Kind::kRelLoc) off += uint32_t{s.offset} + s.size;
+      if (off > size || len > size - off) {
+        ++counters_.bad_strings;
+        return {};
+      }
+      break;
+    }
+  }
+  const char* p = reinterpret_cast<const char*>(data + off);
+  size_t n = 0;
+  while (n < len && p[n] != '\0') ++n;  // short strings: a loop beats a memchr call
+  return {p, n};
+}
+
+int EventDecoder::TypeOf(const RawRecord& rec) const {
+  if (rec.size < common_min_size_) return -1;
+  return static_cast<int>(ReadInt(rec.data, common_type_, swap_));
+}
+
+int EventDecoder::Decode(const RawRecord& rec, EventSink& sink) {
+  const uint8_t* d = rec.data;
+  const uint32_t size = rec.size;
+  if (size < common_min_size_) {
+    ++counters_.short_records;
+    return -1;
+  }
+  int type;
+  EventCommon c;
+  c.ts = rec.ts;
+  c.cpu = rec.cpu;
+  if (classic_common_) {  // the layout of every kernel since 4.x, host byte order
+    uint16_t t;
+    std::memcpy(&t, d, 2);
+    type = t;
+    c.flags = d[2];
+    c.preempt_count = d[3];
+    std::memcpy(&c.pid, d + 4, 4);
+  } else {
+    type = static_cast<int>(ReadInt(d, common_type_, swap_));
+    c.pid = static_cast<int32_t>(ReadInt(d, common_pid_, swap_));
+    c.flags = static_cast<uint8_t>(ReadInt(d, common_flags_, swap_));
+    c.preempt_count = static_cast<uint8_t>(ReadInt(d, common_preempt_, swap_));
+  }
+  if (static_cast<size_t>(type) >= table_.size()) {
+    ++counters_.unknown_type_ids;
+    sink.PushOtherEvent(c, type);
+    return type;
+  }
+  const DecoderEntry& e = table_[static_cast<size_t>(type)];
+  if (size < e.min_size) {
+    ++counters_.short_records;
+    sink.PushOtherEvent(c, type);
+    return type;
+  }
+  auto I = [&](int slot) { return ReadInt(d, e.f[slot], swap_); };
+  auto S = [&](int slot) { return ReadString(d, size, e.s[slot]); };
+  switch (e.kind) {
+    case EventKind::kOther:
+      sink.PushOtherEvent(c, type);
+      break;
+    case EventKind::kSchedSwitch: {
+      SchedSwitch ev;
+      ev.c = c;
+      ev.prev_comm = S(0);
+      ev.prev_pid = static_cast<int32_t>(I(0));
+      ev.prev_prio = static_cast<int32_t>(I(1));
+      const DecodedTaskState st = task_states_->Map(static_cast<uint64_t>(I(2)));
+      ev.prev_state = st.bits;
+      ev.prev_preempted = st.preempted;
+      ev.next_comm = S(1);
+      ev.next_pid = static_cast<int32_t>(I(3));
+      ev.next_prio = static_cast<int32_t>(I(4));
+      sink.PushSchedSwitch(ev);
+      break;
+    }
+    case EventKind::kSchedWaking:
+    case EventKind::kSchedWakeup:
+    case EventKind::kSchedWakeupNew: {
+      SchedWakeup ev;
+      ev.c = c;
+      ev.kind = e.kind == EventKind::kSchedWaking   ? WakeupKind::kWaking
+                : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
+                                                    : WakeupKind::kWakeupNew;
+      ev.comm = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.prio = static_cast<int32_t>(I(1));
+      ev.target_cpu = e.f[2].size ? static_cast<int32_t>(I(2)) : -1;
+      sink.PushSchedWakeup(ev);
+      break;
+    }
+    case EventKind::kSchedMigrateTask: {
+      SchedMigrateTask ev;
+      ev.c = c;
+      ev.comm = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.orig_cpu = static_cast<int32_t>(I(1));
+      ev.dest_cpu = static_cast<int32_t>(I(2));
+      sink.PushSchedMigrateTask(ev);
+      break;
+    }
+    case EventKind::kSchedProcessFork: {
+      SchedProcessFork ev;
+      ev.c = c;
+      ev.parent_comm = S(0);
+      ev.parent_pid = static_cast<int32_t>(I(0));
+      ev.child_comm = S(1);
+      ev.child_pid = static_cast<int32_t>(I(1));
+      sink.PushSchedProcessFork(ev);
+      break;
+    }
+    case EventKind::kTaskNewtask: {
+      TaskNewtask ev;
+      ev.c = c;
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.comm = S(0);
+      ev.clone_flags = static_cast<uint64_t>(I(1));
+      sink.PushTaskNewtask(ev);
+      break;
+    }
+    case EventKind::kTaskRename: {
+      TaskRename ev;
+      ev.c = c;
+      ev.pid = e.f[0].size ? static_cast<int32_t>(I(0)) : c.pid;
+      ev.oldcomm = S(0);
+      ev.newcomm = S(1);
+      sink.PushTaskRename(ev);
+      break;
+    }
+    case EventKind::kSchedProcessExec: {
+      SchedProcessExec ev;
+      ev.c = c;
+      ev.filename = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.old_pid = e.f[1].size ? static_cast<int32_t>(I(1)) : ev.pid;
+      sink.PushSchedProcessExec(ev);
+      break;
+    }
+    case EventKind::kSchedProcessExit: {
+      SchedProcessExit ev;
+      ev.c = c;
+      ev.comm = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.group_dead = I(1) != 0;
+      sink.PushSchedProcessExit(ev);
+      break;
+    }
+    case EventKind::kSchedProcessFree: {
+      SchedProcessFree ev;
+      ev.c = c;
+      ev.comm = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      sink.PushSchedProcessFree(ev);
+      break;
+    }
+    case EventKind::kIrqHandlerEntry: {
+      IrqHandlerEntry ev;
+      ev.c = c;
+      ev.irq = static_cast<int32_t>(I(0));
+      ev.name = S(0);
+      sink.PushIrqHandlerEntry(ev);
+      break;
+    }
+    case EventKind::kIrqHandlerExit: {
+      IrqHandlerExit ev;
+      ev.c = c;
+      ev.irq = static_cast<int32_t>(I(0));
+      ev.ret = static_cast<int32_t>(I(1));
+      sink.PushIrqHandlerExit(ev);
+      break;
+    }
+    case EventKind::kSoftirqRaise:
+    case EventKind::kSoftirqEntry:
+    case EventKind::kSoftirqExit: {
+      Softirq ev;
+      ev.c = c;
+      ev.phase = e.kind == EventKind::kSoftirqRaise   ? SoftirqPhase::kRaise
+                 : e.kind == EventKind::kSoftirqEntry ? SoftirqPhase::kEntry
+                                                      : SoftirqPhase::kExit;
+      ev.vec = static_cast<uint32_t>(I(0));
+      ev.name = SoftirqName(ev.vec);
+      sink.PushSoftirq(ev);
+      break;
+    }
+    case EventKind::kIrqVectorEntry:
+    case EventKind::kIrqVectorExit: {
+      IrqVector ev;
+      ev.c = c;
+      ev.entry = e.kind == EventKind::kIrqVectorEntry;
+      ev.vector = static_cast<int32_t>(I(0));
+      ev.name = vector_names_[e.aux];
+      sink.PushIrqVector(ev);
+      break;
+    }
+    case EventKind::kNmiHandler: {
+      NmiHandler ev;
+      ev.c = c;
+      ev.handler = static_cast<uint64_t>(I(0));
+      ev.delta_ns = I(1);
+      ev.handled = static_cast<int32_t>(I(2));
+      sink.PushNmiHandler(ev);
+      break;
+    }
+    case EventKind::kSysEnter: {
+      SysEnter ev;
+      ev.c = c;
+      ev.id = I(0);
+      sink.PushSysEnter(ev);
+      break;
+    }
+    case EventKind::kSysExit: {
+      SysExit ev;
+      ev.c = c;
+      ev.id = I(0);
+      ev.ret = I(1);
+      sink.PushSysExit(ev);
+      break;
+    }
+    case EventKind::kPageFaultUser:
+    case EventKind::kPageFaultKernel: {
+      PageFault ev;
+      ev.c = c;
+      ev.user = e.kind == EventKind::kPageFaultUser;
+      ev.address = static_cast<uint64_t>(I(0));
+      ev.ip = static_cast<uint64_t>(I(1));
+      ev.error_code = static_cast<uint64_t>(I(2));
+      sink.PushPageFault(ev);
+      break;
+    }
+  }
+  return type;
+}
+
+}  // namespace cstool

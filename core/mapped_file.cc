@@ -1,0 +1,67 @@
+#include "core/mapped_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace cstool {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+constexpr size_t kGuardBytes = 64 * 1024;
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    throw Error(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw Error(fmt::format("{}: not a regular file", path));
+  size_ = static_cast<size_t>(st.st_size);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t file_pages = (size_ + page - 1) / page * page;
+  mapped_ = file_pages + kGuardBytes;
+  // Reserve file + guard as anonymous zero pages, then map the file over the front.
+  void* base = ::mmap(nullptr, mapped_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    throw Error(fmt::format("{}: cannot map {} bytes: {}", path, mapped_, std::strerror(errno)));
+  data_ = static_cast<uint8_t*>(base);
+  if (size_ > 0) {
+    void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd.get(), 0);
+    if (m == MAP_FAILED) {
+      int err = errno;
+      ::munmap(base, mapped_);
+      data_ = nullptr;
+      throw Error(fmt::format("{}: cannot map: {}", path, std::strerror(err)));
+    }
+    ::madvise(base, size_, MADV_SEQUENTIAL);
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(data_, mapped_);
+}
+
+}  // namespace cstool

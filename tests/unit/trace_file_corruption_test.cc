@@ -1,0 +1,111 @@
+// Damaged files must fail with a cstool::Error naming the file and an offset, or decode;
+// never crash (build with -fsanitize=address to check for memory errors too).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/trace_file_reader.h"
+#include "core/trace_replay.h"
+#include "core/v6_trace_file.h"
+
+namespace cstool {
+namespace {
+
+const std::string kFixture = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v6.dat";
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Corruption : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    original_ = ReadAll(kFixture);
+    ASSERT_GT(original_.size(), 100000u);
+    path_ = (std::filesystem::temp_directory_path() /
+             ("cstool_corrupt_" + std::to_string(::getpid()) + ".dat"))
+                .string();
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  // Returns "ok" or the error text; fails the test on a malformed error.
+  std::string Try(const std::string& image) {
+    {
+      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+      out.write(image.data(), static_cast<std::streamsize>(image.size()));
+    }
+    try {
+      auto reader = OpenTraceFile(path_);
+      EventSink sink;
+      ReplayTrace(*reader, sink);
+      return "ok";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path_), std::string::npos) << msg;
+      EXPECT_NE(msg.find("offset"), std::string::npos) << msg;
+      return msg;
+    }
+  }
+
+  std::string original_;
+  std::string path_;
+};
+
+TEST_F(Corruption, TruncatedAnywhereGivesErrorWithOffset) {
+  size_t errors = 0;
+  for (size_t len = 0; len < original_.size(); len += 97) {
+    SCOPED_TRACE(len);
+    if (Try(original_.substr(0, len)) != "ok") ++errors;
+  }
+  EXPECT_GT(errors, 1000u);
+  // The message names what is missing, e.g. a CPU's data.
+  std::string msg = Try(original_.substr(0, original_.size() - 4096));
+  EXPECT_NE(msg.find("truncated at offset"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("CPU 1 data"), std::string::npos) << msg;
+}
+
+TEST_F(Corruption, BadMagicSaysNotATraceFile) {
+  std::string img = original_;
+  img[1] = 'x';
+  std::string msg = Try(img);
+  EXPECT_NE(msg.find("not a trace.dat file"), std::string::npos) << msg;
+}
+
+TEST_F(Corruption, FlippedHeaderBytesNeverCrash) {
+  // Header: everything before the first CPU data page.
+  V6TraceFile f(kFixture, {});
+  size_t header_end = original_.size();
+  for (const auto& d : f.cpu_data())
+    if (d.size) header_end = std::min<size_t>(header_end, d.offset);
+  for (size_t at = 0; at < header_end; at += 61) {
+    SCOPED_TRACE(at);
+    std::string img = original_;
+    img[at] = static_cast<char>(img[at] ^ 0xff);
+    Try(img);
+  }
+}
+
+TEST_F(Corruption, FlippedPageBytesNeverCrash) {
+  V6TraceFile f(kFixture, {});
+  size_t errors = 0, cases = 0;
+  for (const auto& d : f.cpu_data()) {
+    for (uint64_t at = d.offset; at < d.offset + d.size; at += 97) {
+      SCOPED_TRACE(at);
+      std::string img = original_;
+      img[at] = static_cast<char>(img[at] ^ 0x5a);
+      if (Try(img) != "ok") ++errors;
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 700u);
+  EXPECT_GT(errors, 0u);
+}
+
+}  // namespace
+}  // namespace cstool
