@@ -1,9 +1,10 @@
 // `cstool report`: options → core/report.
+#include "core/report.h"
+
 #include <iostream>
 #include <memory>
 
 #include "cmd/commands.h"
-#include "core/report.h"
 
 namespace cstool::cmd {
 
@@ -19,6 +20,8 @@ RunFn SetupReport(CLI::App& sub) {
                  "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
                  "tid, pid, or a microstate key (user, sys, sleep_futex, ...)")
       ->capture_default_str();
+  sub.add_flag("--explain-anomalies", opts->explain_anomalies,
+               "List every anomaly with its time, CPU and thread");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts] { return RunReport(*opts, std::cout); };

@@ -3,8 +3,8 @@
 // counters. It travels inside the trace.dat file (see trace_file_writer.h) as JSON.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>

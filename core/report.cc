@@ -1,9 +1,9 @@
 #include "core/report.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <optional>
-
-#include <fmt/core.h>
 
 #include "core/errors.h"
 #include "core/event_decoder.h"
@@ -60,15 +60,25 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 
 }  // namespace
 
-std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file,
-                                            const SyscallTable& syscalls) {
+std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
+                                            bool explain_anomalies) {
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
   EventDecoder decoder(reader->tep());
   TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;
-  result->machine = std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
+  result->machine =
+      std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
+  if (explain_anomalies) {
+    constexpr size_t kMaxDetails = 10000;
+    result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
+      if (model.trace.anomaly_details.size() < kMaxDetails)
+        model.trace.anomaly_details.push_back(
+            fmt::format("{}.{:09} cpu{} tid {} {}", ts / 1000000000, ts % 1000000000, cpu, tid,
+                        kAnomalyNames[static_cast<size_t>(a)]));
+    });
+  }
   auto plugins = MakeReportPlugins(model);
   for (auto& p : plugins) result->machine->AddPlugin(p.get());
 
@@ -86,8 +96,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file,
   const auto& info = reader->recording_info();
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
     // The same loss can show in page headers and in the stop-time stats: take the larger.
-    uint64_t in_pages = cpu < static_cast<int>(stats.lost_per_cpu.size()) ? stats.lost_per_cpu[cpu] : 0;
-    uint64_t gaps = cpu < static_cast<int>(stats.lost_gaps_per_cpu.size()) ? stats.lost_gaps_per_cpu[cpu] : 0;
+    uint64_t in_pages =
+        cpu < static_cast<int>(stats.lost_per_cpu.size()) ? stats.lost_per_cpu[cpu] : 0;
+    uint64_t gaps =
+        cpu < static_cast<int>(stats.lost_gaps_per_cpu.size()) ? stats.lost_gaps_per_cpu[cpu] : 0;
     uint64_t in_stats = 0;
     if (auto it = reader->cpu_stats().find(cpu); it != reader->cpu_stats().end())
       in_stats = it->second.overrun + it->second.dropped;
@@ -110,7 +122,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file,
 int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(options.file, syscalls);
+  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   output->Render(view);
   return 0;

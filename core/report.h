@@ -14,6 +14,7 @@ struct ReportOptions {
   std::string file = "cstool.dat";
   std::string format = "table";
   ViewOptions view;
+  bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
 };
 
 // Everything a report knows about a file, before selection and rendering.
@@ -23,7 +24,8 @@ struct AnalyzedTrace {
 };
 
 // Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
-std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls);
+std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
+                                            bool explain_anomalies = false);
 
 // Returns the process exit status.
 int RunReport(const ReportOptions& options, std::ostream& out);

@@ -61,8 +61,9 @@ struct TraceSummary {
   int64_t last_ts = 0;
   std::map<int32_t, uint64_t> lost_events;  // per CPU (always listed, even 0)
   std::map<std::string, uint64_t> anomalies;
-  std::vector<std::string> missing_events;  // default events the file lacks
-  std::vector<std::string> notes;           // how missing events changed the analysis
+  std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"
+  std::vector<std::string> missing_events;   // default events the file lacks
+  std::vector<std::string> notes;            // how missing events changed the analysis
   bool has_recording_info = false;
   RecordingInfo recording;
 };

@@ -56,13 +56,11 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
   if (static_cast<size_t>(tid) >= by_tid_.size()) by_tid_.resize(tid + 1024, 0);
   if (uint32_t old = by_tid_[tid]) {
     // The old thread's free was not seen: end its lifetime here so the two never merge.
-    anomalies_.Add(Anomaly::kTidReusedWithoutFree);
     Thread& o = threads_[old - 1];
-    if (o.syscall == kSyscallUnknown && caps_.syscalls) Resolve(o, kSyscallUnknown);
-    Transition(o, o.state, o.abstract, ts);
-    o.end_ts = ts;
-    o.freed = true;
-    o.on_cpu = false;
+    if (!o.freed) {
+      Flag(Anomaly::kTidReusedWithoutFree, &o);
+      EndLifetime(o, ts);
+    }
   }
   Thread& t = threads_.emplace_back();
   t.id = static_cast<uint32_t>(threads_.size() - 1);
@@ -86,18 +84,33 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   return NewThread(tid, comm, first_ts_, false);
 }
 
-StateMachine::Cpu& StateMachine::Enter(const EventCommon& c) {
+StateMachine::Cpu& StateMachine::Enter(const EventCommon& c, bool note_flags) {
   if (first_ts_ < 0) first_ts_ = c.ts;
   if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
   Cpu& cpu = cpus_[c.cpu];
-  if (c.ts < cpu.last_ts) anomalies_.Add(Anomaly::kTimeBackwards);
+  cur_ts_ = c.ts;
+  cur_cpu_ = c.cpu;
+  if (c.ts < cpu.last_ts) Flag(Anomaly::kTimeBackwards, nullptr);
   cpu.last_ts = c.ts;
   last_ts_ = std::max(last_ts_, c.ts);
-  if ((c.flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
+  if (note_flags) NoteFlags(cpu, c.flags);
+  return cpu;
+}
+
+// With a pid filter, unfollowed tasks show up only partly (as the other side of a
+// switch or a wakeup), so surprises about them are expected and not counted.
+void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
+  if (t && !t->tracked && !policy_.all) return;
+  anomalies_.Add(a, n);
+  if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
+}
+
+// The first event that shows need-resched set tells what set it: the latest candidate.
+void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
+  if ((flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
     cpu.resched_seen = true;
     cpu.resched_origin = cpu.candidate;
   }
-  return cpu;
 }
 
 void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
@@ -109,7 +122,7 @@ void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t
       return;
     }
     // Give up waiting: what was pending stays unknown, and so does the rest.
-    anomalies_.Add(Anomaly::kPendingResolutionOverflow);
+    Flag(Anomaly::kPendingResolutionOverflow, &t);
     Resolve(t, kSyscallUnknown);
   }
   if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
@@ -141,12 +154,16 @@ void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
 }
 
 void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
+  // The kernel (6.18, with a pid filter) sometimes records no sched_switch when an idle
+  // CPU picks up a followed task; its own events show it is running.
+  if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr)
+    Flag(Anomaly::kMissingSwitchFromIdle, t);
   cpu.current_known = true;
   cpu.current = t;
   if (!t) return;
   if (!t->on_cpu) {
     if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
-      anomalies_.Add(Anomaly::kEventFromSleepingThread);
+      Flag(Anomaly::kEventFromSleepingThread, t);
     t->on_cpu = true;
   }
   t->cpu = cpu_id;
@@ -264,7 +281,14 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   const int64_t ts = e.c.ts;
   Thread* prev = e.prev_pid != 0 ? &Lookup(e.prev_pid, e.prev_comm) : nullptr;
   Thread* next = e.next_pid != 0 ? &Lookup(e.next_pid, e.next_comm) : nullptr;
-  if (cpu.current_known && cpu.current != prev) anomalies_.Add(Anomaly::kSwitchOutNotCurrent);
+  // With a pid filter, switches between two unfollowed tasks are not recorded, so the
+  // believed current may be stale; only a followed task on either side is a surprise.
+  if (cpu.current_known && cpu.current == nullptr && prev && !prev->on_cpu) {
+    Flag(Anomaly::kMissingSwitchFromIdle, prev);
+  } else if (cpu.current_known && cpu.current != prev &&
+             (policy_.all || (prev && prev->tracked) || (cpu.current && cpu.current->tracked))) {
+    Flag(Anomaly::kSwitchOutNotCurrent, prev && prev->tracked ? prev : cpu.current);
+  }
 
   SwitchEvent sw;
   sw.ts = ts;
@@ -275,7 +299,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   if (prev) {
     if (!prev->on_cpu) {
       // First sight, or its switch-in was lost: it ran until now.
-      if (prev->state != Microstate::kUnknown) anomalies_.Add(Anomaly::kEventFromSleepingThread);
+      if (prev->state != Microstate::kUnknown) Flag(Anomaly::kEventFromSleepingThread, prev);
       prev->on_cpu = true;
       Microstate s = RunningState(*prev, cpu);
       Transition(*prev, s,
@@ -288,8 +312,11 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       if (sw.cause.kind == CauseKind::kExit)
         s = Microstate::kZombie, abstract = AbstractState::kNone;
       Transition(*prev, s, abstract, ts);
-      if (prev->syscall >= 0)
+      if (sw.cause.kind == CauseKind::kSleepSyscall)
         for (Plugin* p : plugins_) p->OnSyscallBlocked(*prev, prev->syscall);
+      // X: released already (an auto-reaped thread); its life ends with this switch.
+      // Z waits for its parent, until sched_process_free.
+      if (e.prev_state & kStateDead) EndLifetime(*prev, ts);
     } else {
       // R without "+" happens only on the way back to user mode: that settles a
       // pending user/sys question.
@@ -325,14 +352,14 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   cpu.current = next;
   if (next) {
     if (next->on_cpu) {
-      anomalies_.Add(Anomaly::kSwitchInAlreadyOnCpu);
+      Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
       if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
           cpus_[next->cpu].current == next)
         cpus_[next->cpu].current_known = false;
     } else if (IsSleeping(next->state) && next->state != Microstate::kStopped) {
       // Switched in with no wakeup: schedule() found a signal pending and kept it on
       // the runqueue (or the wakeup was lost). It was waiting for a CPU all along.
-      anomalies_.Add(Anomaly::kSwitchInWithoutWakeup);
+      Flag(Anomaly::kSwitchInWithoutWakeup, next);
       next->state = Microstate::kWaitCpuPreempted;
     }
     if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
@@ -345,7 +372,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
 }
 
 void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
-  Cpu& cpu = Enter(e.c);
+  // sched_wakeup is emitted after the wakeup-preemption check, so its own flags may
+  // already show the need-resched this very wakeup set: note them after the candidate.
+  Cpu& cpu = Enter(e.c, /*note_flags=*/false);
   const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
   if (!from_irq && e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
   cpu.last_event = LastEvent::kOther;
@@ -353,8 +382,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
 
   // The wakee becomes runnable at sched_waking (the first sign), or at sched_wakeup
   // when the trace has no sched_waking.
-  bool marks_runnable = e.kind == WakeupKind::kWaking || e.kind == WakeupKind::kWakeupNew ||
-                        (e.kind == WakeupKind::kWakeup && !caps_.waking);
+  // sched_waking of a task still on its CPU (it is about to sleep) is followed by its
+  // switch-out and then by sched_wakeup once it is off the CPU: then the wakeup is
+  // what makes it runnable.
+  bool marks_runnable = true;
   if (marks_runnable && !wakee.on_cpu &&
       (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
@@ -373,6 +404,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     if (static_cast<size_t>(e.target_cpu) >= cpus_.size()) cpus_.resize(e.target_cpu + 1);
     cpus_[e.target_cpu].candidate = from_irq ? CauseKind::kPreemptIrq : CauseKind::kPreemptWakeup;
   }
+  NoteFlags(cpus_[e.c.cpu], e.c.flags);
 }
 
 void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
@@ -446,16 +478,21 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
 void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
   Enter(e.c);
   if (static_cast<size_t>(e.pid) >= by_tid_.size() || by_tid_[e.pid] == 0) {
-    anomalies_.Add(Anomaly::kFreeOfUnknownThread);
+    Flag(Anomaly::kFreeOfUnknownThread, nullptr);
     return;
   }
   Thread& t = threads_[by_tid_[e.pid] - 1];
+  if (!t.freed) EndLifetime(t, e.c.ts);
+  by_tid_[e.pid] = 0;
+}
+
+void StateMachine::EndLifetime(Thread& t, int64_t ts) {
+  Transition(t, t.state, t.abstract, ts);
   if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
-  Transition(t, Microstate::kUnknown, AbstractState::kNone, e.c.ts);
-  t.end_ts = e.c.ts;
+  CloseOpenSyscall(t, ts);
+  t.end_ts = ts;
   t.freed = true;
   t.on_cpu = false;
-  by_tid_[e.pid] = 0;
 }
 
 void StateMachine::PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts) {
@@ -468,7 +505,7 @@ void StateMachine::PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name,
 
 void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts) {
   if (cpu.irq_depth == 0) {
-    anomalies_.Add(Anomaly::kIrqExitWithoutEntry);
+    Flag(Anomaly::kIrqExitWithoutEntry, nullptr);
     cpu.last_event = LastEvent::kIrqExit;
     return;
   }
@@ -476,7 +513,7 @@ void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t t
   IrqFrame frame{kind, nullptr, ts};
   if (cpu.irq_depth < static_cast<int>(cpu.irq_stack.size())) frame = cpu.irq_stack[cpu.irq_depth];
   if (frame.kind == IrqKind::kHardirq || frame.kind == IrqKind::kVector) --cpu.hardirq_depth;
-  if (frame.kind != kind) anomalies_.Add(Anomaly::kIrqExitMismatch);
+  if (frame.kind != kind) Flag(Anomaly::kIrqExitMismatch, nullptr);
   if (frame.name) {
     IrqInterval iv{frame.kind,  *frame.name, cpu_id,
                    frame.start, ts,          cpu.current_known ? cpu.current : nullptr};
@@ -563,7 +600,7 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
   if (t.syscall == kSyscallUnknown) {
     Resolve(t, kNotInSyscall);
   } else if (t.syscall >= 0) {
-    anomalies_.Add(Anomaly::kSysEnterWhileInSyscall);
+    Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   t.syscall = e.id;
@@ -588,7 +625,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
                       true};
     for (Plugin* p : plugins_) p->OnSyscall(s);
   } else if (t.syscall != kInForkReturn) {
-    anomalies_.Add(Anomaly::kSysExitWithoutEnter);
+    Flag(Anomaly::kSysExitWithoutEnter, &t);
   }
   t.syscall = kNotInSyscall;
   t.syscall_enter_seen = false;
@@ -615,7 +652,9 @@ void StateMachine::PushOtherEvent(const EventCommon& c, int /*type_id*/) {
 
 void StateMachine::PushLostEvents(const LostEvents& e) {
   if (static_cast<size_t>(e.cpu) >= cpus_.size()) cpus_.resize(e.cpu + 1);
-  anomalies_.Add(Anomaly::kLostEvents, e.count > 0 ? e.count : 1);
+  cur_ts_ = e.ts;
+  cur_cpu_ = e.cpu;
+  Flag(Anomaly::kLostEvents, nullptr, e.count > 0 ? e.count : 1);
   // Anything that ran or waited on that CPU may have changed state unseen.
   for (Thread& t : threads_)
     if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;
@@ -653,17 +692,44 @@ void StateMachine::SeedThread(int32_t tid, int32_t tgid, std::string_view comm, 
       // Running or queued: which one, /proc does not say; the first event will.
       t.state = Microstate::kUnknown;
       return;
-    case 'S': bits = kStateInterruptible; break;
-    case 'D': bits = kStateUninterruptible; break;
-    case 'T': bits = kStateStopped; break;
-    case 't': bits = kStateTraced; break;
-    case 'Z': bits = kStateZombie; break;
-    case 'I': bits = kStateInterruptible; break;
-    default: return;
+    case 'S':
+      bits = kStateInterruptible;
+      break;
+    case 'D':
+      bits = kStateUninterruptible;
+      break;
+    case 'T':
+      bits = kStateStopped;
+      break;
+    case 't':
+      bits = kStateTraced;
+      break;
+    case 'Z':
+      bits = kStateZombie;
+      break;
+    case 'I':
+      bits = kStateInterruptible;
+      break;
+    default:
+      return;
   }
   AbstractState abstract;
   t.state = SleepState(bits, t, &abstract);
   t.abstract = abstract;
+}
+
+// A syscall still open when the thread's observed life ends (exit_group, or the end of
+// the trace) is reported as not completed.
+void StateMachine::CloseOpenSyscall(Thread& t, int64_t ts) {
+  if (t.syscall < 0) return;
+  SyscallInterval s{&t,
+                    t.syscall,
+                    t.syscall_enter_seen ? t.syscall_start : t.first_ts,
+                    ts,
+                    t.syscall_enter_seen,
+                    false};
+  for (Plugin* p : plugins_) p->OnSyscall(s);
+  t.syscall = kNotInSyscall;
 }
 
 void StateMachine::Finish(int64_t end_ts) {
@@ -672,21 +738,9 @@ void StateMachine::Finish(int64_t end_ts) {
   end_ts = std::max(end_ts, last_ts_);
   for (Thread& t : threads_) {
     if (t.freed) continue;
-    if (t.syscall == kSyscallUnknown && caps_.syscalls) {
-      Transition(t, t.state, t.abstract, end_ts);
-      Resolve(t, kSyscallUnknown);
-    } else {
-      Transition(t, t.state, t.abstract, end_ts);
-    }
-    if (t.syscall >= 0) {
-      SyscallInterval s{&t,
-                        t.syscall,
-                        t.syscall_enter_seen ? t.syscall_start : t.first_ts,
-                        end_ts,
-                        t.syscall_enter_seen,
-                        false};
-      for (Plugin* p : plugins_) p->OnSyscall(s);
-    }
+    Transition(t, t.state, t.abstract, end_ts);
+    if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
+    CloseOpenSyscall(t, end_ts);
     t.end_ts = end_ts;
   }
   for (Plugin* p : plugins_) p->OnTraceEnd(end_ts);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -42,6 +43,11 @@ class StateMachine : public EventSink {
   ~StateMachine() override;
 
   void AddPlugin(Plugin* plugin) { plugins_.push_back(plugin); }
+
+  // Called for every anomaly with the time, CPU and thread it concerns (for
+  // `report --explain-anomalies`).
+  using AnomalyLog = std::function<void(Anomaly, int64_t ts, int32_t cpu, int32_t tid)>;
+  void SetAnomalyLog(AnomalyLog log) { anomaly_log_ = std::move(log); }
 
   void PushSchedSwitch(const SchedSwitch& e) override;
   void PushSchedWakeup(const SchedWakeup& e) override;
@@ -109,7 +115,9 @@ class StateMachine : public EventSink {
 
   // Common per-event work: time bookkeeping, need-resched flag, and making sure the
   // event's task is known to be the one on this CPU.
-  Cpu& Enter(const EventCommon& c);
+  Cpu& Enter(const EventCommon& c, bool note_flags = true);
+  void NoteFlags(Cpu& cpu, uint8_t flags);
+  void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
@@ -119,6 +127,8 @@ class StateMachine : public EventSink {
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSwitch(Thread* prev, const SwitchEvent& e);
   void Resolve(Thread& t, int64_t syscall_or_none);
+  void EndLifetime(Thread& t, int64_t ts);
+  void CloseOpenSyscall(Thread& t, int64_t ts);
   Microstate SleepState(uint16_t state_bits, const Thread& t, AbstractState* abstract) const;
   SwitchCause VoluntaryCause(uint16_t state_bits, const Thread& t) const;
   void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
@@ -143,6 +153,9 @@ class StateMachine : public EventSink {
   std::unordered_map<uint32_t, std::string> softirq_names_;
   std::string nmi_name_ = "nmi";
   AnomalyCounters anomalies_;
+  AnomalyLog anomaly_log_;
+  int64_t cur_ts_ = 0;
+  int32_t cur_cpu_ = 0;
   int64_t first_ts_ = -1;
   int64_t last_ts_ = 0;
   bool finished_ = false;

@@ -10,6 +10,7 @@ namespace cstool {
 
 enum class Anomaly : uint8_t {
   kSwitchOutNotCurrent,        // sched_switch prev was not the task we believed current
+  kMissingSwitchFromIdle,      // a task ran on a CPU we saw go idle, with no switch recorded
   kSwitchInWithoutWakeup,      // switched in while we believed it asleep (signal pending, or lost)
   kSwitchInAlreadyOnCpu,       // switched in while we believed it running on another CPU
   kEventFromSleepingThread,    // an event ran in the context of a thread believed asleep
@@ -26,19 +27,13 @@ enum class Anomaly : uint8_t {
 };
 
 inline constexpr std::array<std::string_view, static_cast<size_t>(Anomaly::kCount)> kAnomalyNames =
-    {"switch_out_not_current",
-     "switch_in_without_wakeup",
-     "switch_in_already_on_cpu",
-     "event_from_sleeping_thread",
-     "time_backwards",
-     "irq_exit_without_entry",
-     "irq_exit_mismatch",
-     "sys_exit_without_enter",
-     "sys_enter_while_in_syscall",
-     "tid_reused_without_free",
-     "free_of_unknown_thread",
-     "pending_resolution_overflow",
-     "lost_events"};
+    {"switch_out_not_current",      "missing_switch_from_idle",
+     "switch_in_without_wakeup",    "switch_in_already_on_cpu",
+     "event_from_sleeping_thread",  "time_backwards",
+     "irq_exit_without_entry",      "irq_exit_mismatch",
+     "sys_exit_without_enter",      "sys_enter_while_in_syscall",
+     "tid_reused_without_free",     "free_of_unknown_thread",
+     "pending_resolution_overflow", "lost_events"};
 
 class AnomalyCounters {
  public:

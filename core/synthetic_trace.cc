@@ -151,7 +151,8 @@ void SyntheticTrace::Append(int cpu, uint64_t ts, std::span<const uint8_t> paylo
     delta = 0;
   } else if (extend) {
     uint8_t* p = c.page.data() + kHeaderSize + c.commit;
-    const uint32_t hdr = tracefile::kRbTypeTimeExtend | static_cast<uint32_t>((delta & ((1u << 27) - 1)) << 5);
+    const uint32_t hdr =
+        tracefile::kRbTypeTimeExtend | static_cast<uint32_t>((delta & ((1u << 27) - 1)) << 5);
     const uint32_t hi = static_cast<uint32_t>(delta >> tracefile::kRbTsShift);
     std::memcpy(p, &hdr, 4);
     std::memcpy(p + 4, &hi, 4);

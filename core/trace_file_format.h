@@ -62,7 +62,6 @@ inline constexpr uint16_t kOptionVersion = 9;
 // cstool's own option: "cs" in ASCII, far above trace-cmd's ids.
 inline constexpr uint16_t kOptionCstoolInfo = 0x6373;
 
-
 // Suffix of the sidecar metadata file readers fall back to when the option is absent.
 inline constexpr std::string_view kCstoolInfoSidecarSuffix = ".cstool.json";
 

@@ -107,7 +107,8 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   char head[32] = {};
   f.read(head, sizeof(head));
   const std::string_view got(head, static_cast<size_t>(f.gcount()));
-  if (got.size() < tracefile::kTraceDatMagic.size() || got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
+  if (got.size() < tracefile::kTraceDatMagic.size() ||
+      got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
     throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path));
 
   // Refuse what no backend can read before libtracecmd sees a damaged header.

@@ -66,6 +66,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                           {"lost_events", lost},
                           {"lost_events_total", lost_total},
                           {"anomalies", anomalies},
+                          {"anomaly_details", t.anomaly_details},
                           {"missing_events", t.missing_events},
                           {"notes", t.notes}};
   if (t.has_recording_info) {

@@ -69,6 +69,7 @@ class TableOutput : public Output {
       for (auto& [name, n] : t.anomalies) os_ << fmt::format(" {}={}", name, n);
       os_ << "\n";
     }
+    for (auto& d : t.anomaly_details) os_ << "  anomaly " << d << "\n";
     if (!t.missing_events.empty()) {
       os_ << "MISSING EVENTS:";
       for (auto& e : t.missing_events) os_ << " " << e;

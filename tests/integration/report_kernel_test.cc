@@ -3,14 +3,13 @@
 // involuntary switch counts (from /proc before release and wait4 at exit), and the
 // report's per-process totals must equal them, except for the one final switch of
 // each exited non-leader thread, which the kernel never counts.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/support/run_command.h"
 
@@ -30,8 +29,9 @@ class ReportKernelTest : public ::testing::Test {
 
   // Records the workload and returns the report JSON.
   nlohmann::json RecordAndReport(const std::vector<std::string>& workload_args) {
-    std::vector<std::string> argv = {CSTOOL_BINARY, "record", "-o", file_, "--",
-                                     std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload"};
+    std::vector<std::string> argv = {
+        CSTOOL_BINARY, "record", "-o",
+        file_,         "--",     std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload"};
     argv.insert(argv.end(), workload_args.begin(), workload_args.end());
     CommandResult rec = RunCommand(argv);
     EXPECT_EQ(rec.status, 0) << rec.err;
@@ -73,10 +73,10 @@ class ReportKernelTest : public ::testing::Test {
       for (auto& [k, n] : t.at("switches").at("preempted_at").items()) at += n.get<uint64_t>();
       EXPECT_EQ(at, invol) << "tid " << t.at("tid");
     }
-    uint64_t kernel_vol = child.at("exit_nvcsw").get<uint64_t>() -
-                          child.at("baseline_nvcsw").get<uint64_t>();
-    uint64_t kernel_invol = child.at("exit_nivcsw").get<uint64_t>() -
-                            child.at("baseline_nivcsw").get<uint64_t>();
+    uint64_t kernel_vol =
+        child.at("exit_nvcsw").get<uint64_t>() - child.at("baseline_nvcsw").get<uint64_t>();
+    uint64_t kernel_invol =
+        child.at("exit_nivcsw").get<uint64_t>() - child.at("baseline_nivcsw").get<uint64_t>();
     EXPECT_EQ(proc->at("switches").at("voluntary").get<uint64_t>(),
               kernel_vol + exited_non_leaders);
     EXPECT_EQ(proc->at("switches").at("involuntary").get<uint64_t>(), kernel_invol);

@@ -1,11 +1,11 @@
 // Every option a subcommand's --help names must be documented in its man page.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/run_command.h"
 
@@ -15,7 +15,8 @@ namespace {
 std::set<std::string> LongOptions(const std::string& text) {
   std::set<std::string> out;
   std::regex re("--[a-z][a-z-]*");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it)
     out.insert(it->str());
   return out;
 }

@@ -24,7 +24,7 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 100);  // parent 100 starts running
   s.SysEnter(10, 0, 100, 56);  // clone
-  s.Fork(20, 0, 100, 101, /*thread=*/true);
+  s.Fork(20, 0, 100, 101, /*thread=*/false);
   s.Wake(25, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
   s.Switch(40, 1, 0, kR, 101);          // child switched in on CPU1: waited 20 ns
   s.SysExit(45, 1, 101, 56);            // return from fork: sys 5 ns
@@ -35,14 +35,14 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   s.SysExit(135, 1, 101, kRead);        // sys 5
   s.SysEnter(140, 1, 101, kExitGroup);  // user 5
   s.Exit(150, 1, 101);
-  s.Switch(160, 1, 101, kStateDead, 0);  // sys 20 (140..160)
-  s.Free(200, 0, 100, 101);              // zombie 40
+  s.Switch(160, 1, 101, kStateZombie, 0);  // sys 20 (140..160)
+  s.Free(200, 0, 100, 101);                // zombie 40, until reaped
   s.Finish(300);
 
   const ThreadReport& r = s.Report(101);
   EXPECT_EQ(r.thread->first_ts, 20);
   EXPECT_EQ(r.thread->end_ts, 200);
-  EXPECT_EQ(r.thread->tgid, 100);
+  EXPECT_EQ(r.thread->tgid, 101);  // forked without CLONE_THREAD: its own process
   EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20 + 30);
   EXPECT_EQ(s.Micro(101, M::kSys), 5 + 10 + 5 + 20);
   EXPECT_EQ(s.Micro(101, M::kUser), 15 + 5);
@@ -58,6 +58,31 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_EQ(read.blocked, 1u);
   EXPECT_EQ(read.time_ns, 75);
   EXPECT_EQ(r.wakeups, 2u);  // wakeup_new and the read wakeup
+  EXPECT_TILED(s);
+}
+
+// An auto-reaped thread is switched out with X and is gone at once: no zombie time.
+TEST(StateMachine, ExitedThreadEndsAtItsFinalSwitch) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(1, 0, 100, 56);
+  s.Fork(10, 0, 100, 101, /*thread=*/true);
+  s.Switch(20, 1, 0, kR, 101);
+  s.SysExit(21, 1, 101, 56);
+  s.SysEnter(30, 1, 101, 60);  // exit
+  s.Exit(31, 1, 101);
+  s.Switch(35, 1, 101, kStateDead, 0);
+  s.Free(90, 0, 100, 101);  // RCU frees it much later
+  s.Finish(100);
+  const ThreadReport& r = s.Report(101);
+  EXPECT_EQ(r.thread->tgid, 100);
+  EXPECT_EQ(r.thread->end_ts, 35);
+  EXPECT_EQ(s.Micro(101, M::kZombie), 0);
+  EXPECT_EQ(s.Cause(101, "exit"), 1u);
+  EXPECT_EQ(r.syscalls.at(60).blocked, 0u);  // the final switch is not a block
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kFreeOfUnknownThread), 0u);
   EXPECT_TILED(s);
 }
 
