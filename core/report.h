@@ -7,6 +7,7 @@
 
 #include "core/report_model.h"
 #include "core/report_view.h"
+#include "core/state_machine.h"
 
 namespace cstool {
 
@@ -20,7 +21,7 @@ struct ReportOptions {
 // Everything a report knows about a file, before selection and rendering.
 struct AnalyzedTrace {
   ReportModel model;
-  std::unique_ptr<class StateMachine> machine;  // owns the threads the model points to
+  std::unique_ptr<StateMachine> machine;  // owns the threads the model points to
 };
 
 // Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.

@@ -3,12 +3,12 @@
 // and on a trace-cmd v6 file. Regenerate after an intended change with
 //   CSTOOL_UPDATE_GOLDEN=1 build/cstool_unit_tests --gtest_filter='Golden*'
 // and review the diff.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/run_command.h"
 
