@@ -19,9 +19,11 @@ struct ReportOptions {
 };
 
 // Everything a report knows about a file, before selection and rendering.
+// Members are declared so that what the model points into outlives it.
 struct AnalyzedTrace {
+  std::unique_ptr<StateMachine> machine;         // owns the threads the model points to
+  std::vector<std::unique_ptr<Plugin>> plugins;  // own names the model points to (irqs)
   ReportModel model;
-  std::unique_ptr<StateMachine> machine;  // owns the threads the model points to
 };
 
 // Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
