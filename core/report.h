@@ -23,6 +23,8 @@ struct ReportOptions {
 struct AnalyzedTrace {
   ReportModel model;
   std::unique_ptr<class StateMachine> machine;  // owns the threads the model points to
+  // The report's plugins; the model keeps pointers to names they own (IrqTimePlugin).
+  std::vector<std::unique_ptr<Plugin>> plugins;
 };
 
 // Reads and analyses `file`; `extra_plugins` (owned by the caller) run after the
