@@ -4,10 +4,12 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/report_model.h"
 #include "core/report_view.h"
 #include "core/state_machine.h"
+#include "plugins/plugin.h"
 
 namespace cstool {
 
@@ -26,9 +28,11 @@ struct AnalyzedTrace {
   ReportModel model;
 };
 
-// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
+// Reads and analyses `file`; `extra_plugins` (owned by the caller) run after the
+// report's own. Throws cstool::Error for unreadable or corrupt files.
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies = false);
+                                            bool explain_anomalies = false,
+                                            const std::vector<Plugin*>& extra_plugins = {});
 
 // Returns the process exit status.
 int RunReport(const ReportOptions& options, std::ostream& out);
