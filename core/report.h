@@ -4,9 +4,11 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/report_model.h"
 #include "core/report_view.h"
+#include "plugins/plugin.h"
 
 namespace cstool {
 
@@ -15,11 +17,15 @@ struct ReportOptions {
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
+  bool check = false;  // --check: compare with the kernel's counters (core/kernel_check.h)
 };
 
 // Everything a report knows about a file, before selection and rendering.
 struct AnalyzedTrace {
   ReportModel model;
+  // The plugins own strings the model points to (IrqTimePlugin's irq names), so they
+  // live as long as the model.
+  std::vector<std::unique_ptr<Plugin>> plugins;
   std::unique_ptr<class StateMachine> machine;  // owns the threads the model points to
 };
 
@@ -27,7 +33,7 @@ struct AnalyzedTrace {
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
                                             bool explain_anomalies = false);
 
-// Returns the process exit status.
+// Returns the process exit status: 1 when --check found a disagreement.
 int RunReport(const ReportOptions& options, std::ostream& out);
 
 }  // namespace cstool
