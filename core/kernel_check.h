@@ -43,11 +43,11 @@
 namespace cstool {
 
 // Chosen from measurements on the reference VM (2 CPUs, HZ=250, under parallel compiles):
-// the largest differences over the five integration workloads were 3.2 ms on-CPU (the
-// exit-time exec runtime lag, <= 1 tick) and 4.9 ms waiting (nanosleep: ~20 us per
-// timer wakeup that the kernel accounts as running and the trace as waiting); 10 ms
-// leaves a 2x margin, 5% covers long-running threads whose tick lag and wakeup offsets
-// grow with their switch count.
+// the largest differences over the five integration workloads (7 runs each) were 3.2 ms
+// on-CPU (the exit-time exec runtime lag, <= 1 tick) and 4.9 ms waiting (nanosleep:
+// ~20 us per timer wakeup that the kernel accounts as running and the trace as
+// waiting); 10 ms leaves a 2x margin, 5% covers long-running threads whose tick lag and
+// wakeup offsets grow with their switch count.
 struct CheckTolerance {
   int64_t time_abs_ns = 10'000'000;
   double time_rel = 0.05;
