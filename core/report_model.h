@@ -34,6 +34,10 @@ struct ThreadReport {
   MicrostateTimes microstates{};
   uint64_t voluntary = 0;
   uint64_t involuntary = 0;
+  // Switches at or after sched_process_exit (included above). The kernel stops counting
+  // a non-leader thread's switches once it is released, part way through its exit.
+  uint64_t voluntary_after_exit = 0;
+  uint64_t involuntary_after_exit = 0;
   std::vector<std::pair<uint32_t, uint64_t>> causes;  // packed SwitchCause -> count
   std::array<uint64_t, kPreemptedAtCount> preempted_at{};
   std::unordered_map<int64_t, SyscallStats> syscalls;

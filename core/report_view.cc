@@ -44,6 +44,8 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   for (size_t i = 0; i < kMicrostateCount; ++i) into.microstates[i] += r.microstates[i];
   into.voluntary += r.voluntary;
   into.involuntary += r.involuntary;
+  into.voluntary_after_exit += r.voluntary_after_exit;
+  into.involuntary_after_exit += r.involuntary_after_exit;
   for (auto [k, n] : r.causes) {
     bool found = false;
     for (auto& [k2, n2] : into.causes)

@@ -13,6 +13,7 @@ class SwitchCausePlugin : public Plugin {
   void OnSwitch(const SwitchEvent& e) override {
     if (!e.prev) return;
     ThreadReport& r = model_.For(*e.prev);
+    if (e.prev->exiting) ++(e.voluntary ? r.voluntary_after_exit : r.involuntary_after_exit);
     if (e.voluntary) {
       ++r.voluntary;
     } else {

@@ -20,6 +20,8 @@ nlohmann::json SwitchesJson(const ReportView& view, const ThreadReport& r) {
     at[std::string(kPreemptedAtKeys[i])] = r.preempted_at[i];
   return {{"voluntary", r.voluntary},
           {"involuntary", r.involuntary},
+          {"after_exit",
+           {{"voluntary", r.voluntary_after_exit}, {"involuntary", r.involuntary_after_exit}}},
           {"causes", causes},
           {"preempted_at", at}};
 }
