@@ -61,7 +61,8 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 }  // namespace
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies) {
+                                            bool explain_anomalies,
+                                            const std::vector<Plugin*>& extra_plugins) {
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
   EventDecoder decoder(reader->tep());
   TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
@@ -81,6 +82,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   }
   auto plugins = MakeReportPlugins(model);
   for (auto& p : plugins) result->machine->AddPlugin(p.get());
+  for (Plugin* p : extra_plugins) result->machine->AddPlugin(p);
 
   ReplayStats stats = ReplayTrace(*reader, decoder, *result->machine);
   int64_t end = stats.last_ts;
@@ -122,9 +124,12 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
 int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies);
+  ReportExports exports(options.exports, options.view, syscalls);
+  auto analyzed =
+      AnalyzeTrace(options.file, syscalls, options.explain_anomalies, exports.plugins());
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   output->Render(view);
+  exports.Finish(view);
   return 0;
 }
 

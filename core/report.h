@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "core/report_exports.h"
 #include "core/report_model.h"
 #include "core/report_view.h"
 
@@ -15,6 +16,7 @@ struct ReportOptions {
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
+  ExportOptions exports;           // --timeline, --html
 };
 
 // Everything a report knows about a file, before selection and rendering.
@@ -23,9 +25,11 @@ struct AnalyzedTrace {
   std::unique_ptr<class StateMachine> machine;  // owns the threads the model points to
 };
 
-// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
+// Reads and analyses `file`; `extra_plugins` run after the report's own. Throws
+// cstool::Error for unreadable or corrupt files.
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies = false);
+                                            bool explain_anomalies = false,
+                                            const std::vector<Plugin*>& extra_plugins = {});
 
 // Returns the process exit status.
 int RunReport(const ReportOptions& options, std::ostream& out);
