@@ -25,27 +25,37 @@ void CpuOccupancy::OnSwitch(const SwitchEvent& e) {
   // move the CPU's notion of "last switch" backwards.
   const bool in_order = e.ts >= cpu.last_switch;
   if (in_order && cpu.current && cpu.current != e.prev) {
-    // Its switch-out was not recorded: it ran (or others did) until now at most.
+    // The current task's switch-out was not recorded (a switch between unfollowed
+    // tasks, or the kernel's missing switch from idle). When `prev` is a task, it is
+    // the one known to have run just before now, and gets the time (inferred start)
+    // below; otherwise the current task's run ends now.
     OpenRun& run = RunOf(*cpu.current);
     if (run.cpu == e.cpu) {
       CpuRun r{e.cpu, cpu.current, run.start, e.ts, false, nullptr};
-      if (r.end > r.start) sink_(r);
+      if (!e.prev && r.end > r.start) sink_(r);
       run.cpu = -1;
     }
   }
   if (e.prev) {
     OpenRun& run = RunOf(*e.prev);
     CpuRun r{e.cpu, e.prev, 0, e.ts, false, &e};
+    bool known = true;
     if (run.cpu == e.cpu && run.start <= e.ts) {
       r.start = run.start;
-    } else {
-      r.start = std::max({e.prev->first_ts, cpu.lost_at, in_order ? cpu.last_switch : kNever});
+      run.cpu = -1;
+    } else if (in_order) {
+      r.start = std::max({e.prev->first_ts, cpu.lost_at, cpu.last_switch});
       r.start_inferred = true;
+    } else {
+      known = false;
     }
-    run.cpu = -1;
-    if (r.end > r.start) sink_(r);
+    // A late switch whose switch-in was not seen: when it started is unknowable now,
+    // and later switches on this CPU already accounted for the time; draw nothing.
+    if (known && r.end > r.start) sink_(r);
   }
-  if (e.next) {
+  // The switch-in side of a late switch is stale: later switches on this CPU
+  // superseded it.
+  if (e.next && in_order) {
     OpenRun& run = RunOf(*e.next);
     if (run.cpu >= 0 && run.cpu != e.cpu) {
       // Switched in elsewhere without a switch-out seen there: end that run now.

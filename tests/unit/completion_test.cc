@@ -62,8 +62,9 @@ TEST(Completion, OffersEachSubcommandsOptions) {
       if (line.rfind("  -", 0) != 0) continue;
       std::string first = line.substr(0, line.find(' ', 2));
       std::smatch m;
-      if (std::regex_search(first, m, re))
+      if (std::regex_search(first, m, re)) {
         EXPECT_TRUE(offered.count(m.str())) << sub << " " << m.str();
+      }
     }
   }
   std::set<std::string> formats = Complete(std::string(CSTOOL_BINARY) + " report --format ''", 3);
