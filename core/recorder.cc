@@ -219,6 +219,7 @@ int RunRecord(const RecordOptions& options) {
   }
 
   SessionConfig config;
+  config.event_set = options.event_set;
   config.buffer_kb = options.buffer_kb;
   config.cpus = options.cpus;
   config.extra_events = options.events;
@@ -261,7 +262,7 @@ int RunRecord(const RecordOptions& options) {
     r->Start();
     r->AvoidOwnCpu(online);
   }
-  if (options.system_wide) {
+  if (options.system_wide && options.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
     std::vector<int> own;
     for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
@@ -364,7 +365,7 @@ int RunRecord(const RecordOptions& options) {
 
   struct stat st {};
   uint64_t file_size = ::stat(output.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  PrintSummary(info, output.string(), seconds, file_size);
+  if (options.print_summary) PrintSummary(info, output.string(), seconds, file_size);
 
   if (child) {
     if (child->reaped()) return child->ExitCode();

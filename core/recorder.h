@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tracefs_session.h"
+
 namespace cstool {
 
 // Per-CPU ring buffer size. A two-thread pipe ping-pong at full speed (cstool_workload
@@ -25,6 +27,11 @@ struct RecordOptions {
   double duration_s = 0;             // -N; 0 = until the command exits or a signal
   std::vector<std::string> events;   // -e SYSTEM:EVENT
   std::vector<std::string> command;  // after --
+  EventSet event_set = EventSet::kFull;
+  // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps
+  // them, so that every interrupt on a traced CPU is counted.
+  bool exclude_self = true;
+  bool print_summary = true;  // the per-CPU events/lost table on stderr at the end
 };
 
 // Validates the options (cstool::Error, exit 2, for usage mistakes).

@@ -80,8 +80,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                         kAnomalyNames[static_cast<size_t>(a)]));
     });
   }
-  auto plugins = MakeReportPlugins(model);
-  for (auto& p : plugins) result->machine->AddPlugin(p.get());
+  result->plugins = MakeReportPlugins(model);
+  for (auto& p : result->plugins) result->machine->AddPlugin(p.get());
   for (Plugin* p : extra_plugins) result->machine->AddPlugin(p);
 
   ReplayStats stats = ReplayTrace(*reader, decoder, *result->machine);

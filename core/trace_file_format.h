@@ -29,7 +29,7 @@
 // A reader finds the RecordingInfo by walking the options section and taking the
 // payload of the option with id kOptionCstoolInfo; trace-cmd (3.1) skips unknown
 // option ids silently, so the file stays readable by `trace-cmd report` and
-// KernelShark. ReadTraceFileOptions() in core/trace_file_options.h does that walk.
+// KernelShark. core/v6_trace_file.cc does that walk.
 #pragma once
 
 #include <cstdint>

@@ -24,7 +24,7 @@
 
 #include "core/errors.h"
 #include "core/recording_info.h"
-#include "core/trace_file_options.h"
+#include "core/trace_file_reader.h"
 #include "core/tracefs_session.h"
 
 namespace cstool {
@@ -124,9 +124,9 @@ class RecordTest : public ::testing::Test {
   }
 
   static RecordingInfo Info(const fs::path& file) {
-    auto json = ReadCstoolInfoJson(file);
-    if (!json) throw std::runtime_error("no RecordingInfo in " + file.string());
-    return nlohmann::json::parse(*json).get<RecordingInfo>();
+    auto info = OpenTraceFile(file.string())->recording_info();
+    if (!info) throw std::runtime_error("no RecordingInfo in " + file.string());
+    return *info;
   }
 
   static uint64_t TotalEvents(const RecordingInfo& info) {

@@ -16,7 +16,7 @@
 #include "core/errors.h"
 #include "core/recording_info.h"
 #include "core/trace_file_format.h"
-#include "core/trace_file_options.h"
+#include "core/trace_file_reader.h"
 
 namespace cstool {
 namespace {
@@ -101,17 +101,14 @@ TEST_F(TraceFileWriterTest, OptionsCarryCpuStatsClockAndRecordingInfo) {
   EXPECT_FALSE(fs::exists(out.string() + ".tmp"));
   EXPECT_EQ(fs::file_size(out) % 4096, 0u);
 
-  auto options = ReadTraceFileOptions(out);
-  ASSERT_EQ(options.size(), 4u);
-  EXPECT_EQ(options[0].id, tracefile::kOptionCpuStat);
-  EXPECT_EQ(options[0].payload.rfind("CPU: 0\nentries: 0\n", 0), 0u);
-  EXPECT_EQ(options[1].payload.rfind("CPU: 1\n", 0), 0u);
-  EXPECT_EQ(options[2].id, tracefile::kOptionTraceClock);
-  EXPECT_EQ(options[3].id, tracefile::kOptionCstoolInfo);
-
-  auto json = ReadCstoolInfoJson(out);
-  ASSERT_TRUE(json.has_value());
-  auto info = nlohmann::json::parse(*json).get<RecordingInfo>();
+  // Read back through the report's reader: CPUSTAT per CPU, the clock, the metadata.
+  auto reader = OpenTraceFile(out.string());
+  ASSERT_EQ(reader->cpu_stats().size(), 2u);
+  EXPECT_EQ(reader->cpu_stats().at(0).entries, 0u);
+  EXPECT_EQ(reader->cpu_stats().count(1), 1u);
+  EXPECT_EQ(reader->trace_clock(), "mono");
+  ASSERT_TRUE(reader->recording_info().has_value());
+  const RecordingInfo& info = *reader->recording_info();
   EXPECT_EQ(info.tool_version, "test");
   ASSERT_EQ(info.cpus.size(), 1u);
   EXPECT_EQ(info.cpus[0].events, 2u);
