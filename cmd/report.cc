@@ -24,6 +24,10 @@ RunFn SetupReport(CLI::App& sub) {
                "List every anomaly with its time, CPU and thread");
   sub.add_flag("--check", opts->check,
                "Compare with the kernel's own per-thread counters; exit 1 on disagreement");
+  sub.add_option("--timeline", opts->exports.timeline,
+                 "Also write a Chrome/Perfetto trace-event JSON timeline to this file");
+  sub.add_option("--html", opts->exports.html,
+                 "Also write a self-contained HTML page with barscopes and the tables");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts] { return RunReport(*opts, std::cout); };

@@ -127,7 +127,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
 int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies);
+  ReportExports exports(options.exports, options.view, syscalls);
+  auto analyzed =
+      AnalyzeTrace(options.file, syscalls, options.explain_anomalies, exports.plugins());
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   std::optional<KernelCheckResult> check;
   if (options.check) {
@@ -135,6 +137,7 @@ int RunReport(const ReportOptions& options, std::ostream& out) {
     view.check = &*check;
   }
   output->Render(view);
+  exports.Finish(view);
   return check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
 }
 

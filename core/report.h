@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/report_exports.h"
 #include "core/report_model.h"
 #include "core/report_view.h"
 #include "core/state_machine.h"
@@ -19,6 +20,7 @@ struct ReportOptions {
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
   bool check = false;  // --check: compare with the kernel's counters (core/kernel_check.h)
+  ExportOptions exports;           // --timeline, --html
 };
 
 // Everything a report knows about a file, before selection and rendering.

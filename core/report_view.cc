@@ -85,6 +85,17 @@ std::vector<std::pair<std::string, uint64_t>> ReportView::Causes(const ThreadRep
   return out;
 }
 
+bool SelectsThread(const ViewOptions& options, const Thread& t) {
+  if (!options.tids.empty() &&
+      std::find(options.tids.begin(), options.tids.end(), t.tid) == options.tids.end())
+    return false;
+  if (!options.pids.empty() &&
+      std::find(options.pids.begin(), options.pids.end(), DisplayPid(t)) == options.pids.end())
+    return false;
+  // Explicit -p/-t selections may name threads outside the recorded workload.
+  return t.tracked || options.all_threads || !options.pids.empty() || !options.tids.empty();
+}
+
 ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                      const ViewOptions& options) {
   auto table = SortTable();
@@ -98,16 +109,7 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   ReportView view;
   view.model = &model;
   view.syscalls = &syscalls;
-  auto wanted = [&](const Thread& t) {
-    if (!options.tids.empty() &&
-        std::find(options.tids.begin(), options.tids.end(), t.tid) == options.tids.end())
-      return false;
-    if (!options.pids.empty() &&
-        std::find(options.pids.begin(), options.pids.end(), DisplayPid(t)) == options.pids.end())
-      return false;
-    // Explicit -p/-t selections may name threads outside the recorded workload.
-    return t.tracked || options.all_threads || !options.pids.empty() || !options.tids.empty();
-  };
+  auto wanted = [&](const Thread& t) { return SelectsThread(options, t); };
   for (const ThreadReport& r : model.threads)
     if (r.thread && wanted(*r.thread)) view.threads.push_back(&r);
   std::stable_sort(view.threads.begin(), view.threads.end(),

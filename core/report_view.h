@@ -40,6 +40,10 @@ struct ReportView {
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;
 };
 
+// Whether a thread is part of the view: the recorded workload (or all threads with
+// --all-threads), narrowed by -p/-t. Pictures (timeline, barscopes) use it too.
+bool SelectsThread(const ViewOptions& options, const Thread& t);
+
 // Throws cstool::Error (usage) for an unknown sort key.
 ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                      const ViewOptions& options);

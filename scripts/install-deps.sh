@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cstool needs to build, test and benchmark.
+# Installs the Debian packages cstool needs to build, test and benchmark
+# (chromium: the browser test of `report --html`).
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libseccomp-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtracefs-doc libtraceevent-doc man-db
+  chromium fonts-dejavu-core
 )
 
 missing=()

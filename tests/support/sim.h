@@ -151,6 +151,8 @@ class Sim {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
   }
   void Finish(int64_t ts) { sm_.Finish(ts); }
+  // Extra analyses (e.g. the timeline export) run after the report plugins.
+  void AddPlugin(Plugin* plugin) { sm_.AddPlugin(plugin); }
 
   // The report of the live (or last) thread with this tid.
   const ThreadReport& Report(int tid) const {

@@ -1,0 +1,86 @@
+# bash completion for cstool(1).
+#
+# Subcommands and options are read from the binary's own --help at completion time,
+# so the completion never falls behind the program. Install as
+# share/bash-completion/completions/cstool (the CMake install target does).
+
+_cstool_subcommands() {
+  "$1" --help 2>/dev/null |
+    awk '/^Subcommands:/ {f = 1; next} f && /^  [a-z]/ {print $1} f && /^$/ {f = 0}'
+}
+
+_cstool_options() {
+  "$1" "$2" --help 2>/dev/null |
+    awk '/^  -/ {n = split($1, a, ","); for (i = 1; i <= n; i++) print a[i]}'
+}
+
+_cstool() {
+  local cmd=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} prev=
+  ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  COMPREPLY=()
+
+  local i sub= subpos=0
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case ${COMP_WORDS[i]} in
+      -*) ;;
+      *) sub=${COMP_WORDS[i]}; subpos=$i; break ;;
+    esac
+  done
+
+  if [[ -z $sub ]]; then
+    if [[ $cur == -* ]]; then
+      mapfile -t COMPREPLY < <(compgen -W "--help --version" -- "$cur")
+    else
+      mapfile -t COMPREPLY < <(compgen -W "$(_cstool_subcommands "$cmd")" -- "$cur")
+    fi
+    return 0
+  fi
+
+  if [[ $sub == help ]]; then
+    ((COMP_CWORD == subpos + 1)) &&
+      mapfile -t COMPREPLY < <(compgen -W "$(_cstool_subcommands "$cmd")" -- "$cur")
+    return 0
+  fi
+
+  # After "--" comes the command to run (record -- CMD ARGS...).
+  for ((i = subpos + 1; i < COMP_CWORD; i++)); do
+    if [[ ${COMP_WORDS[i]} == -- ]]; then
+      if ((COMP_CWORD == i + 1)); then
+        mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      fi
+      return 0
+    fi
+  done
+
+  case $prev in
+    --format)
+      mapfile -t COMPREPLY < <(compgen -W "table json csv" -- "$cur")
+      return 0
+      ;;
+    --sort)
+      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime oncpu wait \
+        tid pid user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
+        sleep_poll sleep_uninterruptible sleep_paging stopped zombie unknown" -- "$cur")
+      return 0
+      ;;
+    --source)
+      mapfile -t COMPREPLY < <(compgen -W "timer ipi nmi" -- "$cur")
+      return 0
+      ;;
+    -o | --output | --timeline | --html)
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      return 0
+      ;;
+  esac
+
+  if [[ $cur == -* ]]; then
+    mapfile -t COMPREPLY < <(compgen -W "$(_cstool_options "$cmd" "$sub")" -- "$cur")
+  else
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+  fi
+  return 0
+}
+
+complete -o filenames -F _cstool cstool

@@ -1,0 +1,166 @@
+// The pictures of a real recording: `report --timeline` gives trace-event JSON with
+// slices for every workload thread and every CPU, and `report --html` gives a page
+// that headless Chromium renders with both barscopes and one row per workload thread.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int64_t kCpuPid = 1'000'000'000;  // TimelinePlugin::kCpuPid
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string FindChromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    CommandResult r = RunCommand({"sh", "-c", std::string("command -v ") + name});
+    if (r.status == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
+  }
+  return {};
+}
+
+// One recording of the demo workload shared by the tests of this file.
+class VizTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!TracefsUnavailableReason().empty()) return;
+    dir_ = fs::temp_directory_path() / ("cstool_viz_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "-o", (dir_ / "r.dat").string(), "--",
+                                    std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "demo"});
+    ASSERT_EQ(rec.status, 0) << rec.err;
+    CommandResult rep = RunCommand({CSTOOL_BINARY, "report", (dir_ / "r.dat").string(), "--format",
+                                    "json", "--timeline", (dir_ / "t.json").string(), "--html",
+                                    (dir_ / "r.html").string()});
+    ASSERT_EQ(rep.status, 0) << rep.err;
+    report_ = json::parse(rep.out);
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty() && !getenv("CSTOOL_KEEP_VIZ")) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    std::string why = TracefsUnavailableReason();
+    if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+    ASSERT_TRUE(report_.is_object()) << "recording failed";
+  }
+  static std::set<int64_t> WorkloadTids() {
+    std::set<int64_t> tids;
+    for (const json& t : report_.at("threads")) tids.insert(t.at("tid").get<int64_t>());
+    return tids;
+  }
+
+  static inline fs::path dir_;
+  static inline json report_;
+};
+
+TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
+  json doc = json::parse(ReadFile(dir_ / "t.json"));
+  ASSERT_TRUE(doc.at("traceEvents").is_array());
+  std::set<int64_t> thread_tids, cpu_tids, named_cpus;
+  size_t flows_s = 0, flows_f = 0;
+  for (const json& e : doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    ASSERT_TRUE(e.contains("pid") && e.contains("tid")) << e.dump();
+    if (ph == "X") {
+      ASSERT_TRUE(e.at("ts").is_number() && e.at("dur").is_number()) << e.dump();
+      (e.at("pid") == kCpuPid ? cpu_tids : thread_tids).insert(e.at("tid").get<int64_t>());
+    } else if (ph == "M" && e.at("name") == "thread_name" && e.at("pid") == kCpuPid) {
+      named_cpus.insert(e.at("tid").get<int64_t>());
+    } else if (ph == "s") {
+      ++flows_s;
+    } else if (ph == "f") {
+      ++flows_f;
+    }
+  }
+  std::set<int64_t> workload = WorkloadTids();
+  ASSERT_FALSE(workload.empty());
+  EXPECT_EQ(thread_tids, workload) << "one track per workload thread, and only those";
+  const int cpus = report_.at("trace").at("cpus");
+  for (int cpu = 0; cpu < cpus; ++cpu)
+    EXPECT_TRUE(cpu_tids.count(kCpuPid + 1 + cpu)) << "no slices on CPU " << cpu;
+  EXPECT_GT(flows_s, 0u);
+  EXPECT_EQ(flows_s, flows_f);
+}
+
+TEST_F(VizTest, HtmlRendersInHeadlessChromium) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh)";
+  const fs::path html = dir_ / "r.html";
+  const std::string page = ReadFile(html);
+  ASSERT_NE(page.find("id=\"thread-barscope\""), std::string::npos);
+
+  auto run = [&](const std::vector<std::string>& extra) {
+    fs::path profile = dir_ / "profile";
+    fs::remove_all(profile);
+    fs::create_directories(profile);
+    std::vector<std::string> argv = {chromium,
+                                     "--headless",
+                                     "--no-sandbox",
+                                     "--disable-gpu",
+                                     "--disable-quic",
+                                     "--no-first-run",
+                                     "--disable-background-networking",
+                                     "--disable-component-update",
+                                     "--disable-sync",
+                                     "--enable-logging=stderr",
+                                     "--v=0",
+                                     "--user-data-dir=" + profile.string(),
+                                     "--window-size=1600,1200"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("file://" + html.string());
+    return RunCommand(argv);
+  };
+  CommandResult dom = run({"--dump-dom"});
+  ASSERT_EQ(dom.status, 0) << dom.err;
+  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
+  EXPECT_EQ(dom.err.find("ERROR:CONSOLE"), std::string::npos) << dom.err;
+  // The page's script ran to its end.
+  EXPECT_NE(dom.out.find("data-rendered=\"ok\""), std::string::npos);
+
+  auto rows_in = [&](const std::string& svg_id) {
+    size_t begin = dom.out.find("id=\"" + svg_id + "\"");
+    if (begin == std::string::npos) return std::set<int64_t>{};
+    size_t end = dom.out.find("</svg>", begin);
+    std::string svg = dom.out.substr(begin, end - begin);
+    std::set<int64_t> ids;
+    std::regex row("class=\"bs-row\" data-id=\"([0-9]+)\"");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), row); it != std::sregex_iterator();
+         ++it)
+      ids.insert(std::stoll((*it)[1]));
+    return ids;
+  };
+  EXPECT_EQ(rows_in("thread-barscope"), WorkloadTids()) << "one row per workload thread";
+  const int cpus = report_.at("trace").at("cpus");
+  EXPECT_EQ(rows_in("cpu-barscope").size(), static_cast<size_t>(cpus));
+  EXPECT_NE(dom.out.find("<rect class=\"s\""), std::string::npos) << "no bars drawn";
+
+  const fs::path png = dir_ / "r.png";
+  CommandResult shot = run({"--screenshot=" + png.string(), "--hide-scrollbars"});
+  ASSERT_EQ(shot.status, 0) << shot.err;
+  ASSERT_TRUE(fs::exists(png)) << shot.err;
+  EXPECT_GT(fs::file_size(png), 10'000u);
+  // PNG signature.
+  EXPECT_EQ(ReadFile(png).substr(1, 3), "PNG");
+}
+
+}  // namespace
+}  // namespace cstool::testing

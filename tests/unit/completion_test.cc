@@ -1,0 +1,75 @@
+// The bash completion offers every subcommand `cstool --help` lists, and each
+// subcommand's options.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+std::set<std::string> Complete(const std::string& words, int cword) {
+  const std::string script = std::string(CSTOOL_SOURCE_DIR) + "/completion/cstool.bash";
+  CommandResult r = RunCommand({"bash", "-c",
+                                "source \"$1\" && COMP_WORDS=(" + words +
+                                    ") && COMP_CWORD=" + std::to_string(cword) +
+                                    " && _cstool && printf '%s\\n' \"${COMPREPLY[@]}\"",
+                                "complete-test", script});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::set<std::string> out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.insert(line);
+  return out;
+}
+
+std::set<std::string> SubcommandsOfHelp() {
+  CommandResult help = RunCommand({CSTOOL_BINARY, "--help"});
+  EXPECT_EQ(help.status, 0);
+  std::set<std::string> subs;
+  std::istringstream in(help.out.substr(help.out.find("Subcommands:")));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    subs.insert(name);
+  }
+  return subs;
+}
+
+TEST(Completion, OffersEverySubcommand) {
+  std::set<std::string> subs = SubcommandsOfHelp();
+  ASSERT_GE(subs.size(), 2u);
+  std::set<std::string> offered = Complete(std::string(CSTOOL_BINARY) + " ''", 1);
+  for (const std::string& s : subs) EXPECT_TRUE(offered.count(s)) << s << " not offered";
+}
+
+TEST(Completion, OffersEachSubcommandsOptions) {
+  for (const std::string& sub : SubcommandsOfHelp()) {
+    if (sub == "help") continue;
+    CommandResult help = RunCommand({CSTOOL_BINARY, sub, "--help"});
+    std::set<std::string> offered = Complete(std::string(CSTOOL_BINARY) + " " + sub + " --", 2);
+    // Options are the lines that start with one (examples in the footer are not).
+    std::istringstream lines(help.out);
+    std::regex re("--[a-z][a-z-]*");
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  -", 0) != 0) continue;
+      std::string first = line.substr(0, line.find(' ', 2));
+      std::smatch m;
+      if (std::regex_search(first, m, re)) {
+        EXPECT_TRUE(offered.count(m.str())) << sub << " " << m.str();
+      }
+    }
+  }
+  std::set<std::string> formats = Complete(std::string(CSTOOL_BINARY) + " report --format ''", 3);
+  EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv"}));
+}
+
+}  // namespace
+}  // namespace cstool::testing
