@@ -184,6 +184,8 @@ void ValidateRecordOptions(const RecordOptions& o) {
   if (o.duration_s < 0 || !std::isfinite(o.duration_s))
     throw Error("duration (-N) must be a positive number of seconds", ExitCode::kUsage);
   if (o.output.empty()) throw Error("empty output file name (-o)", ExitCode::kUsage);
+  if (o.no_defaults && o.events.empty())
+    throw Error("--no-defaults needs at least one -e event", ExitCode::kUsage);
   for (int pid : o.pids)
     if (pid <= 0) throw Error(fmt::format("invalid pid {}", pid), ExitCode::kUsage);
 }
@@ -222,6 +224,7 @@ int RunRecord(const RecordOptions& options) {
   config.buffer_kb = options.buffer_kb;
   config.cpus = options.cpus;
   config.extra_events = options.events;
+  config.default_events = !options.no_defaults;
   config.filter_pids = !options.system_wide;
   TracefsSession session(config);
 

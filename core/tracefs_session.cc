@@ -198,6 +198,7 @@ void TracefsSession::ResolveEvents(const SessionConfig& config) {
     if (seen.insert(e.Full()).second) events_.push_back(e);
   };
   for (const EventName& e : kDefaultEvents) {
+    if (!config.default_events) break;
     if (e.event == "*") {
       auto vectors = VectorEvents();
       if (vectors.empty()) missing_.push_back(e.system + ":*_entry/*_exit");

@@ -24,6 +24,7 @@ struct SessionConfig {
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
   bool filter_pids = true;                // false: trace every task (-a)
+  bool default_events = true;             // false: only extra_events (--no-defaults)
 };
 
 class TracefsSession {
