@@ -7,7 +7,7 @@
 //
 //   BM_Decode           reader + merge + decode into a no-op EventSink (events/s)
 //   BM_Analyze          AnalyzeTrace: decode + state machine + every report plugin
-//   BM_ReportProcess    the `cstool report --format json` process, wall time and peak RSS
+//   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same file, wall time
 //
 // After the runs a summary (medians over repetitions) is printed; scripts/bench.sh
@@ -112,7 +112,7 @@ void BM_ReportProcess(benchmark::State& state) {
   const Recording& rec = state.range(0) ? Large() : Small();
   double rss = 0, wall = 0;
   for (auto _ : state) {
-    auto r = RunProcess({CSTOOL_BINARY, "report", "--format", "json", rec.path()}, false);
+    auto r = RunProcess({CSTOOL_BINARY, "report", rec.path()}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
       break;
@@ -173,7 +173,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   };
   row("decode only (reader+merge+decode)", decode / 1e6, "M events/s");
   row("decode + state machine + analyses", analyze / 1e6, "M events/s");
-  row("cstool report --format json (process)", report_s, "s");
+  row("cstool report (process)", report_s, "s");
   row("  = events/s", report_s > 0 ? large.events() / report_s / 1e6 : -1, "M events/s");
   row("trace-cmd report --profile (process)", tc_s, "s");
   row("  = events/s", tc_s > 0 ? large.events() / tc_s / 1e6 : -1, "M events/s");
