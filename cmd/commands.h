@@ -19,5 +19,7 @@ struct Subcommand {
 
 RunFn SetupRecord(CLI::App& sub);
 RunFn SetupReport(CLI::App& sub);
+RunFn SetupIrq(CLI::App& sub);
+RunFn SetupNmiInject(CLI::App& sub);
 
 }  // namespace cstool::cmd

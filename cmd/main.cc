@@ -17,6 +17,8 @@ namespace {
 constexpr Subcommand kSubcommands[] = {
     {"record", "Record scheduler, IRQ and syscall events into a trace.dat file", SetupRecord},
     {"report", "Per-thread microstates and cause-labelled context switches", SetupReport},
+    {"irq", "Which interrupts stole time from which tasks; IRQ affinities", SetupIrq},
+    {"nmi-inject", "Generate timer/IPI/NMI interrupts on one CPU at a rate", SetupNmiInject},
 };
 
 int Main(int argc, char** argv) {

@@ -221,10 +221,10 @@ int RunRecord(const RecordOptions& options) {
   }
 
   SessionConfig config;
+  config.event_set = options.no_defaults ? EventSet::kNone : options.event_set;
   config.buffer_kb = options.buffer_kb;
   config.cpus = options.cpus;
   config.extra_events = options.events;
-  config.default_events = !options.no_defaults;
   config.filter_pids = !options.system_wide;
   TracefsSession session(config);
 
@@ -264,7 +264,7 @@ int RunRecord(const RecordOptions& options) {
     r->Start();
     r->AvoidOwnCpu(online);
   }
-  if (options.system_wide) {
+  if (options.system_wide && options.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
     std::vector<int> own;
     for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
@@ -367,7 +367,7 @@ int RunRecord(const RecordOptions& options) {
 
   struct stat st {};
   uint64_t file_size = ::stat(output.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  PrintSummary(info, output.string(), seconds, file_size);
+  if (options.print_summary) PrintSummary(info, output.string(), seconds, file_size);
 
   if (child) {
     if (child->reaped()) return child->ExitCode();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tracefs_session.h"
+
 namespace cstool {
 
 // Per-CPU ring buffer size. A two-thread pipe ping-pong at full speed (cstool_workload
@@ -26,6 +28,11 @@ struct RecordOptions {
   std::vector<std::string> events;   // -e SYSTEM:EVENT
   bool no_defaults = false;          // --no-defaults: only the -e events
   std::vector<std::string> command;  // after --
+  EventSet event_set = EventSet::kFull;
+  // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps
+  // them, so that every interrupt on a traced CPU is counted.
+  bool exclude_self = true;
+  bool print_summary = true;  // the per-CPU events/lost table on stderr at the end
 };
 
 // Validates the options (cstool::Error, exit 2, for usage mistakes).

@@ -61,7 +61,8 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 }  // namespace
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies) {
+                                            bool explain_anomalies,
+                                            const std::vector<Plugin*>& extra_plugins) {
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
   EventDecoder decoder(reader->tep());
   TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
@@ -79,8 +80,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                         kAnomalyNames[static_cast<size_t>(a)]));
     });
   }
-  auto plugins = MakeReportPlugins(model);
-  for (auto& p : plugins) result->machine->AddPlugin(p.get());
+  result->plugins = MakeReportPlugins(model);
+  for (auto& p : result->plugins) result->machine->AddPlugin(p.get());
+  for (Plugin* p : extra_plugins) result->machine->AddPlugin(p);
 
   ReplayStats stats = ReplayTrace(*reader, decoder, *result->machine);
   int64_t end = stats.last_ts;

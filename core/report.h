@@ -4,10 +4,12 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/report_model.h"
 #include "core/report_view.h"
 #include "core/state_machine.h"
+#include "plugins/plugin.h"
 
 namespace cstool {
 
@@ -19,14 +21,18 @@ struct ReportOptions {
 };
 
 // Everything a report knows about a file, before selection and rendering.
+// Members are declared so that what the model points into outlives it.
 struct AnalyzedTrace {
+  std::unique_ptr<StateMachine> machine;         // owns the threads the model points to
+  std::vector<std::unique_ptr<Plugin>> plugins;  // own names the model points to (irqs)
   ReportModel model;
-  std::unique_ptr<StateMachine> machine;  // owns the threads the model points to
 };
 
-// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
+// Reads and analyses `file`; `extra_plugins` (owned by the caller) run after the
+// report's own. Throws cstool::Error for unreadable or corrupt files.
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies = false);
+                                            bool explain_anomalies = false,
+                                            const std::vector<Plugin*>& extra_plugins = {});
 
 // Returns the process exit status.
 int RunReport(const ReportOptions& options, std::ostream& out);

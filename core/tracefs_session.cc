@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 
 #include "core/cpu_list.h"
 #include "core/errors.h"
@@ -31,7 +32,7 @@ struct FreeDeleter {
 };
 using CString = std::unique_ptr<char, FreeDeleter>;
 
-const EventName kDefaultEvents[] = {
+const EventName kFullEvents[] = {
     {"sched", "sched_switch"},
     {"sched", "sched_waking"},
     {"sched", "sched_wakeup"},
@@ -55,6 +56,37 @@ const EventName kDefaultEvents[] = {
     {"exceptions", "page_fault_user"},
     {"exceptions", "page_fault_kernel"},
 };
+
+// Every interrupt source, and the scheduler events that tell which task each one hit.
+const EventName kInterruptEvents[] = {
+    {"sched", "sched_switch"},
+    {"sched", "sched_waking"},
+    {"sched", "sched_wakeup"},
+    {"sched", "sched_wakeup_new"},
+    {"sched", "sched_process_fork"},
+    {"sched", "sched_process_exec"},
+    {"sched", "sched_process_exit"},
+    {"sched", "sched_process_free"},
+    {"sched", "sched_migrate_task"},
+    {"irq", "irq_handler_entry"},
+    {"irq", "irq_handler_exit"},
+    {"irq", "softirq_entry"},
+    {"irq", "softirq_exit"},
+    {"irq_vectors", "*"},  // every *_entry/*_exit pair, see VectorEvents()
+    {"nmi", "nmi_handler"},
+};
+
+std::span<const EventName> BaseEvents(EventSet set) {
+  switch (set) {
+    case EventSet::kFull:
+      return kFullEvents;
+    case EventSet::kInterrupts:
+      return kInterruptEvents;
+    case EventSet::kNone:
+      break;
+  }
+  return {};
+}
 
 bool EventExists(const std::string& system, const std::string& event) {
   return tracefs_event_file_exists(nullptr, system.c_str(), event.c_str(), "format");
@@ -197,8 +229,7 @@ void TracefsSession::ResolveEvents(const SessionConfig& config) {
   auto add = [&](const EventName& e) {
     if (seen.insert(e.Full()).second) events_.push_back(e);
   };
-  for (const EventName& e : kDefaultEvents) {
-    if (!config.default_events) break;
+  for (const EventName& e : BaseEvents(config.event_set)) {
     if (e.event == "*") {
       auto vectors = VectorEvents();
       if (vectors.empty()) missing_.push_back(e.system + ":*_entry/*_exit");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,12 +20,19 @@ struct EventName {
   std::string Full() const { return system + ":" + event; }
 };
 
+// The base set of events a session enables, before `extra_events`.
+enum class EventSet : uint8_t {
+  kFull,        // scheduler, tasks, interrupts, syscalls, page faults (`cstool record`)
+  kInterrupts,  // interrupts plus the scheduler events that say whom they hit (`cstool irq`)
+  kNone,        // only `extra_events`
+};
+
 struct SessionConfig {
+  EventSet event_set = EventSet::kFull;
   size_t buffer_kb = 0;                   // per CPU
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
   bool filter_pids = true;                // false: trace every task (-a)
-  bool default_events = true;             // false: only extra_events (--no-defaults)
 };
 
 class TracefsSession {

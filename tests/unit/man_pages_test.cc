@@ -41,13 +41,14 @@ TEST_P(ManPages, DocumentEveryOptionOfHelp) {
     EXPECT_NE(page.find(opt), std::string::npos) << opt << " is not in man/cstool-" << sub << ".1";
 }
 
-INSTANTIATE_TEST_SUITE_P(Subcommands, ManPages, ::testing::Values("record", "report"));
+INSTANTIATE_TEST_SUITE_P(Subcommands, ManPages,
+                         ::testing::Values("record", "report", "irq", "nmi-inject"));
 
 TEST(ManPages, MainPageListsEverySubcommand) {
   CommandResult help = RunCommand({CSTOOL_BINARY, "--help"});
   ASSERT_EQ(help.status, 0);
   std::string page = ManPageText("cstool");
-  for (const char* sub : {"record", "report"}) {
+  for (const char* sub : {"record", "report", "irq", "nmi-inject"}) {
     EXPECT_NE(help.out.find(sub), std::string::npos);
     EXPECT_NE(page.find(std::string(".B ") + sub), std::string::npos) << sub;
   }

@@ -1,0 +1,29 @@
+// `cstool nmi-inject`: option parsing only; the work is in core/nmi_inject.
+#include "core/nmi_inject.h"
+
+#include <iostream>
+#include <memory>
+
+#include "cmd/commands.h"
+
+namespace cstool::cmd {
+
+RunFn SetupNmiInject(CLI::App& sub) {
+  auto options = std::make_shared<NmiInjectOptions>();
+  sub.add_option("--cpu", options->cpu, "CPU to interrupt")->required();
+  sub.add_option("--source", options->source,
+                 "timer (perf clock hrtimer), ipi (function-call IPIs) or nmi (hardware PMU)")
+      ->capture_default_str();
+  sub.add_option("--rate", options->rate_hz, "Interrupts per second")->capture_default_str();
+  sub.add_option("--duration", options->duration_s, "Seconds to run (0: until Ctrl-C)")
+      ->capture_default_str();
+  sub.footer(
+      "Examples:\n"
+      "  cstool nmi-inject --cpu 1 --rate 5000 --duration 2\n"
+      "  cstool nmi-inject --cpu 1 --source ipi --rate 20000\n"
+      "Needs root: per-CPU perf events and a private tracefs instance that measures the\n"
+      "rate achieved.");
+  return [options]() -> int { return RunNmiInject(*options, std::cout); };
+}
+
+}  // namespace cstool::cmd
