@@ -90,6 +90,8 @@ inline bool CommandExists(const std::string& name) {
 // benchmark name, for summaries.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
+  // Colours only on a terminal (the logs of scripts/bench.sh are files).
+  CollectingReporter() : ConsoleReporter(::isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     benchmark::ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs)
