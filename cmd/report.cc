@@ -22,6 +22,8 @@ RunFn SetupReport(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--explain-anomalies", opts->explain_anomalies,
                "List every anomaly with its time, CPU and thread");
+  sub.add_flag("--check", opts->check,
+               "Compare with the kernel's own per-thread counters; exit 1 on disagreement");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts] { return RunReport(*opts, std::cout); };

@@ -22,7 +22,9 @@
 #include "core/cpu_list.h"
 #include "core/cpu_reader.h"
 #include "core/errors.h"
+#include "core/kernel_capture.h"
 #include "core/proc_threads.h"
+#include "core/record_check.h"
 #include "core/recording_info.h"
 #include "core/stop_signal.h"
 #include "core/trace_file_writer.h"
@@ -259,6 +261,11 @@ int RunRecord(const RecordOptions& options) {
     session.AddPids(tids);
   }
   if (options.system_wide) threads.Add(ListAllThreads());
+  // Ground truth: taskstats exits and delay accounting from before any traced thread can
+  // exit until the command is reaped.
+  KernelCapture kernel({.pids = info.target_pids, .accept_all = options.system_wide});
+  for (const std::string& w : kernel.warnings())
+    fmt::print(stderr, "cstool record: warning: {}\n", w);
 
   for (auto& r : readers) {
     r->Start();
@@ -282,8 +289,10 @@ int RunRecord(const RecordOptions& options) {
       info.child.baseline_nvcsw = cs->voluntary;
       info.child.baseline_nivcsw = cs->involuntary;
     }
-    child->Release();
   }
+  // While tracing is live (and the child still blocked): the report cuts the trace here.
+  kernel.SnapshotStart(info.target_pids);
+  if (child) child->Release();
 
   LiveStatus status(::isatty(STDERR_FILENO) == 1);
   auto deadline =
@@ -314,6 +323,13 @@ int RunRecord(const RecordOptions& options) {
   }
   status.Clear();
   for (int pid : info.target_pids) threads.Add(ListThreads(pid));
+  {
+    // Threads still alive, sampled while tracing is still live.
+    std::set<int32_t> procs(info.target_pids.begin(), info.target_pids.end());
+    for (const ThreadIdentity& t : threads.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
+    std::vector<int32_t> list(procs.begin(), procs.end());
+    kernel.SnapshotEnd(list);
+  }
 
   session.Stop();
   info.end_ts = MonotonicNs();
@@ -336,6 +352,8 @@ int RunRecord(const RecordOptions& options) {
     info.child.utime_ns = TimevalNs(child->usage().ru_utime);
     info.child.stime_ns = TimevalNs(child->usage().ru_stime);
   }
+
+  info.kernel_counters = kernel.Finish();
 
   TraceFileContents contents;
   contents.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
@@ -367,7 +385,10 @@ int RunRecord(const RecordOptions& options) {
 
   struct stat st {};
   uint64_t file_size = ::stat(output.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-  if (options.print_summary) PrintSummary(info, output.string(), seconds, file_size);
+  if (options.print_summary) {
+    PrintSummary(info, output.string(), seconds, file_size);
+    fmt::print(stderr, "  {}\n", KernelAgreementLine(output.string()));
+  }
 
   if (child) {
     if (child->reaped()) return child->ExitCode();

@@ -7,6 +7,8 @@
 
 #include "core/errors.h"
 #include "core/event_decoder.h"
+#include "core/kernel_check.h"
+#include "core/kernel_match.h"
 #include "core/output/output.h"
 #include "core/state_machine.h"
 #include "core/trace_file_reader.h"
@@ -80,6 +82,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                         kAnomalyNames[static_cast<size_t>(a)]));
     });
   }
+  if (const auto& info = reader->recording_info()) {  // plugins may read it
+    model.trace.has_recording_info = true;
+    model.trace.recording = *info;
+  }
   result->plugins = MakeReportPlugins(model);
   for (auto& p : result->plugins) result->machine->AddPlugin(p.get());
   for (Plugin* p : extra_plugins) result->machine->AddPlugin(p);
@@ -113,11 +119,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   result->machine->anomalies().ForEachNonZero(
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
-  if (info) {
-    t.has_recording_info = true;
-    t.recording = *info;
-  }
   t.notes = NotesFor(caps, t);
+  if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
   return result;
 }
 
@@ -126,8 +129,13 @@ int RunReport(const ReportOptions& options, std::ostream& out) {
   SyscallTable syscalls;
   auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
+  std::optional<KernelCheckResult> check;
+  if (options.check) {
+    check = CheckAgainstKernel(analyzed->model, view.threads);
+    view.check = &*check;
+  }
   output->Render(view);
-  return 0;
+  return check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
 }
 
 }  // namespace cstool

@@ -18,6 +18,7 @@ struct ReportOptions {
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
+  bool check = false;  // --check: compare with the kernel's counters (core/kernel_check.h)
 };
 
 // Everything a report knows about a file, before selection and rendering.
@@ -34,7 +35,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                                             bool explain_anomalies = false,
                                             const std::vector<Plugin*>& extra_plugins = {});
 
-// Returns the process exit status.
+// Returns the process exit status: 1 when --check found a disagreement.
 int RunReport(const ReportOptions& options, std::ostream& out);
 
 }  // namespace cstool

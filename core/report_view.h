@@ -27,9 +27,12 @@ struct ProcessTotals {
   bool lost_touched = false;
 };
 
+struct KernelCheckResult;
+
 struct ReportView {
   const ReportModel* model = nullptr;
   const SyscallTable* syscalls = nullptr;
+  const KernelCheckResult* check = nullptr;  // --check result, rendered when set
   std::vector<const ThreadReport*> threads;
   std::vector<ProcessTotals> processes;
 

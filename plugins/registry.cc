@@ -1,6 +1,7 @@
 #include "plugins/registry.h"
 
 #include "plugins/irq_time.h"
+#include "plugins/kernel_window.h"
 #include "plugins/microstates.h"
 #include "plugins/switch_causes.h"
 #include "plugins/syscalls.h"
@@ -13,6 +14,7 @@ std::vector<std::unique_ptr<Plugin>> MakeReportPlugins(ReportModel& model) {
   plugins.push_back(std::make_unique<SwitchCausePlugin>(model));
   plugins.push_back(std::make_unique<SyscallPlugin>(model));
   plugins.push_back(std::make_unique<IrqTimePlugin>(model));
+  plugins.push_back(std::make_unique<KernelWindowPlugin>(model));
   return plugins;
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include "core/output/check_output.h"
 #include "core/output/output.h"
 
 namespace cstool {
@@ -37,6 +38,7 @@ class CsvOutput : public Output {
       row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
       os_ << row;
     }
+    if (view.check) RenderCheckCsv(*view.check, os_);
   }
 
  private:

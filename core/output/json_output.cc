@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "core/output/check_output.h"
 #include "core/output/output.h"
 
 namespace cstool {
@@ -109,7 +110,9 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"syscalls", SyscallsJson(view, p.sum)},
                          {"irqs", IrqsJson(p.sum)}});
   }
-  return {{"trace", trace}, {"threads", threads}, {"processes", processes}};
+  nlohmann::json report = {{"trace", trace}, {"threads", threads}, {"processes", processes}};
+  if (view.check) report["check"] = CheckToJson(*view.check);
+  return report;
 }
 
 std::unique_ptr<Output> MakeJsonOutput(std::ostream& os) {

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "core/errors.h"
+#include "core/output/check_output.h"
 #include "core/output/output.h"
 
 namespace cstool {
@@ -76,6 +77,7 @@ class TableOutput : public Output {
       os_ << "\n";
     }
     for (auto& note : t.notes) os_ << "NOTE: " << note << "\n";
+    if (view.check) RenderCheckTable(*view.check, os_);
   }
 
  private:

@@ -2,11 +2,15 @@
 // against the kernel's own counters: the recorder stores the child's voluntary and
 // involuntary switch counts (from /proc before release and wait4 at exit), and the
 // report's per-process totals must equal them, except for the one final switch of
-// each exited non-leader thread, which the kernel never counts.
+// each exited non-leader thread, which the kernel never counts. Every workload also
+// passes `report --check`: per-thread agreement with taskstats and /proc samples
+// (core/kernel_check.h), and `record` says "kernel agrees: N/N threads".
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -35,9 +39,35 @@ class ReportKernelTest : public ::testing::Test {
     argv.insert(argv.end(), workload_args.begin(), workload_args.end());
     CommandResult rec = RunCommand(argv);
     EXPECT_EQ(rec.status, 0) << rec.err;
-    CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--format", "json"});
+    CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--format", "json", "--check"});
     EXPECT_EQ(rep.status, 0) << rep.err;
-    return nlohmann::json::parse(rep.out);
+    nlohmann::json report = nlohmann::json::parse(rep.out);
+    ExpectKernelAgrees(report, rec.err, workload_args.front());
+    return report;
+  }
+
+  // `report --check` passed with every traced thread of the workload compared, and the
+  // record summary said so too.
+  static void ExpectKernelAgrees(const nlohmann::json& report, const std::string& record_err,
+                                 const std::string& name) {
+    const nlohmann::json& check = report.at("check");
+    EXPECT_TRUE(check.at("passed").get<bool>()) << check.dump(2);
+    EXPECT_TRUE(check.at("has_kernel_counters").get<bool>());
+    EXPECT_NE(check.at("verdict").get<std::string>().find("PASS"), std::string::npos);
+    uint32_t compared = check.at("compared");
+    EXPECT_EQ(check.at("agreeing").get<uint32_t>(), compared);
+    EXPECT_EQ(check.at("partial").get<uint32_t>(), 0u) << check.dump(2);
+    EXPECT_EQ(check.at("without_counters").get<uint32_t>(), 0u) << check.dump(2);
+    EXPECT_EQ(compared, report.at("threads").size());
+    for (const auto& t : report.at("threads")) EXPECT_TRUE(t.contains("kernel")) << t.dump();
+    std::string line =
+        "kernel agrees: " + std::to_string(compared) + "/" + std::to_string(compared) + " threads";
+    EXPECT_NE(record_err.find(line), std::string::npos) << record_err;
+    // Measured differences, for the tolerance documentation (man/cstool-report.1).
+    const auto& d = check.at("max_diff");
+    std::cout << "[ measured ] " << name << ": " << compared << " threads, on-CPU max diff "
+              << d.at("on_cpu_ns") << " ns (" << d.at("on_cpu_pct") << "%), wait max diff "
+              << d.at("wait_cpu_ns") << " ns (" << d.at("wait_cpu_pct") << "%)\n";
   }
 
   // The workload process's totals, checked against the kernel's counters.

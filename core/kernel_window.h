@@ -1,0 +1,68 @@
+// What the trace reconstructed for one thread, cut at the instants the kernel's counters
+// were sampled (/proc snapshots of the recording, see core/kernel_recording.h), so that
+// `report --check` compares like with like: kernel delta (end - start snapshot) against
+// the reconstruction between the same two instants. Filled by plugins/kernel_window.h.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/microstate.h"
+
+namespace cstool {
+
+// The quantities the kernel also counts.
+struct WindowTotals {
+  uint64_t voluntary = 0;
+  uint64_t involuntary = 0;
+  int64_t on_cpu_ns = 0;    // user + sys + irq + softirq (sum_exec_runtime includes irq time
+                            // on kernels without CONFIG_IRQ_TIME_ACCOUNTING)
+  int64_t wait_cpu_ns = 0;  // wait_cpu_wakeup + wait_cpu_preempted (the kernel's run_delay)
+  int64_t unknown_ns = 0;   // time the trace could not classify
+
+  void AddTime(Microstate s, int64_t dur);
+  WindowTotals operator-(const WindowTotals& o) const;
+  bool operator==(const WindowTotals&) const = default;
+};
+
+// Totals of everything at or before `ts`, counted the way the kernel's counters grow:
+// switches with ts <= cut; the part of each on-CPU (or unknown) segment before the cut;
+// a wait for a CPU only once it has ended by the cut (run_delay grows when the waiting
+// thread is switched in, not while it waits).
+struct WindowCut {
+  int64_t ts = 0;
+  WindowTotals before;
+  // What the trace knew about the thread at the cut: the state of the segment covering
+  // it (if any), and the first known (not unknown) state starting after it.
+  bool covered = false;
+  Microstate at = Microstate::kUnknown;
+  int64_t next_known_start = std::numeric_limits<int64_t>::max();
+  Microstate next_known = Microstate::kUnknown;
+
+  // Whether the trace can account the thread's time from this cut on: its state at the
+  // cut was known, or it was asleep then (the first known state after is a sleep or a
+  // wait after a wakeup). A thread that was on a CPU or queued, unseen, at the cut has
+  // run time or run delay in progress that the kernel counts and the trace cannot.
+  bool TimeCovered() const;
+};
+
+struct KernelWindow {
+  std::vector<WindowCut> cuts;  // one per sampling instant of this thread's tid
+  WindowTotals total;           // the whole observed lifetime
+  int64_t exit_ts = -1;         // sched_process_exit, -1 if not seen
+  // What happened at or after sched_process_exit: the final switch of a dying thread
+  // (and the rest of do_exit()), which taskstats, sampled in do_exit() just before the
+  // tracepoint, does not count.
+  WindowTotals after_exit;
+
+  // Totals at or before `ts`: a cut's values if one was taken at exactly `ts`, else the
+  // whole lifetime (callers only ask for instants they registered as cuts).
+  const WindowTotals& Before(int64_t ts) const;
+  const WindowCut* Cut(int64_t ts) const;  // nullptr when none was registered at `ts`
+
+  void AddSegment(Microstate s, int64_t start, int64_t end);
+  void AddSwitch(int64_t ts, bool voluntary);
+};
+
+}  // namespace cstool

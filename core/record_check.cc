@@ -1,0 +1,32 @@
+#include "core/record_check.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "core/kernel_check.h"
+#include "core/report.h"
+#include "core/state_machine.h"
+#include "core/syscall_table.h"
+
+namespace cstool {
+
+std::string KernelAgreementLine(const std::string& file) {
+  try {
+    SyscallTable syscalls;
+    auto analyzed = AnalyzeTrace(file, syscalls);
+    ReportView view = BuildView(analyzed->model, syscalls, ViewOptions{});
+    KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
+    if (!check.has_counters) return "kernel agrees: not checked (no kernel counters recorded)";
+    std::string line = fmt::format("kernel agrees: {}/{} threads", check.agreeing, check.compared);
+    if (check.partial + check.lost + check.no_counters > 0)
+      line += fmt::format(" ({} partial, {} with lost events, {} without counters)", check.partial,
+                          check.lost, check.no_counters);
+    if (!check.passed()) line += "; see cstool report --check";
+    return line;
+  } catch (const std::exception& e) {
+    return fmt::format("kernel agrees: not checked ({})", e.what());
+  }
+}
+
+}  // namespace cstool

@@ -1,0 +1,38 @@
+#include "plugins/kernel_window.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "core/kernel_recording.h"
+
+namespace cstool {
+
+KernelWindowPlugin::KernelWindowPlugin(ReportModel& model) : model_(model) {
+  if (!model.trace.has_recording_info) return;
+  try {
+    KernelRecording rec = KernelRecording::FromJson(model.trace.recording.kernel_counters);
+    for (const KernelTaskCounters& c : rec.counters.records())
+      if (c.source == KernelTaskCounters::Source::kProcSnapshot)
+        cut_times_[c.tid].push_back(c.taken_at_ns);
+  } catch (const Error&) {
+    cut_times_.clear();  // the check reports the malformed counters itself
+  }
+  for (auto& [tid, times] : cut_times_) {
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+  }
+}
+
+void KernelWindowPlugin::OnThreadNew(const Thread& t) { Window(t); }
+
+KernelWindow& KernelWindowPlugin::Window(const Thread& t) {
+  ThreadReport& r = model_.For(t);
+  KernelWindow& w = r.kernel_window;
+  if (w.cuts.empty()) {
+    if (auto it = cut_times_.find(t.tid); it != cut_times_.end())
+      for (int64_t ts : it->second) w.cuts.push_back({ts, {}});
+  }
+  return w;
+}
+
+}  // namespace cstool

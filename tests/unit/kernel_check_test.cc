@@ -1,0 +1,349 @@
+// The comparison of `report --check` with synthetic reconstructions and kernel records:
+// window cuts, delta vs absolute windows, partial threads, the exit adjustment, tid reuse
+// and the documented time tolerance.
+#include "core/kernel_check.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "core/kernel_match.h"
+#include "core/kernel_recording.h"
+#include "core/kernel_window.h"
+
+namespace cstool {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+using Source = KernelTaskCounters::Source;
+
+KernelTaskCounters Rec(int32_t tid, Source src, int64_t at, uint64_t nvcsw, uint64_t nivcsw,
+                       int64_t exec_ns, int64_t delay_ns) {
+  KernelTaskCounters c;
+  c.tid = tid;
+  c.tgid = 1000;
+  c.source = src;
+  c.taken_at_ns = at;
+  c.nvcsw = nvcsw;
+  c.nivcsw = nivcsw;
+  c.exec_runtime_ns = exec_ns;
+  c.run_delay_ns = delay_ns;
+  return c;
+}
+
+// A model with threads and a recording, as AnalyzeTrace + KernelWindowPlugin leave it.
+class Fixture {
+ public:
+  Fixture() {
+    rec.start_snapshot = {10 * kMs, 11 * kMs};
+    rec.end_snapshot = {900 * kMs, 901 * kMs};
+  }
+  // The reference is valid until the next AddThread.
+  ThreadReport& AddThread(int32_t tid, int64_t first, int64_t end, bool created) {
+    Thread& t = threads.emplace_back();
+    t.id = static_cast<uint32_t>(threads.size() - 1);
+    t.tid = tid;
+    t.tgid = 1000;
+    t.comm = "w";
+    t.tracked = true;
+    t.first_ts = first;
+    t.end_ts = end;
+    t.created_in_trace = created;
+    ThreadReport& r = model.For(t);
+    // Cuts at every /proc sample of the tid, as the plugin registers them.
+    for (const KernelTaskCounters& c : rec.counters.records())
+      if (c.tid == tid && c.source == Source::kProcSnapshot)
+        r.kernel_window.cuts.push_back({c.taken_at_ns, {}});
+    return r;
+  }
+  KernelCheckResult Check() {
+    model.trace.has_recording_info = true;
+    model.trace.recording.kernel_counters = rec.ToJson();
+    std::vector<const ThreadReport*> sel;
+    for (const ThreadReport& r : model.threads)
+      if (r.thread) sel.push_back(&r);
+    return CheckAgainstKernel(model, sel);
+  }
+  // The trace saw the thread's sched_process_exit at `ts`.
+  void Exit(ThreadReport& r, int64_t ts) {
+    threads[r.thread->id].exiting = true;
+    r.kernel_window.exit_ts = ts;
+  }
+  KernelMatch Match(const ThreadReport& r) { return KernelMatcher(rec, model.threads).Match(r); }
+
+  KernelRecording rec;
+  std::deque<Thread> threads;
+  ReportModel model;
+};
+
+TEST(KernelWindow, CutsSplitSegmentsAndIgnoreArrivalOrder) {
+  KernelWindow w;
+  w.cuts = {{100, {}}, {200, {}}};
+  w.AddSegment(Microstate::kUser, 50, 150);  // 50 before the first cut
+  w.AddSwitch(180, true);
+  w.AddSwitch(90, false);  // emitted late (cause resolved later): still before cut 100
+  w.AddSegment(Microstate::kWaitCpuPreempted, 150, 250);
+  w.AddSegment(Microstate::kUnknown, 250, 300);
+  EXPECT_EQ(w.Before(100).on_cpu_ns, 50);
+  EXPECT_EQ(w.Before(100).involuntary, 1u);
+  EXPECT_EQ(w.Before(100).voluntary, 0u);
+  EXPECT_EQ(w.Before(200).on_cpu_ns, 100);
+  // The wait [150, 250) ends after the cut: like run_delay, it counts once it has ended.
+  EXPECT_EQ(w.Before(200).wait_cpu_ns, 0);
+  EXPECT_EQ(w.Before(200).voluntary, 1u);
+  EXPECT_EQ(w.total.wait_cpu_ns, 100);
+  EXPECT_EQ(w.total.unknown_ns, 50);
+}
+
+TEST(KernelWindow, StateAtTheCutDecidesWhetherTimesAreCovered) {
+  KernelWindow asleep;
+  asleep.cuts = {{100, {}}};
+  asleep.AddSegment(Microstate::kWaitCpuWakeup, 150, 160);  // first seen when woken
+  asleep.AddSegment(Microstate::kUser, 160, 200);
+  EXPECT_TRUE(asleep.cuts[0].TimeCovered());
+
+  KernelWindow unseen_running;
+  unseen_running.cuts = {{100, {}}};
+  unseen_running.AddSegment(Microstate::kUser, 150, 200);  // first seen on a CPU
+  EXPECT_FALSE(unseen_running.cuts[0].TimeCovered());
+
+  KernelWindow unknown_then_preempted;
+  unknown_then_preempted.cuts = {{100, {}}};
+  unknown_then_preempted.AddSegment(Microstate::kWaitCpuPreempted, 120, 130);  // out of order
+  unknown_then_preempted.AddSegment(Microstate::kUnknown, 50, 120);
+  EXPECT_FALSE(unknown_then_preempted.cuts[0].TimeCovered());
+
+  KernelWindow known;
+  known.cuts = {{100, {}}};
+  known.AddSegment(Microstate::kSleepFutex, 50, 150);
+  EXPECT_TRUE(known.cuts[0].TimeCovered());
+}
+
+TEST(KernelWindow, AfterExitHoldsTheFinalSwitchAndTime) {
+  KernelWindow w;
+  w.AddSegment(Microstate::kUser, 0, 100);
+  w.AddSwitch(40, true);
+  w.exit_ts = 90;
+  w.AddSegment(Microstate::kSys, 100, 120);
+  w.AddSwitch(120, true);  // final switch
+  EXPECT_EQ(w.after_exit.voluntary, 1u);
+  EXPECT_EQ(w.after_exit.on_cpu_ns, 20);
+  EXPECT_EQ((w.total - w.after_exit).voluntary, 1u);
+}
+
+TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 10, 2, 30 * kMs, 4 * kMs));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  for (int i = 0; i < 10; ++i) r.kernel_window.AddSwitch((200 + i) * kMs, true);
+  r.kernel_window.AddSwitch(300 * kMs, false);
+  r.kernel_window.AddSwitch(310 * kMs, false);
+  r.kernel_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.kernel_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 134 * kMs);
+  f.Exit(r, 450 * kMs);
+  r.kernel_window.AddSwitch(455 * kMs, true);  // final switch: taskstats never counts it
+
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kAbsolute);
+  ThreadCheck c = CompareThread(r, m, {});
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_EQ(c.exit_adjust, 1u);
+  EXPECT_EQ(c.traced.voluntary, 10);
+  EXPECT_EQ(c.traced.involuntary, 2);
+  EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
+  EXPECT_EQ(c.traced.wait_cpu_ns, 4 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.compared, 1u);
+  EXPECT_EQ(res.processes.size(), 1u);
+  EXPECT_TRUE(res.processes[0].switches_ok);
+}
+
+TEST(KernelCheck, ThreadAliveAtStartComparesDeltasCutAtTheSamples) {
+  Fixture f;
+  // Before the start sample (10.5 ms) the thread had 100/7 switches and 1 s on CPU.
+  f.rec.counters.Add(Rec(2000, Source::kProcSnapshot, 10500000, 100, 7, 1000 * kMs, 50 * kMs));
+  f.rec.counters.Add(Rec(2000, Source::kProcSnapshot, 900500000, 105, 8, 1200 * kMs, 60 * kMs));
+  ThreadReport& r = f.AddThread(2000, 5 * kMs, 950 * kMs, false);
+  KernelWindow& w = r.kernel_window;
+  ASSERT_EQ(w.cuts.size(), 2u);
+  w.AddSwitch(8 * kMs, true);  // between trace start and the start sample: not in the delta
+  w.AddSegment(Microstate::kUnknown, 5 * kMs, 9 * kMs);
+  w.AddSegment(Microstate::kUser, 9 * kMs, 209 * kMs);  // 198.5 ms inside the window
+  w.AddSegment(Microstate::kWaitCpuPreempted, 209 * kMs, 219 * kMs);
+  for (int i = 0; i < 5; ++i) w.AddSwitch((300 + i) * kMs, true);
+  w.AddSwitch(400 * kMs, false);
+  w.AddSwitch(920 * kMs, true);                          // after the end sample: not in the delta
+  w.AddSegment(Microstate::kSys, 219 * kMs, 950 * kMs);  // 681.5 ms inside the window
+
+  KernelMatch m = f.Match(r);
+  ASSERT_EQ(m.mode, WindowMode::kDelta);
+  ThreadCheck c = CompareThread(r, m, {});
+  EXPECT_EQ(c.traced.voluntary, 5);
+  EXPECT_EQ(c.traced.involuntary, 1);
+  EXPECT_EQ(c.kernel.voluntary, 5);
+  EXPECT_EQ(c.kernel.involuntary, 1);
+  EXPECT_EQ(c.kernel.on_cpu_ns, 200 * kMs);
+  EXPECT_EQ(c.traced.on_cpu_ns, 198500000 + 681500000);
+  // 880 ms traced against 200 ms of kernel exec time: far outside the tolerance.
+  EXPECT_EQ(c.status, CheckStatus::kDisagree);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_FALSE(c.on_cpu_ok);
+  EXPECT_TRUE(c.wait_ok);
+  EXPECT_FALSE(f.Check().passed());
+}
+
+TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly) {
+  Fixture f;
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 10500000, 10, 1, 500 * kMs, 80 * kMs));
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 900500000, 12, 2, 560 * kMs, 120 * kMs));
+  ThreadReport& r = f.AddThread(2100, 30 * kMs, 950 * kMs, false);
+  KernelWindow& w = r.kernel_window;
+  w.AddSegment(Microstate::kUser, 30 * kMs, 40 * kMs);  // first seen on a CPU after the sample
+  w.AddSwitch(40 * kMs, true);
+  w.AddSwitch(41 * kMs, true);
+  w.AddSwitch(42 * kMs, false);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_FALSE(c.times_judged);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_FALSE(c.wait_ok);  // 40 ms of run delay the trace could not see
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  KernelCheckResult res = f.Check();
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.max_wait_diff_ns, 0);  // unjudged times stay out of the measured maxima
+
+  w.AddSwitch(43 * kMs, false);  // one switch too many still fails
+  EXPECT_EQ(CompareThread(r, f.Match(r), {}).status, CheckStatus::kDisagree);
+}
+
+TEST(KernelCheck, ThreadWithoutStartSampleIsPartialAndNotJudged) {
+  Fixture f;
+  f.rec.counters.Add(Rec(3000, Source::kProcSnapshot, 900500000, 999, 999, 1, 1));
+  ThreadReport& r = f.AddThread(3000, 5 * kMs, 950 * kMs, false);
+  r.kernel_window.AddSwitch(100 * kMs, true);
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kPartial);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.partial, 1u);
+  EXPECT_EQ(res.compared, 0u);
+  EXPECT_TRUE(res.passed());
+  EXPECT_NE(res.Verdict().find("nothing to compare"), std::string::npos);
+}
+
+TEST(KernelCheck, ExitAfterTracingStoppedIsPartial) {
+  Fixture f;
+  f.rec.counters.Add(Rec(3100, Source::kTaskstatsExit, 990 * kMs, 5, 0, kMs, 0));
+  ThreadReport& r = f.AddThread(3100, 50 * kMs, 950 * kMs, true);  // exit not seen
+  EXPECT_EQ(f.Match(r).mode, WindowMode::kPartial);
+}
+
+TEST(KernelCheck, ReusedTidMatchesEachThreadByTime) {
+  Fixture f;
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 195 * kMs, 3, 0, 2 * kMs, 0));
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 395 * kMs, 7, 1, 9 * kMs, 0));
+  f.AddThread(42, 100 * kMs, 192 * kMs, true);
+  f.AddThread(42, 300 * kMs, 392 * kMs, true);  // may move the first ThreadReport
+  ThreadReport& a = f.model.threads[0];
+  ThreadReport& b = f.model.threads[1];
+  f.Exit(a, 190 * kMs);
+  f.Exit(b, 390 * kMs);
+  for (int i = 0; i < 3; ++i) a.kernel_window.AddSwitch((110 + i) * kMs, true);
+  for (int i = 0; i < 7; ++i) b.kernel_window.AddSwitch((310 + i) * kMs, true);
+  b.kernel_window.AddSwitch(320 * kMs, false);
+  a.kernel_window.AddSegment(Microstate::kUser, 100 * kMs, 102 * kMs);
+  b.kernel_window.AddSegment(Microstate::kUser, 300 * kMs, 309 * kMs);
+  KernelMatch ma = f.Match(a), mb = f.Match(b);
+  ASSERT_NE(ma.end, nullptr);
+  ASSERT_NE(mb.end, nullptr);
+  EXPECT_EQ(ma.end->taken_at_ns, 195 * kMs);
+  EXPECT_EQ(mb.end->taken_at_ns, 395 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.compared, 2u);
+  EXPECT_TRUE(res.passed()) << res.Verdict();
+}
+
+TEST(KernelCheck, StartSampleOfAnEarlierThreadIsNotReusedByACreatedOne) {
+  Fixture f;
+  f.rec.counters.Add(Rec(77, Source::kProcSnapshot, 10500000, 50, 5, 5 * kMs, 0));
+  f.rec.counters.Add(Rec(77, Source::kTaskstatsExit, 400 * kMs, 2, 0, kMs, 0));
+  ThreadReport& r = f.AddThread(77, 300 * kMs, 392 * kMs, true);
+  f.Exit(r, 390 * kMs);
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kAbsolute);
+  EXPECT_EQ(m.start, nullptr);
+}
+
+TEST(KernelCheck, MissingCountersAreReportedNotJudged) {
+  Fixture f;
+  f.AddThread(5000, 0, 100 * kMs, true);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.no_counters, 1u);
+  EXPECT_TRUE(res.passed());
+}
+
+TEST(KernelCheck, OneSwitchOffFails) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  for (int i = 0; i < 10; ++i) r.kernel_window.AddSwitch((200 + i) * kMs, true);
+  KernelCheckResult res = f.Check();
+  EXPECT_FALSE(res.passed());
+  EXPECT_EQ(res.threads[0].status, CheckStatus::kDisagree);
+  EXPECT_NE(res.Verdict().find("FAIL"), std::string::npos);
+}
+
+TEST(KernelCheck, LostEventsThreadIsShownButNotJudged) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.threads.back().lost_touched = true;
+  f.Exit(r, 450 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.threads[0].status, CheckStatus::kLostEvents);
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.lost, 1u);
+}
+
+TEST(CheckTolerance, LargerOfAbsoluteAndRelativePlusUnknownTime) {
+  CheckTolerance tol;
+  EXPECT_EQ(tol.TimeFor(10 * kMs, 0), tol.time_abs_ns);
+  EXPECT_EQ(tol.time_abs_ns, 10 * kMs);  // the documented values (man/cstool-report.1)
+  EXPECT_DOUBLE_EQ(tol.time_rel, 0.05);
+  EXPECT_EQ(tol.TimeFor(1000 * kMs, 0), 50 * kMs);
+  EXPECT_EQ(tol.TimeFor(1000 * kMs, 3 * kMs), 53 * kMs);
+  EXPECT_EQ(tol.TimeFor(-1000 * kMs, 0), 50 * kMs);
+}
+
+TEST(KernelCheck, TimeJustInsideAndJustOutsideTheTolerance) {
+  for (int64_t diff :
+       {int64_t{0}, CheckTolerance{}.time_abs_ns, CheckTolerance{}.time_abs_ns + 1}) {
+    Fixture f;
+    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 10 * kMs, 0));
+    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+    f.Exit(r, 450 * kMs);
+    r.kernel_window.AddSegment(Microstate::kUser, 100 * kMs, 110 * kMs + diff);
+    KernelCheckResult res = f.Check();
+    EXPECT_EQ(res.passed(), diff <= CheckTolerance{}.time_abs_ns) << diff;
+  }
+}
+
+TEST(KernelRecording, JsonRoundTripKeepsPhases) {
+  KernelRecording rec;
+  rec.start_snapshot = {1, 2};
+  rec.end_snapshot = {30, 40};
+  rec.taskstats = "available";
+  rec.counters.Add(Rec(1, Source::kProcSnapshot, 2, 1, 2, 3, 4));
+  rec.counters.Add(Rec(1, Source::kProcSnapshot, 35, 1, 2, 3, 4));
+  KernelRecording back = KernelRecording::FromJson(rec.ToJson());
+  EXPECT_EQ(back.start_snapshot.end_ns, 2);
+  EXPECT_EQ(back.end_snapshot.begin_ns, 30);
+  EXPECT_EQ(back.taskstats, "available");
+  ASSERT_EQ(back.counters.size(), 2u);
+  EXPECT_TRUE(back.IsStartSample(back.counters.records()[0]));
+  EXPECT_TRUE(back.IsEndSample(back.counters.records()[1]));
+  EXPECT_TRUE(KernelRecording::FromJson(nullptr).counters.empty());
+}
+
+}  // namespace
+}  // namespace cstool
