@@ -44,7 +44,12 @@ echo "-- record_bench (recording overhead, loss)" >&2
 "$BUILD_DIR/bench/record_bench" --benchmark_repetitions="$REPS" >"$OUT/record_bench.txt" 2>&1
 machine end >>"$OUT/machine.txt"
 
-leftover=$(ls -d /sys/kernel/tracing/instances/cstool-* 2>/dev/null || true)
+# cstool-PID instances whose owner is gone were left behind (live ones may be other users').
+leftover=""
+for inst in /sys/kernel/tracing/instances/cstool-*; do
+  [[ -e $inst ]] || continue
+  kill -0 "${inst##*-}" 2>/dev/null || leftover+=" $inst"
+done
 
 {
   echo
@@ -56,8 +61,8 @@ leftover=$(ls -d /sys/kernel/tracing/instances/cstool-* 2>/dev/null || true)
   awk '/_median/ {for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
          v = $i; sub(/items_per_second=/, "", v); printf "%-46s %12s events/s\n", $1, v } }' \
     "$OUT/decode_bench.txt"
-  sed -n '/^== report summary/,$p' "$OUT/report_bench.txt"
-  sed -n '/^== record summary/,$p' "$OUT/record_bench.txt"
+  sed -n '/^== report summary/,$p' "$OUT/report_bench.txt" | grep -v '^TARGET'
+  sed -n '/^== record summary/,$p' "$OUT/record_bench.txt" | grep -v '^TARGET'
   echo
   echo "== targets =="
   grep -h '^TARGET' "$OUT/report_bench.txt" "$OUT/record_bench.txt" | sed 's/^TARGET //'
