@@ -25,6 +25,8 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_option("-e,--event", options->events,
                  "Also record SYSTEM:EVENT (or a whole SYSTEM) (repeatable)")
       ->allow_extra_args(false);
+  sub.add_flag("--no-defaults", options->no_defaults,
+               "Record only the -e events, not the default set");
   sub.add_option("command", options->command, "Command to run and trace (after --)");
   sub.footer(
       "Examples:\n"

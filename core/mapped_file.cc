@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,7 +50,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     throw Error(fmt::format("{}: cannot map {} bytes: {}", path, mapped_, std::strerror(errno)));
   data_ = static_cast<uint8_t*>(base);
   if (size_ > 0) {
-    void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd.get(), 0);
+    // No MAP_POPULATE: that would make the whole file resident at once.
+    void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd.get(), 0);
     if (m == MAP_FAILED) {
       int err = errno;
       ::munmap(base, mapped_);
@@ -58,6 +60,15 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     ::madvise(base, size_, MADV_SEQUENTIAL);
   }
+}
+
+void MappedFile::Release(size_t offset, size_t len) const {
+  if (data_ == nullptr || offset >= size_) return;
+  len = std::min(len, size_ - offset);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = (offset + page - 1) / page * page;
+  const size_t end = (offset + len) / page * page;
+  if (end > begin) ::madvise(data_ + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

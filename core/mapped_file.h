@@ -23,6 +23,11 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
 
+  // Drops the whole pages inside [offset, offset + len) from this process's memory;
+  // reading them again faults them back in from the file. Readers that stream through
+  // the file call this behind them, so a report's memory does not grow with the file.
+  void Release(size_t offset, size_t len) const;
+
  private:
   std::string path_;
   uint8_t* data_ = nullptr;

@@ -186,6 +186,8 @@ void ValidateRecordOptions(const RecordOptions& o) {
   if (o.duration_s < 0 || !std::isfinite(o.duration_s))
     throw Error("duration (-N) must be a positive number of seconds", ExitCode::kUsage);
   if (o.output.empty()) throw Error("empty output file name (-o)", ExitCode::kUsage);
+  if (o.no_defaults && o.events.empty())
+    throw Error("--no-defaults needs at least one -e event", ExitCode::kUsage);
   for (int pid : o.pids)
     if (pid <= 0) throw Error(fmt::format("invalid pid {}", pid), ExitCode::kUsage);
 }
@@ -221,7 +223,7 @@ int RunRecord(const RecordOptions& options) {
   }
 
   SessionConfig config;
-  config.event_set = options.event_set;
+  config.event_set = options.no_defaults ? EventSet::kNone : options.event_set;
   config.buffer_kb = options.buffer_kb;
   config.cpus = options.cpus;
   config.extra_events = options.events;

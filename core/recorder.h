@@ -26,6 +26,7 @@ struct RecordOptions {
   std::vector<int> pids;             // -p
   double duration_s = 0;             // -N; 0 = until the command exits or a signal
   std::vector<std::string> events;   // -e SYSTEM:EVENT
+  bool no_defaults = false;          // --no-defaults: only the -e events
   std::vector<std::string> command;  // after --
   EventSet event_set = EventSet::kFull;
   // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps

@@ -79,11 +79,13 @@ struct ReportModel {
   std::vector<ThreadReport> threads;  // indexed by Thread::id
 
   ThreadReport& For(const Thread& t) {
-    if (t.id >= threads.size()) threads.resize(t.id + 1);
+    if (t.id >= threads.size()) [[unlikely]]
+      Grow(t.id);
     ThreadReport& r = threads[t.id];
     r.thread = &t;
     return r;
   }
+  [[gnu::noinline]] void Grow(uint32_t id) { threads.resize(id + 1); }
 };
 
 }  // namespace cstool

@@ -73,13 +73,14 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
   t.tracked = policy_.all || IsTrackedRoot(tid) || (t.tgid != 0 && IsTrackedRoot(t.tgid));
   if (!caps_.syscalls) t.syscall = kNotInSyscall;
   by_tid_[tid] = t.id + 1;
-  for (Plugin* p : plugins_) p->OnThreadNew(t);
+  thread_ptrs_.push_back(&t);
+  for (Plugin* p : On(Hook::kThreadNew)) p->OnThreadNew(t);
   return t;
 }
 
 Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
-  if (static_cast<size_t>(tid) < by_tid_.size() && by_tid_[tid] != 0)
-    return threads_[by_tid_[tid] - 1];
+  if (static_cast<size_t>(tid) < by_tid_.size() && by_tid_[tid] != 0) [[likely]]
+    return *thread_ptrs_[by_tid_[tid] - 1];
   // Alive since before the trace (or before its events reached us): unknown until now.
   return NewThread(tid, comm, first_ts_, false);
 }
@@ -126,7 +127,7 @@ void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t
     Resolve(t, kSyscallUnknown);
   }
   if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
-  for (Plugin* p : plugins_) p->OnStateSegment(t, s, start, end);
+  for (Plugin* p : On(Hook::kStateSegment)) p->OnStateSegment(t, s, start, end);
 }
 
 void StateMachine::Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts) {
@@ -195,16 +196,16 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
       m = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
                                        : Microstate::kSleepPaging;
     }
-    for (Plugin* p : plugins_) p->OnStateSegment(t, m, seg.start, seg.end);
+    for (Plugin* p : On(Hook::kStateSegment)) p->OnStateSegment(t, m, seg.start, seg.end);
   }
   for (uint32_t idx : t.pending_switches) {
     PendingSwitch& ps = pending_switches_[idx];
     if (in_syscall) {
       ps.event.cause = {CauseKind::kSleepSyscall, static_cast<int32_t>(nr)};
-      for (Plugin* p : plugins_) p->OnSyscallBlocked(t, nr);
+      for (Plugin* p : On(Hook::kSyscallBlocked)) p->OnSyscallBlocked(t, nr);
     }
     ps.resolved = true;
-    for (Plugin* p : plugins_) p->OnSwitch(ps.event);
+    for (Plugin* p : On(Hook::kSwitch)) p->OnSwitch(ps.event);
   }
   t.pending_switches.clear();
   // The state in progress keeps its abstract label only while it is still unknown.
@@ -273,7 +274,7 @@ void StateMachine::EmitSwitch(Thread* prev, const SwitchEvent& e) {
     pending_switches_.push_back({e, false});
     return;
   }
-  for (Plugin* p : plugins_) p->OnSwitch(e);
+  for (Plugin* p : On(Hook::kSwitch)) p->OnSwitch(e);
 }
 
 void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
@@ -313,7 +314,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
         s = Microstate::kZombie, abstract = AbstractState::kNone;
       Transition(*prev, s, abstract, ts);
       if (sw.cause.kind == CauseKind::kSleepSyscall)
-        for (Plugin* p : plugins_) p->OnSyscallBlocked(*prev, prev->syscall);
+        for (Plugin* p : On(Hook::kSyscallBlocked)) p->OnSyscallBlocked(*prev, prev->syscall);
       // X: released already (an auto-reaped thread); its life ends with this switch.
       // Z waits for its parent, until sched_process_free.
       if (e.prev_state & kStateDead) EndLifetime(*prev, ts);
@@ -393,7 +394,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
     WakeupEvent w{
         e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, from_irq, e.kind == WakeupKind::kWakeupNew};
-    for (Plugin* p : plugins_) p->OnWakeup(w);
+    for (Plugin* p : On(Hook::kWakeup)) p->OnWakeup(w);
   }
   if (!wakee.on_cpu && e.target_cpu >= 0) wakee.cpu = e.target_cpu;
 
@@ -412,7 +413,7 @@ void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
   (void)cpu;
   Thread& t = Lookup(e.pid, e.comm);
   if (!t.on_cpu) t.cpu = e.dest_cpu;
-  for (Plugin* p : plugins_) p->OnMigrate(t, e.orig_cpu, e.dest_cpu, e.c.ts);
+  for (Plugin* p : On(Hook::kMigrate)) p->OnMigrate(t, e.orig_cpu, e.dest_cpu, e.c.ts);
 }
 
 void StateMachine::PushTaskNewtask(const TaskNewtask& e) {
@@ -472,7 +473,7 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
-  for (Plugin* p : plugins_) p->OnExit(t, e.c.ts);
+  for (Plugin* p : On(Hook::kExit)) p->OnExit(t, e.c.ts);
 }
 
 void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
@@ -517,7 +518,7 @@ void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t t
   if (frame.name) {
     IrqInterval iv{frame.kind,  *frame.name, cpu_id,
                    frame.start, ts,          cpu.current_known ? cpu.current : nullptr};
-    for (Plugin* p : plugins_) p->OnIrq(iv);
+    for (Plugin* p : On(Hook::kIrq)) p->OnIrq(iv);
   }
   cpu.last_event = LastEvent::kIrqExit;
   RefreshRunning(cpu, ts);
@@ -589,7 +590,7 @@ void StateMachine::PushNmiHandler(const NmiHandler& e) {
     t->since = e.c.ts;
   }
   IrqInterval iv{IrqKind::kNmi, nmi_name_, e.c.cpu, start, e.c.ts, t};
-  for (Plugin* p : plugins_) p->OnIrq(iv);
+  for (Plugin* p : On(Hook::kIrq)) p->OnIrq(iv);
 }
 
 void StateMachine::PushSysEnter(const SysEnter& e) {
@@ -623,7 +624,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
                       e.c.ts,
                       t.syscall_enter_seen,
                       true};
-    for (Plugin* p : plugins_) p->OnSyscall(s);
+    for (Plugin* p : On(Hook::kSyscall)) p->OnSyscall(s);
   } else if (t.syscall != kInForkReturn) {
     Flag(Anomaly::kSysExitWithoutEnter, &t);
   }
@@ -664,7 +665,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   cpu.hardirq_depth = 0;
   cpu.resched_seen = false;
   cpu.candidate = CauseKind::kPreemptUnknown;
-  for (Plugin* p : plugins_) p->OnLostEvents(e.cpu, e.ts, e.count);
+  for (Plugin* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, e.ts, e.count);
 }
 
 void StateMachine::CutSegments(int64_t ts) {
@@ -728,7 +729,7 @@ void StateMachine::CloseOpenSyscall(Thread& t, int64_t ts) {
                     ts,
                     t.syscall_enter_seen,
                     false};
-  for (Plugin* p : plugins_) p->OnSyscall(s);
+  for (Plugin* p : On(Hook::kSyscall)) p->OnSyscall(s);
   t.syscall = kNotInSyscall;
 }
 
@@ -743,7 +744,7 @@ void StateMachine::Finish(int64_t end_ts) {
     CloseOpenSyscall(t, end_ts);
     t.end_ts = end_ts;
   }
-  for (Plugin* p : plugins_) p->OnTraceEnd(end_ts);
+  for (Plugin* p : On(Hook::kTraceEnd)) p->OnTraceEnd(end_ts);
 }
 
 }  // namespace cstool

@@ -42,7 +42,12 @@ class StateMachine : public EventSink {
   StateMachine(const SyscallTable& syscalls, TraceCapabilities caps, TrackingPolicy policy);
   ~StateMachine() override;
 
-  void AddPlugin(Plugin* plugin) { plugins_.push_back(plugin); }
+  // Each plugin is called only for the hooks it declares (Plugin::Hooks).
+  void AddPlugin(Plugin* plugin) {
+    const uint32_t hooks = plugin->Hooks();
+    for (size_t h = 0; h < hooks_.size(); ++h)
+      if (hooks & (1u << h)) hooks_[h].push_back(plugin);
+  }
 
   // Called for every anomaly with the time, CPU and thread it concerns (for
   // `report --explain-anomalies`).
@@ -141,9 +146,11 @@ class StateMachine : public EventSink {
   const SyscallTable& syscalls_;
   TraceCapabilities caps_;
   TrackingPolicy policy_;
-  std::vector<Plugin*> plugins_;
+  const std::vector<Plugin*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
+  std::array<std::vector<Plugin*>, static_cast<size_t>(Hook::kCount)> hooks_;
   std::deque<Thread> threads_;
   std::vector<uint32_t> by_tid_;                    // tid -> internal id + 1 (0: none)
+  std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
   std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
   std::unordered_map<int32_t, uint64_t> clone_flags_;
   std::vector<Cpu> cpus_;

@@ -103,10 +103,12 @@ int64_t AddLost(int64_t a, int64_t b) {
 
 class V6CpuStream final : public CpuRecordStream {
  public:
-  V6CpuStream(const uint8_t* file, uint64_t offset, uint64_t size, int cpu, int long_size,
+  V6CpuStream(const MappedFile& map, uint64_t offset, uint64_t size, int cpu, int long_size,
               uint32_t page_size, const std::string& path)
-      : file_(file),
+      : map_(map),
+        file_(map.data()),
         offset_(offset),
+        released_(offset),
         end_(offset + size),
         cpu_(cpu),
         pages_(long_size, page_size, path) {}
@@ -116,6 +118,12 @@ class V6CpuStream final : public CpuRecordStream {
   std::span<const RawRecord> NextBatch() override {
     if (!buf_)
       buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
+    // The records of earlier batches are consumed once the next batch is asked for:
+    // their pages leave memory (in steps, to keep madvise calls rare).
+    if (offset_ - released_ >= kReleaseBytes) {
+      map_.Release(released_, offset_ - released_);
+      released_ = offset_;
+    }
     RawRecord* out = buf_.get();
     size_t n = 0;
     const uint32_t page_size = pages_.page_size();
@@ -144,8 +152,11 @@ class V6CpuStream final : public CpuRecordStream {
   }
 
  private:
+  static constexpr uint64_t kReleaseBytes = 1 << 20;
+  const MappedFile& map_;
   const uint8_t* file_;
   uint64_t offset_;
+  uint64_t released_;
   uint64_t end_;
   int cpu_;
   RingPageDecoder pages_;
@@ -384,8 +395,7 @@ std::unique_ptr<CpuRecordStream> V6TraceFile::OpenCpu(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
-  return std::make_unique<V6CpuStream>(file_.data(), d.offset, d.size, cpu, long_size_, page_size_,
-                                       path_);
+  return std::make_unique<V6CpuStream>(file_, d.offset, d.size, cpu, long_size_, page_size_, path_);
 }
 
 }  // namespace cstool

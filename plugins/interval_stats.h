@@ -31,6 +31,9 @@ class IntervalStatsPlugin : public Plugin {
  public:
   // Segments that end up reported late (a pending user/sys question answered in a
   // later interval) are clipped to the current interval so shares never pass 100%.
+  uint32_t Hooks() const override {
+    return HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) | HookBit(Hook::kSyscall);
+  }
   void Begin(int64_t interval_start) { start_ = interval_start; }
   void Reset(int64_t interval_start) {
     stats_.clear();

@@ -9,6 +9,7 @@ namespace cstool {
 class IrqTimePlugin : public Plugin {
  public:
   explicit IrqTimePlugin(ReportModel& model) : model_(model) {}
+  uint32_t Hooks() const override { return HookBit(Hook::kIrq); }
   void OnIrq(const IrqInterval& iv) override {
     if (!iv.interrupted) return;
     // IrqInterval::name views a string the state machine owns for the whole run, so

@@ -9,6 +9,10 @@ namespace cstool {
 class MicrostatePlugin : public Plugin {
  public:
   explicit MicrostatePlugin(ReportModel& model) : model_(model) {}
+  uint32_t Hooks() const override {
+    return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kWakeup) |
+           HookBit(Hook::kMigrate);
+  }
   void OnThreadNew(const Thread& t) override { model_.For(t); }
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override {
     model_.For(t).microstates[static_cast<size_t>(s)] += end - start;

@@ -54,9 +54,30 @@ struct SyscallInterval {
   bool completed = true;  // false when the trace ended inside the syscall
 };
 
+// The hooks of Plugin, as bits for Plugin::Hooks().
+enum class Hook : uint8_t {
+  kThreadNew,
+  kStateSegment,
+  kSwitch,
+  kWakeup,
+  kIrq,
+  kSyscall,
+  kSyscallBlocked,
+  kMigrate,
+  kExit,
+  kLostEvents,
+  kTraceEnd,
+  kCount
+};
+constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
+inline constexpr uint32_t kAllHooks = (1u << static_cast<unsigned>(Hook::kCount)) - 1;
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
+  // The hooks this plugin overrides; the state machine calls only those (the others
+  // are no-ops anyway). The default, all, is always correct.
+  virtual uint32_t Hooks() const { return kAllHooks; }
   virtual void OnThreadNew(const Thread&) {}
   // `thread` spent [start, end) in `state`. Emitted for every segment, in time order
   // per thread; the segments of one thread tile its observed lifetime exactly.

@@ -10,6 +10,7 @@ namespace cstool {
 class SwitchCausePlugin : public Plugin {
  public:
   explicit SwitchCausePlugin(ReportModel& model) : model_(model) {}
+  uint32_t Hooks() const override { return HookBit(Hook::kSwitch); }
   void OnSwitch(const SwitchEvent& e) override {
     if (!e.prev) return;
     ThreadReport& r = model_.For(*e.prev);

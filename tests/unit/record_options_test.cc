@@ -50,6 +50,11 @@ TEST(RecordOptions, RejectsBadValues) {
   o.pids = {};
   o.output = "";
   EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.output = "x.dat";
+  o.no_defaults = true;  // needs -e events
+  EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.events = {"sched:sched_switch"};
+  EXPECT_EQ(CodeOf(o), ExitCode::kOk);
 }
 
 TEST(ResolveCommand, FindsCommandsLikeAShell) {

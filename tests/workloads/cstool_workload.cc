@@ -95,6 +95,53 @@ int PingPong(long n, int cpu) {
   return 0;
 }
 
+// Pipe ping-pong between two threads pinned to `cpu` for `secs` seconds; prints the
+// round trips per second on stdout ("pingrate RATE round_trips/s"). With `target` > 0
+// the pinger paces itself to about `target` round trips per second (busy-waiting, so
+// no extra sleeps or timer events appear in a trace): the loss benchmark raises it.
+int PingRate(double secs, int cpu, double target) {
+  int ab[2], ba[2];
+  if (pipe(ab) != 0 || pipe(ba) != 0) return 1;
+  std::thread peer([&] {
+    PinToCpu(cpu);
+    char c;
+    for (;;) {
+      if (read(ab[0], &c, 1) != 1 || c == 'q') return;
+      if (write(ba[1], &c, 1) != 1) return;
+    }
+  });
+  PinToCpu(cpu);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
+  const double period_ns = target > 0 ? 1e9 / target : 0;
+  uint64_t n = 0;
+  char c = 'x';
+  for (;;) {
+    // Check the clock only every 64 round trips at full speed: it is not free.
+    if (period_ns > 0 || (n & 63) == 0) {
+      const auto now = Clock::now();
+      if (now >= end) break;
+      if (period_ns > 0) {
+        const auto due = start + std::chrono::nanoseconds(static_cast<int64_t>(n * period_ns));
+        while (Clock::now() < due) {
+        }
+      }
+    }
+    if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) break;
+    ++n;
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  c = 'q';
+  if (write(ab[1], &c, 1) != 1) return 1;
+  peer.join();
+  for (int fd : {ab[0], ab[1], ba[0], ba[1]}) close(fd);
+  std::printf("pingrate %.0f round_trips/s %llu round_trips %.3f s\n", n / elapsed,
+              static_cast<unsigned long long>(n), elapsed);
+  return 0;
+}
+
 // `threads` threads each taking a shared mutex `iters` times, with work inside.
 int Mutex(long threads, long iters) {
   std::mutex m;
@@ -163,6 +210,8 @@ int Usage() {
                "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
                "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
                "  pingpong N [CPU]       N pipe round trips between two threads on CPU\n"
+               "  pingrate SECS [CPU] [RATE]  ping-pong for SECS s, print round trips/s;\n"
+               "                         RATE > 0 paces it to about RATE round trips/s\n"
                "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
                "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
                "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
@@ -179,6 +228,9 @@ int main(int argc, char** argv) {
   if (mode == "yield") return Yield(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 0));
   if (mode == "nanosleep") return Nanosleep(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 1000));
   if (mode == "pingpong") return PingPong(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 0));
+  if (mode == "pingrate")
+    return PingRate(argc > 2 ? std::strtod(argv[2], nullptr) : 1.0, Arg(argc, argv, 3, 0),
+                    argc > 4 ? std::strtod(argv[4], nullptr) : 0.0);
   if (mode == "mutex") return Mutex(Arg(argc, argv, 2, 4), Arg(argc, argv, 3, 500));
   if (mode == "cpubound") return CpuBound(Arg(argc, argv, 2, 200), Arg(argc, argv, 3, 0));
   if (mode == "phases") return Phases(Arg(argc, argv, 2, 1000));

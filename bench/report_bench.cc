@@ -1,0 +1,220 @@
+// `cstool report` throughput on a real recording of a context-switch-heavy workload.
+//
+// Set-up (once per process): `cstool record -- cstool_workload pingpong N 0` into
+// /tmp (N = $CSTOOL_BENCH_ROUND_TRIPS, default 300000: about 4M events with the default
+// event set), plus a small recording (2000 round trips) for the memory comparison.
+// Both files are deleted at exit.
+//
+//   BM_Decode           reader + merge + decode into a no-op EventSink (events/s)
+//   BM_Analyze          AnalyzeTrace: decode + state machine + every report plugin
+//   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS
+//   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same file, wall time
+//
+// After the runs a summary (medians over repetitions) is printed; scripts/bench.sh
+// collects it into the `make bench` table.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "bench/bench_util.h"
+#include "core/event_decoder.h"
+#include "core/report.h"
+#include "core/syscall_table.h"
+#include "core/trace_file_reader.h"
+#include "core/trace_replay.h"
+
+namespace cstool {
+namespace {
+
+using bench::RunProcess;
+
+long EnvLong(const char* name, long def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : def;
+}
+
+uint64_t CountEvents(const std::string& path) {
+  auto reader = OpenTraceFile(path);
+  EventSink sink;
+  return ReplayTrace(*reader, sink).events;
+}
+
+// One recording, made on first use, removed at exit.
+class Recording {
+ public:
+  Recording(const std::string& tag, long round_trips) {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("cstool_report_bench_" + tag + "_" + std::to_string(::getpid()) + ".dat"))
+                .string();
+    auto r = RunProcess({CSTOOL_BINARY, "record", "-o", path_, "--",
+                         std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "pingpong",
+                         std::to_string(round_trips), "0"});
+    if (!r.ok()) {
+      std::fprintf(stderr, "report_bench: cstool record failed:\n%s\n", r.err.c_str());
+      std::exit(1);
+    }
+    lost_ = static_cast<uint64_t>(std::max(0.0, bench::NumberAfter(r.err, "lost ")));
+    events_ = CountEvents(path_);
+    bytes_ = std::filesystem::file_size(path_);
+  }
+  ~Recording() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+  uint64_t events() const { return events_; }
+  uint64_t bytes() const { return bytes_; }
+  uint64_t lost() const { return lost_; }
+
+ private:
+  std::string path_;
+  uint64_t events_ = 0, bytes_ = 0, lost_ = 0;
+};
+
+const Recording& Large() {
+  static Recording r("large", EnvLong("CSTOOL_BENCH_ROUND_TRIPS", 300000));
+  return r;
+}
+const Recording& Small() {
+  static Recording r("small", 2000);
+  return r;
+}
+
+void BM_Decode(benchmark::State& state) {
+  const std::string& path = Large().path();
+  uint64_t n = 0;
+  for (auto _ : state) {
+    auto reader = OpenTraceFile(path);
+    EventDecoder decoder(reader->tep());
+    EventSink sink;  // every Push* is a no-op
+    n += ReplayTrace(*reader, decoder, sink).events;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+
+void BM_Analyze(benchmark::State& state) {
+  const std::string& path = Large().path();
+  SyscallTable syscalls;
+  uint64_t n = 0;
+  for (auto _ : state) {
+    auto analyzed = AnalyzeTrace(path, syscalls);
+    n += analyzed->model.trace.events;
+    benchmark::DoNotOptimize(analyzed->model.threads.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+
+// The whole `cstool report` process (file open, analysis, JSON rendering).
+void BM_ReportProcess(benchmark::State& state) {
+  const Recording& rec = state.range(0) ? Large() : Small();
+  double rss = 0, wall = 0;
+  for (auto _ : state) {
+    auto r = RunProcess({CSTOOL_BINARY, "report", rec.path()}, false);
+    if (!r.ok()) {
+      state.SkipWithError(("cstool report failed: " + r.err).c_str());
+      break;
+    }
+    rss = static_cast<double>(r.max_rss_kb);
+    wall += r.wall_s;
+  }
+  state.counters["events"] = static_cast<double>(rec.events());
+  state.counters["peak_rss_kb"] = rss;
+  state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_ReportProcess)
+    ->ArgName("large")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(5);
+
+void BM_TraceCmdProfile(benchmark::State& state) {
+  const Recording& rec = Large();
+  double wall = 0;
+  for (auto _ : state) {
+    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", rec.path()}, false);
+    if (!r.ok()) {
+      state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
+      break;
+    }
+    wall += r.wall_s;
+  }
+  state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_TraceCmdProfile)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3);
+
+void PrintSummary(const bench::CollectingReporter& rep) {
+  const Recording& large = Large();
+  const Recording& small = Small();
+  auto m = [&](const char* name, const char* counter) { return rep.MedianOf(name, counter); };
+  const double decode = m("BM_Decode", "items_per_second");
+  const double analyze = m("BM_Analyze", "items_per_second");
+  const double report_s = m("BM_ReportProcess/large:1", "real_time_s");
+  const double tc_s = m("BM_TraceCmdProfile", "real_time_s");
+  std::printf("\n== report summary (medians) ==\n");
+  std::printf("trace file: pingpong recording, %llu events, %.1f MiB, %llu lost\n",
+              static_cast<unsigned long long>(large.events()), large.bytes() / 1048576.0,
+              static_cast<unsigned long long>(large.lost()));
+  std::printf("%-46s %12s\n", "measure", "value");
+  auto row = [](const char* what, double v, const char* unit) {
+    if (v < 0)
+      std::printf("%-46s %12s\n", what, "n/a");
+    else
+      std::printf("%-46s %12.2f %s\n", what, v, unit);
+  };
+  row("decode only (reader+merge+decode)", decode / 1e6, "M events/s");
+  row("decode + state machine + analyses", analyze / 1e6, "M events/s");
+  row("cstool report (process)", report_s, "s");
+  row("  = events/s", report_s > 0 ? large.events() / report_s / 1e6 : -1, "M events/s");
+  row("trace-cmd report --profile (process)", tc_s, "s");
+  row("  = events/s", tc_s > 0 ? large.events() / tc_s / 1e6 : -1, "M events/s");
+  row("speedup vs trace-cmd report --profile", report_s > 0 && tc_s > 0 ? tc_s / report_s : -1,
+      "x");
+  char what[96];
+  std::snprintf(what, sizeof what, "peak RSS, small file (%llu events)",
+                static_cast<unsigned long long>(small.events()));
+  row(what, m("BM_ReportProcess/large:0", "peak_rss_kb") / 1024.0, "MiB");
+  std::snprintf(what, sizeof what, "peak RSS, large file (%llu events)",
+                static_cast<unsigned long long>(large.events()));
+  const double rss_large = m("BM_ReportProcess/large:1", "peak_rss_kb") / 1024.0;
+  const double rss_small = m("BM_ReportProcess/large:0", "peak_rss_kb") / 1024.0;
+  row(what, rss_large, "MiB");
+
+  auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
+  std::printf("TARGET report decode+analysis >= 25 M events/s: %.1f M events/s -> %s\n",
+              analyze / 1e6, verdict(analyze >= 25e6));
+  const double speedup = report_s > 0 && tc_s > 0 ? tc_s / report_s : 0;
+  std::printf("TARGET report >= 10x faster than trace-cmd report --profile: %.1fx -> %s\n", speedup,
+              verdict(speedup >= 10));
+  // Streaming: a file with ~100x the events may not need more than a few MiB more.
+  std::printf(
+      "TARGET report memory bounded by threads, not events: peak RSS %.1f MiB (%llu events) vs "
+      "%.1f MiB (%llu events) -> %s\n",
+      rss_small, static_cast<unsigned long long>(small.events()), rss_large,
+      static_cast<unsigned long long>(large.events()),
+      verdict(rss_small > 0 && rss_large - rss_small < 16));
+}
+
+}  // namespace
+}  // namespace cstool
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  cstool::Large();  // record before timing anything
+  cstool::Small();
+  cstool::bench::CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  cstool::PrintSummary(reporter);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `make bench`: builds, runs the bench/ programs and prints one summary table with the
+# machine it ran on. Needs root (it records). Full logs: BUILD_DIR/bench-results/.
+#   scripts/bench.sh [BUILD_DIR]
+# Knobs (environment): CSTOOL_BENCH_SECS (seconds per ping-pong run, default 2),
+# CSTOOL_BENCH_ROUND_TRIPS (size of the report benchmark's recording, default 300000),
+# CSTOOL_BENCH_REPS (repetitions of the recording-overhead runs, default 5).
+set -euo pipefail
+
+BUILD_DIR=${1:-build}
+SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
+cd "$SRC_DIR"
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bench.sh: must run as root (the benchmarks record with tracefs)" >&2
+  exit 2
+fi
+
+[[ -f $BUILD_DIR/CMakeCache.txt ]] || cmake -S . -B "$BUILD_DIR" >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)" >/dev/null
+
+OUT=$BUILD_DIR/bench-results
+mkdir -p "$OUT"
+REPS=${CSTOOL_BENCH_REPS:-5}
+
+machine() {
+  echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "kernel:  $(uname -r) ($(uname -m))"
+  echo "memory:  $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min at $1)"
+  echo "cstool:  $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(git diff --quiet 2>/dev/null || echo '(modified)')"
+  echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+machine start >"$OUT/machine.txt"
+echo "== running benchmarks (logs in $OUT) ==" >&2
+
+echo "-- decode_bench (synthetic 4M-event file)" >&2
+"$BUILD_DIR/bench/decode_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  >"$OUT/decode_bench.txt" 2>&1
+echo "-- report_bench (recorded ping-pong; trace-cmd comparison)" >&2
+"$BUILD_DIR/bench/report_bench" >"$OUT/report_bench.txt" 2>&1
+echo "-- record_bench (recording overhead, loss)" >&2
+"$BUILD_DIR/bench/record_bench" --benchmark_repetitions="$REPS" >"$OUT/record_bench.txt" 2>&1
+machine end >>"$OUT/machine.txt"
+
+# cstool-PID instances whose owner is gone were left behind (live ones may be other users').
+leftover=""
+for inst in /sys/kernel/tracing/instances/cstool-*; do
+  [[ -e $inst ]] || continue
+  kill -0 "${inst##*-}" 2>/dev/null || leftover+=" $inst"
+done
+
+{
+  echo
+  echo "================ cstool benchmark summary ================"
+  grep -v '^load:.*at end' "$OUT/machine.txt" | grep -v '^date' | sort -u -t: -k1,1
+  grep '^load:.*at end' "$OUT/machine.txt"
+  echo
+  echo "== synthetic 4M-event v6 file (decode_bench, medians of 3) =="
+  awk '/_median/ {for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
+         v = $i; sub(/items_per_second=/, "", v); printf "%-46s %12s events/s\n", $1, v } }' \
+    "$OUT/decode_bench.txt"
+  sed -n '/^== report summary/,$p' "$OUT/report_bench.txt" | grep -v '^TARGET'
+  sed -n '/^== record summary/,$p' "$OUT/record_bench.txt" | grep -v '^TARGET'
+  echo
+  echo "== targets =="
+  grep -h '^TARGET' "$OUT/report_bench.txt" "$OUT/record_bench.txt" | sed 's/^TARGET //'
+  [[ -z $leftover ]] || echo "WARNING: tracefs instances left behind: $leftover"
+} | tee "$OUT/summary.txt"
