@@ -12,7 +12,24 @@
 
 namespace cstool {
 
-void LiveCpuSource::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_close(t); }
+void LiveCpuSource::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_free_fd(t); }
+LiveCpuSource::Fd::~Fd() {
+  if (fd >= 0) ::close(fd);
+}
+
+namespace {
+
+// The instance's ring-buffer sub-buffer size (buffer_subbuf_size_kb, 6.x), else a page.
+size_t SubbufSize(tracefs_instance* instance) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (!tracefs_file_exists(instance, "buffer_subbuf_size_kb")) return page;
+  long long kb = 0;
+  if (tracefs_instance_file_read_number(instance, "buffer_subbuf_size_kb", &kb) != 0 || kb <= 0)
+    return page;
+  return static_cast<size_t>(kb) * 1024;
+}
+
+}  // namespace
 
 // Hands out the queued records of one CPU with ts <= cut, page by page. A span stays
 // valid until the next call: consumed pages are only dropped then.
@@ -40,12 +57,17 @@ LiveCpuSource::LiveCpuSource(tracefs_instance* instance, int cpu,
                              std::optional<std::filesystem::path> tee_file)
     : cpu_(cpu), tee_path_(std::move(tee_file)) {
   stats_.cpu = cpu;
-  tcpu_.reset(tracefs_cpu_open(instance, cpu, /*nonblock=*/true));
-  if (!tcpu_)
+  const std::string file = fmt::format("per_cpu/cpu{}/trace_pipe_raw", cpu);
+  char* path = tracefs_instance_get_file(instance, file.c_str());
+  if (path) {
+    fd_.fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    tracefs_put_tracing_file(path);
+  }
+  if (fd_.fd < 0)
     throw Error(fmt::format("cannot open trace_pipe_raw of CPU {}: {}", cpu, std::strerror(errno)));
-  int size = tracefs_cpu_read_size(tcpu_.get());
-  if (size <= 0) throw Error(fmt::format("cannot get the sub-buffer size of CPU {}", cpu));
-  subbuf_size_ = static_cast<size_t>(size);
+  subbuf_size_ = SubbufSize(instance);
+  tcpu_.reset(tracefs_cpu_alloc_fd(fd_.fd, static_cast<int>(subbuf_size_), /*nonblock=*/true));
+  if (!tcpu_) throw Error(fmt::format("cannot read trace_pipe_raw of CPU {}", cpu));
   decoder_ = std::make_unique<RingPageDecoder>(static_cast<int>(sizeof(long)),
                                                static_cast<uint32_t>(subbuf_size_),
                                                fmt::format("trace_pipe_raw of CPU {}", cpu));

@@ -45,6 +45,9 @@ class LiveCpuSource {
   // Timestamp of the oldest queued record, or nullopt when nothing is queued.
   std::optional<int64_t> FrontTs() const;
   int cpu() const { return cpu_; }
+  // trace_pipe_raw's fd: poll(2) reports it readable once the ring buffer is filled to
+  // the instance's buffer_percent.
+  int poll_fd() const { return fd_.fd; }
   size_t queued_pages() const { return pages_.size(); }
   // events = records decoded, pages, bytes of event data, lost events/pages.
   const CpuRecordStats& stats() const { return stats_; }
@@ -58,7 +61,11 @@ class LiveCpuSource {
     size_t next = 0;                 // first record not yet handed out
   };
   struct TcpuDeleter {
-    void operator()(tracefs_cpu* t) const;
+    void operator()(tracefs_cpu* t) const;  // frees the handle, not the fd
+  };
+  struct Fd {
+    int fd = -1;
+    ~Fd();
   };
 
   void Tee(const uint8_t* page);
@@ -66,6 +73,7 @@ class LiveCpuSource {
   void Recycle(std::vector<uint8_t> buf);
 
   int cpu_;
+  Fd fd_;  // per_cpu/cpuN/trace_pipe_raw, non-blocking; declared before tcpu_, freed after it
   std::unique_ptr<tracefs_cpu, TcpuDeleter> tcpu_;
   size_t subbuf_size_ = 0;
   std::unique_ptr<RingPageDecoder> decoder_;

@@ -1,6 +1,7 @@
 #include "core/msa.h"
 
 #include <fmt/core.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,12 +19,14 @@
 #include "core/cpu_list.h"
 #include "core/errors.h"
 #include "core/event_decoder.h"
+#include "core/kernel_counters.h"  // MonotonicNowNs
 #include "core/live_cpu_source.h"
 #include "core/merge.h"
 #include "core/msa_model.h"
 #include "core/output/msa_output.h"
 #include "core/proc_seed.h"
 #include "core/proc_threads.h"
+#include "core/process_exit_fd.h"
 #include "core/recording_info.h"
 #include "core/session_formats.h"
 #include "core/state_machine.h"
@@ -32,6 +35,7 @@
 #include "core/syscall_table.h"
 #include "core/trace_capabilities.h"
 #include "core/trace_file_writer.h"
+#include "core/tracefs_api.h"
 #include "core/tracefs_session.h"
 #include "core/version.h"
 #include "plugins/interval_stats.h"
@@ -39,11 +43,10 @@
 namespace cstool {
 namespace {
 
-// Buffers are read this often while the target is busy, and less often while it is
-// quiet (the ring buffer holds far more than an idle poll period of a busy stream).
-constexpr int64_t kBusyPollNs = 10000000;   // 10 ms
-constexpr int64_t kIdlePollNs = 50000000;   // 50 ms
-constexpr size_t kBusyPages = 8;            // pages per poll that count as busy
+// Without a pidfd, how often the process is checked for having exited.
+constexpr int64_t kExitCheckNs = 100000000;  // 100 ms
+// Ring-buffer fill level (percent) at which poll(2) wakes msa before an interval ends.
+constexpr const char* kWakePercent = "25";
 constexpr size_t kMaxPagesPerDrain = 8192;  // per CPU and poll
 constexpr int kMaxWindowAttempts = 20;
 
@@ -128,7 +131,7 @@ class MsaDriver {
   uint64_t lost_interval_ = 0;
   uint64_t lost_total_ = 0;
   std::optional<KernelSwitchSnapshot> kernel_attach_;
-  size_t last_drain_pages_ = 0;
+  std::unique_ptr<ProcessExitFd> exit_fd_;
 };
 
 void MsaDriver::SetUp() {
@@ -136,6 +139,10 @@ void MsaDriver::SetUp() {
   config.buffer_kb = o_.buffer_kb;
   config.filter_pids = true;
   session_ = std::make_unique<TracefsSession>(config);
+  // Sleep through quiet periods; wake early only when a buffer fills up this much.
+  if (tracefs_file_exists(session_->instance(), "buffer_percent"))
+    tracefs_instance_file_write(session_->instance(), "buffer_percent", kWakePercent);
+  exit_fd_ = std::make_unique<ProcessExitFd>(o_.pid);
 
   std::vector<ThreadIdentity> threads = ListThreads(o_.pid);
   if (threads.empty())
@@ -333,10 +340,22 @@ int MsaDriver::Run() {
   std::string reason;
   std::optional<KernelSwitchSnapshot> kernel_end;
   int64_t end_ts = 0;
+  std::vector<pollfd> fds;
+  for (auto& s : sources_) fds.push_back({s->poll_fd(), POLLIN, 0});
+  const int exit_fd = exit_fd_->fd();
+  if (exit_fd >= 0) fds.push_back({exit_fd, POLLIN, 0});
   for (;;) {
-    const int64_t now = MonotonicNowNs();
-    const int64_t poll = last_drain_pages_ >= kBusyPages ? kBusyPollNs : kIdlePollNs;
-    SleepUntil(std::min(now + poll, next_end + kCutMarginNs));
+    // Sleep until the interval's cut time, a filling buffer, the process's exit or a
+    // signal: an idle target costs one wake-up per interval.
+    const int64_t deadline = next_end + kCutMarginNs;
+    int64_t wait = deadline - MonotonicNowNs();
+    if (exit_fd < 0) wait = std::min(wait, kExitCheckNs);
+    bool exited = false;
+    if (wait > 0) {
+      for (auto& p : fds) p.revents = 0;
+      int n = ::poll(fds.data(), fds.size(), static_cast<int>((wait + 999999) / 1000000));
+      exited = n > 0 && exit_fd >= 0 && (fds.back().revents & (POLLIN | POLLHUP));
+    }
     if (StopSignalScope::Received()) {
       reason = "signal";
       kernel_end = ReadWindowEnd();
@@ -347,7 +366,7 @@ int MsaDriver::Run() {
       }
       break;
     }
-    last_drain_pages_ = DrainAll();
+    DrainAll();
     const int64_t t = MonotonicNowNs();
     Process(std::min(t - kCutMarginNs, next_end), nullptr);
     if (t >= next_end + kCutMarginNs) {
@@ -361,7 +380,7 @@ int MsaDriver::Run() {
           reason = "count";
           break;
         }
-        // Gone meanwhile: fall through to the exit path.
+        exited = true;  // gone meanwhile
       } else {
         machine_->CutSegments(next_end);
         EmitInterval(next_end, std::nullopt);
@@ -369,7 +388,7 @@ int MsaDriver::Run() {
         continue;
       }
     }
-    if (ProcessGone(o_.pid)) {
+    if (exited || (exit_fd < 0 && ProcessGone(o_.pid))) {
       reason = "exited";
       SleepUntil(MonotonicNowNs() + kCutMarginNs, /*interruptible=*/false);
       DrainAll();

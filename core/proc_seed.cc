@@ -2,12 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 
+#include "core/kernel_counters.h"  // MonotonicNowNs
 #include "core/proc_task_counters.h"
 #include "core/proc_threads.h"
 #include "core/thread.h"
@@ -35,12 +35,6 @@ std::optional<std::string> ReadSmallFile(const std::string& path) {
 }
 
 }  // namespace
-
-int64_t MonotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 std::optional<StatFields> ParseProcStat(std::string_view text) {
   // "pid (comm) S ppid ..." — comm may hold spaces and parentheses: use the last ')'.

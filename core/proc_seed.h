@@ -50,6 +50,4 @@ ProcSeed ReadProcSeed(int32_t pid);
 // zombie/dead threads left (a process whose parent has not reaped it yet).
 bool ProcessGone(int32_t pid);
 
-int64_t MonotonicNowNs();
-
 }  // namespace cstool

@@ -76,7 +76,7 @@ class TableMsaOutput : public MsaOutput {
     const std::string lost =
         f.lost_events > 0 ? fmt::format("  LOST {} EVENTS", f.lost_events) : std::string();
     if (f.kind == MsaFrame::Kind::kTotal) {
-      if (!in_place_) out += "\n";
+      if (in_place_) out += "\n";
       out += fmt::format("== {} total over {:.3f} s, {} interval(s), {}{}{} ==\n",
                          ClockTime(f.end_ns, f.wall_offset_ns), secs, f.index, who,
                          f.end_reason.empty() ? "" : ": ", f.end_reason);

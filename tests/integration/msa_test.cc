@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,6 +35,17 @@ std::vector<std::string> CstoolInstances() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/sys/kernel/tracing/instances", ec))
     if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
+  return out;
+}
+
+// Instances left behind: cstool-<pid> whose owner is gone. (Other cstool runs on the
+// shared machine may own live instances meanwhile; those are not ours.)
+std::vector<std::string> OrphanedInstances() {
+  std::vector<std::string> out;
+  for (const std::string& name : CstoolInstances()) {
+    const int owner = std::atoi(name.c_str() + 7);
+    if (owner <= 0 || !ProcessExists(owner)) out.push_back(name);
+  }
   return out;
 }
 
@@ -74,11 +86,14 @@ std::vector<json> JsonLines(const std::string& text) {
   return out;
 }
 
-// The microstate with the largest share of a row.
+// The microstate with the largest share of a row, leaving out the two waits for a
+// CPU: how long a runnable thread waits depends on what else the (shared, 2-CPU)
+// machine runs, not on the workload's phase.
 std::string Dominant(const json& row) {
   std::string best;
   double best_share = -1;
   for (auto& [key, v] : row["shares"].items()) {
+    if (key == "wait_cpu_wakeup" || key == "wait_cpu_preempted") continue;
     if (v.get<double>() > best_share) {
       best_share = v.get<double>();
       best = key;
@@ -111,7 +126,9 @@ class MsaTest : public ::testing::Test {
       ::kill(workload_, SIGKILL);
       ::waitpid(workload_, nullptr, 0);
     }
-    if (!IsSkipped()) EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+    if (!IsSkipped()) {
+      EXPECT_EQ(OrphanedInstances(), std::vector<std::string>{});
+    }
   }
   // Reaps the workload; returns its rusage.
   rusage Reap() {
@@ -295,7 +312,7 @@ TEST_F(MsaTest, SigtermEndsWithTotalsAndSavesAReportableTrace) {
 
   testing::CommandResult report =
       testing::RunCommand({kCstool, "report", file.string(), "--format", "json"});
-  EXPECT_EQ(report.status, 0) << report.err;
+  ASSERT_EQ(report.status, 0) << report.err;
   json rep = json::parse(report.out);
   bool found = false;
   for (const json& t : rep["threads"]) found = found || t["tid"] == workload_;

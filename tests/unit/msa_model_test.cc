@@ -197,7 +197,7 @@ TEST(MsaOutput, PipedTableAppendsFramesWithAHeader) {
   ASSERT_NE(header, std::string::npos) << text;
   EXPECT_NE(text.find("USR", header + 1), std::string::npos) << "second frame";
   // The main thread's row: 25% user, 5% LATW, 70% sleep.
-  EXPECT_NE(text.find("    100     100 server           25  0.0  0.0  0.0  5.0  0.0   70"),
+  EXPECT_NE(text.find("    100     100 server            25  0.0  0.0  0.0  5.0  0.0   70"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("sleep:" + f.syscalls.Name(230)), std::string::npos);
