@@ -21,5 +21,6 @@ RunFn SetupRecord(CLI::App& sub);
 RunFn SetupReport(CLI::App& sub);
 RunFn SetupIrq(CLI::App& sub);
 RunFn SetupNmiInject(CLI::App& sub);
+RunFn SetupMsa(CLI::App& sub);
 
 }  // namespace cstool::cmd

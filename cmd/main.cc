@@ -19,6 +19,7 @@ constexpr Subcommand kSubcommands[] = {
     {"report", "Per-thread microstates and cause-labelled context switches", SetupReport},
     {"irq", "Which interrupts stole time from which tasks; IRQ affinities", SetupIrq},
     {"nmi-inject", "Generate timer/IPI/NMI interrupts on one CPU at a rate", SetupNmiInject},
+    {"msa", "Live microstates of a running process, prstat -m style", SetupMsa},
 };
 
 int Main(int argc, char** argv) {

@@ -11,26 +11,13 @@
 #include "core/kernel_match.h"
 #include "core/output/output.h"
 #include "core/state_machine.h"
+#include "core/trace_capabilities.h"
 #include "core/trace_file_reader.h"
 #include "core/trace_replay.h"
 #include "plugins/registry.h"
 
 namespace cstool {
 namespace {
-
-bool Has(const std::vector<std::string>& missing, std::string_view event) {
-  return std::find(missing.begin(), missing.end(), event) == missing.end();
-}
-
-TraceCapabilities CapabilitiesOf(const std::vector<std::string>& missing) {
-  TraceCapabilities caps;
-  caps.syscalls = Has(missing, "raw_syscalls:sys_enter") && Has(missing, "raw_syscalls:sys_exit");
-  caps.waking = Has(missing, "sched:sched_waking");
-  caps.wakeup = Has(missing, "sched:sched_wakeup");
-  caps.irqs = Has(missing, "irq:irq_handler_entry") || Has(missing, "irq_vectors:*");
-  caps.page_faults = Has(missing, "exceptions:page_fault_user");
-  return caps;
-}
 
 std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSummary& t) {
   std::vector<std::string> notes;

@@ -1,0 +1,35 @@
+// `cstool msa`: option parsing only; the work is in core/msa.
+#include "core/msa.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cmd/commands.h"
+
+namespace cstool::cmd {
+
+RunFn SetupMsa(CLI::App& sub) {
+  auto options = std::make_shared<MsaOptions>();
+  sub.add_option("pid", options->pid, "Process to watch (its threads and the tasks it creates)")
+      ->required();
+  sub.add_option("-T,--interval", options->interval_s, "Seconds per interval (fractions allowed)")
+      ->capture_default_str();
+  sub.add_option("-n,--count", options->count, "Stop after this many intervals (0: no limit)")
+      ->capture_default_str();
+  sub.add_flag("-A,--processes", options->per_process, "One row per process instead of per thread");
+  sub.add_option("--format", options->format, "Output format: table or json (JSON lines)")
+      ->capture_default_str();
+  sub.add_option("-o,--output", options->output,
+                 "Also save the raw trace to this file (trace.dat v6, for cstool report)");
+  sub.footer(
+      "Examples:\n"
+      "  cstool msa 1234\n"
+      "  cstool msa $(pgrep -n server) -T 0.5 -n 4 --format json\n"
+      "Stops when the process exits (printing totals), after -n intervals, or on "
+      "SIGINT/SIGTERM.");
+  return [options]() -> int { return RunMsa(*options, std::cout, ::isatty(STDOUT_FILENO) == 1); };
+}
+
+}  // namespace cstool::cmd

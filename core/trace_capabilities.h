@@ -1,0 +1,14 @@
+// Which event families a trace has, from the events its decoder found no format for
+// (shared by `report`, which reads files, and `msa`, which reads a live session).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/state_machine.h"
+
+namespace cstool {
+
+TraceCapabilities CapabilitiesOf(const std::vector<std::string>& missing_events);
+
+}  // namespace cstool
