@@ -18,7 +18,11 @@ void CpuOccupancy::Close(int32_t cpu, int64_t ts, const CpuCurrentEvent* e) {
   open_cpu_[t->id] = -1;
   // A thread whose observed life ended (its tid reused, or freed) ran no longer.
   int64_t end = t->end_ts >= 0 ? std::min(ts, t->end_ts) : ts;
-  CpuRun r{cpu, t, open.start, end};
+  CpuRun r;
+  r.cpu = cpu;
+  r.thread = t;
+  r.start = open.start;
+  r.end = end;
   if (e && e->sw && e->sw->prev == t) {
     r.switched_out = true;
     r.voluntary = e->sw->voluntary;
