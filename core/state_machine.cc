@@ -159,8 +159,7 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
   // CPU picks up a followed task; its own events show it is running.
   if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr)
     Flag(Anomaly::kMissingSwitchFromIdle, t);
-  cpu.current_known = true;
-  cpu.current = t;
+  SetCurrent(cpu, cpu_id, t, true, ts);
   if (!t) return;
   if (!t->on_cpu) {
     if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
@@ -266,15 +265,29 @@ SwitchCause StateMachine::VoluntaryCause(uint16_t bits, const Thread& t) const {
   return {CauseKind::kSleepKernel, -1};
 }
 
-void StateMachine::EmitSwitch(Thread* prev, const SwitchEvent& e) {
+// Returns whether the switch waits for Resolve (its OnSwitch comes later).
+bool StateMachine::EmitSwitch(Thread* prev, const SwitchEvent& e) {
   // A sleep whose syscall is not known yet waits for Resolve to name its cause.
   if (prev && prev->syscall == kSyscallUnknown && caps_.syscalls && e.voluntary &&
       e.cause.kind == CauseKind::kSleepKernel) {
     prev->pending_switches.push_back(static_cast<uint32_t>(pending_switches_.size()));
     pending_switches_.push_back({e, false});
-    return;
+    return true;
   }
   for (Plugin* p : On(Hook::kSwitch)) p->OnSwitch(e);
+  return false;
+}
+
+// Every change of a CPU's current task goes through here, so that the plugins see
+// them all, in time order (OnCpuCurrent).
+void StateMachine::SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
+                              const SwitchEvent* sw, bool cause_pending) {
+  const bool changed = cpu.current_known != known || (known && cpu.current != t);
+  cpu.current_known = known;
+  cpu.current = t;
+  if (!changed) return;
+  CpuCurrentEvent e{ts, cpu_id, known ? t : nullptr, known, sw, cause_pending};
+  for (Plugin* p : On(Hook::kCpuCurrent)) p->OnCpuCurrent(e);
 }
 
 void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
@@ -344,19 +357,18 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     prev->on_cpu = false;
     prev->fault_pending = false;
   }
-  EmitSwitch(prev, sw);
+  const bool cause_pending = EmitSwitch(prev, sw);
 
   cpu.resched_seen = false;
   cpu.candidate = CauseKind::kPreemptUnknown;
   cpu.last_event = LastEvent::kOther;
-  cpu.current_known = true;
-  cpu.current = next;
+  SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
   if (next) {
     if (next->on_cpu) {
       Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
       if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
           cpus_[next->cpu].current == next)
-        cpus_[next->cpu].current_known = false;
+        SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
     } else if (IsSleeping(next->state) && next->state != Microstate::kStopped) {
       // Switched in with no wakeup: schedule() found a signal pending and kept it on
       // the runqueue (or the wakeup was lost). It was waiting for a CPU all along.
@@ -660,7 +672,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   for (Thread& t : threads_)
     if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;
   Cpu& cpu = cpus_[e.cpu];
-  cpu.current_known = false;
+  SetCurrent(cpu, e.cpu, cpu.current, false, e.ts);
   cpu.irq_depth = 0;
   cpu.hardirq_depth = 0;
   cpu.resched_seen = false;

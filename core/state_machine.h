@@ -130,7 +130,9 @@ class StateMachine : public EventSink {
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
-  void EmitSwitch(Thread* prev, const SwitchEvent& e);
+  bool EmitSwitch(Thread* prev, const SwitchEvent& e);
+  void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
+                  const SwitchEvent* sw = nullptr, bool cause_pending = false);
   void Resolve(Thread& t, int64_t syscall_or_none);
   void EndLifetime(Thread& t, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);

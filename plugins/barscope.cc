@@ -93,6 +93,8 @@ void BarscopePlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start
                 [k](ThreadBin& b, int64_t d) { b.dur[k] += static_cast<float>(d); });
 }
 
+void BarscopePlugin::OnCpuCurrent(const CpuCurrentEvent& e) { occupancy_.OnCpuCurrent(e); }
+
 void BarscopePlugin::OnSwitch(const SwitchEvent& e) {
   occupancy_.OnSwitch(e);
   if (!e.prev || !grid_.has_origin()) return;
@@ -103,10 +105,7 @@ void BarscopePlugin::OnSwitch(const SwitchEvent& e) {
   b.cause = e.cause.Pack();
 }
 
-void BarscopePlugin::OnLostEvents(int32_t cpu, int64_t ts, int64_t) {
-  occupancy_.OnLostEvents(cpu, ts);
-  ++lost_gaps_;
-}
+void BarscopePlugin::OnLostEvents(int32_t, int64_t, int64_t) { ++lost_gaps_; }
 
 void BarscopePlugin::AddCpuRun(const CpuRun& r) {
   if (r.cpu < 0 || !grid_.has_origin()) return;

@@ -29,6 +29,7 @@ class BarscopePlugin : public Plugin {
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
+  void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;
   void OnTraceEnd(int64_t ts) override;
 

@@ -32,6 +32,25 @@ struct WakeupEvent {
   bool new_task = false;  // sched_wakeup_new
 };
 
+// What runs on `cpu` from `ts` on, as the state machine believes it: `current`, or
+// nothing when it is idle (`known`) or unknown (!known: before the CPU's first event,
+// after lost events there). Emitted exactly when that belief changes: at a recorded
+// sched_switch (`sw` points at it), when a task's own events show it running without
+// a recorded switch-in (the kernel's missing switch from idle, a switch between
+// unfollowed tasks left out by a pid filter), and after lost events. Always in time
+// order and never delayed: `sw->cause` may still be a placeholder when
+// `cause_pending` (the switch-out's OnSwitch then comes later, from Resolve).
+// While `current` is set here, it is in an on-CPU microstate (user, sys, irq, softirq,
+// or unknown-while-running) unless its own switch-out was missed.
+struct CpuCurrentEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;
+  const Thread* current = nullptr;
+  bool known = false;
+  const SwitchEvent* sw = nullptr;  // the switch that made the change, when one did
+  bool cause_pending = false;
+};
+
 enum class IrqKind : uint8_t { kHardirq, kVector, kSoftirq, kNmi };
 
 // A completed interrupt interval on `cpu`; `interrupted` is the thread that was on the
@@ -67,6 +86,7 @@ enum class Hook : uint8_t {
   kExit,
   kLostEvents,
   kTraceEnd,
+  kCpuCurrent,
   kCount
 };
 constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
@@ -85,6 +105,7 @@ class Plugin {
                               int64_t /*end*/) {}
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
+  virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
   virtual void OnIrq(const IrqInterval&) {}
   virtual void OnSyscall(const SyscallInterval&) {}
   // A voluntary switch inside syscall `nr`.

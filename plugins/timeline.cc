@@ -75,6 +75,8 @@ void TimelinePlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start
   if (t.pending_switches.empty()) Flush(t, tr, 1);
 }
 
+void TimelinePlugin::OnCpuCurrent(const CpuCurrentEvent& e) { occupancy_.OnCpuCurrent(e); }
+
 void TimelinePlugin::OnSwitch(const SwitchEvent& e) {
   occupancy_.OnSwitch(e);
   if (!e.prev || !selected_(*e.prev)) return;
@@ -127,12 +129,11 @@ void TimelinePlugin::WriteCpuRun(const CpuRun& r) {
   const bool sel = selected_(t);
   TraceEventArgs args;
   args.Add("tid", int64_t{t.tid}).Add("pid", int64_t{DisplayPid(t)}).Add("comm", t.comm);
-  if (r.start_inferred) args.Add("start_inferred", true);
-  if (r.switch_out) {
-    args.Add("switch_out", r.switch_out->voluntary ? "voluntary" : "involuntary");
-    args.Add("cause", syscalls_.CauseLabel(r.switch_out->cause));
-    if (!r.switch_out->voluntary)
-      args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(r.switch_out->preempted_at)]);
+  if (r.switched_out) {
+    args.Add("switch_out", r.voluntary ? "voluntary" : "involuntary");
+    args.Add("cause", syscalls_.CauseLabel(r.cause));
+    if (!r.voluntary)
+      args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(r.preempted_at)]);
   }
   writer_.Complete(sel ? fmt::format("{} {}", t.comm, t.tid) : std::string("other"),
                    sel ? "thread" : "other", kCpuPid, CpuTid(r.cpu), r.start, r.end - r.start,
@@ -150,7 +151,6 @@ void TimelinePlugin::OnIrq(const IrqInterval& iv) {
 }
 
 void TimelinePlugin::OnLostEvents(int32_t cpu, int64_t ts, int64_t count) {
-  occupancy_.OnLostEvents(cpu, ts);
   NameCpu(cpu);
   TraceEventArgs args;
   args.Add("count", count);

@@ -36,6 +36,7 @@ class TimelinePlugin : public Plugin {
 
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
+  void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnWakeup(const WakeupEvent& w) override;
   void OnIrq(const IrqInterval& iv) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;

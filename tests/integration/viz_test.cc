@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -99,6 +100,33 @@ TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
     EXPECT_TRUE(cpu_tids.count(kCpuPid + 1 + cpu)) << "no slices on CPU " << cpu;
   EXPECT_GT(flows_s, 0u);
   EXPECT_EQ(flows_s, flows_f);
+}
+
+// The CPU tracks and the thread rows tell the same story: per workload thread, its
+// slices on the CPU tracks add up to its on-CPU microstates in the report (both come
+// from the state machine's current task per CPU). JSON times are microseconds with
+// three decimals, so each slice may be off by rounding: allow 1 ns per slice.
+TEST_F(VizTest, CpuTracksMatchEachThreadsOnCpuTime) {
+  json doc = json::parse(ReadFile(dir_ / "t.json"));
+  std::map<int64_t, double> run_ns;
+  std::map<int64_t, int64_t> slices;
+  for (const json& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("pid") != kCpuPid || !e.contains("args") ||
+        !e.at("args").contains("tid"))
+      continue;
+    const int64_t tid = e.at("args").at("tid");
+    run_ns[tid] += e.at("dur").get<double>() * 1000.0;
+    ++slices[tid];
+  }
+  for (const json& t : report_.at("threads")) {
+    const int64_t tid = t.at("tid");
+    const json& m = t.at("microstates_ns");
+    const int64_t on_cpu = m.at("user").get<int64_t>() + m.at("sys").get<int64_t>() +
+                           m.at("irq").get<int64_t>() + m.at("softirq").get<int64_t>() +
+                           m.at("unknown").get<int64_t>();
+    EXPECT_NEAR(run_ns[tid], static_cast<double>(on_cpu), 1.0 + static_cast<double>(slices[tid]))
+        << "tid " << tid;
+  }
 }
 
 TEST_F(VizTest, HtmlRendersInHeadlessChromium) {
