@@ -22,6 +22,8 @@ RunFn SetupReport(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--explain-anomalies", opts->explain_anomalies,
                "List every anomaly with its time, CPU and thread");
+  sub.add_flag("--salvage", opts->salvage,
+               "Report what a damaged file still holds (stops or skips at the damage)");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts] { return RunReport(*opts, std::cout); };

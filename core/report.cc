@@ -61,9 +61,20 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 }  // namespace
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies) {
-  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
+                                            bool explain_anomalies, bool salvage) {
+  ReaderOptions reader_options;
+  reader_options.salvage = salvage;
+  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
+  // Kernel differences: a sched_switch layout without the fields every analysis needs
+  // cannot be degraded gracefully; say so instead of reporting no switches.
+  constexpr std::string_view kSwitchField = "sched:sched_switch (field ";
+  for (const std::string& m : decoder.missing_events())
+    if (m.starts_with(kSwitchField) && m.ends_with(")"))
+      throw Error(
+          fmt::format("{}: the sched_switch format of this file's kernel has no usable '{}' field; "
+                      "context switches cannot be reconstructed",
+                      file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
   TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
 
   auto result = std::make_unique<AnalyzedTrace>();
@@ -116,13 +127,21 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.recording = *info;
   }
   t.notes = NotesFor(caps, t);
+  if (!decoder.task_states().from_format() && Has(t.missing_events, "sched:sched_switch"))
+    t.notes.push_back(fmt::format(
+        "sched_switch prev_state letters could not be read from the format ({}); the "
+        "current kernel's layout was assumed, so sleep states and preemption may be wrong",
+        decoder.task_states().problem()));
+  t.damage = reader->salvage_log().entries();
   return result;
 }
 
 int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies);
+  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies, options.salvage);
+  for (const std::string& d : analyzed->model.trace.damage)
+    fmt::print(stderr, "cstool report: warning: salvaged: {}\n", d);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   output->Render(view);
   return 0;

@@ -16,6 +16,7 @@ struct ReportOptions {
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
+  bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
 };
 
 // Everything a report knows about a file, before selection and rendering.
@@ -24,9 +25,10 @@ struct AnalyzedTrace {
   std::unique_ptr<StateMachine> machine;  // owns the threads the model points to
 };
 
-// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files.
+// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files
+// (with `salvage`: only when nothing can be read; the skipped damage is in trace.damage).
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies = false);
+                                            bool explain_anomalies = false, bool salvage = false);
 
 // Returns the process exit status.
 int RunReport(const ReportOptions& options, std::ostream& out);

@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libseccomp-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtracefs-doc libtraceevent-doc man-db
+  clang libclang-rt-14-dev  # make fuzz (libFuzzer), make asan uses gcc's sanitizers
 )
 
 missing=()

@@ -76,6 +76,7 @@ class TableOutput : public Output {
       os_ << "\n";
     }
     for (auto& note : t.notes) os_ << "NOTE: " << note << "\n";
+    for (auto& d : t.damage) os_ << "SALVAGED: " << d << "\n";
   }
 
  private:
