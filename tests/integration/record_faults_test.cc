@@ -138,7 +138,9 @@ class RecordFaults : public ::testing::Test {
   void TearDown() override {
     if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
     if (!dir_.empty()) fs::remove_all(dir_);
-    if (!IsSkipped()) EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+    if (!IsSkipped()) {
+      EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+    }
   }
 
   fs::path dir_;
