@@ -21,6 +21,7 @@ constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
 constexpr int kPagesPerBatch = 4;
+constexpr uint64_t kReleaseBytes = uint64_t{4} << 20;  // release consumed data in 4 MiB steps
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
@@ -104,10 +105,12 @@ int64_t AddLost(int64_t a, int64_t b) {
 class V6CpuStream final : public CpuRecordStream {
  public:
   // `salvage` (nullable): log corrupt pages there and skip them instead of throwing.
-  V6CpuStream(const uint8_t* file, uint64_t offset, uint64_t size, int cpu, int long_size,
+  V6CpuStream(const MappedFile& mapped, uint64_t offset, uint64_t size, int cpu, int long_size,
               uint32_t page_size, const std::string& path, SalvageLog* salvage)
-      : file_(file),
+      : mapped_(mapped),
+        file_(mapped.data()),
         offset_(offset),
+        released_(offset),
         end_(offset + size),
         cpu_(cpu),
         pages_(long_size, page_size, path),
@@ -116,6 +119,12 @@ class V6CpuStream final : public CpuRecordStream {
   int cpu() const override { return cpu_; }
 
   std::span<const RawRecord> NextBatch() override {
+    // The previous batch is no longer referenced: let its pages leave memory, so that
+    // reading a large file needs memory bounded by the batch, not by the file.
+    if (offset_ - released_ >= kReleaseBytes) {
+      mapped_.Release(released_, offset_ - released_);
+      released_ = offset_;
+    }
     if (!buf_)
       buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
     RawRecord* out = buf_.get();
@@ -155,8 +164,10 @@ class V6CpuStream final : public CpuRecordStream {
   }
 
  private:
+  const MappedFile& mapped_;
   const uint8_t* file_;
   uint64_t offset_;
+  uint64_t released_;  // pages before this offset were handed back to the kernel
   uint64_t end_;
   int cpu_;
   RingPageDecoder pages_;
@@ -405,8 +416,8 @@ std::unique_ptr<CpuRecordStream> V6TraceFile::OpenCpu(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
-  return std::make_unique<V6CpuStream>(file_.data(), d.offset, d.size, cpu, long_size_, page_size_,
-                                       path_, salvage_ ? &salvage_log_ : nullptr);
+  return std::make_unique<V6CpuStream>(file_, d.offset, d.size, cpu, long_size_, page_size_, path_,
+                                       salvage_ ? &salvage_log_ : nullptr);
 }
 
 }  // namespace cstool
