@@ -28,6 +28,8 @@ RunFn SetupReport(CLI::App& sub) {
                  "Also write a Chrome/Perfetto trace-event JSON timeline to this file");
   sub.add_option("--html", opts->exports.html,
                  "Also write a self-contained HTML page with barscopes and the tables");
+  sub.add_flag("--salvage", opts->salvage,
+               "Report what a damaged file still holds (stops or skips at the damage)");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts] { return RunReport(*opts, std::cout); };

@@ -30,6 +30,10 @@ class ByteCursor {
   }
 
   void Need(uint64_t n, std::string_view what) const {
+    // Sizes beyond any real trace file (4 GiB header sections) can only be corrupt.
+    if (n > remaining() && n > (uint64_t{1} << 32))
+      throw Error(fmt::format("{}: corrupt file at offset {}: implausible {} size {}", file_, pos_,
+                              what, n));
     if (n > remaining())
       throw Error(fmt::format("{}: truncated at offset {} ({}: expected {} bytes, file ends)",
                               file_, pos_, what, n));

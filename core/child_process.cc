@@ -36,9 +36,10 @@ std::string ResolveCommand(const std::string& name) {
     throw Error("empty command", static_cast<cstool::ExitCode>(kCommandNotFoundExit));
   if (name.find('/') != std::string::npos) {
     if (IsExecutableFile(name)) return name;
-    throw Error(fmt::format("{}: {}", name,
-                            std::strerror(::access(name.c_str(), F_OK) == 0 ? EACCES : ENOENT)),
-                static_cast<cstool::ExitCode>(kCommandNotFoundExit));
+    // Like a shell: 126 for a file that cannot be executed, 127 for a missing one.
+    const bool exists = ::access(name.c_str(), F_OK) == 0;
+    throw Error(fmt::format("{}: {}", name, std::strerror(exists ? EACCES : ENOENT)),
+                static_cast<cstool::ExitCode>(exists ? kCannotExecuteExit : kCommandNotFoundExit));
   }
   const char* env = std::getenv("PATH");
   std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
@@ -86,7 +87,7 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) : argv_(std::move(argv
     int e = errno;
     ssize_t w = ::write(error[1], &e, sizeof e);
     (void)w;
-    ::_exit(e == ENOENT ? kCommandNotFoundExit : 126);
+    ::_exit(e == ENOENT ? kCommandNotFoundExit : kCannotExecuteExit);
   }
   ::close(release[0]);
   ::close(error[1]);
@@ -138,7 +139,7 @@ void ChildProcess::Release() {
       throw Error(fmt::format("{}: command not found", argv_[0]),
                   static_cast<cstool::ExitCode>(kCommandNotFoundExit));
     throw Error(fmt::format("{}: {}", argv_[0], std::strerror(err)),
-                static_cast<cstool::ExitCode>(126));
+                static_cast<cstool::ExitCode>(kCannotExecuteExit));
   }
 }
 

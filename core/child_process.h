@@ -13,6 +13,7 @@ namespace cstool {
 
 // Exit status a shell uses for a command that cannot be found.
 inline constexpr int kCommandNotFoundExit = 127;
+inline constexpr int kCannotExecuteExit = 126;  // found, but exec failed (EACCES, ENOEXEC)
 
 // Resolves argv[0] the way execvp() will (PATH search unless it has a '/'); throws
 // cstool::Error with exit 127 ("command not found") if there is nothing to run.

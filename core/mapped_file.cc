@@ -50,8 +50,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     throw Error(fmt::format("{}: cannot map {} bytes: {}", path, mapped_, std::strerror(errno)));
   data_ = static_cast<uint8_t*>(base);
   if (size_ > 0) {
-    // No MAP_POPULATE: that would make the whole file resident at once.
-    void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd.get(), 0);
+    // Pre-fault small files (fast); large ones are read in place and released behind
+    // the readers (ReleaseBefore), so memory does not grow with the file.
+    const int populate = size_ <= kPopulateLimit ? MAP_POPULATE : 0;
+    void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED | populate, fd.get(), 0);
     if (m == MAP_FAILED) {
       int err = errno;
       ::munmap(base, mapped_);
@@ -62,12 +64,12 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
 }
 
-void MappedFile::Release(size_t offset, size_t len) const {
-  if (data_ == nullptr || offset >= size_) return;
-  len = std::min(len, size_ - offset);
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t begin = (offset + page - 1) / page * page;
-  const size_t end = (offset + len) / page * page;
+void MappedFile::Release(uint64_t offset, uint64_t size) const {
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = (offset + page - 1) / page * page;
+  const uint64_t end = std::min<uint64_t>(offset + size, size_) / page * page;
+  // The mapping is read-only and private: dropped pages are re-read from the file if
+  // touched again, so this only lowers the resident set.
   if (end > begin) ::madvise(data_ + begin, end - begin, MADV_DONTNEED);
 }
 

@@ -22,11 +22,12 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Drops the whole system pages inside [offset, offset + size) from the resident set
+  // (a reader done with them); the bytes stay readable.
+  void Release(uint64_t offset, uint64_t size) const;
 
-  // Drops the whole pages inside [offset, offset + len) from this process's memory;
-  // reading them again faults them back in from the file. Readers that stream through
-  // the file call this behind them, so a report's memory does not grow with the file.
-  void Release(size_t offset, size_t len) const;
+  // Files up to this size are pre-faulted when mapped.
+  static constexpr size_t kPopulateLimit = size_t{64} << 20;
 
  private:
   std::string path_;

@@ -194,6 +194,7 @@ void ValidateRecordOptions(const RecordOptions& o) {
 
 int RunRecord(const RecordOptions& options) {
   ValidateRecordOptions(options);
+  TracefsSession::CheckAccess();  // privilege first: its message says what is needed
   if (!options.command.empty()) ResolveCommand(options.command[0]);
   for (int pid : options.pids)
     if (!ProcessExists(pid)) throw Error(fmt::format("no such process: {}", pid), ExitCode::kUsage);
@@ -379,7 +380,13 @@ int RunRecord(const RecordOptions& options) {
     slot.stats = stats;
     slot.pages_file = r->pages_file();
   }
-  contents.cstool_info_json = nlohmann::json(info).dump();
+  // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
+  if (std::error_code ec; !std::filesystem::is_directory(
+          output.parent_path().empty() ? std::filesystem::path(".") : output.parent_path(), ec))
+    throw Error(fmt::format("cannot write '{}': its directory was removed during the recording",
+                            output.string()));
+  contents.cstool_info_json =
+      nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   WriteTraceFile(output, contents);
   readers.clear();  // removes the page files
 

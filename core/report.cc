@@ -51,9 +51,21 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
                                             bool explain_anomalies,
-                                            const std::vector<Plugin*>& extra_plugins) {
-  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file);
+                                            const std::vector<Plugin*>& extra_plugins,
+                                            bool salvage) {
+  ReaderOptions reader_options;
+  reader_options.salvage = salvage;
+  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
+  // Kernel differences: a sched_switch layout without the fields every analysis needs
+  // cannot be degraded gracefully; say so instead of reporting no switches.
+  constexpr std::string_view kSwitchField = "sched:sched_switch (field ";
+  for (const std::string& m : decoder.missing_events())
+    if (m.starts_with(kSwitchField) && m.ends_with(")"))
+      throw Error(
+          fmt::format("{}: the sched_switch format of this file's kernel has no usable '{}' field; "
+                      "context switches cannot be reconstructed",
+                      file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
   TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
 
   auto result = std::make_unique<AnalyzedTrace>();
@@ -108,6 +120,14 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
   t.notes = NotesFor(caps, t);
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
+  const bool has_switch = std::find(t.missing_events.begin(), t.missing_events.end(),
+                                    "sched:sched_switch") == t.missing_events.end();
+  if (!decoder.task_states().from_format() && has_switch)
+    t.notes.push_back(fmt::format(
+        "sched_switch prev_state letters could not be read from the format ({}); the "
+        "current kernel's layout was assumed, so sleep states and preemption may be wrong",
+        decoder.task_states().problem()));
+  t.damage = reader->salvage_log().entries();
   return result;
 }
 
@@ -115,8 +135,10 @@ int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
-  auto analyzed =
-      AnalyzeTrace(options.file, syscalls, options.explain_anomalies, exports.plugins());
+  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies,
+                               exports.plugins(), options.salvage);
+  for (const std::string& d : analyzed->model.trace.damage)
+    fmt::print(stderr, "cstool report: warning: salvaged: {}\n", d);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   std::optional<KernelCheckResult> check;
   if (options.check) {

@@ -21,6 +21,7 @@ struct ReportOptions {
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
   bool check = false;  // --check: compare with the kernel's counters (core/kernel_check.h)
   ExportOptions exports;           // --timeline, --html
+  bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
 };
 
 // Everything a report knows about a file, before selection and rendering.
@@ -32,10 +33,12 @@ struct AnalyzedTrace {
 };
 
 // Reads and analyses `file`; `extra_plugins` (owned by the caller) run after the
-// report's own. Throws cstool::Error for unreadable or corrupt files.
+// report's own. Throws cstool::Error for unreadable or corrupt files (with `salvage`:
+// only when nothing can be read; the skipped damage is in trace.damage).
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
                                             bool explain_anomalies = false,
-                                            const std::vector<Plugin*>& extra_plugins = {});
+                                            const std::vector<Plugin*>& extra_plugins = {},
+                                            bool salvage = false);
 
 // Returns the process exit status: 1 when --check found a disagreement.
 int RunReport(const ReportOptions& options, std::ostream& out);

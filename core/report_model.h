@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -70,12 +71,15 @@ struct TraceSummary {
   std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"
   std::vector<std::string> missing_events;   // default events the file lacks
   std::vector<std::string> notes;            // how missing events changed the analysis
+  std::vector<std::string> damage;           // report --salvage: what of a damaged file was skipped
   bool has_recording_info = false;
   RecordingInfo recording;
 };
 
 struct ReportModel {
   TraceSummary trace;
+  // Owns the names ThreadReport::irqs is keyed by (set nodes never move).
+  std::set<std::string, std::less<>> irq_names;
   std::vector<ThreadReport> threads;  // indexed by Thread::id
 
   ThreadReport& For(const Thread& t) {

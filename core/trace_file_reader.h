@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/recording_info.h"
+#include "core/salvage_log.h"
 
 struct tep_handle;
 
@@ -67,6 +68,11 @@ struct ReaderOptions {
   // Which ring buffer to read: empty = the top-level buffer if it holds data, else the
   // first instance (trace-cmd extract -B stores instances as BUFFER options).
   std::string buffer;
+  // Read past damage instead of failing on it: CPU data cut short is read up to the
+  // cut, a corrupt ring-buffer page is skipped (and counts as a loss of unknown size).
+  // What was skipped is listed in TraceFileReader::salvage_log(). Damage to the header
+  // (formats, CPU table) still throws: there is nothing to salvage without it.
+  bool salvage = false;
 };
 
 class TraceFileReader {
@@ -89,6 +95,8 @@ class TraceFileReader {
   const std::map<int32_t, CpuStatOption>& cpu_stats() const { return cpu_stats_; }
   // cstool's metadata (option tracefile::kOptionCstoolInfo or the FILE.cstool.json sidecar).
   const std::optional<RecordingInfo>& recording_info() const { return info_; }
+  // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
+  const SalvageLog& salvage_log() const { return salvage_log_; }
 
   // Event formats, saved cmdlines (tep_register_comm) and printk formats are loaded.
   virtual tep_handle* tep() const = 0;
@@ -107,6 +115,7 @@ class TraceFileReader {
   std::string trace_clock_;
   std::map<int32_t, CpuStatOption> cpu_stats_;
   std::optional<RecordingInfo> info_;
+  SalvageLog salvage_log_;
 
  public:
   // Loads FILE.cstool.json into recording_info() unless the file itself carried one.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/isolated_call.h"
 
 namespace cstool {
 namespace {
@@ -57,6 +58,31 @@ class TracecmdCpuStream final : public CpuRecordStream {
 TracecmdTraceFile::TracecmdTraceFile(const std::string& path, const ReaderOptions& options) {
   path_ = path;
   tracecmd_set_loglevel(TEP_LOG_NONE);
+  // libtracecmd is not hardened against damaged files (a broken compressed block can
+  // crash it, e.g. in tracecmd_buffer_instance_handle's error path): do the same open
+  // and a full read once in a child process first.
+  if (auto crash = CrashOfIsolatedCall([&] { TracecmdTraceFile(path, options, kNoProbe); }))
+    throw Error(
+        fmt::format("{}: libtracecmd cannot read this file (it crashed on it: {}; damaged v7 file? "
+                    "offset unknown)",
+                    path, *crash));
+  Open(options);
+}
+
+TracecmdTraceFile::TracecmdTraceFile(const std::string& path, const ReaderOptions& options,
+                                     NoProbe) {
+  path_ = path;
+  Open(options);
+  // The probe reads everything, as a report would.
+  for (int cpu = 0; cpu < cpus_; ++cpu) {
+    auto stream = OpenCpu(cpu);
+    while (!stream->NextBatch().empty()) {
+    }
+  }
+}
+
+void TracecmdTraceFile::Open(const ReaderOptions& options) {
+  const std::string& path = path_;
   top_.reset(
       tracecmd_open(path.c_str(), kTracecmdFlLoadNoPlugins | kTracecmdFlLoadNoSystemPlugins));
   if (!top_)

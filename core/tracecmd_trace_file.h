@@ -12,7 +12,8 @@ namespace cstool {
 
 class TracecmdTraceFile final : public TraceFileReader {
  public:
-  // Throws cstool::Error if libtracecmd cannot open the file.
+  // Throws cstool::Error if libtracecmd cannot open the file, or crashes reading it
+  // (tried first in a child process, see core/isolated_call.h).
   TracecmdTraceFile(const std::string& path, const ReaderOptions& options);
 
   const char* backend_name() const override { return "libtracecmd"; }
@@ -20,6 +21,11 @@ class TracecmdTraceFile final : public TraceFileReader {
   std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
 
  private:
+  enum NoProbe { kNoProbe };
+  // Opens and reads the whole file without the crash probe (the probe itself).
+  TracecmdTraceFile(const std::string& path, const ReaderOptions& options, NoProbe);
+  void Open(const ReaderOptions& options);
+
   TracecmdInputPtr top_;
   TracecmdInputPtr instance_;        // set when reading a buffer instance
   tracecmd_input* input_ = nullptr;  // top_ or instance_

@@ -165,8 +165,12 @@ std::string ReadTopLevelTracingFile(const char* file) {
 }
 
 void TracefsSession::CheckAccess() {
-  if (::geteuid() != 0)
-    throw Error("tracing needs root privileges (run as root)", ExitCode::kUsage);
+  // Root, or a user given write access to tracefs (with CAP_PERFMON for the events).
+  if (::geteuid() != 0 && ::access("/sys/kernel/tracing/instances", W_OK | X_OK) != 0)
+    throw Error(
+        "needs root (or CAP_PERFMON and write access to /sys/kernel/tracing) to trace; run "
+        "it as root, e.g. with sudo",
+        ExitCode::kUsage);
   if (tracefs_tracing_dir() == nullptr)
     throw Error("tracefs is not available (cannot find or mount /sys/kernel/tracing)",
                 ExitCode::kUsage);

@@ -21,6 +21,7 @@ constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
 constexpr int kPagesPerBatch = 4;
+constexpr uint64_t kReleaseBytes = uint64_t{4} << 20;  // release consumed data in 4 MiB steps
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
@@ -103,27 +104,29 @@ int64_t AddLost(int64_t a, int64_t b) {
 
 class V6CpuStream final : public CpuRecordStream {
  public:
-  V6CpuStream(const MappedFile& map, uint64_t offset, uint64_t size, int cpu, int long_size,
-              uint32_t page_size, const std::string& path)
-      : map_(map),
-        file_(map.data()),
+  // `salvage` (nullable): log corrupt pages there and skip them instead of throwing.
+  V6CpuStream(const MappedFile& mapped, uint64_t offset, uint64_t size, int cpu, int long_size,
+              uint32_t page_size, const std::string& path, SalvageLog* salvage)
+      : mapped_(mapped),
+        file_(mapped.data()),
         offset_(offset),
         released_(offset),
         end_(offset + size),
         cpu_(cpu),
-        pages_(long_size, page_size, path) {}
+        pages_(long_size, page_size, path),
+        salvage_(salvage) {}
 
   int cpu() const override { return cpu_; }
 
   std::span<const RawRecord> NextBatch() override {
-    if (!buf_)
-      buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
-    // The records of earlier batches are consumed once the next batch is asked for:
-    // their pages leave memory (in steps, to keep madvise calls rare).
+    // The previous batch is no longer referenced: let its pages leave memory, so that
+    // reading a large file needs memory bounded by the batch, not by the file.
     if (offset_ - released_ >= kReleaseBytes) {
-      map_.Release(released_, offset_ - released_);
+      mapped_.Release(released_, offset_ - released_);
       released_ = offset_;
     }
+    if (!buf_)
+      buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
     RawRecord* out = buf_.get();
     size_t n = 0;
     const uint32_t page_size = pages_.page_size();
@@ -131,7 +134,16 @@ class V6CpuStream final : public CpuRecordStream {
       const uint64_t page_offset = offset_;
       offset_ += page_size;
       int64_t lost = 0;
-      const uint32_t got = pages_.Decode(file_ + page_offset, page_offset, cpu_, out + n, &lost);
+      uint32_t got = 0;
+      try {
+        got = pages_.Decode(file_ + page_offset, page_offset, cpu_, out + n, &lost);
+      } catch (const Error& e) {
+        if (salvage_ == nullptr) throw;
+        // The page's events are gone: a gap of unknown size, like a ring-buffer loss.
+        salvage_->Add(fmt::format("{}; page skipped, counted as lost events", e.what()));
+        lost = -1;
+        got = 0;
+      }
       if (lost != 0) pending_lost_ = pending_lost_ == 0 ? lost : AddLost(pending_lost_, lost);
       if (got == 0) continue;
       if (pending_lost_ != 0) {  // rare: shift the page's records to put the marker first
@@ -152,14 +164,14 @@ class V6CpuStream final : public CpuRecordStream {
   }
 
  private:
-  static constexpr uint64_t kReleaseBytes = 1 << 20;
-  const MappedFile& map_;
+  const MappedFile& mapped_;
   const uint8_t* file_;
   uint64_t offset_;
-  uint64_t released_;
+  uint64_t released_;  // pages before this offset were handed back to the kernel
   uint64_t end_;
   int cpu_;
   RingPageDecoder pages_;
+  SalvageLog* salvage_;
   int64_t pending_lost_ = 0;
   int64_t last_ts_ = 0;
   std::unique_ptr<RawRecord[]> buf_;
@@ -178,6 +190,7 @@ bool V6TraceFile::CanRead(std::string_view head) {
 V6TraceFile::V6TraceFile(const std::string& path, const ReaderOptions& options)
     : file_(path), tep_(tep_alloc()) {
   path_ = path;
+  salvage_ = options.salvage;
   if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
   Parse(options);
 }
@@ -345,15 +358,23 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
       const size_t entry_at = c.pos();
       table[cpu].offset = c.U64("CPU data offset");
       table[cpu].size = c.U64("CPU data size");
-      const CpuData& d = table[cpu];
+      CpuData& d = table[cpu];
       if (d.size == 0) continue;
-      if (d.offset > file_.size() || d.size > file_.size() - d.offset)
-        throw Error(fmt::format(
-            "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
-            path_, file_.size(), label, cpu, d.size, d.offset));
       if (d.size % page_size_ != 0)
         c.Fail(entry_at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}",
                                      label, cpu, d.size, page_size_));
+      if (d.offset > file_.size() || d.size > file_.size() - d.offset) {
+        const std::string what = fmt::format(
+            "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
+            path_, file_.size(), label, cpu, d.size, d.offset);
+        if (!options.salvage) throw Error(what);
+        // Keep the whole pages that are there.
+        const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
+        const uint64_t keep = have / page_size_ * page_size_;
+        salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
+                                     d.offset + keep, keep / page_size_, d.size / page_size_));
+        d.size = keep;
+      }
     }
     return table;
   };
@@ -395,7 +416,8 @@ std::unique_ptr<CpuRecordStream> V6TraceFile::OpenCpu(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
-  return std::make_unique<V6CpuStream>(file_, d.offset, d.size, cpu, long_size_, page_size_, path_);
+  return std::make_unique<V6CpuStream>(file_, d.offset, d.size, cpu, long_size_, page_size_, path_,
+                                       salvage_ ? &salvage_log_ : nullptr);
 }
 
 }  // namespace cstool

@@ -37,6 +37,7 @@ class V6TraceFile final : public TraceFileReader {
   MappedFile file_;
   TepHandlePtr tep_;
   std::vector<CpuData> cpu_data_;
+  bool salvage_ = false;
 };
 
 }  // namespace cstool

@@ -12,8 +12,8 @@ class IrqTimePlugin : public Plugin {
   uint32_t Hooks() const override { return HookBit(Hook::kIrq); }
   void OnIrq(const IrqInterval& iv) override {
     if (!iv.interrupted) return;
-    // IrqInterval::name views a string the state machine owns for the whole run, so
-    // its address identifies the source.
+    // The model owns the names its keys point to: the plugin dies before the model
+    // is rendered (a key into the plugin's own storage dangled: use after free).
     IrqStats& st = model_.For(*iv.interrupted).irqs[NameKey(iv.name)];
     ++st.count;
     st.time_ns += iv.end - iv.start;
@@ -21,12 +21,11 @@ class IrqTimePlugin : public Plugin {
 
  private:
   const std::string* NameKey(std::string_view name) {
-    auto it = names_.find(name);
-    if (it == names_.end()) it = names_.emplace(std::string(name), std::string(name)).first;
-    return &it->second;
+    auto it = model_.irq_names.find(name);
+    if (it == model_.irq_names.end()) it = model_.irq_names.emplace(name).first;
+    return &*it;
   }
   ReportModel& model_;
-  std::map<std::string, std::string, std::less<>> names_;
 };
 
 }  // namespace cstool

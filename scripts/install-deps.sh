@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtracefs-doc libtraceevent-doc man-db
   chromium fonts-dejavu-core
+  clang libclang-rt-14-dev  # make fuzz (libFuzzer), make asan uses gcc's sanitizers
 )
 
 missing=()

@@ -43,7 +43,10 @@ nlohmann::json IrqsJson(const ThreadReport& r) {
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os) : os_(os) {}
-  void Render(const ReportView& view) override { os_ << ReportToJson(view).dump(2) << "\n"; }
+  void Render(const ReportView& view) override {
+    // Names (comm, file) come from the trace file and need not be UTF-8: replace bad bytes.
+    os_ << ReportToJson(view).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
 
  private:
   std::ostream& os_;
@@ -72,6 +75,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
                           {"anomaly_details", t.anomaly_details},
                           {"missing_events", t.missing_events},
                           {"notes", t.notes}};
+  if (!t.damage.empty()) {  // report --salvage read past damage
+    trace["salvaged"] = true;
+    trace["damage"] = t.damage;
+  }
   if (t.has_recording_info) {
     trace["command"] = t.recording.command;
     trace["target_pids"] = t.recording.target_pids;

@@ -78,6 +78,7 @@ class TableOutput : public Output {
     }
     for (auto& note : t.notes) os_ << "NOTE: " << note << "\n";
     if (view.check) RenderCheckTable(*view.check, os_);
+    for (auto& d : t.damage) os_ << "SALVAGED: " << d << "\n";
   }
 
  private:

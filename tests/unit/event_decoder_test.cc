@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/errors.h"
+#include "core/report.h"
 #include "core/synthetic_trace.h"
 #include "core/task_state.h"
 #include "core/trace_handles.h"
@@ -335,6 +338,76 @@ TEST(EventDecoder, LostEventsAndRecordingInfoRoundTrip) {
     EXPECT_EQ(st.lost_gaps_unknown, 1u);
     EXPECT_EQ(st.last_ts, static_cast<int64_t>(150 + (uint64_t{1} << 30)));
   }
+  std::filesystem::remove(path);
+}
+
+// Kernel differences the decoder cannot paper over must fail clearly or be noted.
+namespace {
+
+std::string WithoutPrevState(std::string format) {
+  // Drop the field line and every use of it in the print format.
+  const size_t line = format.find("\tfield:long prev_state;");
+  EXPECT_NE(line, std::string::npos);
+  format.erase(line, format.find('\n', line) + 1 - line);
+  const size_t print = format.find("print fmt:");
+  format.replace(print, std::string::npos,
+                 "print fmt: \"prev_comm=%s prev_pid=%d ==> next_comm=%s next_pid=%d\", "
+                 "REC->prev_comm, REC->prev_pid, REC->next_comm, REC->next_pid\n");
+  return format;
+}
+
+std::string WritePingPong(const std::string& sched_switch_format, const std::string& name) {
+  SyntheticTrace t(kEvents, 1);
+  const int sw = t.AddEventFormat("sched", sched_switch_format);
+  for (int i = 0; i < 4; ++i) {
+    auto r = t.NewRecord(sw, i % 2 ? 8 : 7);
+    r.SetString("prev_comm", "a").Set("prev_pid", i % 2 ? 8 : 7);
+    r.SetString("next_comm", "b").Set("next_pid", i % 2 ? 7 : 8);
+    t.Append(0, 1000 * (i + 1), r);
+  }
+  const std::string path = TempPath(name);
+  t.Write(path);
+  return path;
+}
+
+}  // namespace
+
+TEST(KernelDifferences, SchedSwitchWithoutPrevStateFailsClearly) {
+  const std::string path =
+      WritePingPong(WithoutPrevState(ReadFile(kFormats + "sched_switch_4.4.format")), "no_state");
+  {
+    auto reader = OpenTraceFile(path);
+    EventDecoder dec(reader->tep());
+    const auto& missing = dec.missing_events();
+    EXPECT_NE(std::find(missing.begin(), missing.end(), "sched:sched_switch (field prev_state)"),
+              missing.end());
+  }
+  SyscallTable syscalls;
+  try {
+    AnalyzeTrace(path, syscalls);
+    ADD_FAILURE() << "a sched_switch without prev_state was analysed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no usable 'prev_state' field"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(KernelDifferences, UnreadableStateLettersAreNotedNotHidden) {
+  // prev_state present, but printed as a plain number: no letters, no preempt bit.
+  std::string format = ReadFile(kFormats + "sched_switch_4.4.format");
+  format.replace(format.find("print fmt:"), std::string::npos,
+                 "print fmt: \"prev_pid=%d prev_state=%ld next_pid=%d\", REC->prev_pid, "
+                 "REC->prev_state, REC->next_pid\n");
+  const std::string path = WritePingPong(format, "plain_state");
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(path, syscalls);
+  const auto& notes = analyzed->model.trace.notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("prev_state letters could not be read") != std::string::npos;
+  })) << ::testing::PrintToString(notes);
+  EXPECT_EQ(analyzed->model.trace.events, 4u);
   std::filesystem::remove(path);
 }
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every fuzzer of a CSTOOL_FUZZ build for a bounded time.
+# usage: scripts/run-fuzz.sh BUILD_DIR SECONDS
+set -euo pipefail
+build=${1:?build dir}
+seconds=${2:-60}
+src=$(cd "$(dirname "$0")/.." && pwd)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$src/tests/sanitizers/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+status=0
+for fuzzer in "$build"/*_fuzzer; do
+  [ -x "$fuzzer" ] || continue
+  name=$(basename "$fuzzer")
+  corpus="$build/corpus/$name"
+  mkdir -p "$corpus" "$build/artifacts"
+  echo "fuzz: $name for ${seconds}s (seeds: tests/fuzz/corpus)"
+  # New inputs go to the first (writable) corpus directory; the seeds stay untouched.
+  if ! "$fuzzer" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+      "$corpus" "$src/tests/fuzz/corpus" >"$build/$name.log" 2>&1; then
+    status=1
+    tail -n 60 "$build/$name.log" >&2
+    echo "fuzz: $name found a problem; inputs in $build/artifacts/ (add them to" \
+      "tests/fuzz/regressions/)" >&2
+  else
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+.*DONE' "$build/$name.log" || true
+  fi
+done
+exit $status

@@ -1,0 +1,307 @@
+// Faults while `cstool record` runs, on the real tracefs: a full disk, the output
+// directory removed, a command that cannot be executed, SIGKILL of cstool, the tracefs
+// instance removed by another process, and running without privileges. Each must give
+// a clear message and a non-zero exit, leave no temporary files, and leave no cstool-*
+// instance behind (after SIGKILL: once the next recording has reaped it).
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kCstool = CSTOOL_BINARY;
+const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
+const fs::path kInstances = "/sys/kernel/tracing/instances";
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> CstoolInstances() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(kInstances, ec))
+    if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
+  return out;
+}
+
+std::vector<std::string> FilesIn(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+  return out;
+}
+
+// The last non-empty line of a stderr text (earlier lines may be warnings).
+std::string LastLine(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t.substr(t.rfind('\n') == std::string::npos ? 0 : t.rfind('\n') + 1);
+}
+
+// Children of `pid` (from /proc/*/stat).
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = Slurp(e.path() / "stat");
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream in(stat.substr(paren + 2));
+    char state;
+    pid_t ppid = 0;
+    in >> state >> ppid;
+    if (ppid == pid) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// A cstool process running in the background, stderr to a file.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, const fs::path& err) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int n = ::open("/dev/null", O_WRONLY);
+      ::dup2(n, 1);
+      ::dup2(e, 2);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(126);
+    }
+  }
+  ~Background() {
+    if (pid_ > 0 && status_ < 0) {
+      ::kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+  pid_t pid() const { return pid_; }
+  fs::path instance() const { return kInstances / ("cstool-" + std::to_string(pid_)); }
+  // Waits until the recording is live (its instance exists and the command runs).
+  bool WaitLive() {
+    for (int i = 0; i < 1000 && !fs::exists(instance()); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return fs::exists(instance());
+  }
+  int Wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+class RecordFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = TracefsUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+    dir_ = fs::temp_directory_path() /
+           ("cstool-faults-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::all & ~fs::perms::others_write & ~fs::perms::group_write);
+  }
+  void TearDown() override {
+    if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
+    if (!dir_.empty()) fs::remove_all(dir_);
+    if (!IsSkipped()) {
+      EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+    }
+  }
+
+  fs::path dir_;
+  fs::path mounted_;
+};
+
+TEST_F(RecordFaults, DiskFullIsAClearErrorAndLeavesNothing) {
+  const fs::path small = dir_ / "small";
+  fs::create_directory(small);
+  ASSERT_EQ(::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=2m"), 0) << std::strerror(errno);
+  mounted_ = small;
+  const fs::path out = small / "out.dat";
+  // A busy workload writes ~100 MB/s of events; -N bounds the test if nothing fails.
+  CommandResult r = RunCommand(
+      {kCstool, "record", "-o", out, "-N", "20", "--", kWorkload, "pingpong", "100000000", "0"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  const std::string last = LastLine(r.err);
+  EXPECT_NE(last.find(out.string()), std::string::npos) << r.err;  // names the path
+  EXPECT_NE(last.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << "FILE.tmp or page files left";
+  ::umount2(small.c_str(), 0);
+  mounted_.clear();
+}
+
+TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {
+  const fs::path sub = dir_ / "out";
+  fs::create_directory(sub);
+  const fs::path out = sub / "x.dat";
+  Background rec(
+      {kCstool, "record", "-o", out, "-N", "3", "--", kWorkload, "nanosleep", "100000", "1000"},
+      dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  fs::remove_all(sub);
+  const int status = rec.Wait();
+  const std::string err = Slurp(dir_ / "rec.err");
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_NE(LastLine(err).find(out.string()), std::string::npos) << err;
+  EXPECT_NE(LastLine(err).find("directory was removed"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(sub));
+}
+
+TEST_F(RecordFaults, NonExecutableCommandIsPermissionDenied) {
+  const fs::path script = dir_ / "not-executable.sh";
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  fs::permissions(script, fs::perms::owner_read | fs::perms::owner_write);
+  const fs::path out = dir_ / "x.dat";
+  CommandResult r = RunCommand({kCstool, "record", "-o", out, "--", script});
+  EXPECT_EQ(r.status, 126) << r.err;
+  EXPECT_NE(r.err.find(script.string() + ": Permission denied"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
+  // The script is executable, its interpreter is not: execve() itself fails (EACCES)
+  // after the tracing instance was set up.
+  const fs::path interp = dir_ / "interp";
+  std::ofstream(interp) << "not a program\n";
+  fs::permissions(interp, fs::perms::owner_read);
+  const fs::path script = dir_ / "script";
+  std::ofstream(script) << "#!" << interp.string() << "\n";
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path out = dir_ / "x.dat";
+  CommandResult r = RunCommand({kCstool, "record", "-o", out, "--", script});
+  EXPECT_EQ(r.status, 126) << r.err;
+  EXPECT_NE(r.err.find(script.string() + ": Permission denied"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  std::vector<std::string> left = FilesIn(dir_);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"interp", "script"})) << "temporary files left";
+}
+
+TEST_F(RecordFaults, SigkillLeavesAnInstanceTheNextRecordingReaps) {
+  const fs::path out = dir_ / "killed.dat";
+  Background rec(
+      {kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "nanosleep", "100000", "1000"},
+      dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  const std::vector<pid_t> children = ChildrenOf(rec.pid());
+  ASSERT_EQ(::kill(rec.pid(), SIGKILL), 0);
+  EXPECT_EQ(rec.Wait(), 128 + SIGKILL);
+  for (pid_t c : children) ::kill(c, SIGKILL);  // the orphaned workload
+  const fs::path stale = rec.instance();
+  EXPECT_TRUE(fs::exists(stale)) << "SIGKILL cannot clean up; the next run must";
+  EXPECT_FALSE(fs::exists(out));
+  // The next recording (same output name) reaps the instance and the stale page files.
+  CommandResult r = RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(out));
+  std::vector<std::string> left = FilesIn(dir_);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"killed.dat", "rec.err"}));
+}
+
+TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
+  const fs::path out = dir_ / "x.dat";
+  Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "2000", "1000"},
+                 dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  // Another process removes the instance. While cstool holds its per-CPU pipes open the
+  // kernel refuses (EBUSY); if it ever allows it, cstool must stop with a clear message.
+  const int rc = ::rmdir(rec.instance().c_str());
+  const int err_no = errno;
+  const int status = rec.Wait();
+  const std::string err = Slurp(dir_ / "rec.err");
+  EXPECT_LT(status, 128) << "crashed: " << err;
+  if (rc != 0) {
+    EXPECT_EQ(err_no, EBUSY) << std::strerror(err_no);
+    EXPECT_EQ(status, 0) << err;  // the recording was not disturbed
+  } else {
+    EXPECT_NE(status, 0) << err;
+    EXPECT_NE(err.find("instance"), std::string::npos) << err;
+  }
+  if (fs::exists(out)) {
+    CommandResult rep = RunCommand({kCstool, "report", out});
+    EXPECT_EQ(rep.status, 0) << rep.err;
+  }
+}
+
+// Unprivileged: `record` says which privilege it needs, in one line, exit 2; `report`
+// works on any readable file.
+class Unprivileged : public RecordFaults {
+ protected:
+  static std::vector<std::string> AsNobody(std::vector<std::string> argv) {
+    argv.insert(argv.begin(),
+                {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"});
+    return argv;
+  }
+  void SetUp() override {
+    RecordFaults::SetUp();
+    if (IsSkipped()) return;
+    if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "no setpriv";
+    // nobody must be able to reach the binary.
+    if (RunCommand(AsNobody({"test", "-x", kCstool})).status != 0)
+      GTEST_SKIP() << kCstool << " is not reachable for uid 65534";
+  }
+};
+
+TEST_F(Unprivileged, RecordSaysWhatPrivilegeItNeeds) {
+  CommandResult r =
+      RunCommand(AsNobody({kCstool, "record", "-o", (dir_ / "x.dat").string(), "--", "/bin/true"}));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("cstool record: needs root (or CAP_PERFMON"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.dat"));
+}
+
+TEST_F(Unprivileged, ReportReadsAReadableFile) {
+  const fs::path copy = dir_ / "golden.dat";
+  fs::copy_file(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat", copy);
+  fs::permissions(copy, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+  CommandResult r = RunCommand(AsNobody({kCstool, "report", copy, "--format", "json"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"threads\""), std::string::npos);
+  // An unreadable file is an error naming it, not a privilege complaint.
+  fs::permissions(copy, fs::perms::owner_read | fs::perms::owner_write);
+  CommandResult denied = RunCommand(AsNobody({kCstool, "report", copy}));
+  EXPECT_EQ(denied.status, 1) << denied.err;
+  EXPECT_NE(denied.err.find(copy.string()), std::string::npos) << denied.err;
+}
+
+}  // namespace
+}  // namespace cstool::testing
