@@ -14,11 +14,11 @@ for fuzzer in "$build"/*_fuzzer; do
   name=$(basename "$fuzzer")
   corpus="$build/corpus/$name"
   mkdir -p "$corpus" "$build/artifacts"
-  echo "fuzz: $name for ${seconds}s (seeds: tests/fuzz/corpus)"
+  echo "fuzz: $name for ${seconds}s (seeds: the trace files in tests/fixtures)"
   # New inputs go to the first (writable) corpus directory; the seeds stay untouched.
   if ! "$fuzzer" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
-      "$corpus" "$src/tests/fuzz/corpus" >"$build/$name.log" 2>&1; then
+      "$corpus" "$src/tests/fixtures" >"$build/$name.log" 2>&1; then
     status=1
     tail -n 60 "$build/$name.log" >&2
     echo "fuzz: $name found a problem; inputs in $build/artifacts/ (add them to" \

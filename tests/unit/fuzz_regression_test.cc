@@ -52,7 +52,7 @@ TEST(FuzzRegressions, CrashInputsAreRejectedOrAnalysed) {
 TEST(FuzzRegressions, SeedCorpusIsAnalysed) {
   SyscallTable syscalls;
   size_t analysed = 0;
-  const auto files = FilesIn(fs::path(CSTOOL_SOURCE_DIR) / "tests/fuzz/corpus");
+  const auto files = FilesIn(fs::path(CSTOOL_SOURCE_DIR) / "tests/fixtures");
   for (const auto& f : files) {
     SCOPED_TRACE(f.filename().string());
     analysed += Replay(f, syscalls);
