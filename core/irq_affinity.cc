@@ -16,6 +16,7 @@
 #include "core/cpu_list.h"
 #include "core/errors.h"
 #include "core/proc_interrupts.h"
+#include "core/unique_fd.h"
 
 namespace cstool {
 namespace {
@@ -41,24 +42,9 @@ std::string ReadLine(const fs::path& p) {
   return line;
 }
 
-// Owns a file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Writes `text` to a /proc file in one write(2); returns 0 or the errno.
 int WriteProcFile(const fs::path& p, const std::string& text) {
-  Fd fd(::open(p.c_str(), O_WRONLY | O_CLOEXEC));
+  UniqueFd fd(::open(p.c_str(), O_WRONLY | O_CLOEXEC));
   if (fd.get() < 0) return errno;
   ssize_t n = ::write(fd.get(), text.data(), text.size());
   if (n < 0) return errno;

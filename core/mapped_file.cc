@@ -11,30 +11,17 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/unique_fd.h"
 
 namespace cstool {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 constexpr size_t kGuardBytes = 64 * 1024;
 
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)

@@ -26,6 +26,7 @@
 #include "core/proc_threads.h"
 #include "core/record_check.h"
 #include "core/recording_info.h"
+#include "core/session_formats.h"
 #include "core/stop_signal.h"
 #include "core/trace_file_writer.h"
 #include "core/tracefs_session.h"
@@ -356,19 +357,9 @@ int RunRecord(const RecordOptions& options) {
 
   info.kernel_counters = kernel.Finish();
 
-  TraceFileContents contents;
-  contents.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
-  contents.header_page = ReadTopLevelTracingFile("events/header_page");
-  contents.header_event = ReadTopLevelTracingFile("events/header_event");
-  for (const EventName& e : session.events()) {
-    if (contents.systems.empty() || contents.systems.back().system != e.system)
-      contents.systems.push_back({e.system, {}});
-    contents.systems.back().formats.push_back(session.ReadEventFormat(e));
-  }
-  contents.printk_formats = ReadTopLevelTracingFile("printk_formats");
+  TraceFileContents contents = SessionTraceContents(session);
   info.threads = threads.List();
   contents.saved_cmdlines = SavedCmdlines(info.threads);
-  contents.trace_clock = session.ReadFile("trace_clock");
   contents.cpus.resize(static_cast<size_t>(file_cpus));
   for (auto& r : readers) {
     CpuRecordStats s = r->Stats();
