@@ -16,6 +16,7 @@
 #include "core/stats.h"
 #include "core/syscall_table.h"
 #include "core/thread.h"
+#include "core/tid_index.h"
 #include "plugins/plugin.h"
 
 namespace cstool {
@@ -143,7 +144,7 @@ class StateMachine : public EventSink {
   TrackingPolicy policy_;
   std::vector<Plugin*> plugins_;
   std::deque<Thread> threads_;
-  std::vector<uint32_t> by_tid_;                    // tid -> internal id + 1 (0: none)
+  TidIndex by_tid_;                                 // tid -> internal id + 1 (0: none)
   std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
   std::unordered_map<int32_t, uint64_t> clone_flags_;
   std::vector<Cpu> cpus_;
