@@ -53,8 +53,7 @@ bool StateMachine::IsTrackedRoot(int32_t tid) const {
 }
 
 Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace) {
-  if (static_cast<size_t>(tid) >= by_tid_.size()) by_tid_.resize(tid + 1024, 0);
-  if (uint32_t old = by_tid_[tid]) {
+  if (uint32_t old = by_tid_.Get(tid)) {
     // The old thread's free was not seen: end its lifetime here so the two never merge.
     Thread& o = threads_[old - 1];
     if (!o.freed) {
@@ -72,15 +71,15 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
   t.tracked = policy_.all || IsTrackedRoot(tid) || (t.tgid != 0 && IsTrackedRoot(t.tgid));
   if (!caps_.syscalls) t.syscall = kNotInSyscall;
-  by_tid_[tid] = t.id + 1;
+  by_tid_.Set(tid, t.id + 1);
   thread_ptrs_.push_back(&t);
   for (Plugin* p : On(Hook::kThreadNew)) p->OnThreadNew(t);
   return t;
 }
 
 Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
-  if (static_cast<size_t>(tid) < by_tid_.size() && by_tid_[tid] != 0) [[likely]]
-    return *thread_ptrs_[by_tid_[tid] - 1];
+  if (uint32_t id = by_tid_.Get(tid)) [[likely]]
+    return *thread_ptrs_[id - 1];
   // Alive since before the trace (or before its events reached us): unknown until now.
   return NewThread(tid, comm, first_ts_, false);
 }
@@ -465,12 +464,10 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
 void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   Cpu& cpu = Enter(e.c);
   // A non-leader thread that execs takes over the leader's tid.
-  if (e.old_pid != e.pid && static_cast<size_t>(e.old_pid) < by_tid_.size() &&
-      by_tid_[e.old_pid] != 0) {
-    uint32_t id = by_tid_[e.old_pid];
-    by_tid_[e.old_pid] = 0;
-    if (static_cast<size_t>(e.pid) >= by_tid_.size()) by_tid_.resize(e.pid + 1024, 0);
-    by_tid_[e.pid] = id;
+  if (e.old_pid != e.pid && by_tid_.Get(e.old_pid) != 0) {
+    uint32_t id = by_tid_.Get(e.old_pid);
+    by_tid_.Set(e.old_pid, 0);
+    by_tid_.Set(e.pid, id);
     threads_[id - 1].tid = e.pid;
   }
   Thread& t = Lookup(e.pid, {});
@@ -490,13 +487,13 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
 
 void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
   Enter(e.c);
-  if (static_cast<size_t>(e.pid) >= by_tid_.size() || by_tid_[e.pid] == 0) {
+  if (by_tid_.Get(e.pid) == 0) {
     Flag(Anomaly::kFreeOfUnknownThread, nullptr);
     return;
   }
-  Thread& t = threads_[by_tid_[e.pid] - 1];
+  Thread& t = threads_[by_tid_.Get(e.pid) - 1];
   if (!t.freed) EndLifetime(t, e.c.ts);
-  by_tid_[e.pid] = 0;
+  by_tid_.Set(e.pid, 0);
 }
 
 void StateMachine::EndLifetime(Thread& t, int64_t ts) {

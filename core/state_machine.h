@@ -16,6 +16,7 @@
 #include "core/stats.h"
 #include "core/syscall_table.h"
 #include "core/thread.h"
+#include "core/tid_index.h"
 #include "plugins/plugin.h"
 
 namespace cstool {
@@ -151,7 +152,7 @@ class StateMachine : public EventSink {
   const std::vector<Plugin*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
   std::array<std::vector<Plugin*>, static_cast<size_t>(Hook::kCount)> hooks_;
   std::deque<Thread> threads_;
-  std::vector<uint32_t> by_tid_;                    // tid -> internal id + 1 (0: none)
+  TidIndex by_tid_;                                 // tid -> internal id + 1 (0: none)
   std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
   std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
   std::unordered_map<int32_t, uint64_t> clone_flags_;

@@ -5,9 +5,8 @@ set -euo pipefail
 build=${1:?build dir}
 seconds=${2:-60}
 src=$(cd "$(dirname "$0")/.." && pwd)
-export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$src/tests/sanitizers/lsan.supp:print_suppressions=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# Sanitizer options (leaks are errors, tests/sanitizers/lsan.supp) are compiled in:
+# tests/sanitizers/sanitizer_defaults.cc.
 status=0
 for fuzzer in "$build"/*_fuzzer; do
   [ -x "$fuzzer" ] || continue
