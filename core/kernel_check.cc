@@ -80,7 +80,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   WindowTotals start = m.start ? w.Before(m.start->taken_at_ns) : WindowTotals{};
   WindowTotals traced = end - start;
   c.traced = {static_cast<int64_t>(traced.voluntary), static_cast<int64_t>(traced.involuntary),
-              traced.on_cpu_ns, traced.wait_cpu_ns};
+              traced.on_cpu_ns, traced.QueuedWaitNs()};
   c.unknown_ns = traced.unknown_ns;
   if (at_exit) c.exit_adjust = w.after_exit.voluntary + w.after_exit.involuntary;
   c.kernel = Kernel(*m.end);

@@ -4,7 +4,7 @@
 
 namespace cstool {
 
-void WindowTotals::AddTime(Microstate s, int64_t dur) {
+void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
   switch (s) {
     case Microstate::kUser:
     case Microstate::kSys:
@@ -15,6 +15,7 @@ void WindowTotals::AddTime(Microstate s, int64_t dur) {
     case Microstate::kWaitCpuWakeup:
     case Microstate::kWaitCpuPreempted:
       wait_cpu_ns += dur;
+      wait_unqueued_ns += unqueued;
       break;
     case Microstate::kUnknown:
       unknown_ns += dur;
@@ -26,7 +27,8 @@ void WindowTotals::AddTime(Microstate s, int64_t dur) {
 
 WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
   return {voluntary - o.voluntary, involuntary - o.involuntary, on_cpu_ns - o.on_cpu_ns,
-          wait_cpu_ns - o.wait_cpu_ns, unknown_ns - o.unknown_ns};
+          wait_cpu_ns - o.wait_cpu_ns, unknown_ns - o.unknown_ns,
+          wait_unqueued_ns - o.wait_unqueued_ns};
 }
 
 const WindowCut* KernelWindow::Cut(int64_t ts) const {
@@ -59,11 +61,11 @@ bool WindowCut::TimeCovered() const {
   }
 }
 
-void KernelWindow::AddSegment(Microstate s, int64_t start, int64_t end) {
+void KernelWindow::AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
   const bool wait = s == Microstate::kWaitCpuWakeup || s == Microstate::kWaitCpuPreempted;
   for (WindowCut& c : cuts) {
     if (wait) {
-      if (end <= c.ts) c.before.AddTime(s, end - start);
+      if (end <= c.ts) c.before.AddTime(s, end - start, unqueued);
     } else if (c.ts > start) {
       c.before.AddTime(s, std::min(end, c.ts) - start);
     }
@@ -76,7 +78,7 @@ void KernelWindow::AddSegment(Microstate s, int64_t start, int64_t end) {
       c.next_known = s;
     }
   }
-  total.AddTime(s, end - start);
+  total.AddTime(s, end - start, unqueued);
   // Segments ending after the exit are emitted after OnExit (at their end), so exit_ts is
   // known by then; earlier ones may arrive late but contribute nothing here.
   if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));

@@ -131,6 +131,7 @@ void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t
 
 void StateMachine::Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts) {
   EmitSegment(t, t.state, t.abstract, t.since, ts);
+  t.waking_unqueued = false;
   t.state = next;
   t.abstract = abstract;
   t.since = ts;
@@ -397,15 +398,18 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // sched_waking of a task still on its CPU (it is about to sleep) is followed by its
   // switch-out and then by sched_wakeup once it is off the CPU: then the wakeup is
   // what makes it runnable.
-  bool marks_runnable = true;
-  if (marks_runnable && !wakee.on_cpu &&
-      (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
+  if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
+    wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
     WakeupEvent w{
         e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, from_irq, e.kind == WakeupKind::kWakeupNew};
     for (Plugin* p : On(Hook::kWakeup)) p->OnWakeup(w);
+  } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
+             wakee.state == Microstate::kWaitCpuWakeup) {
+    for (Plugin* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, e.c.ts);
+    wakee.waking_unqueued = false;
   }
   if (!wakee.on_cpu && e.target_cpu >= 0) wakee.cpu = e.target_cpu;
 

@@ -41,6 +41,8 @@ struct Thread {
   int64_t since = 0;
   int32_t cpu = -1;
   bool on_cpu = false;
+  // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
+  bool waking_unqueued = false;
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

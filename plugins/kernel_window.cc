@@ -25,6 +25,23 @@ KernelWindowPlugin::KernelWindowPlugin(ReportModel& model) : model_(model) {
 
 void KernelWindowPlugin::OnThreadNew(const Thread& t) { Window(t); }
 
+void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start,
+                                        int64_t end) {
+  int64_t unqueued = 0;
+  if (s == Microstate::kWaitCpuWakeup) {
+    if (auto it = unqueued_.find(t.id); it != unqueued_.end()) {
+      std::vector<Unqueued>& v = it->second;
+      auto u = std::find_if(v.begin(), v.end(), [&](const Unqueued& x) { return x.since == start; });
+      if (u != v.end()) {
+        unqueued = std::min(u->ns, end - start);
+        v.erase(u);
+      }
+      if (v.empty()) unqueued_.erase(it);
+    }
+  }
+  Window(t).AddSegment(s, start, end, unqueued);
+}
+
 KernelWindow& KernelWindowPlugin::Window(const Thread& t) {
   ThreadReport& r = model_.For(t);
   KernelWindow& w = r.kernel_window;

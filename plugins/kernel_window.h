@@ -18,8 +18,9 @@ class KernelWindowPlugin : public Plugin {
   explicit KernelWindowPlugin(ReportModel& model);
 
   void OnThreadNew(const Thread& t) override;
-  void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override {
-    Window(t).AddSegment(s, start, end);
+  void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
+  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
+    unqueued_[t.id].push_back({runnable_since, ts - runnable_since});
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) Window(*e.prev).AddSwitch(e.ts, e.voluntary);
@@ -34,6 +35,13 @@ class KernelWindowPlugin : public Plugin {
 
   ReportModel& model_;
   std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
+  struct Unqueued {
+    int64_t since;  // start of the wait_cpu_wakeup segment
+    int64_t ns;     // its part before sched_wakeup
+  };
+  // By thread id: waits whose enqueue was seen and whose segment was not emitted yet
+  // (segments may be held back while a thread's syscall state is resolved).
+  std::unordered_map<uint32_t, std::vector<Unqueued>> unqueued_;
 };
 
 }  // namespace cstool

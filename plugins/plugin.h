@@ -79,6 +79,7 @@ enum class Hook : uint8_t {
   kStateSegment,
   kSwitch,
   kWakeup,
+  kEnqueued,
   kIrq,
   kSyscall,
   kSyscallBlocked,
@@ -105,6 +106,9 @@ class Plugin {
                               int64_t /*end*/) {}
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
+  // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the
+  // kernel has now queued it, and its own run delay (schedstat) starts here.
+  virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/) {}
   virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
   virtual void OnIrq(const IrqInterval&) {}
   virtual void OnSyscall(const SyscallInterval&) {}

@@ -58,7 +58,8 @@ nlohmann::json QuantitiesJson(const CheckQuantities& q) {
 void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
   os << fmt::format(
       "\nKERNEL CHECK (traced vs kernel over each thread's window; VOL/ICX = switches, exact; "
-      "ONCPU vs EXEC = exec runtime, WAIT vs RUNDLY = run delay, in ms, tolerance max({:.1f} "
+      "ONCPU vs EXEC = exec runtime, WAIT vs RUNDLY = run delay (WAIT from the enqueue at "
+      "sched_wakeup, as the kernel counts it), in ms, tolerance max({:.1f} "
       "ms, {:.1f}%) + unknown time)\n",
       Ms(check.tolerance.time_abs_ns), check.tolerance.time_rel * 100);
   std::string header = fmt::format(

@@ -159,6 +159,20 @@ TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
   EXPECT_TRUE(res.processes[0].switches_ok);
 }
 
+// run_delay starts at the enqueue: the time between sched_waking and sched_wakeup is
+// left out of the comparison (it is still wait_cpu_wakeup in the microstates).
+TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 4 * kMs));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.kernel_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.kernel_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 164 * kMs, 30 * kMs);
+  f.Exit(r, 450 * kMs);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.traced.wait_cpu_ns, 4 * kMs);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+}
+
 TEST(KernelCheck, ThreadAliveAtStartComparesDeltasCutAtTheSamples) {
   Fixture f;
   // Before the start sample (10.5 ms) the thread had 100/7 switches and 1 s on CPU.
