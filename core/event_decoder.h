@@ -92,6 +92,10 @@ class EventDecoder {
   // Decodes one data record (not a loss marker) into `sink`. Returns its common_type,
   // or -1 if the record was too short to hold one.
   int Decode(const RawRecord& rec, EventSink& sink);
+  // The same with calls resolved at compile time for a final Sink class (one virtual
+  // call less per event); defined in core/event_decoder_inl.h.
+  template <typename Sink>
+  int DecodeTo(const RawRecord& rec, Sink& sink);
 
   // The common_type of a record, or -1 if it is too short.
   int TypeOf(const RawRecord& rec) const;

@@ -38,7 +38,7 @@ struct TrackingPolicy {
   std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
 };
 
-class StateMachine : public EventSink {
+class StateMachine final : public EventSink {
  public:
   StateMachine(const SyscallTable& syscalls, TraceCapabilities caps, TrackingPolicy policy);
   ~StateMachine() override;

@@ -1,7 +1,9 @@
 #include "core/trace_replay.h"
 
 #include "core/event_decoder.h"
+#include "core/event_decoder_inl.h"
 #include "core/merge.h"
+#include "core/state_machine.h"
 
 namespace cstool {
 
@@ -10,8 +12,12 @@ ReplayStats ReplayTrace(TraceFileReader& reader, EventSink& sink, const ReplayOp
   return ReplayTrace(reader, decoder, sink, options);
 }
 
-ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,
-                        const ReplayOptions& options) {
+namespace {
+
+// Sink is the dynamic type when known (StateMachine: direct calls), else EventSink.
+template <typename Sink>
+ReplayStats Replay(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
+                   const ReplayOptions& options) {
   const int cpus = reader.cpus();
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
   for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
@@ -54,7 +60,7 @@ ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSin
     }
     final_ts = r.ts;
     ++events_per_cpu[cpu];
-    const int type = decode ? decoder.Decode(r, sink) : decoder.TypeOf(r);
+    const int type = decode ? decoder.DecodeTo(r, sink) : decoder.TypeOf(r);
     if (static_cast<size_t>(type) < ntypes) [[likely]]
       ++type_counts[type];
     else
@@ -78,6 +84,15 @@ ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSin
   if (dc.unknown_type_ids != 0) st.anomalies["unknown_event_type"] = dc.unknown_type_ids;
   st.missing_events = decoder.missing_events();
   return st;
+}
+
+}  // namespace
+
+ReplayStats ReplayTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,
+                        const ReplayOptions& options) {
+  if (auto* machine = dynamic_cast<StateMachine*>(&sink))
+    return Replay(reader, decoder, *machine, options);
+  return Replay(reader, decoder, sink, options);
 }
 
 }  // namespace cstool

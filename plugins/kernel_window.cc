@@ -23,33 +23,26 @@ KernelWindowPlugin::KernelWindowPlugin(ReportModel& model) : model_(model) {
   }
 }
 
-void KernelWindowPlugin::OnThreadNew(const Thread& t) { Window(t); }
+void KernelWindowPlugin::OnThreadNew(const Thread& t) {
+  // Cuts at every /proc sample of this tid (a reused tid's samples are matched to the
+  // right thread by time later, in the check).
+  KernelWindow& w = model_.For(t).kernel_window;
+  if (auto it = cut_times_.find(t.tid); it != cut_times_.end() && w.cuts.empty())
+    for (int64_t ts : it->second) w.cuts.push_back({ts, {}});
+}
 
 void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start,
                                         int64_t end) {
   int64_t unqueued = 0;
-  if (s == Microstate::kWaitCpuWakeup) {
-    if (auto it = unqueued_.find(t.id); it != unqueued_.end()) {
-      std::vector<Unqueued>& v = it->second;
-      auto u = std::find_if(v.begin(), v.end(), [&](const Unqueued& x) { return x.since == start; });
-      if (u != v.end()) {
-        unqueued = std::min(u->ns, end - start);
-        v.erase(u);
-      }
-      if (v.empty()) unqueued_.erase(it);
+  if (s == Microstate::kWaitCpuWakeup && t.id < unqueued_.size()) {
+    std::vector<Unqueued>& v = unqueued_[t.id];
+    auto u = std::find_if(v.begin(), v.end(), [&](const Unqueued& x) { return x.since == start; });
+    if (u != v.end()) {
+      unqueued = std::min(u->ns, end - start);
+      v.erase(u);
     }
   }
-  Window(t).AddSegment(s, start, end, unqueued);
-}
-
-KernelWindow& KernelWindowPlugin::Window(const Thread& t) {
-  ThreadReport& r = model_.For(t);
-  KernelWindow& w = r.kernel_window;
-  if (w.cuts.empty()) {
-    if (auto it = cut_times_.find(t.tid); it != cut_times_.end())
-      for (int64_t ts : it->second) w.cuts.push_back({ts, {}});
-  }
-  return w;
+  model_.For(t).kernel_window.AddSegment(s, start, end, unqueued);
 }
 
 }  // namespace cstool

@@ -17,21 +17,25 @@ class KernelWindowPlugin : public Plugin {
   // without (or with unreadable) kernel counters gives no cuts.
   explicit KernelWindowPlugin(ReportModel& model);
 
+  uint32_t Hooks() const override {
+    return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
+           HookBit(Hook::kEnqueued) | HookBit(Hook::kExit);
+  }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
+    if (t.id >= unqueued_.size()) unqueued_.resize(t.id + 1);
     unqueued_[t.id].push_back({runnable_since, ts - runnable_since});
   }
   void OnSwitch(const SwitchEvent& e) override {
-    if (e.prev) Window(*e.prev).AddSwitch(e.ts, e.voluntary);
+    if (e.prev) model_.For(*e.prev).kernel_window.AddSwitch(e.ts, e.voluntary);
   }
   void OnExit(const Thread& t, int64_t ts) override {
-    KernelWindow& w = Window(t);
+    KernelWindow& w = model_.For(t).kernel_window;
     if (w.exit_ts < 0) w.exit_ts = ts;
   }
 
  private:
-  KernelWindow& Window(const Thread& t);
 
   ReportModel& model_;
   std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
@@ -41,7 +45,7 @@ class KernelWindowPlugin : public Plugin {
   };
   // By thread id: waits whose enqueue was seen and whose segment was not emitted yet
   // (segments may be held back while a thread's syscall state is resolved).
-  std::unordered_map<uint32_t, std::vector<Unqueued>> unqueued_;
+  std::vector<std::vector<Unqueued>> unqueued_;
 };
 
 }  // namespace cstool
