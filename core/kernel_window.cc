@@ -62,6 +62,10 @@ bool WindowCut::TimeCovered() const {
 }
 
 void KernelWindow::AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
+  if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
+    total.AddTime(s, end - start, unqueued);
+    return;
+  }
   const bool wait = s == Microstate::kWaitCpuWakeup || s == Microstate::kWaitCpuPreempted;
   for (WindowCut& c : cuts) {
     if (wait) {

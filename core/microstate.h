@@ -27,30 +27,34 @@ enum class Microstate : uint8_t {
 
 inline constexpr size_t kMicrostateCount = static_cast<size_t>(Microstate::kUnknown) + 1;
 
-// JSON keys under `microstates_ns`, in enum order.
-inline constexpr std::array<std::string_view, kMicrostateCount> kMicrostateKeys = {
-    "user",
-    "sys",
-    "irq",
-    "softirq",
-    "wait_cpu_wakeup",
-    "wait_cpu_preempted",
-    "sleep",
-    "sleep_futex",
-    "sleep_poll",
-    "sleep_uninterruptible",
-    "sleep_paging",
-    "stopped",
-    "zombie",
-    "unknown"};
-
-// Short column headers for tables (prstat -m style where one exists).
-inline constexpr std::array<std::string_view, kMicrostateCount> kMicrostateColumns = {
-    "USR", "SYS",  "IRQ", "SIRQ", "LATW", "LATP", "SLP",
-    "LCK", "POLL", "IO",  "PAG",  "STP",  "ZMB",  "UNK"};
+// Every name of a microstate, in enum order: its JSON key (under `microstates_ns`),
+// its short table column (prstat -m style where one exists), and its label and CSS
+// colour in the pictures (timeline export, HTML barscopes).
+struct MicrostateNames {
+  std::string_view key;
+  std::string_view column;
+  std::string_view label;
+  std::string_view color;
+};
+inline constexpr std::array<MicrostateNames, kMicrostateCount> kMicrostateNames = {{
+    {"user", "USR", "Running (user)", "#2e9e44"},
+    {"sys", "SYS", "Running (sys)", "#1f6fd1"},
+    {"irq", "IRQ", "IRQ", "#d62728"},
+    {"softirq", "SIRQ", "SoftIRQ", "#ff7f0e"},
+    {"wait_cpu_wakeup", "LATW", "Runnable (wakeup)", "#f2c500"},
+    {"wait_cpu_preempted", "LATP", "Runnable (preempted)", "#b8860b"},
+    {"sleep", "SLP", "Sleeping", "#d9d9d9"},
+    {"sleep_futex", "LCK", "Sleeping: futex", "#c5b0d5"},
+    {"sleep_poll", "POLL", "Sleeping: poll", "#aec7e8"},
+    {"sleep_uninterruptible", "IO", "Uninterruptible", "#8c564b"},
+    {"sleep_paging", "PAG", "Uninterruptible: page fault", "#e377c2"},
+    {"stopped", "STP", "Stopped", "#7f7f7f"},
+    {"zombie", "ZMB", "Zombie", "#404040"},
+    {"unknown", "UNK", "Unknown", "#f4f4f4"},
+}};
 
 constexpr std::string_view MicrostateKey(Microstate m) {
-  return kMicrostateKeys[static_cast<size_t>(m)];
+  return kMicrostateNames[static_cast<size_t>(m)].key;
 }
 
 constexpr bool IsOnCpu(Microstate m) {

@@ -35,7 +35,7 @@ std::map<std::string, SortKey> SortTable() {
   };
   for (size_t i = 0; i < kMicrostateCount; ++i) {
     Microstate m = static_cast<Microstate>(i);
-    t[std::string(kMicrostateKeys[i])] = [m](const ThreadReport& r) { return Micro(r, m); };
+    t[std::string(kMicrostateNames[i].key)] = [m](const ThreadReport& r) { return Micro(r, m); };
   }
   return t;
 }

@@ -1,11 +1,21 @@
 #include "core/trace_event_writer.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
-#include <iterator>
+#include <string>
 
 namespace cstool {
+
 namespace {
+
+// fmt::format_int is header-only: format_to() into a string needs an fmt template that
+// clang and gcc mangle differently (fmt 9), so a clang build would not link against
+// Debian's gcc-built libfmt.
+template <typename Int>
+void AppendInt(std::string& out, Int v) {
+  const fmt::format_int f(v);
+  out.append(f.data(), f.size());
+}
 
 constexpr size_t kFlushBytes = 1 << 16;
 
@@ -25,7 +35,7 @@ TraceEventArgs& TraceEventArgs::Add(std::string_view key, std::string_view value
 
 TraceEventArgs& TraceEventArgs::Add(std::string_view key, int64_t value) {
   Key(key);
-  fmt::format_to(std::back_inserter(body_), "{}", value);
+  AppendInt(body_, value);
   return *this;
 }
 
@@ -43,7 +53,10 @@ void TraceEventWriter::AppendJsonString(std::string& out, std::string_view s) {
       out += '\\';
       out += ch;
     } else if (c < 0x20 || c >= 0x7f) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
     } else {
       out += ch;
     }
@@ -56,7 +69,12 @@ void TraceEventWriter::AppendMicros(std::string& out, int64_t ns) {
     out += '-';
     ns = -ns;
   }
-  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+  AppendInt(out, ns / 1000);
+  const auto frac = static_cast<int>(ns % 1000);
+  out += '.';
+  out += static_cast<char>('0' + frac / 100);
+  out += static_cast<char>('0' + frac / 10 % 10);
+  out += static_cast<char>('0' + frac % 10);
 }
 
 TraceEventWriter::TraceEventWriter(std::ostream& os) : os_(os) {
@@ -82,7 +100,10 @@ void TraceEventWriter::BeginEvent(char ph, std::string_view name, int64_t pid, i
   buf_ += ph;
   buf_ += "\",\"name\":";
   AppendJsonString(buf_, name);
-  fmt::format_to(std::back_inserter(buf_), ",\"pid\":{},\"tid\":{}", pid, tid);
+  buf_ += ",\"pid\":";
+  AppendInt(buf_, pid);
+  buf_ += ",\"tid\":";
+  AppendInt(buf_, tid);
 }
 
 void TraceEventWriter::EndEvent() {
@@ -123,7 +144,9 @@ void TraceEventWriter::FlowStart(std::string_view name, uint64_t id, int64_t pid
                                  int64_t ts) {
   if (closed_) return;
   BeginEvent('s', name, pid, tid);
-  fmt::format_to(std::back_inserter(buf_), ",\"cat\":\"wakeup\",\"id\":{},\"ts\":", id);
+  buf_ += ",\"cat\":\"wakeup\",\"id\":";
+  AppendInt(buf_, id);
+  buf_ += ",\"ts\":";
   AppendMicros(buf_, ts);
   EndEvent();
 }
@@ -132,8 +155,9 @@ void TraceEventWriter::FlowEnd(std::string_view name, uint64_t id, int64_t pid, 
                                int64_t ts) {
   if (closed_) return;
   BeginEvent('f', name, pid, tid);
-  fmt::format_to(std::back_inserter(buf_),
-                 ",\"cat\":\"wakeup\",\"bp\":\"e\",\"id\":{},\"ts\":", id);
+  buf_ += ",\"cat\":\"wakeup\",\"bp\":\"e\",\"id\":";
+  AppendInt(buf_, id);
+  buf_ += ",\"ts\":";
   AppendMicros(buf_, ts);
   EndEvent();
 }

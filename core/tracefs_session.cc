@@ -32,60 +32,43 @@ struct FreeDeleter {
 };
 using CString = std::unique_ptr<char, FreeDeleter>;
 
-const EventName kFullEvents[] = {
-    {"sched", "sched_switch"},
-    {"sched", "sched_waking"},
-    {"sched", "sched_wakeup"},
-    {"sched", "sched_wakeup_new"},
-    {"sched", "sched_process_fork"},
-    {"sched", "sched_process_exec"},
-    {"sched", "sched_process_exit"},
-    {"sched", "sched_process_free"},
-    {"sched", "sched_migrate_task"},
-    {"task", "task_newtask"},
-    {"task", "task_rename"},
-    {"irq", "irq_handler_entry"},
-    {"irq", "irq_handler_exit"},
-    {"irq", "softirq_entry"},
-    {"irq", "softirq_exit"},
-    {"irq", "softirq_raise"},
-    {"irq_vectors", "*"},  // every *_entry/*_exit pair, see VectorEvents()
-    {"nmi", "nmi_handler"},
-    {"raw_syscalls", "sys_enter"},
-    {"raw_syscalls", "sys_exit"},
-    {"exceptions", "page_fault_user"},
-    {"exceptions", "page_fault_kernel"},
+// The default events: all of them for `record`, those marked for interrupt analysis for
+// `irq` (which needs no syscall or fault events).
+struct DefaultEvent {
+  EventName name;
+  bool for_interrupts;
+};
+const DefaultEvent kDefaultEvents[] = {
+    {{"sched", "sched_switch"}, true},
+    {{"sched", "sched_waking"}, true},
+    {{"sched", "sched_wakeup"}, true},
+    {{"sched", "sched_wakeup_new"}, true},
+    {{"sched", "sched_process_fork"}, true},
+    {{"sched", "sched_process_exec"}, true},
+    {{"sched", "sched_process_exit"}, true},
+    {{"sched", "sched_process_free"}, true},
+    {{"sched", "sched_migrate_task"}, true},
+    {{"task", "task_newtask"}, false},
+    {{"task", "task_rename"}, false},
+    {{"irq", "irq_handler_entry"}, true},
+    {{"irq", "irq_handler_exit"}, true},
+    {{"irq", "softirq_entry"}, true},
+    {{"irq", "softirq_exit"}, true},
+    {{"irq", "softirq_raise"}, false},
+    {{"irq_vectors", "*"}, true},  // every *_entry/*_exit pair, see VectorEvents()
+    {{"nmi", "nmi_handler"}, true},
+    {{"raw_syscalls", "sys_enter"}, false},
+    {{"raw_syscalls", "sys_exit"}, false},
+    {{"exceptions", "page_fault_user"}, false},
+    {{"exceptions", "page_fault_kernel"}, false},
 };
 
-// Every interrupt source, and the scheduler events that tell which task each one hit.
-const EventName kInterruptEvents[] = {
-    {"sched", "sched_switch"},
-    {"sched", "sched_waking"},
-    {"sched", "sched_wakeup"},
-    {"sched", "sched_wakeup_new"},
-    {"sched", "sched_process_fork"},
-    {"sched", "sched_process_exec"},
-    {"sched", "sched_process_exit"},
-    {"sched", "sched_process_free"},
-    {"sched", "sched_migrate_task"},
-    {"irq", "irq_handler_entry"},
-    {"irq", "irq_handler_exit"},
-    {"irq", "softirq_entry"},
-    {"irq", "softirq_exit"},
-    {"irq_vectors", "*"},  // every *_entry/*_exit pair, see VectorEvents()
-    {"nmi", "nmi_handler"},
-};
-
-std::span<const EventName> BaseEvents(EventSet set) {
-  switch (set) {
-    case EventSet::kFull:
-      return kFullEvents;
-    case EventSet::kInterrupts:
-      return kInterruptEvents;
-    case EventSet::kNone:
-      break;
-  }
-  return {};
+std::vector<EventName> BaseEvents(EventSet set) {
+  std::vector<EventName> out;
+  if (set == EventSet::kNone) return out;
+  for (const DefaultEvent& e : kDefaultEvents)
+    if (set == EventSet::kFull || e.for_interrupts) out.push_back(e.name);
+  return out;
 }
 
 bool EventExists(const std::string& system, const std::string& event) {

@@ -137,7 +137,7 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
   c.bin_ns = grid_.width();
   c.columns = grid_.ColumnsUpTo(end);
   for (size_t i = 0; i < kMicrostateCount; ++i)
-    c.legend.push_back({std::string(kMicrostateLabels[i]), std::string(kMicrostateColors[i])});
+    c.legend.push_back({std::string(kMicrostateNames[i].label), std::string(kMicrostateNames[i].color)});
   if (rows_left_out_ > 0)
     c.notes.push_back(fmt::format("{} more threads are not drawn (at most {} rows)", rows_left_out_,
                                   kMaxThreadRows));
@@ -184,7 +184,7 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
         if (b.cause != kNoCause) cause = b.cause;
         ++end_col;
       }
-      std::string title = fmt::format("{}: {}, {} of {} ({})", row.label, kMicrostateLabels[key],
+      std::string title = fmt::format("{}: {}, {} of {} ({})", row.label, kMicrostateNames[key].label,
                                       Duration(in_state), Duration(alive), Range(c, col, end_col));
       if (switches > 0)
         title += fmt::format("; {} switch{}, last cause {}", switches, switches == 1 ? "" : "es",

@@ -34,7 +34,7 @@ void KernelWindowPlugin::OnThreadNew(const Thread& t) {
 void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start,
                                         int64_t end) {
   int64_t unqueued = 0;
-  if (s == Microstate::kWaitCpuWakeup && t.id < unqueued_.size()) {
+  if (s == Microstate::kWaitCpuWakeup && t.id < unqueued_.size() && !unqueued_[t.id].empty()) {
     std::vector<Unqueued>& v = unqueued_[t.id];
     auto u = std::find_if(v.begin(), v.end(), [&](const Unqueued& x) { return x.since == start; });
     if (u != v.end()) {

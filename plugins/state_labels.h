@@ -12,29 +12,8 @@
 
 namespace cstool {
 
-inline constexpr std::array<std::string_view, kMicrostateCount> kMicrostateLabels = {
-    "Running (user)",
-    "Running (sys)",
-    "IRQ",
-    "SoftIRQ",
-    "Runnable (wakeup)",
-    "Runnable (preempted)",
-    "Sleeping",
-    "Sleeping: futex",
-    "Sleeping: poll",
-    "Uninterruptible",
-    "Uninterruptible: page fault",
-    "Stopped",
-    "Zombie",
-    "Unknown"};
-
-// Colours in the barscope legend (CSS hex), in Microstate order.
-inline constexpr std::array<std::string_view, kMicrostateCount> kMicrostateColors = {
-    "#2e9e44", "#1f6fd1", "#d62728", "#ff7f0e", "#f2c500", "#b8860b", "#d9d9d9",
-    "#c5b0d5", "#aec7e8", "#8c564b", "#e377c2", "#7f7f7f", "#404040", "#f4f4f4"};
-
 constexpr std::string_view MicrostateLabel(Microstate m) {
-  return kMicrostateLabels[static_cast<size_t>(m)];
+  return kMicrostateNames[static_cast<size_t>(m)].label;
 }
 
 // The label of a state slice, refined by the switch that started it when known

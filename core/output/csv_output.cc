@@ -20,7 +20,7 @@ class CsvOutput : public Output {
   explicit CsvOutput(std::ostream& os) : os_(os) {}
   void Render(const ReportView& view) override {
     std::string header = "tid,pid,comm,lifetime_ns";
-    for (auto key : kMicrostateKeys) header += fmt::format(",{}_ns", key);
+    for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
     header += ",causes,lost_events_touched\n";

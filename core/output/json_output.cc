@@ -8,7 +8,7 @@ namespace {
 
 nlohmann::json MicrostatesJson(const MicrostateTimes& m) {
   nlohmann::json j = nlohmann::json::object();
-  for (size_t i = 0; i < kMicrostateCount; ++i) j[std::string(kMicrostateKeys[i])] = m[i];
+  for (size_t i = 0; i < kMicrostateCount; ++i) j[std::string(kMicrostateNames[i].key)] = m[i];
   return j;
 }
 

@@ -28,8 +28,8 @@ nlohmann::json RowJson(const MsaRow& r, bool per_process) {
   nlohmann::json shares = nlohmann::json::object();
   nlohmann::json ns = nlohmann::json::object();
   for (size_t i = 0; i < kMicrostateCount; ++i) {
-    shares[std::string(kMicrostateKeys[i])] = Round2(r.shares[i]);
-    ns[std::string(kMicrostateKeys[i])] = r.ns[i];
+    shares[std::string(kMicrostateNames[i].key)] = Round2(r.shares[i]);
+    ns[std::string(kMicrostateNames[i].key)] = r.ns[i];
   }
   nlohmann::json causes = nlohmann::json::object();
   for (const auto& [label, n] : r.causes) causes[label] = n;
@@ -90,7 +90,7 @@ class TableMsaOutput : public MsaOutput {
                          ClockTime(f.end_ns, f.wall_offset_ns), f.index, secs, who, lost);
     }
     out += fmt::format("{:>7} {:>7} {:<15}", "PID", f.per_process ? "NLWP" : "TID", "COMM");
-    for (std::string_view col : kMicrostateColumns) out += fmt::format(" {:>4}", col);
+    for (const MicrostateNames& n : kMicrostateNames) out += fmt::format(" {:>4}", n.column);
     out += fmt::format(" {:>6} {:>6} {:>7} {}\n", "VCX", "ICX", "SCL", "CAUSE");
     for (const MsaRow& r : f.rows) {
       const int64_t second = f.per_process ? int64_t{r.threads} : int64_t{r.tid};

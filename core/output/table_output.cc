@@ -84,7 +84,7 @@ class TableOutput : public Output {
  private:
   void Header(std::string_view id1, std::string_view id2) {
     std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10}", id1, id2, "COMM", "LIFE(ms)");
-    for (auto col : kMicrostateColumns) line += fmt::format(" {:>5}", col);
+    for (const MicrostateNames& n : kMicrostateNames) line += fmt::format(" {:>5}", n.column);
     line += fmt::format(" {:>7} {:>7}  {}\n", "VCX", "ICX", "TOP CAUSES");
     os_ << line;
   }

@@ -25,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CommandResult;
 using testing::RunCommand;
+using testing::Spawn;
 const std::string kCstool = CSTOOL_BINARY;
 const fs::path kInstances = "/sys/kernel/tracing/instances";
 
@@ -64,22 +65,6 @@ class IrqTest : public ::testing::Test {
   std::vector<int> spawned_;
 };
 
-// Starts argv with stdout/stderr in files.
-pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(126);
-  }
-  return pid;
-}
 
 // Waits until cstool process `pid` has its instance tracing.
 bool WaitUntilTracing(int pid, std::chrono::seconds limit) {

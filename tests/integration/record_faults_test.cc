@@ -83,18 +83,7 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
 class Background {
  public:
   Background(const std::vector<std::string>& argv, const fs::path& err) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int n = ::open("/dev/null", O_WRONLY);
-      ::dup2(n, 1);
-      ::dup2(e, 2);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(126);
-    }
+    pid_ = Spawn(argv, "/dev/null", err);
   }
   ~Background() {
     if (pid_ > 0 && status_ < 0) {

@@ -26,11 +26,13 @@
 #include "core/recording_info.h"
 #include "core/trace_file_reader.h"
 #include "core/tracefs_session.h"
+#include "tests/support/run_command.h"
 
 namespace cstool {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Spawn;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
 const fs::path kInstances = "/sys/kernel/tracing/instances";
@@ -54,22 +56,6 @@ int DecodeStatus(int status) {
   return -1;
 }
 
-// Starts argv with stdout/stderr redirected to files; returns the pid.
-pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(126);
-  }
-  return pid;
-}
 
 class RecordTest : public ::testing::Test {
  protected:

@@ -68,4 +68,23 @@ inline std::string TracefsUnavailableReason() {
   return {};
 }
 
+// Starts argv (a path, not searched in PATH) with stdout and stderr written to the files
+// `out` and `err`, without waiting; returns its pid. Exit status 126 if exec failed.
+inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& out,
+                   const std::string& err) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(126);
+  }
+  return pid;
+}
+
 }  // namespace cstool::testing
