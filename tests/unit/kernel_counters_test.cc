@@ -8,6 +8,7 @@
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -503,14 +504,31 @@ TEST(DelayAccountingGuard, MissingOrUnreadableIsAStatusNotAnError) {
 }
 
 TEST(DelayAccountingGuard, NotWritable) {
-  if (geteuid() == 0) GTEST_SKIP() << "root can write a read-only file";
   TempDir tmp;
   const fs::path p = tmp.path() / "ro";
   WriteFile(p, "0\n");
   chmod(p.c_str(), 0444);
-  DelayAccountingGuard g(p.string());
-  EXPECT_EQ(g.state(), DelayAccountingGuard::State::kNotWritable);
-  EXPECT_NE(g.message().find("cannot be set"), std::string::npos);
+  auto refused = [&] {
+    DelayAccountingGuard g(p.string());
+    return g.state() == DelayAccountingGuard::State::kNotWritable &&
+           g.message().find("cannot be set") != std::string::npos;
+  };
+  if (geteuid() != 0) {
+    EXPECT_TRUE(refused());
+    return;
+  }
+  // Root may write a read-only file: check as user nobody, in a child.
+  chmod(tmp.path().c_str(), 0755);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    _exit(refused() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: cannot become nobody; 1: the guard did not refuse";
 }
 
 TEST(OnlineCpuList, ReadsAndFallsBack) {
