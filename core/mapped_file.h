@@ -26,8 +26,9 @@ class MappedFile {
   // (a reader done with them); the bytes stay readable.
   void Release(uint64_t offset, uint64_t size) const;
 
-  // Files up to this size are pre-faulted when mapped.
-  static constexpr size_t kPopulateLimit = size_t{64} << 20;
+  // Files up to this size are pre-faulted when mapped: about what a reader keeps mapped
+  // anyway before releasing (1 MiB steps), so RSS stays bounded for any file size.
+  static constexpr size_t kPopulateLimit = size_t{1} << 20;
 
  private:
   std::string path_;

@@ -21,7 +21,7 @@ constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
 constexpr int kPagesPerBatch = 4;
-constexpr uint64_t kReleaseBytes = uint64_t{4} << 20;  // release consumed data in 4 MiB steps
+constexpr uint64_t kReleaseBytes = uint64_t{1} << 20;  // release consumed data in 1 MiB steps
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
