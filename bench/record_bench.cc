@@ -6,6 +6,9 @@
 //   BM_PingPong/config:1  under `cstool record` with the default events
 //   BM_PingPong/config:2  under `cstool record --no-defaults -e sched:...` (scheduler only)
 //   BM_PingPong/config:3  under `perf sched record` (system-wide, as perf sched does)
+//   BM_PingPong/config:4  the scheduler events of config 2 enabled in a bare tracefs
+//                         instance with the same pid filter and nobody reading it: the
+//                         kernel's own cost of the tracepoints, the floor for any tracer
 //   BM_Loss/rate:R        `cstool record` (default events, default buffers) of the ping-pong
 //                         paced to R round trips/s (0: full speed); events/s and lost events
 //
@@ -20,10 +23,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "core/tracefs_api.h"
 
 namespace cstool {
 namespace {
@@ -31,9 +37,14 @@ namespace {
 using bench::NumberAfter;
 using bench::RunProcess;
 
-enum Config { kUntraced, kCstoolDefault, kCstoolSched, kPerfSched, kConfigs };
+enum Config { kUntraced, kCstoolDefault, kCstoolSched, kPerfSched, kKernelOnly, kConfigs };
 const char* const kConfigNames[] = {"untraced", "cstool record (default events)",
-                                    "cstool record (sched events only)", "perf sched record"};
+                                    "cstool record (sched events only)", "perf sched record",
+                                    "sched events, no reader (floor)"};
+const char* const kSchedEvents[] = {
+    "sched_switch",       "sched_waking",       "sched_wakeup",       "sched_wakeup_new",
+    "sched_process_fork", "sched_process_exec", "sched_process_exit", "sched_process_free",
+    "sched_migrate_task"};
 
 std::string Secs() {
   const char* v = std::getenv("CSTOOL_BENCH_SECS");
@@ -54,9 +65,7 @@ std::vector<std::string> CstoolRecord(bool sched_only, const std::string& out) {
   std::vector<std::string> cmd = {CSTOOL_BINARY, "record", "-o", out};
   if (sched_only) {
     cmd.push_back("--no-defaults");
-    for (const char* e :
-         {"sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
-          "sched_process_exec", "sched_process_exit", "sched_process_free", "sched_migrate_task"}) {
+    for (const char* e : kSchedEvents) {
       cmd.push_back("-e");
       cmd.push_back(std::string("sched:") + e);
     }
@@ -64,6 +73,44 @@ std::vector<std::string> CstoolRecord(bool sched_only, const std::string& out) {
   cmd.push_back("--");
   return cmd;
 }
+
+// A tracefs instance with the scheduler events on, following one process tree by pid
+// (like cstool record), that nobody reads: the ring buffers just wrap. Removed at scope end.
+class BareInstance {
+ public:
+  BareInstance()
+      : dir_(std::string(TracingDir()) + "/instances/cstool_bench_floor_" +
+             std::to_string(::getpid())) {
+    std::filesystem::create_directory(dir_);
+    Write("trace_clock", "mono");
+    Write("buffer_size_kb", "4096");
+    Write("options/event-fork", "1");
+    for (const char* e : kSchedEvents) Write(std::string("events/sched/") + e + "/enable", "1");
+  }
+  ~BareInstance() {
+    Write("tracing_on", "0");
+    ::rmdir(dir_.c_str());
+  }
+  BareInstance(const BareInstance&) = delete;
+  BareInstance& operator=(const BareInstance&) = delete;
+  // argv that puts its own pid in the filter, then execs `cmd`.
+  std::vector<std::string> Wrap(const std::vector<std::string>& cmd) const {
+    std::vector<std::string> argv = {
+        "/bin/sh", "-c", "echo $$ > '" + dir_ + "/set_event_pid' && exec \"$0\" \"$@\""};
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+    return argv;
+  }
+
+ private:
+  static const char* TracingDir() {
+    const char* d = tracefs_tracing_dir();
+    return d ? d : "/sys/kernel/tracing";
+  }
+  void Write(const std::string& file, const std::string& value) const {
+    std::ofstream(dir_ + "/" + file) << value;
+  }
+  std::string dir_;
+};
 
 struct RunResult {
   bool ok = false;
@@ -85,6 +132,8 @@ RunResult RunConfig(Config config, const std::string& rate = "0") {
     cmd = {"perf", "sched", "record", "-o", out, "--"};
   }
   for (auto& a : Workload(rate)) cmd.push_back(a);
+  std::optional<BareInstance> bare;
+  if (config == kKernelOnly) cmd = bare.emplace().Wrap(cmd);
   bench::ProcessResult p = RunProcess(cmd);
   if (!out.empty()) std::filesystem::remove(out);
   RunResult r;
@@ -184,6 +233,14 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     std::printf("%-36s %14.0f %8.3f %5zu %12s %10s\n", kConfigNames[c], rate,
                 base > 0 ? rate / base : 0, rep.Count(name), evs, losts);
   }
+
+  const double floor_rate = rep.MedianOf("BM_PingPong/config:4", "round_trips_per_s");
+  const double sched_rate = rep.MedianOf("BM_PingPong/config:2", "round_trips_per_s");
+  if (floor_rate > 0 && sched_rate > 0)
+    std::printf(
+        "the kernel's tracepoints alone leave %.3f of untraced; cstool record (sched events "
+        "only) runs at %.3f of that floor\n",
+        base > 0 ? floor_rate / base : 0, sched_rate / floor_rate);
 
   std::printf("\n== loss: cstool record, default events and buffers ==\n");
   std::printf("%-22s %14s %12s %10s\n", "paced rate (rt/s)", "round trips/s", "events/s", "lost");
