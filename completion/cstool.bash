@@ -56,7 +56,10 @@ _cstool() {
 
   case $prev in
     --format)
-      mapfile -t COMPREPLY < <(compgen -W "table json csv" -- "$cur")
+      # Each subcommand's own formats (its --help "Output format:" line).
+      local formats="table json"
+      [[ $sub == report ]] && formats="table json csv"
+      mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
       return 0
       ;;
     --sort)

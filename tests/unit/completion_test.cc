@@ -71,5 +71,22 @@ TEST(Completion, OffersEachSubcommandsOptions) {
   EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv"}));
 }
 
+// --format offers exactly the formats each subcommand's --help names.
+TEST(Completion, OffersEachSubcommandsOwnFormats) {
+  size_t checked = 0;
+  for (const std::string& sub : SubcommandsOfHelp()) {
+    CommandResult help = RunCommand({CSTOOL_BINARY, sub, "--help"});
+    std::smatch m;
+    if (!std::regex_search(help.out, m, std::regex("Output format: ([a-z, ]+)"))) continue;
+    std::set<std::string> named;
+    std::string list = m[1];
+    for (const char* f : {"table", "json", "csv"})
+      if (std::regex_search(list, std::regex(std::string("\\b") + f + "\\b"))) named.insert(f);
+    EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " " + sub + " --format ''", 3), named) << sub;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3u) << "report, msa and irq have --format";
+}
+
 }  // namespace
 }  // namespace cstool::testing
