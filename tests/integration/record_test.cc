@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -75,14 +76,20 @@ class RecordTest : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
     if (!IsSkipped()) {
-      EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+      EXPECT_EQ(LeftoverInstances(), std::vector<std::string>{});
     }
   }
 
-  static std::vector<std::string> CstoolInstances() {
+  // cstool-PID instances whose cstool is gone: left behind. (A live owner is a recording
+  // running now, e.g. someone else's on a shared machine.)
+  static std::vector<std::string> LeftoverInstances() {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(kInstances))
-      if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
+    for (const auto& e : fs::directory_iterator(kInstances)) {
+      const std::string name = e.path().filename();
+      if (name.rfind("cstool-", 0) != 0) continue;
+      const int owner = std::atoi(name.c_str() + 7);
+      if (owner <= 0 || (::kill(owner, 0) != 0 && errno == ESRCH)) out.push_back(name);
+    }
     return out;
   }
 
