@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -20,7 +21,7 @@ namespace {
 constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
-constexpr int kPagesPerBatch = 4;
+constexpr uint32_t kBatchBytes = 16 * 1024;
 constexpr uint64_t kReleaseBytes = uint64_t{1} << 20;  // release consumed data in 1 MiB steps
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
@@ -114,7 +115,8 @@ class V6CpuStream final : public CpuRecordStream {
         end_(offset + size),
         cpu_(cpu),
         pages_(long_size, page_size, path),
-        salvage_(salvage) {}
+        salvage_(salvage),
+        pages_per_batch_(std::clamp<uint32_t>(kBatchBytes / page_size, 1, 4)) {}
 
   int cpu() const override { return cpu_; }
 
@@ -125,20 +127,21 @@ class V6CpuStream final : public CpuRecordStream {
       mapped_.Release(released_, offset_ - released_);
       released_ = offset_;
     }
-    if (!buf_)
-      buf_ = std::make_unique<RawRecord[]>(kPagesPerBatch * (pages_.max_records() + 1) + 1);
-    RawRecord* out = buf_.get();
-    size_t n = 0;
     const uint32_t page_size = pages_.page_size();
     // Records are read once, so every line is a cache miss, and the hardware prefetcher
     // stops at 4 KiB boundaries: ask now for the pages of the next batch, which then
     // arrive while this batch's records are merged and analysed.
     {
-      const uint64_t ahead = offset_ + uint64_t{kPagesPerBatch} * page_size;
-      const uint64_t ahead_end = std::min(end_, ahead + uint64_t{kPagesPerBatch} * page_size);
+      const uint64_t span = uint64_t{pages_per_batch_} * page_size;
+      const uint64_t ahead = offset_ + span;
+      const uint64_t ahead_end = std::min(end_, ahead + span);
       for (uint64_t line = ahead; line < ahead_end; line += 64) __builtin_prefetch(file_ + line);
     }
-    for (int p = 0; p < kPagesPerBatch && offset_ < end_; ++p) {
+    size_t n = 0;
+    // Whole pages until the batch holds records: pages without any (empty, or skipped
+    // by --salvage) must not end the stream, since an empty batch means "no more".
+    for (uint32_t pages = 0; offset_ < end_ && (n == 0 || pages < pages_per_batch_); ++pages) {
+      RawRecord* out = Buffer();
       const uint64_t page_offset = offset_;
       offset_ += page_size;
       int64_t lost = 0;
@@ -164,11 +167,11 @@ class V6CpuStream final : public CpuRecordStream {
       last_ts_ = out[n - 1].ts;
     }
     if (n == 0 && pending_lost_ != 0) {  // losses after the last record
-      out[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};
+      Buffer()[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};
       pending_lost_ = 0;
       n = 1;
     }
-    return {out, n};
+    return {buf_.get(), n};
   }
 
  private:
@@ -182,7 +185,18 @@ class V6CpuStream final : public CpuRecordStream {
   SalvageLog* salvage_;
   int64_t pending_lost_ = 0;
   int64_t last_ts_ = 0;
-  std::unique_ptr<RawRecord[]> buf_;
+  // About 16 KiB of pages per batch (four 4 KiB pages; one for larger pages), so the
+  // records buffer stays small whatever page size a (possibly damaged) file claims.
+  uint32_t pages_per_batch_;
+  std::unique_ptr<RawRecord[]> buf_;  // allocated when the first page is decoded
+
+  // Room for pages_per_batch_ pages of records plus one loss marker per page.
+  RawRecord* Buffer() {
+    if (!buf_)
+      buf_ = std::make_unique_for_overwrite<RawRecord[]>(
+          size_t{pages_per_batch_} * (pages_.max_records() + 1) + 1);
+    return buf_.get();
+  }
 };
 
 }  // namespace

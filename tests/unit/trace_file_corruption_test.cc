@@ -2,11 +2,13 @@
 // never crash (build with -fsanitize=address to check for memory errors too).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/ring_page.h"
 #include "core/trace_file_reader.h"
 #include "core/trace_replay.h"
 #include "core/v6_trace_file.h"
@@ -105,6 +107,41 @@ TEST_F(Corruption, FlippedPageBytesNeverCrash) {
   }
   EXPECT_GT(cases, 700u);
   EXPECT_GT(errors, 0u);
+}
+
+// Pages that hold no records (commit 0) must not end a CPU's stream: the records of
+// the pages after them are still read.
+TEST_F(Corruption, EmptyPagesDoNotEndTheStream) {
+  V6TraceFile f(kFixture, {});
+  const uint32_t page = f.page_size();
+  const RingPageDecoder decoder(f.long_size(), page, kFixture);
+  std::vector<RawRecord> recs(decoder.max_records());
+  for (size_t cpu = 0; cpu < f.cpu_data().size(); ++cpu) {
+    const auto& d = f.cpu_data()[cpu];
+    if (d.size / page < 7) continue;
+    SCOPED_TRACE(cpu);
+    // Empty the first five pages (more than one batch), remembering what they held.
+    std::string img = original_;
+    uint64_t emptied = 0;
+    for (uint64_t at = d.offset; at < d.offset + 5 * page; at += page) {
+      int64_t lost = 0;
+      emptied += decoder.Decode(reinterpret_cast<const uint8_t*>(original_.data()) + at, at,
+                                static_cast<int32_t>(cpu), recs.data(), &lost);
+      std::memset(img.data() + at + 8, 0, static_cast<size_t>(f.long_size()));
+    }
+    ASSERT_GT(emptied, 0u);
+    auto count = [&](const std::string& image) {
+      std::ofstream(path_, std::ios::binary | std::ios::trunc)
+          .write(image.data(), static_cast<std::streamsize>(image.size()));
+      auto reader = OpenTraceFile(path_);
+      EventSink sink;
+      return ReplayTrace(*reader, sink).events_per_cpu.at(cpu);
+    };
+    const uint64_t all = count(original_);
+    EXPECT_EQ(count(img), all - emptied);
+    return;
+  }
+  FAIL() << "the fixture has no CPU with 7 pages";
 }
 
 }  // namespace
