@@ -27,15 +27,12 @@ ReplayStats Replay(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
   st.events_per_cpu.assign(static_cast<size_t>(cpus), 0);
   st.lost_per_cpu.assign(static_cast<size_t>(cpus), 0);
   st.lost_gaps_per_cpu.assign(static_cast<size_t>(cpus), 0);
-  std::vector<int64_t> last_ts(static_cast<size_t>(cpus), INT64_MIN);
   std::vector<uint64_t> per_type(static_cast<size_t>(decoder.max_type_id() + 1), 0);
   uint64_t per_type_other = 0;
-  uint64_t backwards = 0;
   const bool decode = options.decode;
 
   // Hot loop: raw pointers and locals only.
   uint64_t* events_per_cpu = st.events_per_cpu.data();
-  int64_t* cpu_last_ts = last_ts.data();
   uint64_t* type_counts = per_type.data();
   const size_t ntypes = per_type.size();
   int64_t first_ts = 0, final_ts = 0;
@@ -52,8 +49,6 @@ ReplayStats Replay(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
         ++st.lost_gaps_unknown;
       return;
     }
-    backwards += r.ts < cpu_last_ts[cpu];
-    cpu_last_ts[cpu] = r.ts;
     if (!seen) [[unlikely]] {
       first_ts = r.ts;
       seen = true;
@@ -77,7 +72,6 @@ ReplayStats Replay(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
   for (size_t t = 0; t < per_type.size(); ++t)
     if (per_type[t] != 0) st.events_per_type[decoder.EventName(static_cast<int>(t))] += per_type[t];
   if (per_type_other != 0) st.events_per_type["unknown"] += per_type_other;
-  if (backwards != 0) st.anomalies["timestamp_backwards"] = backwards;
   const DecoderCounters& dc = decoder.counters();
   if (dc.short_records != 0) st.anomalies["short_record"] = dc.short_records;
   if (dc.bad_strings != 0) st.anomalies["bad_string"] = dc.bad_strings;

@@ -519,5 +519,17 @@ TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
   EXPECT_EQ(w.QueuedWaitNs(), w.wait_cpu_ns - 3);
 }
 
+// A CPU's clock stepping back (a damaged or merged file) is named, once per step; the
+// other CPU's earlier timestamps are not a step back.
+TEST(StateMachine, TimeGoingBackwardsOnACpuIsCounted) {
+  Sim s;
+  s.Switch(100, 0, 0, kR, 10);
+  s.SysEnter(110, 0, 10, kRead);
+  s.Switch(50, 1, 0, kR, 11);    // CPU 1 starts earlier: fine
+  s.SysExit(105, 0, 10, kRead);  // CPU 0 steps back 5 ns
+  s.Finish(200);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kTimeBackwards), 1u);
+}
+
 }  // namespace
 }  // namespace cstool::testing
