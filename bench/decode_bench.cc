@@ -109,7 +109,7 @@ const BenchFile& File() {
 void BM_ReadMerge(benchmark::State& state) {
   auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFastV6, ""});
   uint64_t n = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     std::vector<std::unique_ptr<CpuRecordStream>> streams;
     for (int cpu = 0; cpu < reader->cpus(); ++cpu) streams.push_back(reader->OpenCpu(cpu));
     RecordMerger merger(std::move(streams));
@@ -131,7 +131,7 @@ void ReplayBench(benchmark::State& state, ReaderBackend backend) {
   EventDecoder decoder(reader->tep());
   EventSink sink;  // every Push* is a no-op
   uint64_t n = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     ReplayStats st = ReplayTrace(*reader, decoder, sink);
     n += st.events;
   }
@@ -155,7 +155,7 @@ void BM_DecodeOnly(benchmark::State& state) {
     all.insert(all.end(), b.begin(), b.end());
   EventDecoder decoder(reader->tep());
   EventSink sink;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     for (const RawRecord& r : all)
       if (!r.is_loss()) benchmark::DoNotOptimize(decoder.Decode(r, sink));
   }

@@ -42,9 +42,9 @@ const char* const kConfigNames[] = {"untraced", "cstool record (default events)"
                                     "cstool record (sched events only)", "perf sched record",
                                     "sched events, no reader (floor)"};
 const char* const kSchedEvents[] = {
-    "sched_switch",       "sched_waking",       "sched_wakeup",       "sched_wakeup_new",
-    "sched_process_fork", "sched_process_exec", "sched_process_exit", "sched_process_free",
-    "sched_migrate_task"};
+    "sched_switch",       "sched_waking",       "sched_wakeup",
+    "sched_wakeup_new",   "sched_process_fork", "sched_process_exec",
+    "sched_process_exit", "sched_process_free", "sched_migrate_task"};
 
 std::string Secs() {
   const char* v = std::getenv("CSTOOL_BENCH_SECS");
@@ -158,7 +158,7 @@ void BM_PingPong(benchmark::State& state) {
     return;
   }
   RunResult r;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     r = RunConfig(config);
     if (!r.ok) {
       state.SkipWithError(r.error.c_str());
@@ -184,7 +184,7 @@ const std::vector<int64_t> kLossRates = {25000, 50000, 100000, 200000, 400000, 0
 
 void BM_Loss(benchmark::State& state) {
   RunResult r;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     r = RunConfig(kCstoolDefault, std::to_string(state.range(0)));
     if (!r.ok) {
       state.SkipWithError(r.error.c_str());

@@ -84,7 +84,7 @@ const Recording& Small() {
 void BM_Decode(benchmark::State& state) {
   const std::string& path = Large().path();
   uint64_t n = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto reader = OpenTraceFile(path);
     EventDecoder decoder(reader->tep());
     EventSink sink;  // every Push* is a no-op
@@ -98,7 +98,7 @@ void BM_Analyze(benchmark::State& state) {
   const std::string& path = Large().path();
   SyscallTable syscalls;
   uint64_t n = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto analyzed = AnalyzeTrace(path, syscalls);
     n += analyzed->model.trace.events;
     benchmark::DoNotOptimize(analyzed->model.threads.data());
@@ -111,7 +111,7 @@ BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5
 void BM_ReportProcess(benchmark::State& state) {
   const Recording& rec = state.range(0) ? Large() : Small();
   double rss = 0, wall = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto r = RunProcess({CSTOOL_BINARY, "report", rec.path()}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
@@ -136,7 +136,7 @@ BENCHMARK(BM_ReportProcess)
 void BM_TraceCmdProfile(benchmark::State& state) {
   const Recording& rec = Large();
   double wall = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", rec.path()}, false);
     if (!r.ok()) {
       state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());

@@ -1,5 +1,4 @@
 #include "core/event_decoder.h"
-#include "core/event_decoder_inl.h"
 
 #include <fmt/format.h>
 #include <traceevent/event-parse.h>
@@ -9,6 +8,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "core/event_decoder_inl.h"
 
 namespace cstool {
 namespace {
@@ -165,7 +165,7 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
   common_min_size_ = std::max(
       {EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_), EndOf(common_pid_)});
   if (max_id > 0xffff) max_id = 0xffff;
-  table_.assign(static_cast<size_t>(max_id + 1), DecoderEntry{});
+  table_.assign(static_cast<size_t>(max_id) + 1, DecoderEntry{});
 
   auto install = [&](tep_event* ev, const EventSpec& spec, DecoderEntry entry) -> bool {
     for (int i = 0; i < 5; ++i) {

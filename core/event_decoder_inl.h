@@ -84,7 +84,6 @@ inline int64_t ReadInt(const uint8_t* d, const FieldRef& f, bool swap) {
   return {p, n};
 }
 
-
 template <typename Sink>
 int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
   const uint8_t* d = rec.data;

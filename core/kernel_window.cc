@@ -26,9 +26,9 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
 }
 
 WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
-  return {voluntary - o.voluntary, involuntary - o.involuntary, on_cpu_ns - o.on_cpu_ns,
-          wait_cpu_ns - o.wait_cpu_ns, unknown_ns - o.unknown_ns,
-          wait_unqueued_ns - o.wait_unqueued_ns};
+  return {voluntary - o.voluntary,   involuntary - o.involuntary,
+          on_cpu_ns - o.on_cpu_ns,   wait_cpu_ns - o.wait_cpu_ns,
+          unknown_ns - o.unknown_ns, wait_unqueued_ns - o.wait_unqueued_ns};
 }
 
 const WindowCut* KernelWindow::Cut(int64_t ts) const {

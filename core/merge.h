@@ -107,6 +107,7 @@ void RecordMerger::RunLinear(Fn& fn) {
       if (bound == nullptr || Before(*live[i]->cur, *bound)) bound = live[i]->cur;
     }
     Cursor& c = *live[best];
+    if (bound == nullptr) break;  // cannot happen with two or more live streams
     const int64_t bts = bound->ts;
     const int32_t bcpu = bound->cpu;
     for (;;) {

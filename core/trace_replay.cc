@@ -20,6 +20,7 @@ ReplayStats Replay(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
                    const ReplayOptions& options) {
   const int cpus = reader.cpus();
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
+  streams.reserve(static_cast<size_t>(cpus));
   for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
   RecordMerger merger(std::move(streams));
 

@@ -137,7 +137,8 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
   c.bin_ns = grid_.width();
   c.columns = grid_.ColumnsUpTo(end);
   for (size_t i = 0; i < kMicrostateCount; ++i)
-    c.legend.push_back({std::string(kMicrostateNames[i].label), std::string(kMicrostateNames[i].color)});
+    c.legend.push_back(
+        {std::string(kMicrostateNames[i].label), std::string(kMicrostateNames[i].color)});
   if (rows_left_out_ > 0)
     c.notes.push_back(fmt::format("{} more threads are not drawn (at most {} rows)", rows_left_out_,
                                   kMaxThreadRows));
@@ -184,8 +185,9 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
         if (b.cause != kNoCause) cause = b.cause;
         ++end_col;
       }
-      std::string title = fmt::format("{}: {}, {} of {} ({})", row.label, kMicrostateNames[key].label,
-                                      Duration(in_state), Duration(alive), Range(c, col, end_col));
+      std::string title =
+          fmt::format("{}: {}, {} of {} ({})", row.label, kMicrostateNames[key].label,
+                      Duration(in_state), Duration(alive), Range(c, col, end_col));
       if (switches > 0)
         title += fmt::format("; {} switch{}, last cause {}", switches, switches == 1 ? "" : "es",
                              syscalls_.CauseLabel(SwitchCause::Unpack(cause)));

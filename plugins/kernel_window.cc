@@ -31,8 +31,7 @@ void KernelWindowPlugin::OnThreadNew(const Thread& t) {
     for (int64_t ts : it->second) w.cuts.push_back({ts, {}});
 }
 
-void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start,
-                                        int64_t end) {
+void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
   int64_t unqueued = 0;
   if (s == Microstate::kWaitCpuWakeup && t.id < unqueued_.size() && !unqueued_[t.id].empty()) {
     std::vector<Unqueued>& v = unqueued_[t.id];

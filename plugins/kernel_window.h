@@ -36,7 +36,6 @@ class KernelWindowPlugin : public Plugin {
   }
 
  private:
-
   ReportModel& model_;
   std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
   struct Unqueued {

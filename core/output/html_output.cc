@@ -209,7 +209,8 @@ class HtmlWriter {
     os_ << "<tr><th>" << id1 << "</th><th>" << id2
         << "</th><th class=\"l\">COMM</th><th>LIFE(ms)</th>";
     for (size_t i = 0; i < kMicrostateCount; ++i)
-      os_ << "<th title=\"" << kMicrostateNames[i].key << "\">" << kMicrostateNames[i].column << "</th>";
+      os_ << "<th title=\"" << kMicrostateNames[i].key << "\">" << kMicrostateNames[i].column
+          << "</th>";
     os_ << "<th>VCX</th><th>ICX</th><th class=\"l\">TOP CAUSES</th></tr>\n";
   }
 

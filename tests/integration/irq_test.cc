@@ -65,7 +65,6 @@ class IrqTest : public ::testing::Test {
   std::vector<int> spawned_;
 };
 
-
 // Waits until cstool process `pid` has its instance tracing.
 bool WaitUntilTracing(int pid, std::chrono::seconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;

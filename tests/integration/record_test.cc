@@ -57,7 +57,6 @@ int DecodeStatus(int status) {
   return -1;
 }
 
-
 class RecordTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -504,13 +504,13 @@ TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1, 0, 10, kRead);
   s.Switch(2, 0, 10, kS, 11);
-  s.Wake(100, 0, 11, 10, 0);                               // waking: runnable
-  s.Wake(103, 0, 11, 10, 0, 0, WakeupKind::kWakeup);       // queued 3 ns later
-  s.Wake(104, 0, 11, 10, 0, 0, WakeupKind::kWakeup);       // a second wakeup: nothing
-  s.Switch(110, 0, 11, kR, 10, /*preempt=*/true);          // waited 10 ns
-  s.Switch(120, 0, 10, kS, 11);                            // sleeps again
-  s.Wake(200, 1, 0, 10, 0, 0, WakeupKind::kWakeup);        // no sched_waking this time
-  s.Switch(205, 0, 11, kR, 10, /*preempt=*/true);          // waited 5 ns, all queued
+  s.Wake(100, 0, 11, 10, 0);                          // waking: runnable
+  s.Wake(103, 0, 11, 10, 0, 0, WakeupKind::kWakeup);  // queued 3 ns later
+  s.Wake(104, 0, 11, 10, 0, 0, WakeupKind::kWakeup);  // a second wakeup: nothing
+  s.Switch(110, 0, 11, kR, 10, /*preempt=*/true);     // waited 10 ns
+  s.Switch(120, 0, 10, kS, 11);                       // sleeps again
+  s.Wake(200, 1, 0, 10, 0, 0, WakeupKind::kWakeup);   // no sched_waking this time
+  s.Switch(205, 0, 11, kR, 10, /*preempt=*/true);     // waited 5 ns, all queued
   s.Finish(300);
   const WindowTotals& w = s.Report(10).kernel_window.total;
   EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 15);
