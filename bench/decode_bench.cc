@@ -25,7 +25,7 @@ constexpr int kCpus = 2;
 constexpr uint64_t kEvents = 4'000'000;
 
 std::string EventsDir() {
-  const std::string live = "/sys/kernel/tracing/events";
+  std::string live = "/sys/kernel/tracing/events";
   if (::access((live + "/sched/sched_switch/format").c_str(), R_OK) == 0) return live;
   return (std::filesystem::path(__FILE__).parent_path().parent_path() /
           "tests/fixtures/formats/events")
@@ -111,6 +111,7 @@ void BM_ReadMerge(benchmark::State& state) {
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     std::vector<std::unique_ptr<CpuRecordStream>> streams;
+    streams.reserve(static_cast<size_t>(reader->cpus()));
     for (int cpu = 0; cpu < reader->cpus(); ++cpu) streams.push_back(reader->OpenCpu(cpu));
     RecordMerger merger(std::move(streams));
     uint64_t count = 0;
