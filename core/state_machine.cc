@@ -33,6 +33,9 @@ namespace {
 
 constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
 constexpr size_t kMaxPendingSegments = 4096;
+// A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
+// not size the per-CPU table (the readers' own limit on CPUs is the same).
+constexpr int32_t kMaxCpuId = 1 << 16;
 
 bool IsInSyscall(int64_t s) { return s >= 0 || s == kInForkReturn; }
 
@@ -411,12 +414,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     for (Plugin* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, e.c.ts);
     wakee.waking_unqueued = false;
   }
-  if (!wakee.on_cpu && e.target_cpu >= 0) wakee.cpu = e.target_cpu;
+  const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
+  if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;
 
   // sched_wakeup carries the CPU the wakee was queued on; a reschedule it causes is
   // requested there (by IPI when that is another CPU).
   bool places_task = e.kind != WakeupKind::kWaking || !caps_.wakeup;
-  if (places_task && e.target_cpu >= 0) {
+  if (places_task && valid_target) {
     if (static_cast<size_t>(e.target_cpu) >= cpus_.size()) cpus_.resize(e.target_cpu + 1);
     cpus_[e.target_cpu].candidate = from_irq ? CauseKind::kPreemptIrq : CauseKind::kPreemptWakeup;
   }

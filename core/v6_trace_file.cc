@@ -141,6 +141,10 @@ class V6CpuStream final : public CpuRecordStream {
     // Whole pages until the batch holds records: pages without any (empty, or skipped
     // by --salvage) must not end the stream, since an empty batch means "no more".
     for (uint32_t pages = 0; offset_ < end_ && (n == 0 || pages < pages_per_batch_); ++pages) {
+      if (n == 0 && offset_ - released_ >= kReleaseBytes) {  // a long run of empty pages
+        mapped_.Release(released_, offset_ - released_);
+        released_ = offset_;
+      }
       RawRecord* out = Buffer();
       const uint64_t page_offset = offset_;
       offset_ += page_size;

@@ -528,7 +528,8 @@ TEST(DelayAccountingGuard, NotWritable) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: cannot become nobody; 1: the guard did not refuse";
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "cannot switch to user nobody (65534) here";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the guard did not refuse a read-only file";
 }
 
 TEST(OnlineCpuList, ReadsAndFallsBack) {

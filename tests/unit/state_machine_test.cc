@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -529,6 +531,19 @@ TEST(StateMachine, TimeGoingBackwardsOnACpuIsCounted) {
   s.SysExit(105, 0, 10, kRead);  // CPU 0 steps back 5 ns
   s.Finish(200);
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kTimeBackwards), 1u);
+}
+
+// A damaged record's absurd target CPU is ignored, not used to size per-CPU state.
+TEST(StateMachine, AbsurdWakeupTargetCpuIsIgnored) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(2, 0, 10, kS, 11);
+  s.Wake(10, 0, 11, 10, INT32_MAX, 0, WakeupKind::kWakeup);
+  s.Switch(20, 0, 11, kR, 10, /*preempt=*/true);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 10);
+  EXPECT_EQ(s.Report(10).thread->cpu, 0);
 }
 
 }  // namespace
