@@ -341,6 +341,31 @@ TEST(EventDecoder, LostEventsAndRecordingInfoRoundTrip) {
   std::filesystem::remove(path);
 }
 
+// A loss before every page: each batch of pages carries one loss marker per page (the
+// records buffer's worst case; the ASan build checks its bounds).
+TEST(EventDecoder, LossBeforeEveryPageKeepsEveryRecordAndMarker) {
+  SyntheticTrace t(kEvents, 1);
+  const int se = t.AddEvent("raw_syscalls", "sys_enter");
+  constexpr int kRecords = 2000, kEvery = 40;
+  for (int i = 0; i < kRecords; ++i) {
+    if (i % kEvery == 0) t.MarkLost(0, 3);
+    t.Append(0, 1000 + static_cast<uint64_t>(i), t.NewRecord(se, 1));
+  }
+  const std::string path = TempPath("cstool_lost_every_page");
+  t.Write(path);
+  auto reader = OpenTraceFile(path, {ReaderBackend::kFastV6, ""});
+  CollectSink sink;
+  ReplayStats st = ReplayTrace(*reader, sink);
+  EXPECT_EQ(st.events, static_cast<uint64_t>(kRecords));
+  ASSERT_EQ(sink.lost.size(), static_cast<size_t>(kRecords / kEvery));
+  for (size_t i = 0; i < sink.lost.size(); ++i) {
+    EXPECT_EQ(sink.lost[i].count, 3);
+    EXPECT_EQ(sink.lost[i].ts, static_cast<int64_t>(1000 + i * kEvery));
+  }
+  EXPECT_EQ(st.lost_per_cpu[0], 3u * (kRecords / kEvery));
+  std::filesystem::remove(path);
+}
+
 // Kernel differences the decoder cannot paper over must fail clearly or be noted.
 namespace {
 
