@@ -63,13 +63,21 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
   const KernelTaskCounters* start = nullptr;
   const KernelTaskCounters* end_sample = nullptr;
   const KernelTaskCounters* exit_record = nullptr;
+  const KernelTaskCounters* early_exit_record = nullptr;
   const int64_t exit_ts = r.kernel_window.exit_ts;
   for (const KernelTaskCounters* c : recording_.counters.FindAll(t.tid)) {
     const int64_t at = c->taken_at_ns;
     if (at >= owned_until) continue;
     if (c->source == KernelTaskCounters::Source::kTaskstatsExit) {
       if (at < t.first_ts) continue;
-      if (exit_ts >= 0 && at < exit_ts) continue;
+      if (exit_ts >= 0 && at < exit_ts) {
+        // do_exit() sends taskstats before sched_process_exit, and exit_mm() between
+        // them can take a while (the last thread unmaps the whole process): a listener
+        // on another CPU may stamp the record before the tracepoint. Used when nothing
+        // is stamped after the exit (that one is surely this thread's).
+        if (!early_exit_record || at > early_exit_record->taken_at_ns) early_exit_record = c;
+        continue;
+      }
       if (!exit_record || at < exit_record->taken_at_ns) exit_record = c;
     } else if (recording_.IsStartSample(*c)) {
       bool before_ok = !t.created_in_trace && first_of_tid;
@@ -79,6 +87,7 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
     }
   }
 
+  if (!exit_record) exit_record = early_exit_record;
   if (t.exiting) {
     m.end = exit_record;
     if (!m.end) m.why = "no taskstats exit record";

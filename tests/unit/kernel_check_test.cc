@@ -173,6 +173,33 @@ TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {
   EXPECT_EQ(c.status, CheckStatus::kAgree);
 }
 
+// taskstats is sent in do_exit() before sched_process_exit, with exit_mm() in between:
+// the listener may stamp the record before the trace's exit event.
+TEST(KernelCheck, ExitRecordStampedBeforeTheExitTracepointStillMatches) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 449 * kMs, 1, 0, 30 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.kernel_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.kernel_window.AddSwitch(120 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  KernelMatch m = f.Match(r);
+  ASSERT_NE(m.end, nullptr) << m.why;
+  EXPECT_EQ(m.end->taken_at_ns, 449 * kMs);
+  EXPECT_EQ(CompareThread(r, m, {}).status, CheckStatus::kAgree);
+}
+
+// A record stamped after the exit is preferred to one stamped before it.
+TEST(KernelCheck, ExitRecordAfterTheExitIsPreferred) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 300 * kMs, 9, 9, 1 * kMs, 0));
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 451 * kMs, 1, 0, 30 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  KernelMatch m = f.Match(r);
+  ASSERT_NE(m.end, nullptr) << m.why;
+  EXPECT_EQ(m.end->taken_at_ns, 451 * kMs);
+}
+
 TEST(KernelCheck, ThreadAliveAtStartComparesDeltasCutAtTheSamples) {
   Fixture f;
   // Before the start sample (10.5 ms) the thread had 100/7 switches and 1 s on CPU.
