@@ -1,6 +1,7 @@
 #include "core/v6_trace_file.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
@@ -11,6 +12,7 @@
 
 #include "core/byte_cursor.h"
 #include "core/errors.h"
+#include "core/isolated_call.h"
 #include "core/ring_page.h"
 #include "core/trace_file_format.h"
 
@@ -95,6 +97,46 @@ std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view t
   if (in_string || in_char || !stack.empty())
     return std::make_pair(text.size(), std::string("unterminated print fmt"));
   return std::nullopt;
+}
+
+struct EventFormatText {
+  std::string_view text;
+  std::string system;
+  size_t offset;  // in the file
+};
+
+// libtraceevent's format parser can crash on a damaged format (a NULL dereference in
+// libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
+// formats are parsed once in a throw-away child first; a crash there names the format
+// and its offset instead of killing cstool. Then they are parsed here for real
+// (failures of tep_parse_event itself only make that event unusable).
+void ParseEventFormats(tep_handle* tep, const std::vector<EventFormatText>& formats,
+                       const std::string& path) {
+  // Shared with the child: the index of the format it is parsing.
+  void* shared =
+      ::mmap(nullptr, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) throw Error(fmt::format("mmap: {}", std::strerror(errno)));
+  auto* current = static_cast<volatile uint32_t*>(shared);
+  *current = 0;
+  std::optional<std::string> crash = CrashOfIsolatedCall([&] {
+    TepHandlePtr trial(tep_alloc());
+    if (!trial) return;
+    tep_set_file_bigendian(trial.get(),
+                           tep_is_file_bigendian(tep) ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+    tep_set_long_size(trial.get(), tep_get_long_size(tep));
+    for (uint32_t i = 0; i < formats.size(); ++i) {
+      *current = i;
+      const EventFormatText& f = formats[i];
+      tep_parse_event(trial.get(), f.text.data(), f.text.size(), f.system.c_str());
+    }
+  });
+  const uint32_t at = *current;
+  ::munmap(shared, sizeof(uint32_t));
+  if (crash && at < formats.size())
+    throw Error(fmt::format("{}: damaged {} event format at offset {}: libtraceevent's parser {}",
+                            path, formats[at].system, formats[at].offset, *crash));
+  for (const EventFormatText& f : formats)
+    tep_parse_event(tep, f.text.data(), f.text.size(), f.system.c_str());
 }
 
 // Combines two loss counts (-1 = unknown).
@@ -264,6 +306,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   const uint64_t header_event_size = in.U64("header_event size");
   in.Bytes(header_event_size, "header_event");
 
+  std::vector<EventFormatText> formats;
   const size_t nr_ftrace_at = in.pos();
   const uint32_t nr_ftrace = in.U32("ftrace format count");
   if (nr_ftrace > kMaxFormats)
@@ -273,7 +316,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     std::string_view text = in.Bytes(size, "ftrace event format");
     if (auto bad = CheckFormatText(text, true))
       in.Fail(in.pos() - size + bad->first, "ftrace event format: " + bad->second);
-    tep_parse_event(tep, text.data(), text.size(), "ftrace");  // failures: event unusable
+    formats.push_back({text, "ftrace", in.pos() - size});
   }
 
   const size_t nr_systems_at = in.pos();
@@ -292,9 +335,10 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
       if (auto bad = CheckFormatText(text, true))
         in.Fail(in.pos() - size + bad->first,
                 fmt::format("{} event format: {}", system, bad->second));
-      tep_parse_event(tep, text.data(), text.size(), system.c_str());
+      formats.push_back({text, system, in.pos() - size});
     }
   }
+  ParseEventFormats(tep, formats, path_);
 
   in.Bytes(in.U32("kallsyms size"), "kallsyms");
   in.Bytes(in.U32("printk formats size"), "printk formats");

@@ -190,6 +190,20 @@ TEST_F(BadFile, V7WithBrokenCompressionBlock) {
   EXPECT_GE(rejected, frames / 2);
 }
 
+// A format that passes cstool's own checks but crashes libtraceevent's parser (a fuzzer
+// finding): `report` exits 1 naming the file, the event system and the format's offset.
+TEST_F(BadFile, FormatThatCrashesLibtraceeventIsAnError) {
+  const std::string input = std::string(CSTOOL_SOURCE_DIR) +
+                            "/tests/fuzz/regressions/segv-tep-parse-event-damaged-sched-format";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", input});
+  EXPECT_EQ(r.status, 1) << r.err;
+  // Killed by SIGSEGV; under ASan the child reports the crash and exits 1 instead.
+  const std::string expected =
+      "cstool report: " + input +
+      ": damaged sched event format at offset 495: libtraceevent's parser ";
+  EXPECT_EQ(r.err.substr(0, expected.size()), expected);
+}
+
 TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   const auto& last = data_.back();
   ASSERT_GT(last.size, 3 * 4096u);
