@@ -17,34 +17,20 @@
 
 #include "core/cpu_list.h"
 #include "core/irq_affinity.h"
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool {
 namespace {
 
+using testing::CstoolInstances;
+using testing::kTracefsInstances;
+using testing::ReadWholeFile;
 namespace fs = std::filesystem;
 using testing::CommandResult;
 using testing::RunCommand;
 using testing::Spawn;
 const std::string kCstool = CSTOOL_BINARY;
-const fs::path kInstances = "/sys/kernel/tracing/instances";
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> CstoolInstances() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kInstances, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind("cstool-", 0) == 0) out.push_back(name);
-  }
-  return out;
-}
 
 class IrqTest : public ::testing::Test {
  protected:
@@ -68,9 +54,9 @@ class IrqTest : public ::testing::Test {
 // Waits until cstool process `pid` has its instance tracing.
 bool WaitUntilTracing(int pid, std::chrono::seconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
-  fs::path on = kInstances / ("cstool-" + std::to_string(pid)) / "tracing_on";
+  fs::path on = kTracefsInstances / ("cstool-" + std::to_string(pid)) / "tracing_on";
   while (std::chrono::steady_clock::now() < deadline) {
-    if (Slurp(on).rfind("1", 0) == 0) return true;
+    if (ReadWholeFile(on).rfind("1", 0) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
@@ -108,13 +94,13 @@ TEST_F(IrqTest, TimerInjectionRateAgreesWithAnIndependentIrqRecording) {
   pid_t irq = Spawn({kCstool, "irq", "-C", "1", "-N", "2.5", "--format", "json"}, dir / "irq.json",
                     dir / "irq.err");
   spawned_.push_back(irq);
-  ASSERT_TRUE(WaitUntilTracing(irq, std::chrono::seconds(20))) << Slurp(dir / "irq.err");
+  ASSERT_TRUE(WaitUntilTracing(irq, std::chrono::seconds(20))) << ReadWholeFile(dir / "irq.err");
   CommandResult inject = RunCommand({kCstool, "nmi-inject", "--source", "timer", "--cpu", "1",
                                      "--rate", "2000", "--duration", "1"});
   int status = 0;
   ::waitpid(irq, &status, 0);
   ASSERT_EQ(inject.status, 0) << inject.err;
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(dir / "irq.err");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadWholeFile(dir / "irq.err");
 
   // What nmi-inject measured itself.
   std::smatch m;
@@ -122,7 +108,7 @@ TEST_F(IrqTest, TimerInjectionRateAgreesWithAnIndependentIrqRecording) {
       << inject.out;
   double self_rate = std::stod(m[1]);
   // What cstool irq counted on CPU 1: local timer interrupts over its whole 2.5 s.
-  nlohmann::json j = nlohmann::json::parse(Slurp(dir / "irq.json"));
+  nlohmann::json j = nlohmann::json::parse(ReadWholeFile(dir / "irq.json"));
   const nlohmann::json* lt = FindSource(j, "vector:local_timer");
   ASSERT_NE(lt, nullptr);
   uint64_t counted = (*lt)["per_cpu"]["1"]["count"].get<uint64_t>();
@@ -162,7 +148,7 @@ TEST_F(IrqTest, AffinityChangeAndRestoreRoundTrip) {
     std::string irq = std::to_string(a.irq);
     CommandResult set = RunCommand({kCstool, "irq", "--affinity", irq + "=" + target});
     fs::path file = fs::path("/proc/irq") / irq / "smp_affinity_list";
-    std::string now = Slurp(file);
+    std::string now = ReadWholeFile(file);
     if (set.out.find(" moved ") == std::string::npos) {
       skipped += irq + " (" + set.out + set.err + ") ";
       EXPECT_EQ(now, a.affinity + "\n") << "a refused IRQ changed";
@@ -175,7 +161,7 @@ TEST_F(IrqTest, AffinityChangeAndRestoreRoundTrip) {
     bool found = std::regex_search(set.out, m, re);
     std::string restore = found ? m[1].str() : irq + "=" + a.affinity;
     CommandResult back = RunCommand({kCstool, "irq", "--affinity", restore});
-    EXPECT_EQ(Slurp(file), a.affinity + "\n") << back.out << back.err;
+    EXPECT_EQ(ReadWholeFile(file), a.affinity + "\n") << back.out << back.err;
     ASSERT_TRUE(found) << set.out;
     EXPECT_EQ(restore, irq + "=" + a.affinity);
     EXPECT_EQ(back.status, 0) << back.err;

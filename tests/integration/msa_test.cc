@@ -20,34 +20,17 @@
 
 #include "core/microstate.h"
 #include "core/proc_threads.h"
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool {
 namespace {
 
+using testing::OrphanedCstoolInstances;
 namespace fs = std::filesystem;
 using nlohmann::json;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
-
-std::vector<std::string> CstoolInstances() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/sys/kernel/tracing/instances", ec))
-    if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
-  return out;
-}
-
-// Instances left behind: cstool-<pid> whose owner is gone. (Other cstool runs on the
-// shared machine may own live instances meanwhile; those are not ours.)
-std::vector<std::string> OrphanedInstances() {
-  std::vector<std::string> out;
-  for (const std::string& name : CstoolInstances()) {
-    const int owner = std::atoi(name.c_str() + 7);
-    if (owner <= 0 || !ProcessExists(owner)) out.push_back(name);
-  }
-  return out;
-}
 
 std::string ReadFirstLine(const std::string& path) {
   std::ifstream in(path);
@@ -127,7 +110,7 @@ class MsaTest : public ::testing::Test {
       ::waitpid(workload_, nullptr, 0);
     }
     if (!IsSkipped()) {
-      EXPECT_EQ(OrphanedInstances(), std::vector<std::string>{});
+      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
     }
   }
   // Reaps the workload; returns its rusage.

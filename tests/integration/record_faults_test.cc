@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -30,22 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
-const fs::path kInstances = "/sys/kernel/tracing/instances";
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> CstoolInstances() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(kInstances, ec))
-    if (e.path().filename().string().rfind("cstool-", 0) == 0) out.push_back(e.path().filename());
-  return out;
-}
 
 std::vector<std::string> FilesIn(const fs::path& dir) {
   std::vector<std::string> out;
@@ -67,7 +52,7 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string stat = Slurp(e.path() / "stat");
+    std::string stat = ReadWholeFile(e.path() / "stat");
     const size_t paren = stat.rfind(')');
     if (paren == std::string::npos) continue;
     std::istringstream in(stat.substr(paren + 2));
@@ -92,7 +77,7 @@ class Background {
     }
   }
   pid_t pid() const { return pid_; }
-  fs::path instance() const { return kInstances / ("cstool-" + std::to_string(pid_)); }
+  fs::path instance() const { return kTracefsInstances / ("cstool-" + std::to_string(pid_)); }
   // Waits until the recording is live (its instance exists and the command runs).
   bool WaitLive() {
     for (int i = 0; i < 1000 && !fs::exists(instance()); ++i)
@@ -164,7 +149,7 @@ TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {
   ASSERT_TRUE(rec.WaitLive());
   fs::remove_all(sub);
   const int status = rec.Wait();
-  const std::string err = Slurp(dir_ / "rec.err");
+  const std::string err = ReadWholeFile(dir_ / "rec.err");
   EXPECT_EQ(status, 1) << err;
   EXPECT_NE(LastLine(err).find(out.string()), std::string::npos) << err;
   EXPECT_NE(LastLine(err).find("directory was removed"), std::string::npos) << err;
@@ -234,7 +219,7 @@ TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
   const int rc = ::rmdir(rec.instance().c_str());
   const int err_no = errno;
   const int status = rec.Wait();
-  const std::string err = Slurp(dir_ / "rec.err");
+  const std::string err = ReadWholeFile(dir_ / "rec.err");
   EXPECT_LT(status, 128) << "crashed: " << err;
   if (rc != 0) {
     EXPECT_EQ(err_no, EBUSY) << std::strerror(err_no);

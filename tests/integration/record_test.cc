@@ -27,29 +27,25 @@
 #include "core/recording_info.h"
 #include "core/trace_file_reader.h"
 #include "core/tracefs_session.h"
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool {
 namespace {
 
+using testing::kTracefsInstances;
+using testing::OrphanedCstoolInstances;
+using testing::ReadWholeFile;
 namespace fs = std::filesystem;
 using testing::Spawn;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
-const fs::path kInstances = "/sys/kernel/tracing/instances";
 
 struct Result {
   int status = -1;  // exit code, or 128 + signal
   std::string out;
   std::string err;
 };
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int DecodeStatus(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -75,21 +71,8 @@ class RecordTest : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
     if (!IsSkipped()) {
-      EXPECT_EQ(LeftoverInstances(), std::vector<std::string>{});
+      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
     }
-  }
-
-  // cstool-PID instances whose cstool is gone: left behind. (A live owner is a recording
-  // running now, e.g. someone else's on a shared machine.)
-  static std::vector<std::string> LeftoverInstances() {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(kInstances)) {
-      const std::string name = e.path().filename();
-      if (name.rfind("cstool-", 0) != 0) continue;
-      const int owner = std::atoi(name.c_str() + 7);
-      if (owner <= 0 || (::kill(owner, 0) != 0 && errno == ESRCH)) out.push_back(name);
-    }
-    return out;
   }
 
   Result Run(std::vector<std::string> argv) {
@@ -99,7 +82,7 @@ class RecordTest : public ::testing::Test {
     pid_t pid = Spawn(argv, out, err);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return {DecodeStatus(status), Slurp(out), Slurp(err)};
+    return {DecodeStatus(status), ReadWholeFile(out), ReadWholeFile(err)};
   }
 
   Result Record(std::vector<std::string> args) {
@@ -207,8 +190,8 @@ TEST_F(RecordTest, ConcurrentRecordingsSeeOnlyTheirOwnWorkload) {
   int sa = 0, sb = 0;
   ::waitpid(pa, &sa, 0);
   ::waitpid(pb, &sb, 0);
-  ASSERT_EQ(DecodeStatus(sa), 0) << Slurp(dir_ / "a.err");
-  ASSERT_EQ(DecodeStatus(sb), 0) << Slurp(dir_ / "b.err");
+  ASSERT_EQ(DecodeStatus(sa), 0) << ReadWholeFile(dir_ / "a.err");
+  ASSERT_EQ(DecodeStatus(sb), 0) << ReadWholeFile(dir_ / "b.err");
 
   RecordingInfo ia = Info(a), ib = Info(b);
   ASSERT_NE(ia.child.pid, ib.child.pid);
@@ -238,7 +221,7 @@ TEST_F(RecordTest, SigintLeavesAReadableFileAndNoInstance) {
       {kCstool, "record", "-o", out, "-N", "30", "--", kWorkload, "nanosleep", "100000", "1000"},
       dir_ / "s.out", dir_ / "s.err");
   // Wait until the recording is live (the instance exists and the workload runs).
-  fs::path instance = kInstances / ("cstool-" + std::to_string(pid));
+  fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
   for (int i = 0; i < 500 && !fs::exists(instance); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(instance));
@@ -246,7 +229,7 @@ TEST_F(RecordTest, SigintLeavesAReadableFileAndNoInstance) {
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  std::string err = Slurp(dir_ / "s.err");
+  std::string err = ReadWholeFile(dir_ / "s.err");
   EXPECT_EQ(DecodeStatus(status), 128 + SIGINT) << err;  // the child got the SIGINT too
   EXPECT_FALSE(fs::exists(instance));
   ASSERT_TRUE(fs::exists(out)) << err;
@@ -309,7 +292,7 @@ TEST_F(RecordTest, CommandNotFoundExits127) {
 }
 
 TEST_F(RecordTest, StaleInstancesAreReaped) {
-  fs::path stale = kInstances / "cstool-999999";
+  fs::path stale = kTracefsInstances / "cstool-999999";
   ASSERT_FALSE(::kill(999999, 0) == 0) << "pid 999999 exists; cannot test";
   fs::create_directory(stale);
   ASSERT_TRUE(fs::exists(stale));

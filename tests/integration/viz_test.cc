@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -23,13 +24,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr int64_t kCpuPid = 1'000'000'000;  // TimelinePlugin::kCpuPid
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string FindChromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
@@ -74,7 +68,7 @@ class VizTest : public ::testing::Test {
 };
 
 TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
-  json doc = json::parse(ReadFile(dir_ / "t.json"));
+  json doc = json::parse(ReadWholeFile(dir_ / "t.json"));
   ASSERT_TRUE(doc.at("traceEvents").is_array());
   std::set<int64_t> thread_tids, cpu_tids, named_cpus;
   size_t flows_s = 0, flows_f = 0;
@@ -107,7 +101,7 @@ TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
 // from the state machine's current task per CPU). JSON times are microseconds with
 // three decimals, so each slice may be off by rounding: allow 1 ns per slice.
 TEST_F(VizTest, CpuTracksMatchEachThreadsOnCpuTime) {
-  json doc = json::parse(ReadFile(dir_ / "t.json"));
+  json doc = json::parse(ReadWholeFile(dir_ / "t.json"));
   std::map<int64_t, double> run_ns;
   std::map<int64_t, int64_t> slices;
   for (const json& e : doc.at("traceEvents")) {
@@ -133,7 +127,7 @@ TEST_F(VizTest, HtmlRendersInHeadlessChromium) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh)";
   const fs::path html = dir_ / "r.html";
-  const std::string page = ReadFile(html);
+  const std::string page = ReadWholeFile(html);
   ASSERT_NE(page.find("id=\"thread-barscope\""), std::string::npos);
 
   auto run = [&](const std::vector<std::string>& extra) {
@@ -187,7 +181,7 @@ TEST_F(VizTest, HtmlRendersInHeadlessChromium) {
   ASSERT_TRUE(fs::exists(png)) << shot.err;
   EXPECT_GT(fs::file_size(png), 10'000u);
   // PNG signature.
-  EXPECT_EQ(ReadFile(png).substr(1, 3), "PNG");
+  EXPECT_EQ(ReadWholeFile(png).substr(1, 3), "PNG");
 }
 
 }  // namespace

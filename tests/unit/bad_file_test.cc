@@ -19,19 +19,13 @@
 #include "core/trace_file_reader.h"
 #include "core/trace_replay.h"
 #include "core/v6_trace_file.h"
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
 
 const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 template <typename T>
 void Poke(std::string& img, size_t at, T v) {
@@ -42,7 +36,7 @@ void Poke(std::string& img, size_t at, T v) {
 class BadFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    original_ = ReadAll(kFixtures + "small_v6.dat");
+    original_ = ReadWholeFile(kFixtures + "small_v6.dat");
     ASSERT_GT(original_.size(), 100000u);
     path_ = (std::filesystem::temp_directory_path() /
              ("cstool_bad_" + std::to_string(::getpid()) + ".dat"))
@@ -161,7 +155,7 @@ TEST_F(BadFile, PageCommitBeyondThePageSize) {
 // v7: sections are zstd-compressed; libtracecmd reads them. A damaged block must give
 // an error naming the file (libtracecmd knows no offset) or be read without a crash.
 TEST_F(BadFile, V7WithBrokenCompressionBlock) {
-  const std::string v7 = ReadAll(kFixtures + "small_v7_zstd.dat");
+  const std::string v7 = ReadWholeFile(kFixtures + "small_v7_zstd.dat");
   ASSERT_GT(v7.size(), 20000u);
   // zstd frames start with the magic 28 b5 2f fd; damage the data after each of them.
   size_t frames = 0, rejected = 0;

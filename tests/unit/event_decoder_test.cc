@@ -14,19 +14,14 @@
 #include "core/task_state.h"
 #include "core/trace_handles.h"
 #include "core/trace_replay.h"
+#include "tests/support/files.h"
 
 namespace cstool {
 namespace {
 
+using testing::ReadWholeFile;
 const std::string kFormats = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/";
 const std::string kEvents = kFormats + "events";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Parses one format text into a fresh tep_handle and returns the event.
 struct ParsedFormat {
@@ -39,7 +34,7 @@ struct ParsedFormat {
 };
 
 TEST(TaskStateMap, CurrentKernelLayout) {
-  ParsedFormat f(ReadFile(kEvents + "/sched/sched_switch/format"));
+  ParsedFormat f(ReadWholeFile(kEvents + "/sched/sched_switch/format"));
   ASSERT_NE(f.event, nullptr);
   TaskStateMap m(f.event);
   EXPECT_TRUE(m.from_format()) << m.problem();
@@ -62,7 +57,7 @@ TEST(TaskStateMap, CurrentKernelLayout) {
 }
 
 TEST(TaskStateMap, Linux44Layout) {
-  ParsedFormat f(ReadFile(kFormats + "sched_switch_4.4.format"));
+  ParsedFormat f(ReadWholeFile(kFormats + "sched_switch_4.4.format"));
   ASSERT_NE(f.event, nullptr);
   TaskStateMap m(f.event);
   EXPECT_TRUE(m.from_format()) << m.problem();
@@ -82,7 +77,7 @@ TEST(TaskStateMap, Linux44Layout) {
 }
 
 TEST(TaskStateMap, FourByteStateWith0x1000PreemptBit) {
-  ParsedFormat f(ReadFile(kFormats + "sched_switch_32bit_state.format"));
+  ParsedFormat f(ReadWholeFile(kFormats + "sched_switch_32bit_state.format"));
   ASSERT_NE(f.event, nullptr);
   TaskStateMap m(f.event);
   EXPECT_TRUE(m.from_format()) << m.problem();
@@ -101,7 +96,7 @@ TEST(TaskStateMap, FallsBackWithoutFormat) {
 }
 
 TEST(PrintFormat, EvaluatesExpressionsAndSymbols) {
-  ParsedFormat f(ReadFile(kEvents + "/irq/softirq_entry/format"), "irq");
+  ParsedFormat f(ReadWholeFile(kEvents + "/irq/softirq_entry/format"), "irq");
   ASSERT_NE(f.event, nullptr);
   auto syms = PrintSymbols(f.event, "vec");
   ASSERT_GE(syms.size(), 10u);
@@ -245,7 +240,7 @@ TEST(EventDecoder, OldKernelLayoutsDecodeByFormat) {
                         Case{"sched_switch_32bit_state.format", 0x1000, 4}}) {
     SCOPED_TRACE(c.file);
     SyntheticTrace t(kEvents, 1);
-    const int sw = t.AddEventFormat("sched", ReadFile(kFormats + c.file));
+    const int sw = t.AddEventFormat("sched", ReadWholeFile(kFormats + c.file));
     auto r = t.NewRecord(sw, 7).SetString("prev_comm", "old").Set("prev_pid", 7);
     r.Set("next_pid", 8).SetString("next_comm", "new");
     t.Append(0, 10, r.Set("prev_state", static_cast<int64_t>(c.preempt)));
@@ -398,8 +393,8 @@ std::string WritePingPong(const std::string& sched_switch_format, const std::str
 }  // namespace
 
 TEST(KernelDifferences, SchedSwitchWithoutPrevStateFailsClearly) {
-  const std::string path =
-      WritePingPong(WithoutPrevState(ReadFile(kFormats + "sched_switch_4.4.format")), "no_state");
+  const std::string path = WritePingPong(
+      WithoutPrevState(ReadWholeFile(kFormats + "sched_switch_4.4.format")), "no_state");
   {
     auto reader = OpenTraceFile(path);
     EventDecoder dec(reader->tep());
@@ -421,7 +416,7 @@ TEST(KernelDifferences, SchedSwitchWithoutPrevStateFailsClearly) {
 
 TEST(KernelDifferences, UnreadableStateLettersAreNotedNotHidden) {
   // prev_state present, but printed as a plain number: no letters, no preempt bit.
-  std::string format = ReadFile(kFormats + "sched_switch_4.4.format");
+  std::string format = ReadWholeFile(kFormats + "sched_switch_4.4.format");
   format.replace(format.find("print fmt:"), std::string::npos,
                  "print fmt: \"prev_pid=%d prev_state=%ld next_pid=%d\", REC->prev_pid, "
                  "REC->prev_state, REC->next_pid\n");

@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_report_input.h"
+#include "tests/support/files.h"
 
 namespace cstool {
 namespace {
 
+using testing::ReadWholeFile;
 namespace fs = std::filesystem;
 
 std::vector<fs::path> FilesIn(const fs::path& dir) {
@@ -27,15 +29,8 @@ std::vector<fs::path> FilesIn(const fs::path& dir) {
   return out;
 }
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool Replay(const fs::path& p, const SyscallTable& syscalls) {
-  const std::string bytes = ReadAll(p);
+  const std::string bytes = ReadWholeFile(p);
   return fuzz::ReportOnBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                              syscalls);
 }

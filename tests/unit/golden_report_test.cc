@@ -10,17 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Output with the source directory stripped, so goldens do not depend on the checkout.
 std::string Report(const std::string& fixture, const std::string& format) {
@@ -49,7 +43,7 @@ TEST_P(Golden, ReportMatches) {
     std::ofstream(path) << actual;
     GTEST_SKIP() << "updated " << path;
   }
-  std::string expected = ReadFile(path);
+  std::string expected = ReadWholeFile(path);
   ASSERT_FALSE(expected.empty()) << path << " is missing";
   EXPECT_EQ(actual, expected) << "report of " << c.fixture << " as " << c.format
                               << " changed; see the header comment to regenerate";

@@ -12,23 +12,18 @@
 #include "core/trace_file_reader.h"
 #include "core/trace_replay.h"
 #include "core/v6_trace_file.h"
+#include "tests/support/files.h"
 
 namespace cstool {
 namespace {
 
+using testing::ReadWholeFile;
 const std::string kFixture = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v6.dat";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class Corruption : public ::testing::Test {
  protected:
   void SetUp() override {
-    original_ = ReadAll(kFixture);
+    original_ = ReadWholeFile(kFixture);
     ASSERT_GT(original_.size(), 100000u);
     path_ = (std::filesystem::temp_directory_path() /
              ("cstool_corrupt_" + std::to_string(::getpid()) + ".dat"))

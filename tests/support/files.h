@@ -1,0 +1,49 @@
+// Small file helpers shared by the tests: a file's whole contents, and the tracefs
+// instances cstool creates (cstool-<pid>).
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "core/proc_threads.h"
+
+namespace cstool::testing {
+
+// The whole file ("" if it cannot be read).
+inline std::string ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline const std::filesystem::path kTracefsInstances = "/sys/kernel/tracing/instances";
+
+// Names of the cstool-<pid> tracefs instances present now.
+inline std::vector<std::string> CstoolInstances() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kTracefsInstances, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("cstool-", 0) == 0) out.push_back(std::move(name));
+  }
+  return out;
+}
+
+// Instances left behind: cstool-<pid> whose owner is gone. (Other cstool runs on a
+// shared machine may own live instances meanwhile; those are not leftovers.)
+inline std::vector<std::string> OrphanedCstoolInstances() {
+  std::vector<std::string> out;
+  for (const std::string& name : CstoolInstances()) {
+    const int owner = std::atoi(name.c_str() + 7);
+    if (owner <= 0 || !ProcessExists(owner)) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace cstool::testing
