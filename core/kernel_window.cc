@@ -61,11 +61,19 @@ bool WindowCut::TimeCovered() const {
   }
 }
 
-void KernelWindow::AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
-  if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
-    total.AddTime(s, end - start, unqueued);
-    return;
-  }
+int64_t KernelWindow::TakeUnqueued(int64_t start, int64_t end) {
+  if (unqueued_.empty()) return 0;
+  // Per thread, wait segments arrive in time order: entries before `start` are waits
+  // whose (zero-length) segment was never sent.
+  size_t i = 0;
+  while (i < unqueued_.size() && unqueued_[i].since < start) ++i;
+  int64_t ns = 0;
+  if (i < unqueued_.size() && unqueued_[i].since == start) ns = std::min(unqueued_[i++].ns, end - start);
+  unqueued_.erase(unqueued_.begin(), unqueued_.begin() + static_cast<std::ptrdiff_t>(i));
+  return ns;
+}
+
+void KernelWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
   const bool wait = s == Microstate::kWaitCpuWakeup || s == Microstate::kWaitCpuPreempted;
   for (WindowCut& c : cuts) {
     if (wait) {

@@ -67,8 +67,30 @@ struct KernelWindow {
   const WindowCut* Cut(int64_t ts) const;  // nullptr when none was registered at `ts`
 
   // `unqueued`: of a wait_cpu_wakeup segment, the time before sched_wakeup queued it.
-  void AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued = 0);
+  void AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued = 0) {
+    if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
+      total.AddTime(s, end - start, unqueued);
+      return;
+    }
+    AddSegmentToCuts(s, start, end, unqueued);
+  }
   void AddSwitch(int64_t ts, bool voluntary);
+
+  // sched_wakeup queued the thread at `ts`, in the wait that began at `since`: remembered
+  // until that wait's segment arrives (segments may be held back while the thread's
+  // syscall state is resolved, so several can be outstanding, oldest first).
+  void NoteEnqueued(int64_t since, int64_t ts) { unqueued_.push_back({since, ts - since}); }
+  // The part before the enqueue of the wait_cpu_wakeup segment [start, end), 0 if none
+  // was noted; forgets it and any older wait's (one whose segment was empty, never sent).
+  int64_t TakeUnqueued(int64_t start, int64_t end);
+
+ private:
+  void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued);
+  struct Unqueued {
+    int64_t since;  // start of the wait_cpu_wakeup segment
+    int64_t ns;     // its part before sched_wakeup
+  };
+  std::vector<Unqueued> unqueued_;
 };
 
 }  // namespace cstool

@@ -87,17 +87,49 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   return NewThread(tid, comm, first_ts_, false);
 }
 
-StateMachine::Cpu& StateMachine::Enter(const EventCommon& c, bool note_flags) {
-  if (first_ts_ < 0) first_ts_ = c.ts;
-  if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+// The first event that shows need-resched set tells what set it: the latest candidate.
+[[gnu::always_inline]] inline void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
+  if ((flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
+    cpu.resched_seen = true;
+    cpu.resched_origin = cpu.candidate;
+  }
+}
+
+// Per event: keep this small and inlined (it runs for every record).
+[[gnu::always_inline]] inline StateMachine::Cpu& StateMachine::Enter(const EventCommon& c,
+                                                                    bool note_flags) {
+  if (first_ts_ < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) [[unlikely]]
+    FirstOnCpu(c);
   Cpu& cpu = cpus_[c.cpu];
   cur_ts_ = c.ts;
   cur_cpu_ = c.cpu;
-  if (c.ts < cpu.last_ts) Flag(Anomaly::kTimeBackwards, nullptr);
+  if (c.ts < cpu.last_ts) [[unlikely]]
+    Flag(Anomaly::kTimeBackwards, nullptr);
   cpu.last_ts = c.ts;
-  last_ts_ = std::max(last_ts_, c.ts);
+  if (c.ts > last_ts_) last_ts_ = c.ts;
   if (note_flags) NoteFlags(cpu, c.flags);
   return cpu;
+}
+
+void StateMachine::FirstOnCpu(const EventCommon& c) {
+  if (first_ts_ < 0) first_ts_ = c.ts;
+  if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+}
+
+// The thread of a task's own event (common_pid): almost always the CPU's current one,
+// which saves the tid lookup. A freed current was replaced in the tid index.
+[[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid) {
+  Thread* cur = cpu.current;
+  if (cur && cur->tid == tid && !cur->freed && cpu.current_known) [[likely]]
+    return *cur;
+  return Lookup(tid, {});
+}
+
+// Whether `t` is already known to run on this CPU (then MarkOnCpu has nothing to do
+// but re-derive its running state, which the syscall handlers do anyway).
+[[gnu::always_inline]] inline bool StateMachine::RunsHere(const Cpu& cpu, int32_t cpu_id,
+                                                          const Thread& t) const {
+  return cpu.current == &t && cpu.current_known && t.on_cpu && t.cpu == cpu_id;
 }
 
 // With a pid filter, unfollowed tasks show up only partly (as the other side of a
@@ -106,14 +138,6 @@ void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
   if (t && !t->tracked && !policy_.all) return;
   anomalies_.Add(a, n);
   if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
-}
-
-// The first event that shows need-resched set tells what set it: the latest candidate.
-void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
-  if ((flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
-    cpu.resched_seen = true;
-    cpu.resched_origin = cpu.candidate;
-  }
 }
 
 void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
@@ -129,6 +153,11 @@ void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t
     Resolve(t, kSyscallUnknown);
   }
   if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
+  Deliver(t, s, start, end);
+}
+
+void StateMachine::Deliver(Thread& t, Microstate s, int64_t start, int64_t end) {
+  t.times[static_cast<size_t>(s)] += end - start;
   for (Plugin* p : On(Hook::kStateSegment)) p->OnStateSegment(t, s, start, end);
 }
 
@@ -158,6 +187,10 @@ void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
 }
 
 void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
+  if (t && RunsHere(cpu, cpu_id, *t)) [[likely]] {
+    RefreshRunning(cpu, ts);
+    return;
+  }
   // The kernel (6.18, with a pid filter) sometimes records no sched_switch when an idle
   // CPU picks up a followed task; its own events show it is running.
   if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr)
@@ -198,7 +231,7 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
       m = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
                                        : Microstate::kSleepPaging;
     }
-    for (Plugin* p : On(Hook::kStateSegment)) p->OnStateSegment(t, m, seg.start, seg.end);
+    Deliver(t, m, seg.start, seg.end);
   }
   for (uint32_t idx : t.pending_switches) {
     PendingSwitch& ps = pending_switches_[idx];
@@ -392,7 +425,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // already show the need-resched this very wakeup set: note them after the candidate.
   Cpu& cpu = Enter(e.c, /*note_flags=*/false);
   const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
-  if (!from_irq && e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  if (!from_irq && e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &EventThread(cpu, e.c.pid), e.c.ts);
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
 
@@ -612,7 +645,7 @@ void StateMachine::PushNmiHandler(const NmiHandler& e) {
 
 void StateMachine::PushSysEnter(const SysEnter& e) {
   Cpu& cpu = Enter(e.c);
-  Thread& t = Lookup(e.c.pid, {});
+  Thread& t = EventThread(cpu, e.c.pid);
   t.user_thread = true;
   t.fault_pending = false;
   if (t.syscall == kSyscallUnknown) {
@@ -620,7 +653,7 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
   } else if (t.syscall >= 0) {
     Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
-  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   t.syscall = e.id;
   t.syscall_start = e.c.ts;
   t.syscall_enter_seen = true;
@@ -630,10 +663,10 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
 
 void StateMachine::PushSysExit(const SysExit& e) {
   Cpu& cpu = Enter(e.c);
-  Thread& t = Lookup(e.c.pid, {});
+  Thread& t = EventThread(cpu, e.c.pid);
   t.user_thread = true;
   if (t.syscall == kSyscallUnknown) Resolve(t, e.id);
-  MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   if (t.syscall >= 0) {
     SyscallInterval s{&t,
                       t.syscall,

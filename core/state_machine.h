@@ -122,6 +122,9 @@ class StateMachine final : public EventSink {
   // Common per-event work: time bookkeeping, need-resched flag, and making sure the
   // event's task is known to be the one on this CPU.
   Cpu& Enter(const EventCommon& c, bool note_flags = true);
+  void FirstOnCpu(const EventCommon& c);  // Enter's rare part: first event, new CPU
+  Thread& EventThread(const Cpu& cpu, int32_t tid);
+  bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteFlags(Cpu& cpu, uint8_t flags);
   void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
@@ -131,6 +134,8 @@ class StateMachine final : public EventSink {
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  // A segment whose microstate is final: into the thread's times and to the plugins.
+  void Deliver(Thread& t, Microstate s, int64_t start, int64_t end);
   bool EmitSwitch(Thread* prev, const SwitchEvent& e);
   void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);

@@ -32,16 +32,9 @@ void KernelWindowPlugin::OnThreadNew(const Thread& t) {
 }
 
 void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
-  int64_t unqueued = 0;
-  if (s == Microstate::kWaitCpuWakeup && t.id < unqueued_.size() && !unqueued_[t.id].empty()) {
-    std::vector<Unqueued>& v = unqueued_[t.id];
-    auto u = std::find_if(v.begin(), v.end(), [&](const Unqueued& x) { return x.since == start; });
-    if (u != v.end()) {
-      unqueued = std::min(u->ns, end - start);
-      v.erase(u);
-    }
-  }
-  model_.For(t).kernel_window.AddSegment(s, start, end, unqueued);
+  KernelWindow& w = model_.For(t).kernel_window;
+  const int64_t unqueued = s == Microstate::kWaitCpuWakeup ? w.TakeUnqueued(start, end) : 0;
+  w.AddSegment(s, start, end, unqueued);
 }
 
 }  // namespace cstool

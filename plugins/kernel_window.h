@@ -24,8 +24,7 @@ class KernelWindowPlugin : public Plugin {
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
-    if (t.id >= unqueued_.size()) unqueued_.resize(t.id + 1);
-    unqueued_[t.id].push_back({runnable_since, ts - runnable_since});
+    model_.For(t).kernel_window.NoteEnqueued(runnable_since, ts);
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).kernel_window.AddSwitch(e.ts, e.voluntary);
@@ -38,13 +37,6 @@ class KernelWindowPlugin : public Plugin {
  private:
   ReportModel& model_;
   std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
-  struct Unqueued {
-    int64_t since;  // start of the wait_cpu_wakeup segment
-    int64_t ns;     // its part before sched_wakeup
-  };
-  // By thread id: waits whose enqueue was seen and whose segment was not emitted yet
-  // (segments may be held back while a thread's syscall state is resolved).
-  std::vector<std::vector<Unqueued>> unqueued_;
 };
 
 }  // namespace cstool
