@@ -7,6 +7,7 @@
 //
 //   BM_Decode           reader + merge + decode into a no-op EventSink (events/s)
 //   BM_Analyze          AnalyzeTrace: decode + state machine + every report plugin
+//   BM_AnalyzeForCheck  the same plus the kernel windows `report --check` needs
 //   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same file, wall time
 //
@@ -107,6 +108,20 @@ void BM_Analyze(benchmark::State& state) {
 }
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
+// The same with the per-thread kernel windows `report --check` adds.
+void BM_AnalyzeForCheck(benchmark::State& state) {
+  const std::string& path = Large().path();
+  SyscallTable syscalls;
+  uint64_t n = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    auto analyzed = AnalyzeTrace(path, syscalls, {.kernel_windows = true});
+    n += analyzed->model.trace.events;
+    benchmark::DoNotOptimize(analyzed->model.threads.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+
 // The whole `cstool report` process (file open, analysis, JSON rendering).
 void BM_ReportProcess(benchmark::State& state) {
   const Recording& rec = state.range(0) ? Large() : Small();
@@ -158,6 +173,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   auto m = [&](const char* name, const char* counter) { return rep.MedianOf(name, counter); };
   const double decode = m("BM_Decode", "items_per_second");
   const double analyze = m("BM_Analyze", "items_per_second");
+  const double analyze_check = m("BM_AnalyzeForCheck", "items_per_second");
   const double report_s = m("BM_ReportProcess/large:1", "real_time_s");
   const double tc_s = m("BM_TraceCmdProfile", "real_time_s");
   std::printf("\n== report summary (medians) ==\n");
@@ -173,6 +189,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   };
   row("decode only (reader+merge+decode)", decode / 1e6, "M events/s");
   row("decode + state machine + analyses", analyze / 1e6, "M events/s");
+  row("  + kernel windows (report --check)", analyze_check / 1e6, "M events/s");
   row("cstool report (process)", report_s, "s");
   row("  = events/s", report_s > 0 ? large.events() / report_s / 1e6 : -1, "M events/s");
   row("trace-cmd report --profile (process)", tc_s, "s");

@@ -14,7 +14,7 @@ IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus) {
   // Registered here, explicitly, rather than in every report (plugins/registry.cc).
   // Without `cpus`, per-CPU splits list the CPUs that saw interrupts.
   auto summary = std::make_unique<IrqSummaryPlugin>(cpus);
-  auto analyzed = AnalyzeTrace(file, syscalls, false, {summary.get()});
+  auto analyzed = AnalyzeTrace(file, syscalls, {.extra_plugins = {summary.get()}});
   const TraceSummary& t = analyzed->model.trace;
 
   IrqReport report;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <stdexcept>
 
 #include "core/errors.h"
 
@@ -112,6 +113,9 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
 KernelCheckResult CheckAgainstKernel(const ReportModel& model,
                                      const std::vector<const ThreadReport*>& threads,
                                      const CheckTolerance& tol) {
+  // Comparing empty windows would report every thread as disagreeing.
+  if (!model.has_kernel_windows)
+    throw std::logic_error("kernel check of a model analysed without kernel windows");
   KernelCheckResult res;
   res.tolerance = tol;
   KernelRecording recording;

@@ -14,7 +14,7 @@ namespace cstool {
 std::string KernelAgreementLine(const std::string& file) {
   try {
     SyscallTable syscalls;
-    auto analyzed = AnalyzeTrace(file, syscalls);
+    auto analyzed = AnalyzeTrace(file, syscalls, {.kernel_windows = true});
     ReportView view = BuildView(analyzed->model, syscalls, ViewOptions{});
     KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
     if (!check.has_counters) return "kernel agrees: not checked (no kernel counters recorded)";

@@ -50,11 +50,9 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
 }  // namespace
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies,
-                                            const std::vector<Plugin*>& extra_plugins,
-                                            bool salvage) {
+                                            const AnalyzeOptions& options) {
   ReaderOptions reader_options;
-  reader_options.salvage = salvage;
+  reader_options.salvage = options.salvage;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs
@@ -72,7 +70,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   ReportModel& model = result->model;
   result->machine =
       std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
-  if (explain_anomalies) {
+  if (options.explain_anomalies) {
     constexpr size_t kMaxDetails = 10000;
     result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
       if (model.trace.anomaly_details.size() < kMaxDetails)
@@ -85,9 +83,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     model.trace.has_recording_info = true;
     model.trace.recording = *info;
   }
-  result->plugins = MakeReportPlugins(model);
+  result->plugins = MakeReportPlugins(model, options.kernel_windows);
   for (auto& p : result->plugins) result->machine->AddPlugin(p.get());
-  for (Plugin* p : extra_plugins) result->machine->AddPlugin(p);
+  for (Plugin* p : options.extra_plugins) result->machine->AddPlugin(p);
 
   ReplayStats stats = ReplayTrace(*reader, decoder, *result->machine);
   int64_t end = stats.last_ts;
@@ -135,8 +133,11 @@ int RunReport(const ReportOptions& options, std::ostream& out) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
-  auto analyzed = AnalyzeTrace(options.file, syscalls, options.explain_anomalies,
-                               exports.plugins(), options.salvage);
+  auto analyzed = AnalyzeTrace(options.file, syscalls,
+                               {.explain_anomalies = options.explain_anomalies,
+                                .salvage = options.salvage,
+                                .kernel_windows = options.check,
+                                .extra_plugins = exports.plugins()});
   for (const std::string& d : analyzed->model.trace.damage)
     fmt::print(stderr, "cstool report: warning: salvaged: {}\n", d);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);

@@ -32,13 +32,20 @@ struct AnalyzedTrace {
   ReportModel model;
 };
 
-// Reads and analyses `file`; `extra_plugins` (owned by the caller) run after the
-// report's own. Throws cstool::Error for unreadable or corrupt files (with `salvage`:
-// only when nothing can be read; the skipped damage is in trace.damage).
+struct AnalyzeOptions {
+  bool explain_anomalies = false;  // fill trace.anomaly_details
+  bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
+  // Per-thread windows cut where the kernel's counters were sampled (ThreadReport::
+  // kernel_window), which only `report --check` reads: a plugin call per state segment,
+  // so only when asked for.
+  bool kernel_windows = false;
+  std::vector<Plugin*> extra_plugins;  // owned by the caller, run after the report's own
+};
+
+// Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files (with
+// `salvage`: only when nothing can be read; the skipped damage is in trace.damage).
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
-                                            bool explain_anomalies = false,
-                                            const std::vector<Plugin*>& extra_plugins = {},
-                                            bool salvage = false);
+                                            const AnalyzeOptions& options = {});
 
 // Returns the process exit status: 1 when --check found a disagreement.
 int RunReport(const ReportOptions& options, std::ostream& out);

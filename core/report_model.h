@@ -81,6 +81,8 @@ struct ReportModel {
   // Owns the names ThreadReport::irqs is keyed by (set nodes never move).
   std::set<std::string, std::less<>> irq_names;
   std::vector<ThreadReport> threads;  // indexed by Thread::id
+  // ThreadReport::kernel_window was filled (AnalyzeOptions::kernel_windows).
+  bool has_kernel_windows = false;
 
   ThreadReport& For(const Thread& t) {
     if (t.id >= threads.size()) [[unlikely]]

@@ -7,8 +7,10 @@
 
 namespace cstool {
 
-KernelWindowPlugin::KernelWindowPlugin(ReportModel& model) : model_(model) {
-  if (!model.trace.has_recording_info) return;
+KernelWindowPlugin::KernelWindowPlugin(ReportModel& model, bool windows)
+    : model_(model), windows_(windows) {
+  model.has_kernel_windows = windows;
+  if (!windows || !model.trace.has_recording_info) return;
   try {
     KernelRecording rec = KernelRecording::FromJson(model.trace.recording.kernel_counters);
     for (const KernelTaskCounters& c : rec.counters.records())

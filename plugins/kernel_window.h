@@ -14,10 +14,13 @@ namespace cstool {
 class KernelWindowPlugin : public Plugin {
  public:
   // Takes the sampling instants from model.trace.recording.kernel_counters; a recording
-  // without (or with unreadable) kernel counters gives no cuts.
-  explicit KernelWindowPlugin(ReportModel& model);
+  // without (or with unreadable) kernel counters gives no cuts. With `windows` false it
+  // records only each thread's exit time (KernelWindow::exit_ts, which matching the
+  // kernel's exit records needs) and leaves the totals and cuts empty.
+  KernelWindowPlugin(ReportModel& model, bool windows);
 
   uint32_t Hooks() const override {
+    if (!windows_) return HookBit(Hook::kExit);
     return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
            HookBit(Hook::kEnqueued) | HookBit(Hook::kExit);
   }
@@ -36,6 +39,7 @@ class KernelWindowPlugin : public Plugin {
 
  private:
   ReportModel& model_;
+  bool windows_;
   std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
 };
 

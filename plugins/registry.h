@@ -10,6 +10,9 @@
 
 namespace cstool {
 
-std::vector<std::unique_ptr<Plugin>> MakeReportPlugins(ReportModel& model);
+// `kernel_windows`: also cut each thread's times where the kernel's counters were
+// sampled (for report --check); without it only the exit times the matching needs.
+std::vector<std::unique_ptr<Plugin>> MakeReportPlugins(ReportModel& model,
+                                                       bool kernel_windows = true);
 
 }  // namespace cstool

@@ -64,7 +64,8 @@ inline bool ReportOnBytes(const uint8_t* data, size_t size, const SyscallTable& 
   // Odd sizes take the --salvage path (skip damage), even sizes the strict one.
   const bool salvage = (size & 1) != 0;
   try {
-    auto analyzed = AnalyzeTrace(path, syscalls, /*explain_anomalies=*/true, {}, salvage);
+    auto analyzed = AnalyzeTrace(
+        path, syscalls, {.explain_anomalies = true, .salvage = salvage, .kernel_windows = true});
     NullBuffer null_buffer;
     std::ostream null(&null_buffer);
     ViewOptions view_options;

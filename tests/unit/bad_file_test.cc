@@ -209,7 +209,7 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
 
   SyscallTable syscalls;
   auto full = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls);
-  auto part = AnalyzeTrace(path_, syscalls, false, {}, /*salvage=*/true);
+  auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
   const TraceSummary& t = part->model.trace;
   ASSERT_EQ(t.damage.size(), 1u);
   EXPECT_NE(t.damage[0].find(path_), std::string::npos) << t.damage[0];
@@ -220,7 +220,7 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   EXPECT_LT(t.events, full->model.trace.events);
   EXPECT_FALSE(part->model.threads.empty());
   // An intact file salvaged is the same as read strictly.
-  auto same = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls, false, {}, /*salvage=*/true);
+  auto same = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls, {.salvage = true});
   EXPECT_TRUE(same->model.trace.damage.empty());
   EXPECT_EQ(same->model.trace.events, full->model.trace.events);
 }
@@ -234,7 +234,7 @@ TEST_F(BadFile, SalvageSkipsACorruptPageAsALoss) {
   Write(img);
   SyscallTable syscalls;
   auto full = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls);
-  auto part = AnalyzeTrace(path_, syscalls, false, {}, /*salvage=*/true);
+  auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
   const TraceSummary& t = part->model.trace;
   ASSERT_EQ(t.damage.size(), 1u);
   EXPECT_NE(t.damage[0].find(fmt::format("page at offset {}", page + 8)), std::string::npos)

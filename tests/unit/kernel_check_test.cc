@@ -57,6 +57,7 @@ class Fixture {
     return r;
   }
   KernelCheckResult Check() {
+    model.has_kernel_windows = true;
     model.trace.has_recording_info = true;
     model.trace.recording.kernel_counters = rec.ToJson();
     std::vector<const ThreadReport*> sel;
@@ -75,6 +76,11 @@ class Fixture {
   std::deque<Thread> threads;
   ReportModel model;
 };
+
+TEST(KernelCheck, RefusesAModelAnalysedWithoutKernelWindows) {
+  ReportModel model;  // as AnalyzeTrace leaves it without AnalyzeOptions::kernel_windows
+  EXPECT_THROW(CheckAgainstKernel(model, {}), std::logic_error);
+}
 
 TEST(KernelWindow, CutsSplitSegmentsAndIgnoreArrivalOrder) {
   KernelWindow w;
