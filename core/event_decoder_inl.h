@@ -92,43 +92,57 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     ++counters_.short_records;
     return -1;
   }
+  // The common fields stay in registers and are written straight into each event: an
+  // EventCommon built on the stack and copied whole costs a failed store-to-load
+  // forwarding (its fields are stored one by one, then loaded as one 16-byte vector).
   int type;
-  EventCommon c;
-  c.ts = rec.ts;
-  c.cpu = rec.cpu;
+  int32_t pid;
+  uint8_t flags, preempt_count;
   if (classic_common_) {  // the layout of every kernel since 4.x, host byte order
     uint16_t t;
     std::memcpy(&t, d, 2);
     type = t;
-    c.flags = d[2];
-    c.preempt_count = d[3];
-    std::memcpy(&c.pid, d + 4, 4);
+    flags = d[2];
+    preempt_count = d[3];
+    std::memcpy(&pid, d + 4, 4);
   } else {
     type = static_cast<int>(decoder_detail::ReadInt(d, common_type_, swap_));
-    c.pid = static_cast<int32_t>(decoder_detail::ReadInt(d, common_pid_, swap_));
-    c.flags = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_flags_, swap_));
-    c.preempt_count = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_preempt_, swap_));
+    pid = static_cast<int32_t>(decoder_detail::ReadInt(d, common_pid_, swap_));
+    flags = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_flags_, swap_));
+    preempt_count = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_preempt_, swap_));
   }
+  auto fill = [&](EventCommon& c) {
+    c.ts = rec.ts;
+    c.cpu = rec.cpu;
+    c.pid = pid;
+    c.flags = flags;
+    c.preempt_count = preempt_count;
+  };
+  auto other = [&] {
+    EventCommon c;
+    fill(c);
+    sink.PushOtherEvent(c, type);
+  };
   if (static_cast<size_t>(type) >= table_.size()) {
     ++counters_.unknown_type_ids;
-    sink.PushOtherEvent(c, type);
+    other();
     return type;
   }
   const DecoderEntry& e = table_[static_cast<size_t>(type)];
   if (size < e.min_size) {
     ++counters_.short_records;
-    sink.PushOtherEvent(c, type);
+    other();
     return type;
   }
   auto I = [&](int slot) { return decoder_detail::ReadInt(d, e.f[slot], swap_); };
   auto S = [&](int slot) { return ReadString(d, size, e.s[slot]); };
   switch (e.kind) {
     case EventKind::kOther:
-      sink.PushOtherEvent(c, type);
+      other();
       break;
     case EventKind::kSchedSwitch: {
       SchedSwitch ev;
-      ev.c = c;
+      fill(ev.c);
       ev.prev_comm = S(0);
       ev.prev_pid = static_cast<int32_t>(I(0));
       ev.prev_prio = static_cast<int32_t>(I(1));
@@ -145,7 +159,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     case EventKind::kSchedWakeup:
     case EventKind::kSchedWakeupNew: {
       SchedWakeup ev;
-      ev.c = c;
+      fill(ev.c);
       ev.kind = e.kind == EventKind::kSchedWaking   ? WakeupKind::kWaking
                 : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
                                                     : WakeupKind::kWakeupNew;
@@ -158,7 +172,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSchedMigrateTask: {
       SchedMigrateTask ev;
-      ev.c = c;
+      fill(ev.c);
       ev.comm = S(0);
       ev.pid = static_cast<int32_t>(I(0));
       ev.orig_cpu = static_cast<int32_t>(I(1));
@@ -168,7 +182,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSchedProcessFork: {
       SchedProcessFork ev;
-      ev.c = c;
+      fill(ev.c);
       ev.parent_comm = S(0);
       ev.parent_pid = static_cast<int32_t>(I(0));
       ev.child_comm = S(1);
@@ -178,7 +192,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kTaskNewtask: {
       TaskNewtask ev;
-      ev.c = c;
+      fill(ev.c);
       ev.pid = static_cast<int32_t>(I(0));
       ev.comm = S(0);
       ev.clone_flags = static_cast<uint64_t>(I(1));
@@ -187,8 +201,8 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kTaskRename: {
       TaskRename ev;
-      ev.c = c;
-      ev.pid = e.f[0].size ? static_cast<int32_t>(I(0)) : c.pid;
+      fill(ev.c);
+      ev.pid = e.f[0].size ? static_cast<int32_t>(I(0)) : pid;
       ev.oldcomm = S(0);
       ev.newcomm = S(1);
       sink.PushTaskRename(ev);
@@ -196,7 +210,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSchedProcessExec: {
       SchedProcessExec ev;
-      ev.c = c;
+      fill(ev.c);
       ev.filename = S(0);
       ev.pid = static_cast<int32_t>(I(0));
       ev.old_pid = e.f[1].size ? static_cast<int32_t>(I(1)) : ev.pid;
@@ -205,7 +219,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSchedProcessExit: {
       SchedProcessExit ev;
-      ev.c = c;
+      fill(ev.c);
       ev.comm = S(0);
       ev.pid = static_cast<int32_t>(I(0));
       ev.group_dead = I(1) != 0;
@@ -214,7 +228,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSchedProcessFree: {
       SchedProcessFree ev;
-      ev.c = c;
+      fill(ev.c);
       ev.comm = S(0);
       ev.pid = static_cast<int32_t>(I(0));
       sink.PushSchedProcessFree(ev);
@@ -222,7 +236,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kIrqHandlerEntry: {
       IrqHandlerEntry ev;
-      ev.c = c;
+      fill(ev.c);
       ev.irq = static_cast<int32_t>(I(0));
       ev.name = S(0);
       sink.PushIrqHandlerEntry(ev);
@@ -230,7 +244,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kIrqHandlerExit: {
       IrqHandlerExit ev;
-      ev.c = c;
+      fill(ev.c);
       ev.irq = static_cast<int32_t>(I(0));
       ev.ret = static_cast<int32_t>(I(1));
       sink.PushIrqHandlerExit(ev);
@@ -240,7 +254,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     case EventKind::kSoftirqEntry:
     case EventKind::kSoftirqExit: {
       Softirq ev;
-      ev.c = c;
+      fill(ev.c);
       ev.phase = e.kind == EventKind::kSoftirqRaise   ? SoftirqPhase::kRaise
                  : e.kind == EventKind::kSoftirqEntry ? SoftirqPhase::kEntry
                                                       : SoftirqPhase::kExit;
@@ -252,7 +266,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     case EventKind::kIrqVectorEntry:
     case EventKind::kIrqVectorExit: {
       IrqVector ev;
-      ev.c = c;
+      fill(ev.c);
       ev.entry = e.kind == EventKind::kIrqVectorEntry;
       ev.vector = static_cast<int32_t>(I(0));
       ev.name = vector_names_[e.aux];
@@ -261,7 +275,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kNmiHandler: {
       NmiHandler ev;
-      ev.c = c;
+      fill(ev.c);
       ev.handler = static_cast<uint64_t>(I(0));
       ev.delta_ns = I(1);
       ev.handled = static_cast<int32_t>(I(2));
@@ -270,14 +284,14 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     }
     case EventKind::kSysEnter: {
       SysEnter ev;
-      ev.c = c;
+      fill(ev.c);
       ev.id = I(0);
       sink.PushSysEnter(ev);
       break;
     }
     case EventKind::kSysExit: {
       SysExit ev;
-      ev.c = c;
+      fill(ev.c);
       ev.id = I(0);
       ev.ret = I(1);
       sink.PushSysExit(ev);
@@ -286,7 +300,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     case EventKind::kPageFaultUser:
     case EventKind::kPageFaultKernel: {
       PageFault ev;
-      ev.c = c;
+      fill(ev.c);
       ev.user = e.kind == EventKind::kPageFaultUser;
       ev.address = static_cast<uint64_t>(I(0));
       ev.ip = static_cast<uint64_t>(I(1));
