@@ -118,11 +118,12 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
 
 // The thread of a task's own event (common_pid): almost always the CPU's current one,
 // which saves the tid lookup. A freed current was replaced in the tid index.
-[[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid) {
+[[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
+                                                               std::string_view comm) {
   Thread* cur = cpu.current;
   if (cur && cur->tid == tid && !cur->freed && cpu.current_known) [[likely]]
     return *cur;
-  return Lookup(tid, {});
+  return Lookup(tid, comm);
 }
 
 // Whether `t` is already known to run on this CPU (then MarkOnCpu has nothing to do
@@ -329,7 +330,7 @@ void StateMachine::SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, i
 void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   Cpu& cpu = Enter(e.c);
   const int64_t ts = e.c.ts;
-  Thread* prev = e.prev_pid != 0 ? &Lookup(e.prev_pid, e.prev_comm) : nullptr;
+  Thread* prev = e.prev_pid != 0 ? &EventThread(cpu, e.prev_pid, e.prev_comm) : nullptr;
   Thread* next = e.next_pid != 0 ? &Lookup(e.next_pid, e.next_comm) : nullptr;
   // With a pid filter, switches between two unfollowed tasks are not recorded, so the
   // believed current may be stale; only a followed task on either side is a surprise.

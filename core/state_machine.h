@@ -123,7 +123,9 @@ class StateMachine final : public EventSink {
   // event's task is known to be the one on this CPU.
   Cpu& Enter(const EventCommon& c, bool note_flags = true);
   void FirstOnCpu(const EventCommon& c);  // Enter's rare part: first event, new CPU
-  Thread& EventThread(const Cpu& cpu, int32_t tid);
+  // The thread `tid` when it is the CPU's current one (the usual case for a task's own
+  // event), else by lookup; `comm` names it if it is new.
+  Thread& EventThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteFlags(Cpu& cpu, uint8_t flags);
   void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
