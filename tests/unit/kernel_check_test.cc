@@ -125,6 +125,22 @@ TEST(KernelWindow, StateAtTheCutDecidesWhetherTimesAreCovered) {
   EXPECT_TRUE(known.cuts[0].TimeCovered());
 }
 
+// Enqueue notes wait for their wait segment; several can be outstanding (segments held
+// back while the thread's syscall is unknown), and a wait whose segment was empty (never
+// sent) must not leave its note behind to grow without bound.
+TEST(KernelWindow, EnqueueNotesMatchTheirWaitAndStaleOnesAreDropped) {
+  KernelWindow w;
+  w.NoteEnqueued(100, 103);  // a zero-length wait: its segment never comes
+  w.NoteEnqueued(200, 204);
+  w.NoteEnqueued(300, 301);
+  EXPECT_EQ(w.TakeUnqueued(200, 210), 4);  // drops the stale note of the wait at 100
+  EXPECT_EQ(w.TakeUnqueued(250, 260), 0);  // a wait without a note (no sched_waking)
+  EXPECT_EQ(w.TakeUnqueued(300, 300 + 1), 1);
+  EXPECT_EQ(w.TakeUnqueued(300, 320), 0);  // each note is used once
+  w.NoteEnqueued(400, 450);
+  EXPECT_EQ(w.TakeUnqueued(400, 420), 20);  // never more than the wait itself
+}
+
 TEST(KernelWindow, AfterExitHoldsTheFinalSwitchAndTime) {
   KernelWindow w;
   w.AddSegment(Microstate::kUser, 0, 100);

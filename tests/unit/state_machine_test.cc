@@ -422,6 +422,28 @@ TEST(StateMachine, TidReuseMakesANewThread) {
   EXPECT_TILED(s);
 }
 
+// A task's own events are matched to the CPU's current thread without a tid lookup;
+// once that thread is freed, its reused tid is a different thread.
+TEST(StateMachine, AReusedTidIsNotTheCpusFreedCurrentThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Free(5, 1, 0, 10);           // freed while CPU 0 still believes it runs it
+  s.Fork(6, 1, 20, 10, false);   // tid 10 again: a new process
+  s.SysExit(8, 0, 10, 56);       // its first event (clone returning), on CPU 0
+  s.Finish(20);
+  const Thread* old_thread = nullptr;
+  const Thread* new_thread = nullptr;
+  for (const ThreadReport& r : s.model().threads)
+    if (r.thread && r.thread->tid == 10) (r.thread->first_ts == 6 ? new_thread : old_thread) = r.thread;
+  ASSERT_NE(old_thread, nullptr);
+  ASSERT_NE(new_thread, nullptr);
+  EXPECT_EQ(old_thread->end_ts, 5);
+  EXPECT_EQ(s.Report(10).thread, new_thread);
+  EXPECT_EQ(new_thread->times[static_cast<size_t>(M::kUser)], 12);  // 8..20 on CPU 0
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, LostEventsFlagThreadsOfThatCpu) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
