@@ -9,6 +9,8 @@
 //   BM_PingPong/config:4  the scheduler events of config 2 enabled in a bare tracefs
 //                         instance with the same pid filter and nobody reading it: the
 //                         kernel's own cost of the tracepoints, the floor for any tracer
+//   BM_PingPong/config:5  the same with sched_switch alone: what the one tracepoint every
+//                         context-switch tracer needs costs by itself
 //   BM_Loss/rate:R        `cstool record` (default events, default buffers) of the ping-pong
 //                         paced to R round trips/s (0: full speed); events/s and lost events
 //
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,10 +40,18 @@ namespace {
 using bench::NumberAfter;
 using bench::RunProcess;
 
-enum Config { kUntraced, kCstoolDefault, kCstoolSched, kPerfSched, kKernelOnly, kConfigs };
-const char* const kConfigNames[] = {"untraced", "cstool record (default events)",
-                                    "cstool record (sched events only)", "perf sched record",
-                                    "sched events, no reader (floor)"};
+enum Config {
+  kUntraced,
+  kCstoolDefault,
+  kCstoolSched,
+  kPerfSched,
+  kKernelOnly,
+  kKernelSwitchOnly,
+  kConfigs
+};
+const char* const kConfigNames[] = {
+    "untraced",          "cstool record (default events)",  "cstool record (sched events only)",
+    "perf sched record", "sched events, no reader (floor)", "sched_switch alone, no reader"};
 const char* const kSchedEvents[] = {
     "sched_switch",       "sched_waking",       "sched_wakeup",
     "sched_wakeup_new",   "sched_process_fork", "sched_process_exec",
@@ -78,14 +89,14 @@ std::vector<std::string> CstoolRecord(bool sched_only, const std::string& out) {
 // (like cstool record), that nobody reads: the ring buffers just wrap. Removed at scope end.
 class BareInstance {
  public:
-  BareInstance()
+  explicit BareInstance(const std::vector<std::string>& sched_events)
       : dir_(std::string(TracingDir()) + "/instances/cstool_bench_floor_" +
              std::to_string(::getpid())) {
     std::filesystem::create_directory(dir_);
     Write("trace_clock", "mono");
     Write("buffer_size_kb", "4096");
     Write("options/event-fork", "1");
-    for (const char* e : kSchedEvents) Write(std::string("events/sched/") + e + "/enable", "1");
+    for (const std::string& e : sched_events) Write("events/sched/" + e + "/enable", "1");
   }
   ~BareInstance() {
     Write("tracing_on", "0");
@@ -133,7 +144,11 @@ RunResult RunConfig(Config config, const std::string& rate = "0") {
   }
   for (auto& a : Workload(rate)) cmd.push_back(a);
   std::optional<BareInstance> bare;
-  if (config == kKernelOnly) cmd = bare.emplace().Wrap(cmd);
+  if (config == kKernelOnly)
+    cmd = bare.emplace(std::vector<std::string>(std::begin(kSchedEvents), std::end(kSchedEvents)))
+              .Wrap(cmd);
+  if (config == kKernelSwitchOnly)
+    cmd = bare.emplace(std::vector<std::string>{"sched_switch"}).Wrap(cmd);
   bench::ProcessResult p = RunProcess(cmd);
   if (!out.empty()) std::filesystem::remove(out);
   RunResult r;
@@ -241,6 +256,10 @@ void PrintSummary(const bench::CollectingReporter& rep) {
         "the kernel's tracepoints alone leave %.3f of untraced; cstool record (sched events "
         "only) runs at %.3f of that floor\n",
         base > 0 ? floor_rate / base : 0, sched_rate / floor_rate);
+  const double switch_rate = rep.MedianOf("BM_PingPong/config:5", "round_trips_per_s");
+  if (switch_rate > 0 && base > 0)
+    std::printf("sched_switch alone, nobody reading, leaves %.3f of untraced\n",
+                switch_rate / base);
 
   std::printf("\n== loss: cstool record, default events and buffers ==\n");
   std::printf("%-22s %14s %12s %10s\n", "paced rate (rt/s)", "round trips/s", "events/s", "lost");

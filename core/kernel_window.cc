@@ -68,7 +68,8 @@ int64_t KernelWindow::TakeUnqueued(int64_t start, int64_t end) {
   size_t i = 0;
   while (i < unqueued_.size() && unqueued_[i].since < start) ++i;
   int64_t ns = 0;
-  if (i < unqueued_.size() && unqueued_[i].since == start) ns = std::min(unqueued_[i++].ns, end - start);
+  if (i < unqueued_.size() && unqueued_[i].since == start)
+    ns = std::min(unqueued_[i++].ns, end - start);
   unqueued_.erase(unqueued_.begin(), unqueued_.begin() + static_cast<std::ptrdiff_t>(i));
   return ns;
 }

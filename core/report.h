@@ -19,9 +19,9 @@ struct ReportOptions {
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
-  bool check = false;  // --check: compare with the kernel's counters (core/kernel_check.h)
-  ExportOptions exports;           // --timeline, --html
-  bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
+  bool check = false;     // --check: compare with the kernel's counters (core/kernel_check.h)
+  ExportOptions exports;  // --timeline, --html
+  bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
 };
 
 // Everything a report knows about a file, before selection and rendering.

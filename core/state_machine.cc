@@ -97,7 +97,7 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
 
 // Per event: keep this small and inlined (it runs for every record).
 [[gnu::always_inline]] inline StateMachine::Cpu& StateMachine::Enter(const EventCommon& c,
-                                                                    bool note_flags) {
+                                                                     bool note_flags) {
   if (first_ts_ < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) [[unlikely]]
     FirstOnCpu(c);
   Cpu& cpu = cpus_[c.cpu];
@@ -119,7 +119,7 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
 // The thread of a task's own event (common_pid): almost always the CPU's current one,
 // which saves the tid lookup. A freed current was replaced in the tid index.
 [[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
-                                                               std::string_view comm) {
+                                                                std::string_view comm) {
   Thread* cur = cpu.current;
   if (cur && cur->tid == tid && !cur->freed && cpu.current_known) [[likely]]
     return *cur;

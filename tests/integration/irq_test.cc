@@ -56,7 +56,7 @@ bool WaitUntilTracing(int pid, std::chrono::seconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   fs::path on = kTracefsInstances / ("cstool-" + std::to_string(pid)) / "tracing_on";
   while (std::chrono::steady_clock::now() < deadline) {
-    if (ReadWholeFile(on).rfind("1", 0) == 0) return true;
+    if (ReadWholeFile(on).rfind('1', 0) == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
@@ -146,7 +146,8 @@ TEST_F(IrqTest, AffinityChangeAndRestoreRoundTrip) {
     if (a.effective == target || a.affinity == target) target = std::to_string(online.front());
     if (a.affinity == target) continue;
     std::string irq = std::to_string(a.irq);
-    CommandResult set = RunCommand({kCstool, "irq", "--affinity", irq + "=" + target});
+    CommandResult set =
+        RunCommand({kCstool, "irq", "--affinity", std::string(irq).append("=").append(target)});
     fs::path file = fs::path("/proc/irq") / irq / "smp_affinity_list";
     std::string now = ReadWholeFile(file);
     if (set.out.find(" moved ") == std::string::npos) {

@@ -75,7 +75,7 @@ class RecordTest : public ::testing::Test {
     }
   }
 
-  Result Run(std::vector<std::string> argv) {
+  Result Run(const std::vector<std::string>& argv) {
     static int n = 0;
     fs::path out = dir_ / ("run" + std::to_string(++n) + ".out");
     fs::path err = dir_ / ("run" + std::to_string(n) + ".err");

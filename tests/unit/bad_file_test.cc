@@ -60,7 +60,7 @@ class BadFile : public ::testing::Test {
       AnalyzeTrace(path_, syscalls);
       return "";
     } catch (const Error& e) {
-      const std::string msg = e.what();
+      std::string msg = e.what();
       EXPECT_NE(msg.find(path_), std::string::npos) << msg;
       EXPECT_NE(msg.find("offset"), std::string::npos) << msg;
       return msg;

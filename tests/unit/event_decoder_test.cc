@@ -385,7 +385,7 @@ std::string WritePingPong(const std::string& sched_switch_format, const std::str
     r.SetString("next_comm", "b").Set("next_pid", i % 2 ? 7 : 8);
     t.Append(0, 1000 * (i + 1), r);
   }
-  const std::string path = TempPath(name);
+  std::string path = TempPath(name);
   t.Write(path);
   return path;
 }

@@ -428,14 +428,15 @@ TEST(StateMachine, AReusedTidIsNotTheCpusFreedCurrentThread) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1, 0, 10, kRead);
-  s.Free(5, 1, 0, 10);           // freed while CPU 0 still believes it runs it
-  s.Fork(6, 1, 20, 10, false);   // tid 10 again: a new process
-  s.SysExit(8, 0, 10, 56);       // its first event (clone returning), on CPU 0
+  s.Free(5, 1, 0, 10);          // freed while CPU 0 still believes it runs it
+  s.Fork(6, 1, 20, 10, false);  // tid 10 again: a new process
+  s.SysExit(8, 0, 10, 56);      // its first event (clone returning), on CPU 0
   s.Finish(20);
   const Thread* old_thread = nullptr;
   const Thread* new_thread = nullptr;
   for (const ThreadReport& r : s.model().threads)
-    if (r.thread && r.thread->tid == 10) (r.thread->first_ts == 6 ? new_thread : old_thread) = r.thread;
+    if (r.thread && r.thread->tid == 10)
+      (r.thread->first_ts == 6 ? new_thread : old_thread) = r.thread;
   ASSERT_NE(old_thread, nullptr);
   ASSERT_NE(new_thread, nullptr);
   EXPECT_EQ(old_thread->end_ts, 5);

@@ -43,7 +43,7 @@ class Corruption : public ::testing::Test {
       ReplayTrace(*reader, sink);
       return "ok";
     } catch (const Error& e) {
-      const std::string msg = e.what();
+      std::string msg = e.what();
       EXPECT_NE(msg.find(path_), std::string::npos) << msg;
       EXPECT_NE(msg.find("offset"), std::string::npos) << msg;
       return msg;
