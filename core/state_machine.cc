@@ -116,12 +116,13 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
   if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
 }
 
-// The thread of a task's own event (common_pid): almost always the CPU's current one,
-// which saves the tid lookup. A freed current was replaced in the tid index.
+// The thread of a task's own event (common_pid): almost always the CPU's current one.
+// Exactly what Lookup would return (the tid index still names it), without the lookup's
+// call and pointer chase.
 [[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
                                                                 std::string_view comm) {
   Thread* cur = cpu.current;
-  if (cur && cur->tid == tid && !cur->freed && cpu.current_known) [[likely]]
+  if (cur && cur->tid == tid && by_tid_.Get(tid) == cur->id + 1) [[likely]]
     return *cur;
   return Lookup(tid, comm);
 }
@@ -141,10 +142,24 @@ void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
   if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
 }
 
-void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
-                               int64_t end) {
+// Runs for about every event: the common case (syscall state known, no plugin wants
+// segments, as in a plain report) stays inline; the rest is out of line.
+[[gnu::always_inline]] inline void StateMachine::EmitSegment(Thread& t, Microstate s,
+                                                             AbstractState a, int64_t start,
+                                                             int64_t end) {
   if (end <= start) return;
-  if (t.syscall == kSyscallUnknown && caps_.syscalls) {
+  if (t.syscall == kSyscallUnknown) [[unlikely]] {
+    EmitUnresolvedSegment(t, s, a, start, end);
+    return;
+  }
+  Deliver(t, s, start, end);
+}
+
+// A segment of a thread whose syscall state is not known yet: held back until Resolve
+// (or labelled unknown when the trace has no syscall events, or too much is held).
+void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
+                                         int64_t end) {
+  if (caps_.syscalls) {
     if (t.pending_segments.size() < kMaxPendingSegments) {
       t.pending_segments.push_back({s, a, start, end});
       return;
@@ -157,12 +172,16 @@ void StateMachine::EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t
   Deliver(t, s, start, end);
 }
 
-void StateMachine::Deliver(Thread& t, Microstate s, int64_t start, int64_t end) {
+[[gnu::always_inline]] inline void StateMachine::Deliver(Thread& t, Microstate s, int64_t start,
+                                                         int64_t end) {
   t.times[static_cast<size_t>(s)] += end - start;
-  for (Plugin* p : On(Hook::kStateSegment)) p->OnStateSegment(t, s, start, end);
+  const std::vector<Plugin*>& plugins = On(Hook::kStateSegment);
+  if (!plugins.empty()) [[unlikely]]
+    for (Plugin* p : plugins) p->OnStateSegment(t, s, start, end);
 }
 
-void StateMachine::Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts) {
+[[gnu::always_inline]] inline void StateMachine::Transition(Thread& t, Microstate next,
+                                                            AbstractState abstract, int64_t ts) {
   EmitSegment(t, t.state, t.abstract, t.since, ts);
   t.waking_unqueued = false;
   t.state = next;
@@ -179,7 +198,7 @@ Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {
 
 // Re-derives the running thread's microstate after its syscall or the CPU's interrupt
 // nesting changed.
-void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
+[[gnu::always_inline]] inline void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
   Thread* t = cpu.current;
   if (!t || !t->on_cpu) return;
   Microstate s = RunningState(*t, cpu);

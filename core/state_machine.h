@@ -136,6 +136,7 @@ class StateMachine final : public EventSink {
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   // A segment whose microstate is final: into the thread's times and to the plugins.
   void Deliver(Thread& t, Microstate s, int64_t start, int64_t end);
   bool EmitSwitch(Thread* prev, const SwitchEvent& e);

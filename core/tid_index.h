@@ -13,7 +13,11 @@ namespace cstool {
 class TidIndex {
  public:
   uint32_t Get(int32_t tid) const {
-    if (Dense(tid)) return static_cast<size_t>(tid) < dense_.size() ? dense_[tid] : 0;
+    // One compare for the common case: the dense table never grows past kDenseLimit,
+    // and a negative tid wraps to a huge index.
+    if (static_cast<uint32_t>(tid) < dense_.size()) [[likely]]
+      return dense_[static_cast<uint32_t>(tid)];
+    if (Dense(tid)) return 0;
     auto it = sparse_.find(tid);
     return it == sparse_.end() ? 0 : it->second;
   }
