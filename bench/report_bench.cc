@@ -95,31 +95,21 @@ void BM_Decode(benchmark::State& state) {
 }
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
-void BM_Analyze(benchmark::State& state) {
+void Analyze(benchmark::State& state, const AnalyzeOptions& options) {
   const std::string& path = Large().path();
   SyscallTable syscalls;
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto analyzed = AnalyzeTrace(path, syscalls);
+    auto analyzed = AnalyzeTrace(path, syscalls, options);
     n += analyzed->model.trace.events;
     benchmark::DoNotOptimize(analyzed->model.threads.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
+void BM_Analyze(benchmark::State& state) { Analyze(state, {}); }
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
-
 // The same with the per-thread kernel windows `report --check` adds.
-void BM_AnalyzeForCheck(benchmark::State& state) {
-  const std::string& path = Large().path();
-  SyscallTable syscalls;
-  uint64_t n = 0;
-  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto analyzed = AnalyzeTrace(path, syscalls, {.kernel_windows = true});
-    n += analyzed->model.trace.events;
-    benchmark::DoNotOptimize(analyzed->model.threads.data());
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(n));
-}
+void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.kernel_windows = true}); }
 BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
 // The whole `cstool report` process (file open, analysis, JSON rendering).

@@ -41,8 +41,8 @@ struct Thread {
   int64_t since = 0;
   int32_t cpu = -1;
   bool on_cpu = false;
-  // Time in each microstate so far: every segment handed to the plugins, summed here
-  // so that the report's totals cost no plugin call per segment.
+  // Time in each microstate so far (every segment with its final label), summed by the
+  // state machine itself so that the report's totals cost no plugin call per segment.
   MicrostateTimes times{};
   // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
   bool waking_unqueued = false;
