@@ -134,8 +134,12 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     other();
     return type;
   }
-  auto I = [&](int slot) { return decoder_detail::ReadInt(d, e.f[slot], swap_); };
-  auto S = [&](int slot) { return ReadString(d, size, e.s[slot]); };
+  // Inlined at each use: a field's slot is then a constant (GCC otherwise keeps the
+  // string reader as one out-of-line call per field).
+  auto I = [&](int slot) __attribute__((always_inline)) {
+    return decoder_detail::ReadInt(d, e.f[slot], swap_);
+  };
+  auto S = [&](int slot) __attribute__((always_inline)) { return ReadString(d, size, e.s[slot]); };
   switch (e.kind) {
     case EventKind::kOther:
       other();
