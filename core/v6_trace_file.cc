@@ -165,10 +165,7 @@ class V6CpuStream final : public CpuRecordStream {
   std::span<const RawRecord> NextBatch() override {
     // The previous batch is no longer referenced: let its pages leave memory, so that
     // reading a large file needs memory bounded by the batch, not by the file.
-    if (offset_ - released_ >= kReleaseBytes) {
-      mapped_.Release(released_, offset_ - released_);
-      released_ = offset_;
-    }
+    ReleaseConsumed();
     const uint32_t page_size = pages_.page_size();
     // Records are read once, so every line is a cache miss, and the hardware prefetcher
     // stops at 4 KiB boundaries: ask now for the pages of the next batch, which then
@@ -183,10 +180,7 @@ class V6CpuStream final : public CpuRecordStream {
     // Whole pages until the batch holds records: pages without any (empty, or skipped
     // by --salvage) must not end the stream, since an empty batch means "no more".
     for (uint32_t pages = 0; offset_ < end_ && (n == 0 || pages < pages_per_batch_); ++pages) {
-      if (n == 0 && offset_ - released_ >= kReleaseBytes) {  // a long run of empty pages
-        mapped_.Release(released_, offset_ - released_);
-        released_ = offset_;
-      }
+      if (n == 0) ReleaseConsumed();  // also inside a long run of empty pages
       RawRecord* out = Buffer();
       const uint64_t page_offset = offset_;
       offset_ += page_size;
@@ -235,6 +229,13 @@ class V6CpuStream final : public CpuRecordStream {
   // records buffer stays small whatever page size a (possibly damaged) file claims.
   uint32_t pages_per_batch_;
   std::unique_ptr<RawRecord[]> buf_;  // allocated when the first page is decoded
+
+  // Hands the pages read so far back to the kernel, in kReleaseBytes steps.
+  void ReleaseConsumed() {
+    if (offset_ - released_ < kReleaseBytes) return;
+    mapped_.Release(released_, offset_ - released_);
+    released_ = offset_;
+  }
 
   // Room for pages_per_batch_ pages of records plus one loss marker per page.
   RawRecord* Buffer() {
