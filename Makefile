@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 60
 # CI budget: -j2 keeps the shared 2-core machines responsive.
 SAN_JOBS ?= 2
 
-.PHONY: all deps configure build demo check bench clean format sanitize san-build asan fuzz
+.PHONY: all deps configure build demo check bench clean format sanitize san-build asan fuzz fresh-machine-check
 
 all: build
 
@@ -24,8 +24,9 @@ configure: $(BUILD_DIR)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-demo: deps
-	@$(MAKE) --no-print-directory build
+# The demo needs only the binary and its workload, not the test and benchmark programs.
+demo: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target cstool cstool_workload
 	@scripts/demo.sh $(BUILD_DIR)
 
 # Everything: the build and its tests (unit + integration, recording for real), then
@@ -57,6 +58,10 @@ asan: deps
 fuzz: deps
 	@$(MAKE) --no-print-directory san-build
 	@scripts/run-fuzz.sh $(SAN_DIR) $(FUZZ_SECONDS)
+
+# The README's two commands on a fresh minimal Debian 12 (slow; see the README).
+fresh-machine-check:
+	@scripts/fresh-machine-check.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory build

@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "core/isolated_call.h"
+#include "core/library_leaks.h"
 
 namespace cstool {
 namespace {
@@ -83,8 +84,11 @@ TracecmdTraceFile::TracecmdTraceFile(const std::string& path, const ReaderOption
 
 void TracecmdTraceFile::Open(const ReaderOptions& options) {
   const std::string& path = path_;
-  top_.reset(
-      tracecmd_open(path.c_str(), kTracecmdFlLoadNoPlugins | kTracecmdFlLoadNoSystemPlugins));
+  {
+    LibraryLeaksIgnored known_leaks;
+    top_.reset(
+        tracecmd_open(path.c_str(), kTracecmdFlLoadNoPlugins | kTracecmdFlLoadNoSystemPlugins));
+  }
   if (!top_)
     throw Error(
         fmt::format("{}: libtracecmd cannot read this file (corrupt or unsupported "
@@ -104,7 +108,10 @@ void TracecmdTraceFile::Open(const ReaderOptions& options) {
     pick = 0;
   }
   if (pick >= 0) {
-    instance_.reset(tracecmd_buffer_instance_handle(top_.get(), pick));
+    {
+      LibraryLeaksIgnored known_leaks;
+      instance_.reset(tracecmd_buffer_instance_handle(top_.get(), pick));
+    }
     if (!instance_)
       throw Error(fmt::format("{}: libtracecmd cannot open buffer instance {}", path, pick));
     const char* name = tracecmd_buffer_instance_name(top_.get(), pick);

@@ -13,6 +13,7 @@
 #include "core/byte_cursor.h"
 #include "core/errors.h"
 #include "core/isolated_call.h"
+#include "core/library_leaks.h"
 #include "core/ring_page.h"
 #include "core/trace_file_format.h"
 
@@ -135,6 +136,7 @@ void ParseEventFormats(tep_handle* tep, const std::vector<EventFormatText>& form
   if (crash && at < formats.size())
     throw Error(fmt::format("{}: damaged {} event format at offset {}: libtraceevent's parser {}",
                             path, formats[at].system, formats[at].offset, *crash));
+  LibraryLeaksIgnored known_leaks;
   for (const EventFormatText& f : formats)
     tep_parse_event(tep, f.text.data(), f.text.size(), f.system.c_str());
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cstool needs to build, test and benchmark
-# (chromium: the browser test of `report --html`).
+# Installs every Debian package the README's commands need (make demo, make check with
+# its sanitizer and fuzzer stages, make bench) on a machine that has only the base the
+# README assumes (build-essential cmake git clang python3). chromium: the browser test
+# of `report --html`; llvm: llvm-symbolizer, so sanitizer reports carry file:line.
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -euo pipefail
 
@@ -11,7 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtracefs-doc libtraceevent-doc man-db
   chromium fonts-dejavu-core
-  clang libclang-rt-14-dev  # make fuzz (libFuzzer), make asan uses gcc's sanitizers
+  clang libclang-rt-14-dev llvm  # the sanitizer build and libFuzzer; llvm-symbolizer
 )
 
 missing=()

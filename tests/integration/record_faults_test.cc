@@ -39,13 +39,6 @@ std::vector<std::string> FilesIn(const fs::path& dir) {
   return out;
 }
 
-// The last non-empty line of a stderr text (earlier lines may be warnings).
-std::string LastLine(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t.substr(t.rfind('\n') == std::string::npos ? 0 : t.rfind('\n') + 1);
-}
-
 // Children of `pid` (from /proc/*/stat).
 std::vector<pid_t> ChildrenOf(pid_t pid) {
   std::vector<pid_t> out;
@@ -131,7 +124,7 @@ TEST_F(RecordFaults, DiskFullIsAClearErrorAndLeavesNothing) {
   CommandResult r = RunCommand(
       {kCstool, "record", "-o", out, "-N", "20", "--", kWorkload, "pingpong", "100000000", "0"});
   EXPECT_EQ(r.status, 1) << r.err;
-  const std::string last = LastLine(r.err);
+  const std::string last = LastOwnLine(r.err);
   EXPECT_NE(last.find(out.string()), std::string::npos) << r.err;  // names the path
   EXPECT_NE(last.find("No space left on device"), std::string::npos) << r.err;
   EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << "FILE.tmp or page files left";
@@ -151,8 +144,8 @@ TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {
   const int status = rec.Wait();
   const std::string err = ReadWholeFile(dir_ / "rec.err");
   EXPECT_EQ(status, 1) << err;
-  EXPECT_NE(LastLine(err).find(out.string()), std::string::npos) << err;
-  EXPECT_NE(LastLine(err).find("directory was removed"), std::string::npos) << err;
+  EXPECT_NE(LastOwnLine(err).find(out.string()), std::string::npos) << err;
+  EXPECT_NE(LastOwnLine(err).find("directory was removed"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(sub));
 }
 

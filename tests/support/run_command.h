@@ -20,6 +20,24 @@ struct CommandResult {
   std::string err;
 };
 
+// The last line of a program's stderr that is its own: sanitizer builds may print notes
+// ("==PID==WARNING: ...") after it, which are not the program's message.
+inline std::string LastOwnLine(const std::string& err) {
+  size_t end = err.size();
+  while (end > 0) {
+    if (err[end - 1] == '\n') {
+      --end;
+      continue;
+    }
+    const size_t nl = err.rfind('\n', end - 1);
+    const size_t start = nl == std::string::npos ? 0 : nl + 1;
+    std::string line = err.substr(start, end - start);
+    if (!line.starts_with("==")) return line;
+    end = start;
+  }
+  return {};
+}
+
 inline CommandResult RunCommand(const std::vector<std::string>& argv) {
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) std::abort();
