@@ -54,6 +54,11 @@ const EventSpec kSpecs[] = {
      {{"pid", true}, {"orig_cpu"}, {"dest_cpu"}},
      {{"comm"}}},
     {"sched",
+     "sched_stat_runtime",
+     EventKind::kSchedStatRuntime,
+     {{"pid", true}, {"runtime", true}},
+     {{"comm"}}},
+    {"sched",
      "sched_process_fork",
      EventKind::kSchedProcessFork,
      {{"parent_pid", true}, {"child_pid", true}},
@@ -96,7 +101,11 @@ const EventSpec kSpecs[] = {
 };
 
 // Events whose absence is normal and not worth reporting as missing.
-bool Optional(const EventSpec& s) { return s.kind == EventKind::kSoftirqRaise; }
+// sched_stat_runtime: files recorded before cstool asked for it, or by other tools, are
+// analysed without it (switch instants from the runqueue clock model alone).
+bool Optional(const EventSpec& s) {
+  return s.kind == EventKind::kSoftirqRaise || s.kind == EventKind::kSchedStatRuntime;
+}
 
 bool ToFieldRef(const tep_format_field* f, FieldRef* out) {
   if (f == nullptr || f->offset < 0 || f->offset > 0xffff) return false;

@@ -45,6 +45,7 @@ enum class EventKind : uint8_t {
   kSchedWakeup,
   kSchedWakeupNew,
   kSchedMigrateTask,
+  kSchedStatRuntime,
   kSchedProcessFork,
   kTaskNewtask,
   kTaskRename,
@@ -104,6 +105,12 @@ class EventDecoder {
   std::string EventName(int type_id) const;
   // Largest type id any format of the file uses.
   int max_type_id() const { return static_cast<int>(table_.size()) - 1; }
+  // Whether the file has the format of an event of `kind`.
+  bool Knows(EventKind kind) const {
+    for (const DecoderEntry& e : table_)
+      if (e.kind == kind) return true;
+    return false;
+  }
   EventKind KindOf(int type_id) const {
     return type_id >= 0 && static_cast<size_t>(type_id) < table_.size() ? table_[type_id].kind
                                                                         : EventKind::kOther;

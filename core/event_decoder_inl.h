@@ -184,6 +184,15 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       sink.PushSchedMigrateTask(ev);
       break;
     }
+    case EventKind::kSchedStatRuntime: {
+      SchedStatRuntime ev;
+      fill(ev.c);
+      ev.comm = S(0);
+      ev.pid = static_cast<int32_t>(I(0));
+      ev.runtime = static_cast<uint64_t>(I(1));
+      sink.PushSchedStatRuntime(ev);
+      break;
+    }
     case EventKind::kSchedProcessFork: {
       SchedProcessFork ev;
       fill(ev.c);

@@ -77,6 +77,15 @@ struct SchedMigrateTask {
   int32_t dest_cpu = 0;
 };
 
+// The kernel's own run-time increment of a task (update_curr()): at the tick, at a
+// wakeup's preemption check and when the task is switched out.
+struct SchedStatRuntime {
+  EventCommon c;
+  std::string_view comm;
+  int32_t pid = 0;
+  uint64_t runtime = 0;  // ns
+};
+
 struct SchedProcessFork {
   EventCommon c;
   std::string_view parent_comm;
@@ -191,6 +200,7 @@ class EventSink {
   virtual void PushSchedSwitch(const SchedSwitch&) {}
   virtual void PushSchedWakeup(const SchedWakeup&) {}
   virtual void PushSchedMigrateTask(const SchedMigrateTask&) {}
+  virtual void PushSchedStatRuntime(const SchedStatRuntime&) {}
   virtual void PushSchedProcessFork(const SchedProcessFork&) {}
   virtual void PushTaskNewtask(const TaskNewtask&) {}
   virtual void PushTaskRename(const TaskRename&) {}

@@ -230,7 +230,7 @@ bool MsaDriver::Attach() {
   policy.all = false;
   policy.root_pids = {o_.pid};
   for (const ThreadSeed& t : seed->threads) policy.known_tgids.emplace_back(t.tid, t.tgid);
-  machine_ = std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(decoder_->missing_events()),
+  machine_ = std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_),
                                             std::move(policy));
   for (const ThreadSeed& t : seed->threads)
     machine_->SeedThread(t.tid, t.tgid, t.comm, t.state, t.syscall, t.cpu, attach_ts_);

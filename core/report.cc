@@ -64,7 +64,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           fmt::format("{}: the sched_switch format of this file's kernel has no usable '{}' field; "
                       "context switches cannot be reconstructed",
                       file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
-  TraceCapabilities caps = CapabilitiesOf(decoder.missing_events());
+  TraceCapabilities caps = CapabilitiesOf(decoder);
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;

@@ -45,8 +45,9 @@ struct ThreadReport {
   std::unordered_map<const std::string*, IrqStats> irqs;
   uint64_t wakeups = 0;  // times it was woken
   uint64_t migrations = 0;
-  nlohmann::json kernel;       // the kernel's own counters, when recorded (issue #4)
-  KernelWindow kernel_window;  // the reconstruction cut where the kernel was sampled
+  Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
+  nlohmann::json kernel;              // the kernel's own counters, when recorded (issue #4)
+  KernelWindow kernel_window;         // the reconstruction cut where the kernel was sampled
 
   int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }
   void CountCause(SwitchCause c) {

@@ -44,6 +44,9 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   for (size_t i = 0; i < kMicrostateCount; ++i) into.microstates[i] += r.microstates[i];
   into.voluntary += r.voluntary;
   into.involuntary += r.involuntary;
+  into.placement.in_early_ns += r.placement.in_early_ns;
+  into.placement.out_early_ns += r.placement.out_early_ns;
+  into.placement.untraced_switch_ins += r.placement.untraced_switch_ins;
   into.voluntary_after_exit += r.voluntary_after_exit;
   into.involuntary_after_exit += r.involuntary_after_exit;
   for (auto [k, n] : r.causes) {

@@ -22,6 +22,23 @@
 // when the trace began is `unknown` until its first event, and while nothing has shown
 // yet whether it is inside a syscall its on-CPU and sleep time waits for the answer
 // (Resolve) instead of being guessed.
+//
+// The kernel switch instant. Times follow the kernel's own accounting (exec runtime, run
+// delay), which stamps a switch with the runqueue clock. A wakeup that finds need-resched
+// set on the CPU it queues a task on asks the next __schedule() to skip the clock update
+// (rq_clock_skip_update()), so the kernel switches at the wakeup's clock, before the
+// trace shows the switch (the interrupt exit, idle exit and __schedule() in between):
+//
+//   CPU 0:  A running        sched_wakeup(B, need-resched)   ...   sched_switch A ==> B
+//   trace:  A on CPU ---------------------------------------------|  B on CPU ----->
+//   kernel: A on CPU --------|  B on CPU (exec runtime, no run delay) ------------->
+//                            ^ rq clock of the wakeup: the switch instant for A and B
+//
+// So from such a wakeup on, the running thread's segments are held (Thread::held_from)
+// until its switch, which then happens at the held instant for both threads; a later
+// clock update on that CPU (another wakeup queueing there, the tick) moves the instant.
+// A switch that the kernel did not trace at all (an idle CPU picking up a woken task)
+// is placed there too. Per thread, Thread::placement counts how far each view differs.
 #include "core/state_machine.h"
 
 #include <fmt/core.h>
@@ -33,6 +50,7 @@ namespace {
 
 constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
 constexpr size_t kMaxPendingSegments = 4096;
+constexpr size_t kMaxHeldSegments = 4096;
 // A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
 // not size the per-CPU table (the readers' own limit on CPUs is the same).
 constexpr int32_t kMaxCpuId = 1 << 16;
@@ -92,6 +110,7 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   if ((flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
     cpu.resched_seen = true;
     cpu.resched_origin = cpu.candidate;
+    if (cpu.clock_skip_unconfirmed && (flags & kFlagNeedResched)) RequestClockSkip(cpu);
   }
 }
 
@@ -148,6 +167,19 @@ void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
                                                              AbstractState a, int64_t start,
                                                              int64_t end) {
   if (end <= start) return;
+  if (t.held_from >= 0) [[unlikely]] {
+    if (t.held_segments.size() < kMaxHeldSegments) {
+      t.held_segments.push_back({s, a, start, end});
+      return;
+    }
+    FlushHeld(t);  // a very long run without the kernel's accounting: keep the model
+  }
+  EmitSegmentNow(t, s, a, start, end);
+}
+
+[[gnu::always_inline]] inline void StateMachine::EmitSegmentNow(Thread& t, Microstate s,
+                                                                AbstractState a, int64_t start,
+                                                                int64_t end) {
   if (t.syscall == kSyscallUnknown) [[unlikely]] {
     EmitUnresolvedSegment(t, s, a, start, end);
     return;
@@ -211,13 +243,19 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
     RefreshRunning(cpu, ts);
     return;
   }
-  // The kernel (6.18, with a pid filter) sometimes records no sched_switch when an idle
-  // CPU picks up a followed task; its own events show it is running.
-  if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr)
+  // The kernel (6.18) often records no sched_switch when an idle CPU picks up a woken
+  // task; its own events show it is running. The kernel switched at the wakeup's clock.
+  int64_t in_ts = ts;
+  if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr) {
     Flag(Anomaly::kMissingSwitchFromIdle, t);
-  SetCurrent(cpu, cpu_id, t, true, ts);
+    ++t->placement.untraced_switch_ins;
+    in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts), t->since);
+    ResetClock(cpu);
+  }
+  SetCurrent(cpu, cpu_id, t, true, in_ts);
   if (!t) return;
-  if (!t->on_cpu) {
+  const bool starts_run = !t->on_cpu;
+  if (starts_run) {
     if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
       Flag(Anomaly::kEventFromSleepingThread, t);
     t->on_cpu = true;
@@ -225,34 +263,47 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
   t->cpu = cpu_id;
   Microstate s = RunningState(*t, cpu);
   AbstractState a = s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone;
-  if (s != t->state || a != t->abstract) Transition(*t, s, a, ts);
+  if (starts_run) {
+    StartRun(*t, s, a, in_ts, ts);
+  } else if (s != t->state || a != t->abstract) {
+    Transition(*t, s, a, ts);
+  }
 }
 
 // The thread now known to be (or not be) inside syscall `s` since before its pending
 // period: relabel what waited for that answer and hand it to the plugins.
+// The microstate of a stretch labelled `a` (its state not known while the syscall was
+// not), once the thread is known to be in syscall `nr` (or none, or never to be known).
+Microstate StateMachine::ResolvedState(const Thread& t, Microstate s, AbstractState a,
+                                       int64_t nr) const {
+  const bool in_syscall = nr >= 0;
+  if (a == AbstractState::kNone) return s;
+  if (nr == kSyscallUnknown) return Microstate::kUnknown;
+  if (a == AbstractState::kRunning) return in_syscall ? Microstate::kSys : Microstate::kUser;
+  if (a == AbstractState::kSleepInterruptible) {
+    SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
+    return c == SyscallClass::kFutex  ? Microstate::kSleepFutex
+           : c == SyscallClass::kPoll ? Microstate::kSleepPoll
+                                      : Microstate::kSleep;
+  }
+  return in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
+                                      : Microstate::kSleepPaging;
+}
+
 void StateMachine::Resolve(Thread& t, int64_t s) {
   bool in_syscall = s >= 0;
   int64_t nr = s;
-  std::vector<Thread::PendingSegment> segments;
+  std::vector<Thread::Segment> segments;
   segments.swap(t.pending_segments);
   t.syscall = s;
-  for (auto& seg : segments) {
-    Microstate m = seg.state;
-    if (s == kSyscallUnknown) {
-      if (seg.abstract != AbstractState::kNone) m = Microstate::kUnknown;
-    } else if (seg.abstract == AbstractState::kRunning) {
-      m = in_syscall ? Microstate::kSys : Microstate::kUser;
-    } else if (seg.abstract == AbstractState::kSleepInterruptible) {
-      SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
-      m = c == SyscallClass::kFutex  ? Microstate::kSleepFutex
-          : c == SyscallClass::kPoll ? Microstate::kSleepPoll
-                                     : Microstate::kSleep;
-    } else if (seg.abstract == AbstractState::kSleepUninterruptible) {
-      m = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
-                                       : Microstate::kSleepPaging;
+  for (auto& seg : segments)
+    Deliver(t, ResolvedState(t, seg.state, seg.abstract, s), seg.start, seg.end);
+  // Held segments (not final until the thread's switch) take the answer too.
+  for (auto& seg : t.held_segments)
+    if (seg.abstract != AbstractState::kNone) {
+      seg.state = ResolvedState(t, seg.state, seg.abstract, s);
+      seg.abstract = AbstractState::kNone;
     }
-    Deliver(t, m, seg.start, seg.end);
-  }
   for (uint32_t idx : t.pending_switches) {
     PendingSwitch& ps = pending_switches_[idx];
     if (in_syscall) {
@@ -265,17 +316,7 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
   t.pending_switches.clear();
   // The state in progress keeps its abstract label only while it is still unknown.
   if (t.abstract != AbstractState::kNone && s != kSyscallUnknown) {
-    if (t.abstract == AbstractState::kRunning)
-      t.state = in_syscall ? Microstate::kSys : Microstate::kUser;
-    else if (t.abstract == AbstractState::kSleepInterruptible) {
-      SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
-      t.state = c == SyscallClass::kFutex  ? Microstate::kSleepFutex
-                : c == SyscallClass::kPoll ? Microstate::kSleepPoll
-                                           : Microstate::kSleep;
-    } else {
-      t.state = in_syscall || !t.user_thread ? Microstate::kSleepUninterruptible
-                                             : Microstate::kSleepPaging;
-    }
+    t.state = ResolvedState(t, t.state, t.abstract, s);
     t.abstract = AbstractState::kNone;
   }
   if (s == kSyscallUnknown) t.syscall = kSyscallAbandoned;  // stop waiting; stay unknown
@@ -366,6 +407,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   sw.prev = prev;
   sw.next = next;
   sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
+  const int64_t kernel_ts = KernelSwitchTs(cpu, prev, sw.voluntary, ts);
   if (prev) {
     if (!prev->on_cpu) {
       // First sight, or its switch-in was lost: it ran until now.
@@ -382,6 +424,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       if (sw.cause.kind == CauseKind::kExit)
         s = Microstate::kZombie, abstract = AbstractState::kNone;
       Transition(*prev, s, abstract, ts);
+      RewindHeld(*prev, kernel_ts, ts);
       if (sw.cause.kind == CauseKind::kSleepSyscall)
         for (Plugin* p : On(Hook::kSyscallBlocked)) p->OnSyscallBlocked(*prev, prev->syscall);
       // X: released already (an auto-reaped thread); its life ends with this switch.
@@ -409,6 +452,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
         sw.preempted_at = PreemptedAt::kOther;
       }
       Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
+      RewindHeld(*prev, kernel_ts, ts);
     }
     prev->on_cpu = false;
     prev->fault_pending = false;
@@ -418,7 +462,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   cpu.resched_seen = false;
   cpu.candidate = CauseKind::kPreemptUnknown;
   cpu.last_event = LastEvent::kOther;
-  SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
+  ResetClock(cpu);
+  cpu.rq_clock_ts = kernel_ts;
+  const int64_t in_ts = next ? std::max(kernel_ts, next->since) : kernel_ts;
+  SetCurrent(cpu, e.c.cpu, next, true, in_ts, &sw, cause_pending);
   if (next) {
     if (next->on_cpu) {
       Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
@@ -435,9 +482,168 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     next->on_cpu = true;
     next->cpu = e.c.cpu;
     Microstate s = RunningState(*next, cpu);
-    Transition(*next, s, s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone,
-               ts);
+    StartRun(*next, s, s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone,
+             in_ts, ts);
   }
+}
+
+// `t` starts running in state `s`: at `in_ts` as the runqueue clock model places the
+// switch, traced at `ts`. With the kernel's run-time increments in the trace, its first
+// one settles where in [in_ts, ts] the kernel switched it in; until then, and from each
+// increment to the next, its segments are held so that the switch-out can be placed.
+void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
+  const Thread::Segment before{t.state, t.abstract, 0, 0};
+  t.placement.in_early_ns += ts - in_ts;
+  Transition(t, s, a, in_ts);
+  t.run_start = -1;
+  t.run_ns = 0;
+  if (!caps_.stat_runtime) return;
+  t.held_from = in_ts;
+  t.settle_in_from = in_ts;
+  t.settle_in_to = ts;
+  t.settle_in_before = before;
+}
+
+// The kernel switched `t` in at `start` (within its settle window): what was held
+// before that was still the state it was in before.
+void StateMachine::SettleIn(Thread& t, int64_t start) {
+  const Thread::Segment& was = t.settle_in_before;
+  std::vector<Thread::Segment> held;
+  held.swap(t.held_segments);
+  for (const Thread::Segment& seg : held) {
+    if (seg.end <= start) {
+      t.held_segments.push_back({was.state, was.abstract, seg.start, seg.end});
+    } else if (seg.start < start) {
+      t.held_segments.push_back({was.state, was.abstract, seg.start, start});
+      t.held_segments.push_back({seg.state, seg.abstract, start, seg.end});
+    } else {
+      t.held_segments.push_back(seg);
+    }
+  }
+  if (t.since < start) {
+    t.held_segments.push_back({was.state, was.abstract, t.since, start});
+    t.since = start;
+  }
+  t.placement.in_early_ns -= start - t.settle_in_from;
+  t.settle_in_from = -1;
+}
+
+// Whatever is held becomes final as it is (the model's switch-in stays).
+void StateMachine::FlushHeld(Thread& t) {
+  if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  t.run_start = -1;
+  t.run_ns = 0;
+  if (t.held_from >= 0) ReleaseHeld(t, INT64_MAX);
+}
+
+void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
+  Enter(e.c);
+  if (e.pid == 0) return;
+  // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
+  // a wakeup here checked preemption there.
+  Thread& t = Lookup(e.pid, e.comm);
+  if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
+  Cpu& cpu = cpus_[t.cpu];
+  const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
+  if (t.settle_in_from >= 0) {
+    // The first increment of the run is measured from the kernel's switch-in.
+    const int64_t start = std::clamp(e.c.ts - runtime, t.settle_in_from, t.settle_in_to);
+    SettleIn(t, start);
+    t.run_start = start;
+    t.run_ns = runtime;
+  } else if (t.run_start >= 0) {
+    t.run_ns += runtime;
+  } else {
+    return;
+  }
+  // The kernel has accounted the run up to here: what was held before is final.
+  const int64_t accounted = std::min(t.run_start + t.run_ns, e.c.ts);
+  if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
+  if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
+}
+
+// The runqueue clock of `cpu` was read again at `ts`: a skipped update would now reuse
+// this value, so the running thread's segments before it are final.
+void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
+  cpu.rq_clock_ts = ts;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
+      ts > t->held_from)
+    ReleaseHeld(*t, ts);
+}
+
+// A wakeup queued a task on `cpu` while need-resched was set there: the next switch on
+// it reuses the clock of that wakeup, so hold the running thread's segments from then.
+void StateMachine::RequestClockSkip(Cpu& cpu) {
+  cpu.clock_skip_unconfirmed = false;
+  if (cpu.rq_clock_ts < 0) return;
+  cpu.clock_skip = true;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  // A thread whose run the kernel's increments account is held already.
+  if (!t || !t->on_cpu || t->held_from >= 0) return;
+  if (t->since < cpu.rq_clock_ts) Transition(*t, t->state, t->abstract, cpu.rq_clock_ts);
+  t->held_from = std::max(t->since, cpu.rq_clock_ts);
+}
+
+// Where the kernel's accounting puts a switch traced at `ts`: at the reused clock when a
+// skip was requested and this switch is the reschedule it was for (the CPU was idle, the
+// previous task was preempted, or an event showed need-resched set); else at `ts`, the
+// fresh clock read early in __schedule() (well under a microsecond before the event).
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary,
+                                     int64_t ts) const {
+  if (!cpu.clock_skip || cpu.rq_clock_ts < 0 || cpu.rq_clock_ts > ts) return ts;
+  if (prev && voluntary && !cpu.resched_seen) return ts;
+  return cpu.rq_clock_ts;
+}
+
+// The held segments of `t` ending by `before` become final; the rest stay held from there.
+void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
+  if (t.settle_in_from >= 0) return;  // its start is not final yet
+  std::vector<Thread::Segment> held;
+  held.swap(t.held_segments);
+  const bool all = before == INT64_MAX;
+  t.held_from = all ? -1 : before;
+  for (const Thread::Segment& seg : held) {
+    if (seg.end <= before) {
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, seg.end);
+    } else if (seg.start < before) {
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, before);
+      t.held_segments.push_back({seg.state, seg.abstract, before, seg.end});
+    } else {
+      t.held_segments.push_back(seg);
+    }
+  }
+}
+
+// At the switch-out traced at `ts` (the new state already begun there): the kernel's
+// switch came at `kernel_ts`, so what was held from then on belongs to the new state.
+void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts) {
+  if (t.held_from < 0) return;
+  if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  // With the kernel's increments: a switch at a reused clock (a skipped update, or a
+  // yield, whose own clock update is the last) ended the run where they add up to; each
+  // of the two is a lower bound (an increment done from an unfollowed task's context is
+  // filtered out of the trace), so the later one counts.
+  if (t.run_start >= 0 && (kernel_ts < ts || syscalls_.Class(t.syscall) == SyscallClass::kYield))
+    kernel_ts = std::max(kernel_ts < ts ? kernel_ts : INT64_MIN, t.run_start + t.run_ns);
+  t.run_start = -1;
+  t.run_ns = 0;
+  const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
+  ReleaseHeld(t, from);
+  t.held_segments.clear();
+  t.held_from = -1;
+  if (from < ts) {
+    t.placement.out_early_ns += ts - from;
+    t.since = from;
+  }
+}
+
+// After a switch (or a gap in the events): no skip is pending, nothing is held.
+void StateMachine::ResetClock(Cpu& cpu) {
+  cpu.clock_skip = false;
+  cpu.clock_skip_unconfirmed = false;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t && t->held_from >= 0) FlushHeld(*t);
 }
 
 void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
@@ -475,7 +681,20 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   bool places_task = e.kind != WakeupKind::kWaking || !caps_.wakeup;
   if (places_task && valid_target) {
     if (static_cast<size_t>(e.target_cpu) >= cpus_.size()) cpus_.resize(e.target_cpu + 1);
-    cpus_[e.target_cpu].candidate = from_irq ? CauseKind::kPreemptIrq : CauseKind::kPreemptWakeup;
+    Cpu& target = cpus_[e.target_cpu];
+    target.candidate = from_irq ? CauseKind::kPreemptIrq : CauseKind::kPreemptWakeup;
+    // Queueing the task read the target's runqueue clock just before this event. Whether
+    // need-resched is set there now (wakeup_preempt() then skips the next clock update):
+    // this event's own flags when the target is this CPU; an idle target always is
+    // preempted; otherwise the target's next flags tell.
+    NoteRqClock(target, e.c.ts);
+    if (e.target_cpu == e.c.cpu
+            ? (e.c.flags & kFlagNeedResched) != 0
+            : (target.current_known && target.current == nullptr) || target.resched_seen) {
+      RequestClockSkip(target);
+    } else if (e.target_cpu != e.c.cpu) {
+      target.clock_skip_unconfirmed = true;
+    }
   }
   NoteFlags(cpus_[e.c.cpu], e.c.flags);
 }
@@ -558,6 +777,7 @@ void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
 }
 
 void StateMachine::EndLifetime(Thread& t, int64_t ts) {
+  if (t.held_from >= 0) FlushHeld(t);
   Transition(t, t.state, t.abstract, ts);
   if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
   CloseOpenSyscall(t, ts);
@@ -629,8 +849,12 @@ void StateMachine::PushIrqVector(const IrqVector& e) {
   Cpu& cpu = Enter(e.c);
   if (e.entry) {
     if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
-    // The tick may end the running task's slice; a wakeup inside it overrides this.
-    if (e.name == "local_timer") cpu.candidate = CauseKind::kPreemptTick;
+    // The tick may end the running task's slice (a wakeup inside it overrides this); it
+    // also reads the runqueue clock.
+    if (e.name == "local_timer") {
+      cpu.candidate = CauseKind::kPreemptTick;
+      NoteRqClock(cpu, e.c.ts);
+    }
     PushIrqFrame(cpu, IrqKind::kVector, VectorName(e.name), e.c.ts);
   } else {
     PopIrqFrame(cpu, e.c.cpu, IrqKind::kVector, e.c.ts);
@@ -674,6 +898,8 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
     Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
   if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (t.run_start >= 0 && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]]
+    t.accounted_at_exit = t.run_start + t.run_ns;
   t.syscall = e.id;
   t.syscall_start = e.c.ts;
   t.syscall_enter_seen = true;
@@ -730,6 +956,8 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   for (Thread& t : threads_)
     if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;
   Cpu& cpu = cpus_[e.cpu];
+  ResetClock(cpu);
+  cpu.rq_clock_ts = -1;
   SetCurrent(cpu, e.cpu, cpu.current, false, e.ts);
   cpu.irq_depth = 0;
   cpu.hardirq_depth = 0;
@@ -740,6 +968,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
 
 void StateMachine::CutSegments(int64_t ts) {
   for (Thread& t : threads_) {
+    if (t.held_from >= 0) FlushHeld(t);
     if (t.freed || ts <= t.since) continue;
     Transition(t, t.state, t.abstract, ts);
   }
@@ -808,6 +1037,7 @@ void StateMachine::Finish(int64_t end_ts) {
   finished_ = true;
   end_ts = std::max(end_ts, last_ts_);
   for (Thread& t : threads_) {
+    if (t.held_from >= 0) FlushHeld(t);
     if (t.freed) continue;
     Transition(t, t.state, t.abstract, end_ts);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);

@@ -29,6 +29,8 @@ struct TraceCapabilities {
   bool wakeup = true;       // sched:sched_wakeup
   bool irqs = true;         // irq:* and irq_vectors:*
   bool page_faults = true;  // exceptions:page_fault_*
+  // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
+  bool stat_runtime = false;
 };
 
 // Who the report is about: the recorded workload.
@@ -58,6 +60,7 @@ class StateMachine final : public EventSink {
   void PushSchedSwitch(const SchedSwitch& e) override;
   void PushSchedWakeup(const SchedWakeup& e) override;
   void PushSchedMigrateTask(const SchedMigrateTask& e) override;
+  void PushSchedStatRuntime(const SchedStatRuntime& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -113,6 +116,15 @@ class StateMachine final : public EventSink {
     CauseKind resched_origin = CauseKind::kPreemptUnknown;
     LastEvent last_event = LastEvent::kOther;
     int64_t last_ts = 0;
+    // The runqueue clock as the kernel last updated it here (a wakeup queueing a task on
+    // this CPU, the tick, a switch), and whether a wakeup that found need-resched set
+    // asked the next __schedule() to reuse it (rq_clock_skip_update()): then the kernel
+    // switches at that instant, not when the trace shows the switch.
+    int64_t rq_clock_ts = -1;
+    bool clock_skip = false;
+    // A wakeup from another CPU queued a task here; whether it found need-resched set
+    // shows in this CPU's next events' flags.
+    bool clock_skip_unconfirmed = false;
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -136,6 +148,7 @@ class StateMachine final : public EventSink {
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   // A segment whose microstate is final: into the thread's times and to the plugins.
   void Deliver(Thread& t, Microstate s, int64_t start, int64_t end);
@@ -143,6 +156,17 @@ class StateMachine final : public EventSink {
   void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);
   void Resolve(Thread& t, int64_t syscall_or_none);
+  Microstate ResolvedState(const Thread& t, Microstate s, AbstractState a, int64_t syscall) const;
+  // The kernel switch instant (see state_machine.cc).
+  void NoteRqClock(Cpu& cpu, int64_t ts);
+  void RequestClockSkip(Cpu& cpu);
+  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;
+  void ReleaseHeld(Thread& t, int64_t before);
+  void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
+  void SettleIn(Thread& t, int64_t start);
+  void FlushHeld(Thread& t);
+  void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts);
+  void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);
   Microstate SleepState(uint16_t state_bits, const Thread& t, AbstractState* abstract) const;

@@ -20,6 +20,7 @@ SyscallClass Classify(std::string_view name) {
       name == "epoll_pwait2" || name == "ppoll_time64" || name == "pselect6_time64")
     return SyscallClass::kPoll;
   if (name == "sched_yield") return SyscallClass::kYield;
+  if (name == "exit" || name == "exit_group") return SyscallClass::kExit;
   return SyscallClass::kOther;
 }
 

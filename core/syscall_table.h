@@ -12,7 +12,7 @@
 
 namespace cstool {
 
-enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield };
+enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit };
 
 class SyscallTable {
  public:

@@ -47,6 +47,42 @@ struct Thread {
   // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
   bool waking_unqueued = false;
 
+  // A stretch of one state, not yet final (see held_segments and pending_segments).
+  struct Segment {
+    Microstate state;
+    AbstractState abstract;
+    int64_t start;
+    int64_t end;
+  };
+
+  // Where the kernel's accounting puts this thread's switches, compared with the trace
+  // (StateMachine, "kernel switch instant"): time the kernel counted as this thread's run
+  // time between a rescheduling wakeup and its traced switch-in, time it no longer counted
+  // as run time between such a wakeup and its traced switch-out, and switch-ins the kernel
+  // did not trace at all (an idle CPU picking it up without sched_switch).
+  struct SwitchPlacement {
+    int64_t in_early_ns = 0;
+    int64_t out_early_ns = 0;
+    uint64_t untraced_switch_ins = 0;
+  };
+  SwitchPlacement placement;
+  // While the kernel's instant of this thread's last switch-in or of its coming switch-out
+  // is not known yet, its segments from `held_from` on wait here, to be relabelled.
+  int64_t held_from = -1;
+  std::vector<Segment> held_segments;
+  // Switched in at `settle_in_from` at the earliest (the runqueue clock model) and at
+  // `settle_in_to` (the trace) at the latest; its first sched_stat_runtime tells where.
+  int64_t settle_in_from = -1;
+  int64_t settle_in_to = -1;
+  Segment settle_in_before{};  // the state it was in before (only state and abstract used)
+  // The kernel's accounting of the current run (with sched_stat_runtime): on CPU from
+  // `run_start`, `run_ns` accounted so far. -1: not known.
+  int64_t run_start = -1;
+  int64_t run_ns = 0;
+  // Where the kernel's accounting stood when the thread entered exit/exit_group: the
+  // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
+  int64_t accounted_at_exit = -1;
+
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;
   bool syscall_enter_seen = false;
@@ -55,13 +91,7 @@ struct Thread {
   // Pending resolution: while `syscall == kSyscallUnknown`, segments and sleep causes
   // that depend on it wait here and are relabelled once the first syscall event (or an
   // R preemption, which proves user mode) tells where the thread was.
-  struct PendingSegment {
-    Microstate state;
-    AbstractState abstract;
-    int64_t start;
-    int64_t end;
-  };
-  std::vector<PendingSegment> pending_segments;
+  std::vector<Segment> pending_segments;
   std::vector<uint32_t> pending_switches;  // indexes into StateMachine's pending switch list
 };
 

@@ -12,8 +12,10 @@ bool Has(const std::vector<std::string>& missing, std::string_view event) {
 
 }  // namespace
 
-TraceCapabilities CapabilitiesOf(const std::vector<std::string>& missing) {
+TraceCapabilities CapabilitiesOf(const EventDecoder& decoder) {
+  const std::vector<std::string>& missing = decoder.missing_events();
   TraceCapabilities caps;
+  caps.stat_runtime = decoder.Knows(EventKind::kSchedStatRuntime);
   caps.syscalls = Has(missing, "raw_syscalls:sys_enter") && Has(missing, "raw_syscalls:sys_exit");
   caps.waking = Has(missing, "sched:sched_waking");
   caps.wakeup = Has(missing, "sched:sched_wakeup");

@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/event_decoder.h"
 #include "core/state_machine.h"
 
 namespace cstool {
 
-TraceCapabilities CapabilitiesOf(const std::vector<std::string>& missing_events);
+TraceCapabilities CapabilitiesOf(const EventDecoder& decoder);
 
 }  // namespace cstool

@@ -48,6 +48,7 @@ const DefaultEvent kDefaultEvents[] = {
     {{"sched", "sched_process_exit"}, true},
     {{"sched", "sched_process_free"}, true},
     {{"sched", "sched_migrate_task"}, true},
+    {{"sched", "sched_stat_runtime"}, false},  // the kernel's run-time accounting
     {{"task", "task_newtask"}, false},
     {{"task", "task_rename"}, false},
     {{"irq", "irq_handler_entry"}, true},

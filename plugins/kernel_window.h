@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -34,7 +35,10 @@ class KernelWindowPlugin : public Plugin {
   }
   void OnExit(const Thread& t, int64_t ts) override {
     KernelWindow& w = model_.For(t).kernel_window;
-    if (w.exit_ts < 0) w.exit_ts = ts;
+    // The kernel samples a dying thread's exec runtime (taskstats, early in do_exit()) as
+    // its accounting left it at the last run-time increment before, not at this instant.
+    if (w.exit_ts < 0)
+      w.exit_ts = t.accounted_at_exit >= 0 ? std::min(ts, t.accounted_at_exit) : ts;
   }
 
  private:

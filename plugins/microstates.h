@@ -17,7 +17,10 @@ class MicrostatePlugin : public Plugin {
   void OnThreadNew(const Thread& t) override { model_.For(t); }
   void OnTraceEnd(int64_t /*ts*/) override {
     for (ThreadReport& r : model_.threads)
-      if (r.thread) r.microstates = r.thread->times;
+      if (r.thread) {
+        r.microstates = r.thread->times;
+        r.placement = r.thread->placement;
+      }
   }
   void OnWakeup(const WakeupEvent& w) override { ++model_.For(*w.wakee).wakeups; }
   void OnMigrate(const Thread& t, int32_t, int32_t, int64_t) override {

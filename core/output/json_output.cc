@@ -34,6 +34,14 @@ nlohmann::json SyscallsJson(const ReportView& view, const ThreadReport& r) {
   return j;
 }
 
+// Where the kernel's accounting put the thread's switches, against the trace: the
+// microstates follow the kernel; these say how far the traced switches were.
+nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
+  return {{"wakeup_to_switch_in_ns", p.in_early_ns},
+          {"wakeup_to_switch_out_ns", p.out_early_ns},
+          {"untraced_switch_ins", p.untraced_switch_ins}};
+}
+
 nlohmann::json IrqsJson(const ThreadReport& r) {
   nlohmann::json j = nlohmann::json::object();
   for (auto& [name, s] : r.irqs) j[*name] = {{"count", s.count}, {"time_ns", s.time_ns}};
@@ -103,7 +111,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"syscalls", SyscallsJson(view, *r)},
                         {"irqs", IrqsJson(*r)},
                         {"wakeups", r->wakeups},
-                        {"migrations", r->migrations}};
+                        {"migrations", r->migrations},
+                        {"switch_placement", PlacementJson(r->placement)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
     threads.push_back(std::move(j));
   }
@@ -117,7 +126,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"switches", SwitchesJson(view, p.sum)},
                          {"microstates_ns", MicrostatesJson(p.sum.microstates)},
                          {"syscalls", SyscallsJson(view, p.sum)},
-                         {"irqs", IrqsJson(p.sum)}});
+                         {"irqs", IrqsJson(p.sum)},
+                         {"switch_placement", PlacementJson(p.sum.placement)}});
   }
   nlohmann::json report = {{"trace", trace}, {"threads", threads}, {"processes", processes}};
   if (view.check) report["check"] = CheckToJson(*view.check);

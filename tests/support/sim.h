@@ -147,6 +147,15 @@ class Sim {
   }
   void Lost(int64_t ts, int cpu, int64_t count) { sm_.PushLostEvents({ts, cpu, count}); }
   // Any event that shows the CPU's flags (e.g. the need-resched bit) at `ts`.
+  // The kernel's run-time increment of `pid` (running on `cpu`).
+  void StatRuntime(int64_t ts, int cpu, int pid, uint64_t runtime, uint8_t flags = 0) {
+    SchedStatRuntime e;
+    e.c = C(ts, cpu, pid, flags);
+    e.comm = "task";
+    e.pid = pid;
+    e.runtime = runtime;
+    sm_.PushSchedStatRuntime(e);
+  }
   void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
   }

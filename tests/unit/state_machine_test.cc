@@ -32,8 +32,8 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   s.SysExit(45, 1, 101, 56);            // return from fork: sys 5 ns
   s.SysEnter(60, 1, 101, kRead);        // user 15 ns
   s.Switch(70, 1, 101, kS, 0);          // blocks in read: sys 10 ns
-  s.WakeBoth(100, 0, 100, 101, 1);      // sleep 30 ns
-  s.Switch(130, 1, 0, kR, 101);         // wait_cpu_wakeup 30 ns
+  s.WakeBoth(100, 0, 100, 101, 1);      // sleep 30 ns; CPU1 idle: preempted at once
+  s.Switch(130, 1, 0, kR, 101);         // the kernel switched at the wakeup's clock: sys 30
   s.SysExit(135, 1, 101, kRead);        // sys 5
   s.SysEnter(140, 1, 101, kExitGroup);  // user 5
   s.Exit(150, 1, 101);
@@ -45,8 +45,9 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_EQ(r.thread->first_ts, 20);
   EXPECT_EQ(r.thread->end_ts, 200);
   EXPECT_EQ(r.thread->tgid, 101);  // forked without CLONE_THREAD: its own process
-  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20 + 30);
-  EXPECT_EQ(s.Micro(101, M::kSys), 5 + 10 + 5 + 20);
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20);
+  EXPECT_EQ(s.Micro(101, M::kSys), 5 + 10 + 30 + 5 + 20);
+  EXPECT_EQ(r.placement.in_early_ns, 30);
   EXPECT_EQ(s.Micro(101, M::kUser), 15 + 5);
   EXPECT_EQ(s.Micro(101, M::kSleep), 30);
   EXPECT_EQ(s.Micro(101, M::kZombie), 40);
@@ -111,7 +112,9 @@ TEST(StateMachine, SleepKindFollowsSyscall) {
   EXPECT_EQ(s.Micro(10, M::kSleepFutex), 30);
   EXPECT_EQ(s.Micro(10, M::kSleepPoll), 40);
   EXPECT_EQ(s.Micro(10, M::kSleepUninterruptible), 40);
-  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 10 + 10 + 10);
+  // Each wakeup finds CPU0 idle: the kernel switches at its clock, no run delay.
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Report(10).placement.in_early_ns, 10 + 10 + 10);
   EXPECT_EQ(s.Cause(10, "sleep:futex"), 1u);
   EXPECT_EQ(s.Cause(10, "sleep:poll"), 1u);
   EXPECT_EQ(s.Cause(10, "sleep:read"), 1u);
@@ -270,7 +273,13 @@ TEST(StateMachine, RemoteWakeupPreemptsTargetCpu) {
   s.Finish(20);
   EXPECT_EQ(s.Cause(10, "preempt:wakeup"), 1u);
   EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kIrqReturn), 1u);
-  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 4);
+  // CPU0 showed need-resched after the wakeup: the skipped clock update puts the switch
+  // at the wakeup (10), for the victim and the wakee alike.
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(11, M::kUnknown), 10 + 10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 20 - 10);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 4);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 4);
 }
 
 TEST(StateMachine, KernelPreemptionIsRPlus) {
@@ -372,7 +381,7 @@ TEST(StateMachine, PendingSleepCauseResolvedBySysExit) {
   s.Switch(60, 0, 0, kR, 10);
   s.SysExit(62, 0, 10, kFutex);  // ... futex, since before the trace began
   s.Finish(70);
-  EXPECT_EQ(s.Micro(10, M::kSys), 10 + 2);
+  EXPECT_EQ(s.Micro(10, M::kSys), 10 + 10 + 2);  // CPU0 idle: switched in at the wakeup (50)
   EXPECT_EQ(s.Micro(10, M::kSleepFutex), 40);
   EXPECT_EQ(s.Micro(10, M::kUser), 8);
   EXPECT_EQ(s.Cause(10, "sleep:futex"), 1u);
@@ -567,6 +576,117 @@ TEST(StateMachine, AbsurdWakeupTargetCpuIsIgnored) {
   s.Finish(30);
   EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 10);
   EXPECT_EQ(s.Report(10).thread->cpu, 0);
+}
+
+// The kernel switch instant: a wakeup that finds need-resched set skips the next clock
+// update, so the kernel switches at the wakeup's clock; a later clock update (the tick)
+// moves that instant; without need-resched the switch is where the trace shows it.
+TEST(StateMachine, SkippedClockUpdatePlacesTheSwitchAtTheWakeup) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.Wake(20, 0, 10, 11, 0, 0, WakeupKind::kWaking);
+  s.Wake(21, 0, 10, 11, 0, kFlagNeedResched, WakeupKind::kWakeup);
+  s.SysExit(25, 0, 10, kWrite);
+  s.Switch(30, 0, 10, kR, 11);
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(10, M::kSys), 21 - 1);  // its run ends at the wakeup's clock
+  EXPECT_EQ(s.Micro(10, M::kUser), 1);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 40 - 21);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 1);  // waking .. wakeup
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 30 - 21);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 30 - 21);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, TickAfterTheWakeupMovesTheSwitchInstant) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.WakeBoth(20, 0, 10, 11, 0, kFlagNeedResched);
+  s.Vector(26, 0, 10, true, "local_timer", kFlagHardirq | kFlagNeedResched);  // rq clock: 26
+  s.Vector(27, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedResched);
+  s.Switch(30, 0, 10, kR, 11);
+  s.Finish(40);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 30 - 26);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 30 - 26);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 26 - 20);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, NoSkipWithoutNeedResched) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.WakeBoth(20, 1, 0, 11, 0, kFlagHardirq);  // from CPU1; CPU0 never shows need-resched
+  s.Switch(30, 0, 10, kS, 11);                // 10 blocks on its own
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 10);
+  EXPECT_EQ(s.Micro(10, M::kSys), 29);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 0);
+  EXPECT_TILED(s);
+}
+
+// With sched_stat_runtime, the kernel's own increments place the switches: the first
+// one of a run is measured from the switch-in, and the run ends where they add up to.
+TEST(StateMachine, RuntimeIncrementsPlaceBothSwitches) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(5, 0, 10, kS, 0);
+  s.WakeBoth(20, 0, 0, 10, 0, kFlagHardirq | kFlagNeedResched);  // CPU0 idle
+  s.Switch(30, 0, 0, kR, 10);  // model: switched in at 20; the kernel says 24
+  s.SysExit(32, 0, 10, kRead);
+  s.StatRuntime(40, 0, 10, 16);  // 40 - 16 = 24
+  s.SysEnter(50, 0, 10, kWrite);
+  s.WakeBoth(54, 0, 10, 11, 0, kFlagNeedResched);  // the model's instant: 54
+  s.StatRuntime(59, 0, 10, 34);  // accounted up to 24 + 16 + 34 = 74, past the trace
+  s.Switch(61, 0, 10, kR, 11);   // preempted: the run ends at 74, clamped to 61
+  s.Finish(70);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 24 - 20);
+  EXPECT_EQ(r.placement.in_early_ns, 30 - 24);
+  EXPECT_EQ(r.placement.out_early_ns, 0);  // the increments reach the traced switch
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, RuntimeIncrementsEndAPreemptedRun) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.StatRuntime(10, 0, 10, 10);               // switched in at 0, accounted to 10
+  s.WakeBoth(20, 1, 0, 11, 0, kFlagHardirq);  // remote wakeup: rq clock 20
+  s.Tick(22, 0, 10, kFlagNeedResched);        // need-resched shows: skip at 20
+  s.StatRuntime(23, 1, 10, 13);               // a remote increment: accounted to 23
+  s.SysExit(25, 0, 10, kWrite);
+  s.Switch(30, 0, 10, kR, 11);  // the run ends at max(20, 23)
+  s.Finish(40);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kSys), 23 - 1);
+  EXPECT_EQ(s.Micro(10, M::kUser), 1);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 40 - 23);
+  EXPECT_EQ(r.placement.out_early_ns, 30 - 23);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, UntracedSwitchFromIdleIsPlacedAtTheWakeup) {
+  Sim s;
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(1, 1, 10, kRead);
+  s.Switch(5, 1, 10, kS, 0);
+  s.WakeBoth(20, 1, 0, 10, 1, kFlagHardirq | kFlagNeedResched);
+  s.SysExit(33, 1, 10, kRead);  // no sched_switch into it was traced
+  s.Finish(40);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.placement.untraced_switch_ins, 1u);
+  EXPECT_EQ(r.placement.in_early_ns, 33 - 20);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(10, M::kSys), 4 + (33 - 20));
+  EXPECT_TILED(s);
 }
 
 }  // namespace
