@@ -51,6 +51,11 @@ namespace {
 constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
 constexpr size_t kMaxPendingSegments = 4096;
 constexpr size_t kMaxHeldSegments = 4096;
+// Between the runqueue clock read that an increment (sched_stat_runtime) is computed
+// with and the event itself: the enqueue and preemption check of a wakeup, or the start
+// of __schedule(); measured at 0.2-1.5 us on the reference VM. A larger gap between the
+// increments' sum and an increment's time means increments are missing.
+constexpr int64_t kIncrementLagNs = 2000;
 // A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
 // not size the per-CPU table (the readers' own limit on CPUs is the same).
 constexpr int32_t kMaxCpuId = 1 << 16;
@@ -407,7 +412,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   sw.prev = prev;
   sw.next = next;
   sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
-  const int64_t kernel_ts = KernelSwitchTs(cpu, prev, sw.voluntary, ts);
+  const int64_t kernel_ts = KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev);
   if (prev) {
     if (!prev->on_cpu) {
       // First sight, or its switch-in was lost: it ran until now.
@@ -492,40 +497,52 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
 // one settles where in [in_ts, ts] the kernel switched it in; until then, and from each
 // increment to the next, its segments are held so that the switch-out can be placed.
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
-  const Thread::Segment before{t.state, t.abstract, 0, 0};
   t.placement.in_early_ns += ts - in_ts;
-  Transition(t, s, a, in_ts);
   t.run_start = -1;
   t.run_ns = 0;
-  if (!caps_.stat_runtime) return;
-  t.held_from = in_ts;
-  t.settle_in_from = in_ts;
-  t.settle_in_to = ts;
-  t.settle_in_before = before;
+  if (caps_.stat_runtime && t.held_from < 0) {
+    // The kernel may have switched it in before the model's instant too (a reused clock
+    // whose update the trace does not show), but not before its wait began: hold that.
+    t.held_from = t.since;
+    t.settle_in_before = {t.state, t.abstract, t.since, 0};
+    t.settle_in_run = {s, a, in_ts, 0};
+    t.settle_in_from = in_ts;
+    t.settle_in_to = ts;
+  }
+  Transition(t, s, a, in_ts);
 }
 
 // The kernel switched `t` in at `start` (within its settle window): what was held
 // before that was still the state it was in before.
 void StateMachine::SettleIn(Thread& t, int64_t start) {
-  const Thread::Segment& was = t.settle_in_before;
+  // Between the model's instant and the kernel's, the earlier state or the run's first
+  // one takes over the other's stretch.
+  const int64_t from = std::min(start, t.settle_in_from);
+  const int64_t to = std::max(start, t.settle_in_from);
+  const Thread::Segment& fill = start > t.settle_in_from ? t.settle_in_before : t.settle_in_run;
   std::vector<Thread::Segment> held;
   held.swap(t.held_segments);
   for (const Thread::Segment& seg : held) {
-    if (seg.end <= start) {
-      t.held_segments.push_back({was.state, was.abstract, seg.start, seg.end});
-    } else if (seg.start < start) {
-      t.held_segments.push_back({was.state, was.abstract, seg.start, start});
-      t.held_segments.push_back({seg.state, seg.abstract, start, seg.end});
-    } else {
+    const int64_t a = std::max(seg.start, from);
+    const int64_t b = std::min(seg.end, to);
+    if (a >= b) {
       t.held_segments.push_back(seg);
+      continue;
     }
+    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
+    t.held_segments.push_back({fill.state, fill.abstract, a, b});
+    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
   }
-  if (t.since < start) {
-    t.held_segments.push_back({was.state, was.abstract, t.since, start});
-    t.since = start;
+  if (t.since < to) {  // still in the run's first state, which began at the model's instant
+    t.held_segments.push_back({fill.state, fill.abstract, t.since, to});
+    t.since = to;
   }
   t.placement.in_early_ns -= start - t.settle_in_from;
   t.settle_in_from = -1;
+  if (t.exit_awaits_settle) {
+    t.accounted_at_exit = start;
+    t.exit_awaits_settle = false;
+  }
 }
 
 // Whatever is held becomes final as it is (the model's switch-in stays).
@@ -547,18 +564,24 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   if (t.settle_in_from >= 0) {
     // The first increment of the run is measured from the kernel's switch-in.
-    const int64_t start = std::clamp(e.c.ts - runtime, t.settle_in_from, t.settle_in_to);
+    const int64_t start =
+        std::clamp(e.c.ts - runtime, t.settle_in_before.start, t.settle_in_to);
     SettleIn(t, start);
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
     t.run_ns += runtime;
+    // An increment done from an unfollowed task's context (a wakeup on another CPU
+    // checking preemption here) is filtered out of the trace: then the increments add up
+    // to less than this one's clock, which was read at most kIncrementLagNs before it.
+    t.run_ns = std::max(t.run_ns, e.c.ts - kIncrementLagNs - t.run_start);
   } else {
     return;
   }
   // The kernel has accounted the run up to here: what was held before is final.
   const int64_t accounted = std::min(t.run_start + t.run_ns, e.c.ts);
   if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
+  cpu.accounted_ts = accounted;
   if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
 }
 
@@ -596,6 +619,18 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
   return cpu.rq_clock_ts;
 }
 
+// The same, when the previous task's run was accounted by the kernel's increments: the
+// run ends where they add up to, since __schedule() accounts it with the clock it
+// switches at (its own update, or a reused one). That is more exact than the model's
+// instant, which is the sched_wakeup event: a few microseconds after the clock update it
+// stands for (the enqueue and the preemption check come in between).
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary,
+                                     int64_t ts, const Thread* accounted_prev) const {
+  if (!accounted_prev || accounted_prev->run_start < 0)
+    return KernelSwitchTs(cpu, prev, voluntary, ts);
+  return std::min(ts, accounted_prev->run_start + accounted_prev->run_ns);
+}
+
 // The held segments of `t` ending by `before` become final; the rest stay held from there.
 void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   if (t.settle_in_from >= 0) return;  // its start is not final yet
@@ -620,15 +655,9 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
 void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts) {
   if (t.held_from < 0) return;
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
-  // With the kernel's increments: a switch at a reused clock (a skipped update, or a
-  // yield, whose own clock update is the last) ended the run where they add up to; each
-  // of the two is a lower bound (an increment done from an unfollowed task's context is
-  // filtered out of the trace), so the later one counts.
-  if (t.run_start >= 0 && (kernel_ts < ts || syscalls_.Class(t.syscall) == SyscallClass::kYield))
-    kernel_ts = std::max(kernel_ts < ts ? kernel_ts : INT64_MIN, t.run_start + t.run_ns);
+  const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   t.run_start = -1;
   t.run_ns = 0;
-  const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   ReleaseHeld(t, from);
   t.held_segments.clear();
   t.held_from = -1;
@@ -670,7 +699,15 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     for (Plugin* p : On(Hook::kWakeup)) p->OnWakeup(w);
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
-    for (Plugin* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, e.c.ts);
+    // Queued with the target runqueue's clock, read just before; the preemption check
+    // that follows accounts the target's current task with that clock, so its increment,
+    // when there is one, tells the instant better than this event's time.
+    int64_t enqueued = e.c.ts;
+    if (e.target_cpu >= 0 && static_cast<size_t>(e.target_cpu) < cpus_.size()) {
+      const int64_t accounted = cpus_[e.target_cpu].accounted_ts;
+      if (accounted >= wakee.since && accounted < e.c.ts) enqueued = accounted;
+    }
+    for (Plugin* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued);
     wakee.waking_unqueued = false;
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
@@ -898,8 +935,11 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
     Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
   if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
-  if (t.run_start >= 0 && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]]
-    t.accounted_at_exit = t.run_start + t.run_ns;
+  if (caps_.stat_runtime && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]] {
+    // Nothing of a run is accounted before its first increment: then the run's start is.
+    if (t.run_start >= 0) t.accounted_at_exit = t.run_start + t.run_ns;
+    t.exit_awaits_settle = t.run_start < 0 && t.settle_in_from >= 0;
+  }
   t.syscall = e.id;
   t.syscall_start = e.c.ts;
   t.syscall_enter_seen = true;

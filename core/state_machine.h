@@ -122,6 +122,7 @@ class StateMachine final : public EventSink {
     // switches at that instant, not when the trace shows the switch.
     int64_t rq_clock_ts = -1;
     bool clock_skip = false;
+    int64_t accounted_ts = -1;  // the clock of the latest increment of the current task
     // A wakeup from another CPU queued a task here; whether it found need-resched set
     // shows in this CPU's next events' flags.
     bool clock_skip_unconfirmed = false;
@@ -161,6 +162,8 @@ class StateMachine final : public EventSink {
   void NoteRqClock(Cpu& cpu, int64_t ts);
   void RequestClockSkip(Cpu& cpu);
   int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;
+  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                         const Thread* accounted_prev) const;
   void ReleaseHeld(Thread& t, int64_t before);
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void SettleIn(Thread& t, int64_t start);

@@ -74,7 +74,8 @@ struct Thread {
   // `settle_in_to` (the trace) at the latest; its first sched_stat_runtime tells where.
   int64_t settle_in_from = -1;
   int64_t settle_in_to = -1;
-  Segment settle_in_before{};  // the state it was in before (only state and abstract used)
+  Segment settle_in_before{};  // the state it was in before, since `start`
+  Segment settle_in_run{};     // the run's first state
   // The kernel's accounting of the current run (with sched_stat_runtime): on CPU from
   // `run_start`, `run_ns` accounted so far. -1: not known.
   int64_t run_start = -1;
@@ -82,6 +83,7 @@ struct Thread {
   // Where the kernel's accounting stood when the thread entered exit/exit_group: the
   // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
   int64_t accounted_at_exit = -1;
+  bool exit_awaits_settle = false;  // entered exit before its run's first increment
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;
