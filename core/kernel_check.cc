@@ -41,6 +41,21 @@ void Judge(const CheckQuantities& traced, const CheckQuantities& kernel, int64_t
   *wait_ok = std::llabs(traced.wait_cpu_ns - kernel.wait_cpu_ns) <= wait_tol;
 }
 
+void NoteWorst(int32_t tid, int64_t traced, int64_t kernel, int64_t tolerance,
+               KernelCheckResult::WorstThread* worst) {
+  const int64_t diff = traced - kernel;
+  const double of_tolerance =
+      static_cast<double>(std::llabs(diff)) / static_cast<double>(std::max<int64_t>(tolerance, 1));
+  if (worst->tid != 0 && of_tolerance <= worst->of_tolerance) return;
+  *worst = {tid, diff, Pct(diff, kernel), of_tolerance};
+}
+
+std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w) {
+  if (w.tid == 0) return fmt::format("{} -", what);
+  return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, static_cast<double>(w.diff_ns) / 1e6,
+                     w.pct, w.tid);
+}
+
 }  // namespace
 
 int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
@@ -145,14 +160,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       case CheckStatus::kDisagree: {
         ++res.compared;
         if (!c.times_judged) break;
-        int64_t d_cpu = std::llabs(c.traced.on_cpu_ns - c.kernel.on_cpu_ns);
-        int64_t d_wait = std::llabs(c.traced.wait_cpu_ns - c.kernel.wait_cpu_ns);
-        res.max_on_cpu_diff_ns = std::max(res.max_on_cpu_diff_ns, d_cpu);
-        res.max_wait_diff_ns = std::max(res.max_wait_diff_ns, d_wait);
-        res.max_on_cpu_diff_pct =
-            std::max(res.max_on_cpu_diff_pct, std::fabs(Pct(d_cpu, c.kernel.on_cpu_ns)));
-        res.max_wait_diff_pct =
-            std::max(res.max_wait_diff_pct, std::fabs(Pct(d_wait, c.kernel.wait_cpu_ns)));
+        NoteWorst(c.tid, c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.on_cpu_tolerance_ns,
+                  &res.worst_on_cpu);
+        NoteWorst(c.tid, c.traced.wait_cpu_ns, c.kernel.wait_cpu_ns, c.wait_tolerance_ns,
+                  &res.worst_wait);
         break;
       }
       case CheckStatus::kLostEvents:
@@ -205,13 +216,12 @@ std::string KernelCheckResult::Verdict() const {
   std::string others = fmt::format("{} partial, {} with lost events, {} without counters", partial,
                                    lost, no_counters);
   if (compared == 0) return fmt::format("kernel check: nothing to compare ({})", others);
+  const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
   return fmt::format(
-      "kernel check: {}: {}/{} threads agree with the kernel ({}); largest time differences: "
-      "on-CPU {:.3f} ms ({:.2f}%), wait-for-CPU {:.3f} ms ({:.2f}%); tolerance max({:.1f} ms, "
-      "{:.1f}%)",
-      passed() ? "PASS" : "FAIL", agreeing, compared, others,
-      static_cast<double>(max_on_cpu_diff_ns) / 1e6, max_on_cpu_diff_pct,
-      static_cast<double>(max_wait_diff_ns) / 1e6, max_wait_diff_pct,
+      "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "
+      "thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+      verdict, agreeing, compared, compared, Considered(), others,
+      WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
       static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100);
 }
 

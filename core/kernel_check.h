@@ -42,15 +42,14 @@
 
 namespace cstool {
 
-// Chosen from measurements on the reference VM (2 CPUs, HZ=250, under parallel compiles):
-// the largest differences over the five integration workloads (7 runs each) were 3.2 ms
-// on-CPU (the exit-time exec runtime lag, <= 1 tick) and 4.9 ms waiting (nanosleep:
-// ~20 us per timer wakeup that the kernel accounts as running and the trace as
-// waiting); 10 ms leaves a 2x margin, 5% covers long-running threads whose tick lag and
-// wakeup offsets grow with their switch count.
+// The times follow the kernel's accounting (switches placed at the kernel's instants,
+// state_machine.cc), so what is left is the trace's own resolution: with
+// sched_stat_runtime, each increment's clock is known to within its lag after the clock
+// read (0.2-1.5 us), once per run; measured on the reference VM over the integration
+// workloads, idle and under a parallel build: at most 0.22 ms and 0.9 % per thread.
 struct CheckTolerance {
-  int64_t time_abs_ns = 10'000'000;
-  double time_rel = 0.05;
+  int64_t time_abs_ns = 200'000;
+  double time_rel = 0.01;
 
   // Allowed |traced - kernel| for a time whose kernel value is `kernel_ns`.
   int64_t TimeFor(int64_t kernel_ns, int64_t unknown_ns) const;
@@ -118,13 +117,21 @@ struct KernelCheckResult {
   uint32_t lost = 0;
   uint32_t partial = 0;
   uint32_t no_counters = 0;
-  // Largest |traced - kernel| among judged threads, and relative to the kernel value.
-  int64_t max_on_cpu_diff_ns = 0;
-  double max_on_cpu_diff_pct = 0;
-  int64_t max_wait_diff_ns = 0;
-  double max_wait_diff_pct = 0;
+  // The judged thread whose difference used the most of its tolerance, per quantity.
+  struct WorstThread {
+    int32_t tid = 0;
+    int64_t diff_ns = 0;  // traced - kernel
+    double pct = 0;       // of the kernel value
+    double of_tolerance = 0;
+  };
+  WorstThread worst_on_cpu;
+  WorstThread worst_wait;
 
-  bool passed() const { return agreeing == compared; }
+  uint32_t Considered() const { return compared + lost + partial + no_counters; }
+  // At least half of the threads that had counters or needed them were compared: a
+  // verdict on 2 of 162 threads is no verdict.
+  bool Covered() const { return !has_counters || compared * 2 >= Considered(); }
+  bool passed() const { return agreeing == compared && Covered(); }
   // "kernel check: PASS: 5/5 threads agree (...)" — the one verdict line.
   std::string Verdict() const;
 };

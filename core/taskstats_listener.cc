@@ -438,12 +438,44 @@ void TaskstatsListener::HandleDatagram(std::span<const uint8_t> data) {
     if (errors_.size() < 16) errors_.push_back(std::move(e));
   }
   acks_.insert(acks_.end(), r.acks.begin(), r.acks.end());
+  // Enough for the exits of a large build's process tree between a grandchild's exit
+  // and its parent's; a record is ~200 bytes.
+  constexpr size_t kMaxUnclaimed = 1 << 16;
   for (auto& c : r.tasks) {
     if (Wanted(c)) {
-      ++stats_.kept;
-      records_.push_back(std::move(c));
+      Claim(std::move(c));
     } else {
       ++stats_.filtered_out;
+      unclaimed_.push_back(std::move(c));
+      if (unclaimed_.size() > kMaxUnclaimed) unclaimed_.pop_front();
+    }
+  }
+}
+
+// Keeps `c`; exits held back that its process links to a followed one are kept too
+// (a process's threads, its children, and theirs: repeated until nothing more joins).
+void TaskstatsListener::Claim(KernelTaskCounters c) {
+  // mu_ is held.
+  ++stats_.kept;
+  records_.push_back(std::move(c));
+  ClaimHeldBack();
+}
+
+void TaskstatsListener::ClaimHeldBack() {
+  // mu_ is held.
+  if (unclaimed_.empty()) return;
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (auto it = unclaimed_.begin(); it != unclaimed_.end();) {
+      if (Wanted(*it)) {
+        ++stats_.kept;
+        --stats_.filtered_out;
+        records_.push_back(std::move(*it));
+        it = unclaimed_.erase(it);
+        joined = true;
+      } else {
+        ++it;
+      }
     }
   }
 }
@@ -462,6 +494,7 @@ bool TaskstatsListener::Wanted(const KernelTaskCounters& c) {
 void TaskstatsListener::AddPid(int32_t pid) {
   std::lock_guard lock(mu_);
   filter_.insert(pid);
+  ClaimHeldBack();
 }
 
 void TaskstatsListener::AddError(std::string e) {

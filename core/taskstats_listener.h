@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -91,7 +92,8 @@ struct TaskstatsListenerOptions {
   // Initial filter: keep exits whose tgid or tid is in this set. AddPid() grows it.
   std::vector<int32_t> pids;
   // Also keep exits whose parent process (ppid) is in the set, and add their tgid to the
-  // set: catches descendants that fork and exit before the recorder calls AddPid().
+  // set: catches descendants that fork and exit before the recorder calls AddPid(), and
+  // (held until their parent's exit arrives) their own descendants that exit first.
   bool follow_children = true;
   // Optional extra test, called on the receiving thread with the listener's lock held
   // (it must not call back into the listener): keep when it returns true (in addition
@@ -176,6 +178,12 @@ class TaskstatsListener {
   mutable std::mutex mu_;  // guards everything below
   std::set<int32_t> filter_;
   std::vector<KernelTaskCounters> records_;
+  // Exits not wanted (yet): a grandchild exits before the child that links it to a
+  // followed process, so it is claimed when that child's own exit arrives. Oldest are
+  // dropped past kMaxUnclaimed (exits of unrelated tasks in a long recording).
+  std::deque<KernelTaskCounters> unclaimed_;
+  void Claim(KernelTaskCounters c);
+  void ClaimHeldBack();
   std::vector<NetlinkAck> acks_;
   TaskstatsListenerStats stats_;
   std::vector<std::string> errors_;

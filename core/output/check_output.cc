@@ -87,6 +87,11 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
   os << check.Verdict() << "\n";
 }
 
+nlohmann::json WorstJson(const KernelCheckResult::WorstThread& w) {
+  if (w.tid == 0) return nullptr;
+  return {{"tid", w.tid}, {"diff_ns", w.diff_ns}, {"diff_pct", w.pct}};
+}
+
 nlohmann::json CheckToJson(const KernelCheckResult& check) {
   nlohmann::json threads = nlohmann::json::array();
   for (const ThreadCheck& c : check.threads) {
@@ -127,11 +132,9 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
           {"without_counters", check.no_counters},
           {"tolerance",
            {{"time_abs_ns", check.tolerance.time_abs_ns}, {"time_rel", check.tolerance.time_rel}}},
-          {"max_diff",
-           {{"on_cpu_ns", check.max_on_cpu_diff_ns},
-            {"on_cpu_pct", check.max_on_cpu_diff_pct},
-            {"wait_cpu_ns", check.max_wait_diff_ns},
-            {"wait_cpu_pct", check.max_wait_diff_pct}}},
+          {"covered", check.Covered()},
+          {"worst_thread",
+           {{"on_cpu", WorstJson(check.worst_on_cpu)}, {"wait_cpu", WorstJson(check.worst_wait)}}},
           {"notes", check.notes},
           {"threads", threads},
           {"processes", processes}};
