@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 60
 # CI budget: -j2 keeps the shared 2-core machines responsive.
 SAN_JOBS ?= 2
 
-.PHONY: all deps configure build demo check bench clean format sanitize san-build asan fuzz fresh-machine-check
+.PHONY: all deps configure build demo check bench clean format sanitize san-build asan fuzz fresh-machine-check fidelity
 
 all: build
 
@@ -58,6 +58,12 @@ asan: deps
 fuzz: deps
 	@$(MAKE) --no-print-directory san-build
 	@scripts/run-fuzz.sh $(SAN_DIR) $(FUZZ_SECONDS)
+
+# Times against the kernel's own accounting on a matrix of workloads, idle and under a
+# parallel build (root; a few minutes; see the README).
+fidelity: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/fidelity.sh $(BUILD_DIR)
 
 # The README's two commands on a fresh minimal Debian 12 (slow; see the README).
 fresh-machine-check:

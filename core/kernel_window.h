@@ -55,8 +55,7 @@ struct WindowCut {
 struct KernelWindow {
   std::vector<WindowCut> cuts;  // one per sampling instant of this thread's tid
   WindowTotals total;           // the whole observed lifetime
-  int64_t exit_ts = -1;  // where the kernel's exit record was sampled, -1 if no exit seen
-  static constexpr int64_t kExitAwaitsSettle = -2;  // known once the run's start is
+  int64_t exit_ts = -1;         // where the kernel's exit record was sampled, -1 if no exit seen
   // What happened at or after sched_process_exit: the final switch of a dying thread
   // (and the rest of do_exit()), which taskstats, sampled in do_exit() just before the
   // tracepoint, does not count.

@@ -56,6 +56,10 @@ constexpr size_t kMaxHeldSegments = 4096;
 // of __schedule(); measured at 0.2-1.5 us on the reference VM. A larger gap between the
 // increments' sum and an increment's time means increments are missing.
 constexpr int64_t kIncrementLagNs = 2000;
+// From a wakeup on another CPU to its reschedule IPI's entry here: an IPI in a VM (exit,
+// injection) takes a few microseconds; a last increment older than this was not that
+// wakeup's.
+constexpr int64_t kIpiLatencyNs = 20000;
 // A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
 // not size the per-CPU table (the readers' own limit on CPUs is the same).
 constexpr int32_t kMaxCpuId = 1 << 16;
@@ -257,7 +261,7 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
     in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts), t->since);
     ResetClock(cpu);
   }
-  SetCurrent(cpu, cpu_id, t, true, in_ts);
+  SetCurrent(cpu, cpu_id, t, true, ts);  // the CPU's view: what the trace shows ran there
   if (!t) return;
   const bool starts_run = !t->on_cpu;
   if (starts_run) {
@@ -457,7 +461,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
         sw.preempted_at = PreemptedAt::kOther;
       }
       Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
-      RewindHeld(*prev, kernel_ts, ts);
+      // A preemption's last increment may be missing (done from an unfollowed task's
+      // context that then asked for the reschedule); the next task's first increment
+      // tells the clock both switched at.
+      RewindHeld(*prev, kernel_ts, ts, next != nullptr && next != prev ? next : nullptr);
     }
     prev->on_cpu = false;
     prev->fault_pending = false;
@@ -470,7 +477,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   ResetClock(cpu);
   cpu.rq_clock_ts = kernel_ts;
   const int64_t in_ts = next ? std::max(kernel_ts, next->since) : kernel_ts;
-  SetCurrent(cpu, e.c.cpu, next, true, in_ts, &sw, cause_pending);
+  // The CPU's view (OnCpuCurrent) is what the trace shows ran there; the threads' times
+  // are the kernel's (Thread::placement holds the difference).
+  SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
   if (next) {
     if (next->on_cpu) {
       Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
@@ -497,6 +506,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
 // one settles where in [in_ts, ts] the kernel switched it in; until then, and from each
 // increment to the next, its segments are held so that the switch-out can be placed.
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
+  SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
   t.placement.in_early_ns += ts - in_ts;
   t.run_start = -1;
   t.run_ns = 0;
@@ -539,15 +549,20 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   }
   t.placement.in_early_ns -= start - t.settle_in_from;
   t.settle_in_from = -1;
-  if (t.exit_awaits_settle) {
-    t.accounted_at_exit = start;
-    t.exit_awaits_settle = false;
-  }
 }
 
 // Whatever is held becomes final as it is (the model's switch-in stays).
 void StateMachine::FlushHeld(Thread& t) {
+  if (t.exit_accounting_pending) {  // no increment came after the exit began
+    t.accounted_at_exit = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+    t.exit_accounting_pending = false;
+  }
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  if (t.settles_out_of) {
+    SettleOut(*t.settles_out_of, -1);
+    t.settles_out_of = nullptr;
+  }
+  SettleOut(t, -1);
   t.run_start = -1;
   t.run_ns = 0;
   if (t.held_from >= 0) ReleaseHeld(t, INT64_MAX);
@@ -562,11 +577,27 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
+  if (t.exit_accounting_pending) {
+    // The first increment after the exit began: the kernel's previous update (its start)
+    // is what the exit record holds; an update whose increment the trace lacks (done
+    // from an unfollowed task's context) is caught by that start too.
+    const int64_t before = t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN;
+    t.accounted_at_exit = std::min(e.c.ts, std::max(before, e.c.ts - runtime));
+    t.exit_accounting_pending = false;
+  }
   if (t.settle_in_from >= 0) {
     // The first increment of the run is measured from the kernel's switch-in.
+    // An increment that starts after the traced switch-in is not the run's first: that
+    // one was done from an unfollowed task's context. Then the model's instant (where the
+    // previous task's increments ended, when it had them) stands.
+    const int64_t measured = e.c.ts - runtime;
     const int64_t start =
-        std::clamp(e.c.ts - runtime, t.settle_in_before.start, t.settle_in_to);
+        measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
     SettleIn(t, start);
+    if (t.settles_out_of) {  // the task it preempted stopped at the same clock
+      SettleOut(*t.settles_out_of, start);
+      t.settles_out_of = nullptr;
+    }
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
@@ -593,6 +624,21 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
   if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
       ts > t->held_from)
     ReleaseHeld(*t, ts);
+}
+
+// A reschedule IPI that finds need-resched set: a wakeup on another CPU queued a task
+// here, reading this runqueue's clock and accounting the running task first (its
+// increment is in the trace only when the waker is followed). When the running task's
+// increments stop well before the IPI, that one is missing: the kernel's accounting of
+// it reached (about) the IPI's time.
+void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ts) {
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs)
+    t->run_ns = ts - kIncrementLagNs - t->run_start;
+  if (t && t->on_cpu && t->run_start >= 0) {
+    const int64_t accounted = t->run_start + t->run_ns;
+    if (t->held_from >= 0 && accounted > t->held_from) ReleaseHeld(*t, accounted);
+  }
 }
 
 // A wakeup queued a task on `cpu` while need-resched was set there: the next switch on
@@ -624,8 +670,8 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
 // switches at (its own update, or a reused one). That is more exact than the model's
 // instant, which is the sched_wakeup event: a few microseconds after the clock update it
 // stands for (the enqueue and the preemption check come in between).
-int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary,
-                                     int64_t ts, const Thread* accounted_prev) const {
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                                     const Thread* accounted_prev) const {
   if (!accounted_prev || accounted_prev->run_start < 0)
     return KernelSwitchTs(cpu, prev, voluntary, ts);
   return std::min(ts, accounted_prev->run_start + accounted_prev->run_ns);
@@ -633,7 +679,7 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
 
 // The held segments of `t` ending by `before` become final; the rest stay held from there.
 void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
-  if (t.settle_in_from >= 0) return;  // its start is not final yet
+  if (t.settle_in_from >= 0 || t.settle_out_from >= 0) return;  // not final yet
   std::vector<Thread::Segment> held;
   held.swap(t.held_segments);
   const bool all = before == INT64_MAX;
@@ -652,19 +698,56 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
 
 // At the switch-out traced at `ts` (the new state already begun there): the kernel's
 // switch came at `kernel_ts`, so what was held from then on belongs to the new state.
-void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts) {
+void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by) {
+  if (t.settles_out_of) {  // it ran without an increment: the model's instant stays
+    SettleOut(*t.settles_out_of, -1);
+    t.settles_out_of = nullptr;
+  }
   if (t.held_from < 0) return;
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  const bool by_increments = t.run_start >= 0;
   const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   t.run_start = -1;
   t.run_ns = 0;
   ReleaseHeld(t, from);
+  t.placement.out_early_ns += ts - from;
+  if (by_increments && settled_by && caps_.stat_runtime && from < ts) {
+    // What ran in [from, ts] stays held until `settled_by` tells where in it the kernel
+    // switched (SettleOut); the new state is in progress from ts until then.
+    if (settled_by->settles_out_of) SettleOut(*settled_by->settles_out_of, -1);
+    t.settle_out_from = from;
+    t.settle_out_to = ts;
+    t.settle_out_after = {t.state, t.abstract, ts, 0};
+    settled_by->settles_out_of = &t;
+    return;
+  }
   t.held_segments.clear();
   t.held_from = -1;
-  if (from < ts) {
-    t.placement.out_early_ns += ts - from;
-    t.since = from;
+  if (from < ts) t.since = from;
+}
+
+// The kernel switched `t` out at `end` (clamped to its settle window; -1: at the window's
+// start): held running time after it belongs to the state it switched out to.
+void StateMachine::SettleOut(Thread& t, int64_t end) {
+  if (t.settle_out_from < 0) return;
+  end = end < 0 ? t.settle_out_from : std::clamp(end, t.settle_out_from, t.settle_out_to);
+  const Thread::Segment& after = t.settle_out_after;
+  std::vector<Thread::Segment> held;
+  held.swap(t.held_segments);
+  for (const Thread::Segment& seg : held) {
+    const int64_t a = std::max(seg.start, end);
+    const int64_t b = std::min(seg.end, t.settle_out_to);
+    if (a >= b) {
+      t.held_segments.push_back(seg);
+      continue;
+    }
+    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
+    t.held_segments.push_back({after.state, after.abstract, a, b});
+    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
   }
+  t.placement.out_early_ns -= end - t.settle_out_from;
+  t.settle_out_from = -1;
+  ReleaseHeld(t, INT64_MAX);
 }
 
 // After a switch (or a gap in the events): no skip is pending, nothing is held.
@@ -672,7 +755,7 @@ void StateMachine::ResetClock(Cpu& cpu) {
   cpu.clock_skip = false;
   cpu.clock_skip_unconfirmed = false;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  if (t && t->held_from >= 0) FlushHeld(*t);
+  if (t && t->on_cpu && t->held_from >= 0) FlushHeld(*t);
 }
 
 void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
@@ -814,7 +897,7 @@ void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
 }
 
 void StateMachine::EndLifetime(Thread& t, int64_t ts) {
-  if (t.held_from >= 0) FlushHeld(t);
+  FlushHeld(t);
   Transition(t, t.state, t.abstract, ts);
   if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
   CloseOpenSyscall(t, ts);
@@ -891,6 +974,8 @@ void StateMachine::PushIrqVector(const IrqVector& e) {
     if (e.name == "local_timer") {
       cpu.candidate = CauseKind::kPreemptTick;
       NoteRqClock(cpu, e.c.ts);
+    } else if (e.name == "reschedule" && (e.c.flags & kFlagNeedResched)) {
+      NoteRemoteReschedule(cpu, e.c.ts);
     }
     PushIrqFrame(cpu, IrqKind::kVector, VectorName(e.name), e.c.ts);
   } else {
@@ -935,11 +1020,10 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
     Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
   if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
-  if (caps_.stat_runtime && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]] {
-    // Nothing of a run is accounted before its first increment: then the run's start is.
-    if (t.run_start >= 0) t.accounted_at_exit = t.run_start + t.run_ns;
-    t.exit_awaits_settle = t.run_start < 0 && t.settle_in_from >= 0;
-  }
+  // The exit record samples the accounting early in do_exit(): where the next increment
+  // starts from (PushSchedStatRuntime) tells where it stood.
+  if (caps_.stat_runtime && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]]
+    t.exit_accounting_pending = true;
   t.syscall = e.id;
   t.syscall_start = e.c.ts;
   t.syscall_enter_seen = true;
@@ -1077,7 +1161,7 @@ void StateMachine::Finish(int64_t end_ts) {
   finished_ = true;
   end_ts = std::max(end_ts, last_ts_);
   for (Thread& t : threads_) {
-    if (t.held_from >= 0) FlushHeld(t);
+    FlushHeld(t);
     if (t.freed) continue;
     Transition(t, t.state, t.abstract, end_ts);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);

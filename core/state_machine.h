@@ -161,6 +161,7 @@ class StateMachine final : public EventSink {
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);
   void RequestClockSkip(Cpu& cpu);
+  void NoteRemoteReschedule(Cpu& cpu, int64_t ts);
   int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;
   int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
                          const Thread* accounted_prev) const;
@@ -168,7 +169,8 @@ class StateMachine final : public EventSink {
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
   void FlushHeld(Thread& t);
-  void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts);
+  void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
+  void SettleOut(Thread& t, int64_t end);
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);

@@ -80,10 +80,16 @@ struct Thread {
   // `run_start`, `run_ns` accounted so far. -1: not known.
   int64_t run_start = -1;
   int64_t run_ns = 0;
+  // Preempted: switched out at `settle_out_from` by its increments, at `settle_out_to` by
+  // the trace; the task that took the CPU (settles_out_of points back here) tells where.
+  int64_t settle_out_from = -1;
+  int64_t settle_out_to = -1;
+  Segment settle_out_after{};  // the state it switched out to
+  Thread* settles_out_of = nullptr;
   // Where the kernel's accounting stood when the thread entered exit/exit_group: the
   // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
   int64_t accounted_at_exit = -1;
-  bool exit_awaits_settle = false;  // entered exit before its run's first increment
+  bool exit_accounting_pending = false;  // entered exit; no increment seen since
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

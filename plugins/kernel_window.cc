@@ -36,7 +36,7 @@ void KernelWindowPlugin::OnThreadNew(const Thread& t) {
 void KernelWindowPlugin::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
   KernelWindow& w = model_.For(t).kernel_window;
   // Known from the exit syscall's entry on, before the segments after it arrive.
-  if (t.accounted_at_exit >= 0 && w.exit_ts < 0 && !t.exit_awaits_settle)
+  if (t.accounted_at_exit >= 0 && (w.exit_ts < 0 || t.accounted_at_exit < w.exit_ts))
     w.exit_ts = t.accounted_at_exit;
   const int64_t unqueued = s == Microstate::kWaitCpuWakeup ? w.TakeUnqueued(start, end) : 0;
   w.AddSegment(s, start, end, unqueued);

@@ -36,13 +36,11 @@ class KernelWindowPlugin : public Plugin {
   void OnExit(const Thread& t, int64_t ts) override {
     KernelWindow& w = model_.For(t).kernel_window;
     // The kernel samples a dying thread's exec runtime (taskstats, early in do_exit()) as
-    // its accounting left it at the last run-time increment before, not at this instant.
-    // Entered exit before its run's first increment: known once that run's start is
-    // (OnStateSegment; without windows only the exit's own time is needed).
+    // its accounting left it at its last update, not at this instant; when that is known
+    // only from a later increment, OnStateSegment moves the cut there (the segments after
+    // it are held until then).
     if (w.exit_ts < 0)
-      w.exit_ts = t.exit_awaits_settle && windows_ ? KernelWindow::kExitAwaitsSettle
-                  : t.accounted_at_exit >= 0      ? std::min(ts, t.accounted_at_exit)
-                                                  : ts;
+      w.exit_ts = t.accounted_at_exit >= 0 ? std::min(ts, t.accounted_at_exit) : ts;
   }
 
  private:

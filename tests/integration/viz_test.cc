@@ -97,7 +97,8 @@ TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
 }
 
 // The CPU tracks and the thread rows tell the same story: per workload thread, its
-// slices on the CPU tracks add up to its on-CPU microstates in the report (both come
+// slices on the CPU tracks, moved by its switch placement, add up to its on-CPU
+// microstates in the report (both come
 // from the state machine's current task per CPU). JSON times are microseconds with
 // three decimals, so each slice may be off by rounding: allow 1 ns per slice.
 TEST_F(VizTest, CpuTracksMatchEachThreadsOnCpuTime) {
@@ -118,7 +119,13 @@ TEST_F(VizTest, CpuTracksMatchEachThreadsOnCpuTime) {
     const int64_t on_cpu = m.at("user").get<int64_t>() + m.at("sys").get<int64_t>() +
                            m.at("irq").get<int64_t>() + m.at("softirq").get<int64_t>() +
                            m.at("unknown").get<int64_t>();
-    EXPECT_NEAR(run_ns[tid], static_cast<double>(on_cpu), 1.0 + static_cast<double>(slices[tid]))
+    // The CPU tracks show the traced switches, the thread's times the kernel's instants;
+    // switch_placement is exactly the difference.
+    const json& p = t.at("switch_placement");
+    const int64_t shift = p.at("wakeup_to_switch_in_ns").get<int64_t>() -
+                          p.at("wakeup_to_switch_out_ns").get<int64_t>();
+    EXPECT_NEAR(run_ns[tid] + static_cast<double>(shift), static_cast<double>(on_cpu),
+                1.0 + static_cast<double>(slices[tid]))
         << "tid " << tid;
   }
 }

@@ -36,6 +36,13 @@ int64_t OnCpu(const Sim& s, int tid) {
          s.Micro(tid, Microstate::kUnknown);
 }
 
+// How much more on-CPU time the kernel's switch instants give the thread than the
+// traced switches the CPU runs follow.
+int64_t Shift(const Sim& s, int tid) {
+  const Thread::SwitchPlacement& p = s.Report(tid).placement;
+  return p.in_early_ns - p.out_early_ns;
+}
+
 std::map<int, int64_t> RunTime(const std::vector<CpuRun>& runs) {
   std::map<int, int64_t> sum;
   for (const CpuRun& r : runs) sum[r.thread->tid] += r.end - r.start;
@@ -78,9 +85,9 @@ TEST(CpuOccupancy, IdleCpuPicksUpThreadWithoutRecordedSwitch) {
   s.Finish(2000);
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchFromIdle), 1u);
 
-  // The untraced switch is placed where the kernel's accounting puts it: at the wakeup
-  // that found CPU 1 idle (its clock is reused by the next __schedule()).
-  const CpuRun* r = Find(c.runs, 101, 1150);
+  // The CPU's run starts where the trace shows it (the thread's times start at the wakeup
+  // that found CPU 1 idle, where the kernel's accounting puts the untraced switch).
+  const CpuRun* r = Find(c.runs, 101, 1500);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->cpu, 1);
   EXPECT_EQ(r->end, 1700);
@@ -88,8 +95,9 @@ TEST(CpuOccupancy, IdleCpuPicksUpThreadWithoutRecordedSwitch) {
   EXPECT_TRUE(r->voluntary);
   EXPECT_EQ(s.syscalls().CauseLabel(r->cause), "sleep:read");
   auto sums = RunTime(c.runs);
-  for (int tid : {100, 101}) EXPECT_EQ(sums[tid], OnCpu(s, tid)) << tid;
-  EXPECT_EQ(sums[101], 1700 - 1150);
+  for (int tid : {100, 101}) EXPECT_EQ(sums[tid] + Shift(s, tid), OnCpu(s, tid)) << tid;
+  EXPECT_EQ(sums[101], 200);
+  EXPECT_EQ(Shift(s, 101), 1500 - 1150);
   EXPECT_EQ(sums[100], 1000);
   // 102's `unknown` is a sleep in a syscall never resolved, not time on a CPU; before
   // its first event CPU 1's task was unknown, so it has no run.
@@ -123,7 +131,7 @@ TEST(CpuOccupancy, PidFilterHidesSwitchBetweenUnfollowedTasks) {
   EXPECT_EQ(sums[100], 200 + 200);
   EXPECT_EQ(sums[101], 200);
   EXPECT_EQ(sums[500], 200);  // drawn as the unfollowed task until B is seen
-  for (int tid : {100, 101}) EXPECT_EQ(sums[tid], OnCpu(s, tid)) << tid;
+  for (int tid : {100, 101}) EXPECT_EQ(sums[tid] + Shift(s, tid), OnCpu(s, tid)) << tid;
   const CpuRun* b = Find(c.runs, 101, 1400);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->end, 1600);

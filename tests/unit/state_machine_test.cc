@@ -689,5 +689,66 @@ TEST(StateMachine, UntracedSwitchFromIdleIsPlacedAtTheWakeup) {
   EXPECT_TILED(s);
 }
 
+// An increment whose start is after the traced switch-in is not the run's first (that
+// one was done from an unfollowed task's context): the model's instant stands.
+TEST(StateMachine, LateFirstIncrementDoesNotMoveTheSwitchIn) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(2'000, 0, 10, 2'000);
+  s.Switch(3'000, 0, 10, kS, 20);                 // CPU0 stays busy with 20
+  s.WakeBoth(10'000, 1, 0, 10, 0, kFlagHardirq);  // no need-resched shows on CPU0
+  s.Switch(30'000, 0, 20, kS, 10);                // 20 blocks: a fresh clock
+  s.SysExit(31'000, 0, 10, kRead);
+  s.StatRuntime(100'000, 0, 10, 20'000);  // starts at 80'000: not from the switch
+  s.SysEnter(110'000, 0, 10, kRead);
+  s.StatRuntime(111'000, 0, 10, 11'000);
+  s.Switch(111'000, 0, 10, kS, 0);
+  s.Finish(120'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 30'000 - 10'000);
+  EXPECT_EQ(s.Report(10).placement.in_early_ns, 0);
+  EXPECT_TILED(s);
+}
+
+// A remote wakeup that preempts: its increment of the running task was done from an
+// unfollowed context, so the task's increments stop early; the reschedule IPI (with
+// need-resched set) shows about when the kernel accounted it last.
+TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // switched in at 0, accounted to 10'000
+  s.Vector(100'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Vector(101'000, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Switch(105'000, 0, 10, kR, 500);  // to an unfollowed task
+  s.Finish(110'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 100'000 - 2'000);  // to the IPI, less the lag bound
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 110'000 - 98'000);
+  EXPECT_TILED(s);
+}
+
+// A preemption whose last increment is missing: the next task's first increment tells
+// the clock both switched at.
+TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kWrite);
+  s.StatRuntime(50'000, 0, 10, 50'000);  // accounted to 50'000
+  s.WakeBoth(52'000, 1, 0, 11, 0, kFlagHardirq);
+  s.Switch(60'000, 0, 10, kR, 11);       // the model: at 50'000 (its increments' end)
+  s.StatRuntime(70'000, 0, 11, 15'000);  // 11 ran from 55'000: so did 10, until then
+  s.Finish(80'000);
+  EXPECT_EQ(s.Micro(10, M::kSys), 55'000 - 1'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 80'000 - 55'000);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 60'000 - 55'000);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 60'000 - 55'000);
+  EXPECT_TILED(s);
+}
+
 }  // namespace
 }  // namespace cstool::testing

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `make fidelity` (root): records a matrix of workloads, each once on an idle machine and
+# once under a parallel compile on every CPU, and prints per run what `cstool report
+# --check` found against the kernel's own counters: threads checked, whether every
+# switch count was exact, and the worst thread's on-CPU and wait-for-CPU difference
+# (ms and % of the kernel's value). Exits non-zero if any run did not PASS.
+#
+#   scripts/fidelity.sh [BUILD_DIR]        FIDELITY_LOADS="idle build" (default both)
+set -uo pipefail
+build=${1:-build}
+cstool=$(realpath "$build/cstool")
+w=$(realpath "$build/workloads/cstool_workload")
+out=$(mktemp -d /tmp/cstool-fidelity.XXXXXX)
+loads=${FIDELITY_LOADS:-idle build}
+load_pids=()
+
+cleanup() {
+  stop_load
+  rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A parallel build: one compiler loop per CPU, recompiling a real source file.
+start_load() {
+  local src
+  src=$(dirname "$0")/../tests/workloads/cstool_workload.cc
+  for _ in $(seq "$(nproc)"); do
+    (while :; do c++ -O2 -std=c++20 -c "$src" -o /dev/null 2>/dev/null; done) &
+    load_pids+=($!)
+  done
+  sleep 2
+}
+stop_load() {
+  for p in "${load_pids[@]}"; do
+    pkill -P "$p" 2>/dev/null
+    kill "$p" 2>/dev/null
+  done
+  wait "${load_pids[@]}" 2>/dev/null
+  load_pids=()
+}
+
+# name | how it is recorded (after `cstool record -o FILE`)
+workloads=(
+  "nanosleep-50us|-- $w nanosleep 3000 50"
+  "nanosleep-1ms|-- $w nanosleep 300 1000"
+  "pingpong-1cpu|-- $w pingpong 20000 0"
+  "pingpong-free|-- $w pingpong 20000 -1"
+  "futex-4thr|-- $w mutex 4 500"
+  "yield-2thr|-- $w yield 2000 0"
+  "hogs-1cpu|-- $w cpubound 200 0"
+  "migrating|-- $w cpubound 300 -1"
+  "fork-exec|-- sh -c 'for i in \$(seq 100); do /bin/true; done'"
+  "pipeline|-- sh -c 'seq 1 300000 | cat | cat | wc -l >/dev/null'"
+  "stop-cont|-- sh -c '$w cpubound 400 0 & p=\$!; sleep 0.1; kill -STOP \$p; sleep 0.1; kill -CONT \$p; wait'"
+  "attach|ATTACH $w phases 1500"
+)
+
+summarize() {  # FILE NAME LOAD
+  "$cstool" report "$1" --check --format json 2>/dev/null | python3 -c '
+import json, sys
+name, load = sys.argv[1], sys.argv[2]
+try:
+    c = json.load(sys.stdin)["check"]
+except Exception as e:
+    print(f"{name:<16} {load:<6} report failed: {e}"); sys.exit(1)
+def worst(k):
+    w = c["worst_thread"][k]
+    return "-" if w is None else f"{w[\"diff_ns\"]/1e6:+8.3f} {w[\"diff_pct\"]:+6.2f}%"
+exact = all(t.get("ok", {}).get("switches", True) for t in c["threads"])
+considered = c["compared"] + c["lost_events"] + c["partial"] + c["without_counters"]
+verdict = c["verdict"].split(":")[1].strip()
+print(f"{name:<16} {load:<6} {c[\"compared\"]:>4}/{considered:<4} {\"yes\" if exact else \"NO\":<6} "
+      f"{worst(\"on_cpu\"):>17} {worst(\"wait_cpu\"):>17}  {verdict}")
+sys.exit(0 if c["passed"] else 1)
+' "$2" "$3"
+}
+
+printf '%-16s %-6s %-9s %-6s %17s %17s  %s\n' WORKLOAD LOAD CHECKED EXACT "ON-CPU ms %" \
+  "WAIT ms %" VERDICT
+status=0
+for load in $loads; do
+  [ "$load" = build ] && start_load
+  for entry in "${workloads[@]}"; do
+    name=${entry%%|*}
+    how=${entry#*|}
+    file="$out/$name-$load.dat"
+    if [[ $how == ATTACH* ]]; then
+      eval "${how#ATTACH } &"
+      target=$!
+      sleep 0.3
+      "$cstool" record -o "$file" -p "$target" -N 0.8 >/dev/null 2>&1
+      wait "$target"
+    else
+      eval "\"$cstool\" record -o \"$file\" $how" >/dev/null 2>&1
+    fi
+    summarize "$file" "$name" "$load" || status=1
+  done
+  [ "$load" = build ] && stop_load
+done
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r), cstool $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null)"
+exit $status
