@@ -34,11 +34,20 @@
 //   kernel: A on CPU --------|  B on CPU (exec runtime, no run delay) ------------->
 //                            ^ rq clock of the wakeup: the switch instant for A and B
 //
-// So from such a wakeup on, the running thread's segments are held (Thread::held_from)
-// until its switch, which then happens at the held instant for both threads; a later
-// clock update on that CPU (another wakeup queueing there, the tick) moves the instant.
-// A switch that the kernel did not trace at all (an idle CPU picking up a woken task)
-// is placed there too. Per thread, Thread::placement counts how far each view differs.
+// With sched_stat_runtime (the kernel's run-time increments, each computed with the
+// runqueue clock), the kernel's instants are read off the increments themselves:
+//
+//   trace:   switch-in ......... incr(r1) .... incr(r2) ....... sched_switch out
+//   kernel:  S = t(incr1) - r1 ---------------- S + r1 + r2 = E |
+//
+// so a running thread's segments are held (Thread::held_from) from the last accounted
+// instant until the next increment or its switch: the switch-in settles at the first
+// increment (SettleIn), the switch-out at E (RewindHeld; a preemption's E at the next
+// task's S, SettleOut). Without the increments a runqueue-clock model stands in: from a
+// skip-requesting wakeup on, the switch happens at that wakeup's clock (or a later
+// visible update: another wakeup queueing there, the tick). A switch the kernel did not
+// trace at all (an idle CPU picking up a woken task) is placed the same way. Per thread,
+// Thread::placement counts how far the kernel's instants are from the traced ones.
 #include "core/state_machine.h"
 
 #include <fmt/core.h>
