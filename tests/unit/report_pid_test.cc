@@ -2,8 +2,12 @@
 // (table -, JSON null, CSV empty) otherwise, never its tid; such threads stay out of the
 // process totals and of -p, and one note says how many there are.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -11,7 +15,10 @@
 
 #include "core/output/html_output.h"
 #include "core/output/output.h"
+#include "core/report.h"
 #include "core/report_view.h"
+#include "core/synthetic_trace.h"
+#include "core/trace_file_format.h"
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -138,6 +145,40 @@ TEST_F(UnknownPid, SortByPidPutsUnknownLast) {
   ReportView v = View({.sort = "pid"});
   ASSERT_EQ(v.threads.size(), 3u);
   EXPECT_EQ(v.threads.back()->thread->tid, 300);
+}
+
+// A system-wide cstool recording lists every thread with its tgid: the report uses them.
+TEST(ReportPid, SystemWideRecordingsThreadListGroupsThreads) {
+  SyntheticTrace t(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/events", 1);
+  int sw = t.AddEvent("sched", "sched_switch");
+  uint64_t ts = 1000000;
+  for (auto [prev, next] : {std::pair{100, 200}, std::pair{200, 100}}) {
+    auto s = t.NewRecord(sw, prev);
+    s.SetString("prev_comm", "a").Set("prev_pid", prev).Set("prev_prio", 120).Set("prev_state", 1);
+    s.SetString("next_comm", "b").Set("next_pid", next).Set("next_prio", 120);
+    t.Append(0, ts += 1000, s);
+  }
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("report_pid_" + std::to_string(::getpid())))
+          .string() +
+      ".dat";
+  t.Write(path);
+  SyscallTable syscalls;
+  auto tgid_of = [&](int tid) {
+    auto analyzed = AnalyzeTrace(path, syscalls);
+    for (const Thread& th : analyzed->machine->threads())
+      if (th.tid == tid) return th.tgid;
+    return -1;
+  };
+  EXPECT_EQ(tgid_of(200), 0);  // no thread list: unknown
+  const std::string sidecar = path + std::string(tracefile::kCstoolInfoSidecarSuffix);
+  std::ofstream(sidecar) << nlohmann::json{
+      {"system_wide", true},
+      {"threads", {{{"tid", 100}, {"tgid", 100}}, {{"tid", 200}, {"tgid", 150}}}}};
+  EXPECT_EQ(tgid_of(200), 150);
+  EXPECT_EQ(tgid_of(100), 100);
+  std::remove(sidecar.c_str());
+  std::remove(path.c_str());
 }
 
 }  // namespace
