@@ -40,10 +40,13 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
 
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
-  if (!info || info->system_wide || info->target_pids.empty()) return policy;
+  if (!info) return policy;
+  // A system-wide recording lists every thread too: their tgids group the report.
+  for (const ThreadIdentity& t : info->threads)
+    if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
+  if (info->system_wide || info->target_pids.empty()) return policy;
   policy.all = false;
   policy.root_pids = info->target_pids;
-  for (const ThreadIdentity& t : info->threads) policy.known_tgids.emplace_back(t.tid, t.tgid);
   return policy;
 }
 

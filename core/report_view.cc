@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 
@@ -22,7 +23,10 @@ std::map<std::string, SortKey> SortTable() {
       {"involuntary", [](const ThreadReport& r) { return int64_t(r.involuntary); }},
       {"lifetime", [](const ThreadReport& r) { return r.Lifetime(); }},
       {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
-      {"pid", [](const ThreadReport& r) { return -int64_t(DisplayPid(*r.thread)); }},
+      {"pid",
+       [](const ThreadReport& r) {  // ascending; unknown last
+         return PidKnown(*r.thread) ? -int64_t(r.thread->tgid) : INT64_MIN;
+       }},
       {"oncpu",
        [](const ThreadReport& r) {
          return Micro(r, Microstate::kUser) + Micro(r, Microstate::kSys) +
@@ -88,12 +92,22 @@ std::vector<std::pair<std::string, uint64_t>> ReportView::Causes(const ThreadRep
   return out;
 }
 
+std::string ReportView::UngroupedNote() const {
+  if (ungrouped_threads == 0) return {};
+  return fmt::format(
+      "processes could not be grouped for {} thread{}: the file has no thread-group ids for "
+      "them (nor did a traced fork with clone flags or an exec show them); their PID is "
+      "unknown (-) and PROCESSES leaves them out",
+      ungrouped_threads, ungrouped_threads == 1 ? "" : "s");
+}
+
 bool SelectsThread(const ViewOptions& options, const Thread& t) {
   if (!options.tids.empty() &&
       std::find(options.tids.begin(), options.tids.end(), t.tid) == options.tids.end())
     return false;
-  if (!options.pids.empty() &&
-      std::find(options.pids.begin(), options.pids.end(), DisplayPid(t)) == options.pids.end())
+  // A thread whose process is unknown is in none of them (its tid says nothing of it).
+  if (!options.pids.empty() && (!PidKnown(t) || std::find(options.pids.begin(), options.pids.end(),
+                                                          t.tgid) == options.pids.end()))
     return false;
   // Explicit -p/-t selections may name threads outside the recorded workload.
   return t.tracked || options.all_threads || !options.pids.empty() || !options.tids.empty();
@@ -125,8 +139,15 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   std::map<int32_t, ProcessTotals> procs;
   for (const ThreadReport* r : view.threads) {
     const Thread& t = *r->thread;
-    ProcessTotals& p = procs[DisplayPid(t)];
-    p.pid = DisplayPid(t);
+    // Threads of unknown processes are left out rather than summed into one "-" row: such
+    // a row would add up unrelated processes (kernel threads, daemons, the workload) and
+    // rank as one process; each of them still has its own row under THREADS.
+    if (!PidKnown(t)) {
+      ++view.ungrouped_threads;
+      continue;
+    }
+    ProcessTotals& p = procs[t.tgid];
+    p.pid = t.tgid;
     if (p.comm.empty() || t.tid == p.pid) p.comm = t.comm;
     ++p.threads;
     p.lifetime_sum += r->Lifetime();

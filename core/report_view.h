@@ -34,7 +34,11 @@ struct ReportView {
   const SyscallTable* syscalls = nullptr;
   const KernelCheckResult* check = nullptr;  // --check result, rendered when set
   std::vector<const ThreadReport*> threads;
-  std::vector<ProcessTotals> processes;
+  std::vector<ProcessTotals> processes;  // of the threads whose process is known
+  uint32_t ungrouped_threads = 0;        // threads whose process is not known
+
+  // What the header says when some threads could not be grouped; empty when none.
+  std::string UngroupedNote() const;
 
   // The cause labels of r, largest count first.
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;
@@ -51,6 +55,12 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
 // Valid --sort keys, for help text and errors.
 std::vector<std::string> SortKeys();
 
-inline int32_t DisplayPid(const Thread& t) { return t.tgid != 0 ? t.tgid : t.tid; }
+// A thread's process is known when the file tells its tgid (core/thread_groups.h); a
+// report then shows it as unknown (PidText "-", JSON null), never as the tid.
+inline bool PidKnown(const Thread& t) { return t.tgid != 0; }
+inline std::string PidText(const Thread& t) { return PidKnown(t) ? std::to_string(t.tgid) : "-"; }
+// Pictures need a number to group a thread's track under: its process, or the thread
+// itself when that is unknown. A track key, never shown as the thread's pid.
+inline int32_t TrackPid(const Thread& t) { return PidKnown(t) ? t.tgid : t.tid; }
 
 }  // namespace cstool

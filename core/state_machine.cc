@@ -848,13 +848,16 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
   if (e.c.pid == e.parent_pid) MarkOnCpu(cpu, e.c.cpu, &parent, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   int32_t tgid = 0;
+  auto kind = ThreadGroups::Clone::kUnknown;
   if (auto it = clone_flags_.find(e.child_pid); it != clone_flags_.end()) {
     tgid = (it->second & kCloneThread) ? parent.tgid : e.child_pid;
+    kind = ThreadGroups::KindOf(it->second);
     clone_flags_.erase(it);
   }
   if (tgid != 0) tgid_hint_[e.child_pid] = tgid;
   Thread& child = NewThread(e.child_pid, e.child_comm, e.c.ts, true);
   if (child.tgid == 0) child.tgid = tgid;
+  groups_.Forked(parent, child, kind);
   child.tracked = child.tracked || parent.tracked;
   child.user_thread = parent.user_thread;
   // Until wake_up_new_task it is not runnable, but it is nothing else either: count
@@ -872,6 +875,7 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
 
 void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   Cpu& cpu = Enter(e.c);
+  const uint32_t leader = e.old_pid != e.pid ? by_tid_.Get(e.pid) : 0;
   // A non-leader thread that execs takes over the leader's tid.
   if (e.old_pid != e.pid && by_tid_.Get(e.old_pid) != 0) {
     uint32_t id = by_tid_.Get(e.old_pid);
@@ -880,6 +884,7 @@ void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
     threads_[id - 1].tid = e.pid;
   }
   Thread& t = Lookup(e.pid, {});
+  groups_.Execed(t, e.pid, e.old_pid, leader != 0 ? thread_ptrs_[leader - 1] : nullptr);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   t.user_thread = true;
   cpu.last_event = LastEvent::kOther;
@@ -1177,6 +1182,7 @@ void StateMachine::Finish(int64_t end_ts) {
     CloseOpenSyscall(t, end_ts);
     t.end_ts = end_ts;
   }
+  groups_.Resolve(threads_);
   for (Plugin* p : On(Hook::kTraceEnd)) p->OnTraceEnd(end_ts);
 }
 

@@ -16,6 +16,7 @@
 #include "core/stats.h"
 #include "core/syscall_table.h"
 #include "core/thread.h"
+#include "core/thread_groups.h"
 #include "core/tid_index.h"
 #include "plugins/plugin.h"
 
@@ -193,6 +194,7 @@ class StateMachine final : public EventSink {
   std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
   std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
   std::unordered_map<int32_t, uint64_t> clone_flags_;
+  ThreadGroups groups_;  // tgids the trace tells only later or only by relation
   std::vector<Cpu> cpus_;
   std::vector<PendingSwitch> pending_switches_;
   std::unordered_map<int64_t, std::string> irq_names_;

@@ -147,7 +147,7 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
   for (const ThreadRow& r : rows_) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const ThreadRow* a, const ThreadRow* b) {
     const Thread &x = *a->thread, &y = *b->thread;
-    if (DisplayPid(x) != DisplayPid(y)) return DisplayPid(x) < DisplayPid(y);
+    if (TrackPid(x) != TrackPid(y)) return TrackPid(x) < TrackPid(y);
     if (x.first_ts != y.first_ts) return x.first_ts < y.first_ts;
     return x.tid < y.tid;
   });
@@ -156,7 +156,7 @@ void BarscopePlugin::BuildThreadChart(int64_t end) {
     BarscopeRow row;
     row.id = t.tid;
     row.label = fmt::format("{} {}", t.comm, t.tid);
-    row.title = fmt::format("{} (tid {}, pid {})", t.comm, t.tid, DisplayPid(t));
+    row.title = fmt::format("{} (tid {}, pid {})", t.comm, t.tid, PidText(t));
     const auto& bins = r->bins.bins();
     const uint32_t n = std::min<uint32_t>(c.columns, static_cast<uint32_t>(bins.size()));
     uint32_t col = 0;
@@ -213,7 +213,7 @@ void BarscopePlugin::BuildCpuChart(int64_t end) {
   for (const Thread* t : threads_by_id_)
     if (t) ran.push_back(t);
   std::stable_sort(ran.begin(), ran.end(), [](const Thread* x, const Thread* y) {
-    if (DisplayPid(*x) != DisplayPid(*y)) return DisplayPid(*x) < DisplayPid(*y);
+    if (TrackPid(*x) != TrackPid(*y)) return TrackPid(*x) < TrackPid(*y);
     return x->tid < y->tid;
   });
   std::map<uint32_t, uint32_t> key_of;  // Thread::id -> legend index

@@ -24,18 +24,20 @@ TimelinePlugin::Track& TimelinePlugin::TrackOf(const Thread& t) {
 }
 
 void TimelinePlugin::NameThread(const Thread& t, Track& tr) {
-  const int32_t pid = DisplayPid(t);
+  const int32_t pid = TrackPid(t);
   if (!tr.named || tr.comm != t.comm) {
     writer_.ThreadName(pid, t.tid, fmt::format("{} {}", t.comm, t.tid));
     if (!tr.named) writer_.ThreadSortIndex(pid, t.tid, t.id);
     tr.named = true;
     tr.comm = t.comm;
   }
-  // A process is named after its first thread seen, and again after its leader.
+  // A process is named after its first thread seen, and again after its leader; a thread
+  // of an unknown process has a group of its own, named so.
   auto [it, inserted] = processes_.try_emplace(pid, false);
-  if (inserted || (!it->second && t.tid == pid)) {
-    writer_.ProcessName(pid, t.comm);
-    it->second = t.tid == pid;
+  const bool leader = PidKnown(t) && t.tid == pid;
+  if (inserted || (!it->second && leader)) {
+    writer_.ProcessName(pid, PidKnown(t) ? t.comm : fmt::format("{} (process unknown)", t.comm));
+    it->second = leader;
   }
 }
 
@@ -51,7 +53,7 @@ void TimelinePlugin::WriteSlice(const Thread& t, Track& tr, const Slice& s) {
       args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(s.out.preempted_at)]);
   }
   writer_.Complete(SliceLabel(s.state, s.has_after, s.after.cause, syscalls_),
-                   MicrostateKey(s.state), DisplayPid(t), t.tid, s.start, s.end - s.start, args);
+                   MicrostateKey(s.state), TrackPid(t), t.tid, s.start, s.end - s.start, args);
 }
 
 void TimelinePlugin::Flush(const Thread& t, Track& tr, size_t keep) {
@@ -99,14 +101,14 @@ void TimelinePlugin::OnWakeup(const WakeupEvent& w) {
   if (!w.wakee || !selected_(*w.wakee)) return;
   const uint64_t id = next_flow_++;
   if (w.waker && selected_(*w.waker)) {
-    writer_.FlowStart("wakeup", id, DisplayPid(*w.waker), w.waker->tid, w.ts);
+    writer_.FlowStart("wakeup", id, TrackPid(*w.waker), w.waker->tid, w.ts);
   } else {
     NameCpu(w.cpu);
     writer_.FlowStart("wakeup", id, kCpuPid, CpuTid(w.cpu), w.ts);
   }
   // One nanosecond in, so that it lands inside the wakee's "Runnable (wakeup)" slice
   // rather than on the boundary with the sleep before it.
-  writer_.FlowEnd("wakeup", id, DisplayPid(*w.wakee), w.wakee->tid, w.ts + 1);
+  writer_.FlowEnd("wakeup", id, TrackPid(*w.wakee), w.wakee->tid, w.ts + 1);
 }
 
 void TimelinePlugin::NameCpu(int32_t cpu) {
@@ -128,7 +130,9 @@ void TimelinePlugin::WriteCpuRun(const CpuRun& r) {
   const Thread& t = *r.thread;
   const bool sel = selected_(t);
   TraceEventArgs args;
-  args.Add("tid", int64_t{t.tid}).Add("pid", int64_t{DisplayPid(t)}).Add("comm", t.comm);
+  args.Add("tid", int64_t{t.tid});
+  if (PidKnown(t)) args.Add("pid", int64_t{t.tgid});
+  args.Add("comm", t.comm);
   if (r.switched_out) {
     args.Add("switch_out", r.voluntary ? "voluntary" : "involuntary");
     args.Add("cause", syscalls_.CauseLabel(r.cause));

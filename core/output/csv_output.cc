@@ -27,8 +27,9 @@ class CsvOutput : public Output {
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
-      std::string row =
-          fmt::format("{},{},{},{}", t.tid, DisplayPid(t), Quote(t.comm), r->Lifetime());
+      // An unknown process leaves the pid field empty.
+      std::string row = fmt::format("{},{},{},{}", t.tid, PidKnown(t) ? std::to_string(t.tgid) : "",
+                                    Quote(t.comm), r->Lifetime());
       for (int64_t v : r->microstates) row += fmt::format(",{}", v);
       row += fmt::format(",{},{}", r->voluntary, r->involuntary);
       for (uint64_t v : r->preempted_at) row += fmt::format(",{}", v);

@@ -112,7 +112,10 @@ class HtmlWriter {
       for (auto& a : t.recording.command) cmd += (cmd.empty() ? "" : " ") + a;
       os_ << "<br>command: <code>" << Esc(cmd) << "</code>";
     }
-    os_ << "</p>\n<p id=\"status\">page script did not run</p>\n";
+    os_ << "</p>\n";
+    if (std::string note = view.UngroupedNote(); !note.empty())
+      os_ << "<p class=\"note\">NOTE: " << Esc(note) << "</p>\n";
+    os_ << "<p id=\"status\">page script did not run</p>\n";
     Chart("thread-barscope", scopes.threads);
     Chart("cpu-barscope", scopes.cpus);
     Tables(view);
@@ -177,8 +180,8 @@ class HtmlWriter {
     Header("TID", "PID");
     for (const ThreadReport* r : view.threads) {
       const Thread& th = *r->thread;
-      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), std::to_string(DisplayPid(th)),
-          th.comm, r->Lifetime(), *r, view);
+      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), PidText(th), th.comm,
+          r->Lifetime(), *r, view);
     }
     os_ << "</table></section>\n<section><h2>Processes</h2>\n<table id=\"processes\">";
     Header("PID", "THR");

@@ -83,6 +83,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                           {"anomaly_details", t.anomaly_details},
                           {"missing_events", t.missing_events},
                           {"notes", t.notes}};
+  if (std::string note = view.UngroupedNote(); !note.empty()) trace["notes"].push_back(note);
   if (!t.damage.empty()) {  // report --salvage read past damage
     trace["salvaged"] = true;
     trace["damage"] = t.damage;
@@ -99,7 +100,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
   for (const ThreadReport* r : view.threads) {
     const Thread& th = *r->thread;
     nlohmann::json j = {{"tid", th.tid},
-                        {"pid", DisplayPid(th)},
+                        {"pid", PidKnown(th) ? nlohmann::json(th.tgid) : nullptr},
                         {"comm", th.comm},
                         {"lifetime_ns", r->Lifetime()},
                         {"unknown_ns", r->microstates[static_cast<size_t>(Microstate::kUnknown)]},

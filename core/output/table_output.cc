@@ -46,13 +46,14 @@ class TableOutput : public Output {
       for (auto& a : t.recording.command) cmd += (cmd.empty() ? "" : " ") + a;
       os_ << fmt::format("command: {}\n", cmd);
     }
+    if (std::string note = view.UngroupedNote(); !note.empty()) os_ << "NOTE: " << note << "\n";
     os_ << "\nTHREADS (microstates in % of each thread's observed lifetime; ! = lost events "
            "may have touched it)\n";
     Header("TID", "PID");
     for (const ThreadReport* r : view.threads) {
       const Thread& th = *r->thread;
-      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), std::to_string(DisplayPid(th)),
-          th.comm, r->Lifetime(), *r, TopCauses(view, *r, 3));
+      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), PidText(th), th.comm,
+          r->Lifetime(), *r, TopCauses(view, *r, 3));
     }
     os_ << "\nPROCESSES (sums over the threads above; LIFE is the sum of thread lifetimes)\n";
     Header("PID", "THR");

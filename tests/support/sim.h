@@ -74,6 +74,10 @@ class Sim {
     n.comm = "task";
     n.clone_flags = thread ? 0x00010000 : 0;
     sm_.PushTaskNewtask(n);
+    ForkWithoutFlags(ts, cpu, parent, child);
+  }
+  // sched_process_fork alone, as in a file recorded without task:task_newtask.
+  void ForkWithoutFlags(int64_t ts, int cpu, int parent, int child) {
     SchedProcessFork f;
     f.c = C(ts, cpu, parent);
     f.parent_comm = "task";
@@ -81,6 +85,16 @@ class Sim {
     f.child_comm = "task";
     f.child_pid = child;
     sm_.PushSchedProcessFork(f);
+  }
+  // sched_process_exec by the task with tid `old_pid`; it comes out as `pid` (the
+  // leader's tid when a non-leader thread execs).
+  void Exec(int64_t ts, int cpu, int old_pid, int pid) {
+    SchedProcessExec e;
+    e.c = C(ts, cpu, pid);
+    e.filename = "/bin/task";
+    e.pid = pid;
+    e.old_pid = old_pid;
+    sm_.PushSchedProcessExec(e);
   }
   void SysEnter(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
     sm_.PushSysEnter({C(ts, cpu, tid, flags), nr});
