@@ -57,24 +57,27 @@ workloads=(
 )
 
 summarize() {  # FILE NAME LOAD
-  "$cstool" report "$1" --check --format json 2>/dev/null | python3 -c '
+  "$cstool" report "$1" --check --format json 2>/dev/null | python3 -c "$summary_py" "$2" "$3"
+}
+summary_py=$(cat <<'PY'
 import json, sys
 name, load = sys.argv[1], sys.argv[2]
 try:
     c = json.load(sys.stdin)["check"]
 except Exception as e:
-    print(f"{name:<16} {load:<6} report failed: {e}"); sys.exit(1)
+    print("%-16s %-6s report failed: %s" % (name, load, e))
+    sys.exit(1)
 def worst(k):
     w = c["worst_thread"][k]
-    return "-" if w is None else f"{w[\"diff_ns\"]/1e6:+8.3f} {w[\"diff_pct\"]:+6.2f}%"
+    return "-" if w is None else "%+8.3f %+6.2f%%" % (w["diff_ns"] / 1e6, w["diff_pct"])
 exact = all(t.get("ok", {}).get("switches", True) for t in c["threads"])
 considered = c["compared"] + c["lost_events"] + c["partial"] + c["without_counters"]
 verdict = c["verdict"].split(":")[1].strip()
-print(f"{name:<16} {load:<6} {c[\"compared\"]:>4}/{considered:<4} {\"yes\" if exact else \"NO\":<6} "
-      f"{worst(\"on_cpu\"):>17} {worst(\"wait_cpu\"):>17}  {verdict}")
+print("%-16s %-6s %4d/%-4d %-6s %17s %17s  %s" % (name, load, c["compared"], considered,
+      "yes" if exact else "NO", worst("on_cpu"), worst("wait_cpu"), verdict))
 sys.exit(0 if c["passed"] else 1)
-' "$2" "$3"
-}
+PY
+)
 
 printf '%-16s %-6s %-9s %-6s %17s %17s  %s\n' WORKLOAD LOAD CHECKED EXACT "ON-CPU ms %" \
   "WAIT ms %" VERDICT
