@@ -641,6 +641,10 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
 // increments stop well before the IPI, that one is missing: the kernel's accounting of
 // it reached (about) the IPI's time.
 void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ts) {
+  // For the runqueue-clock model: that wakeup updated the clock (about now, unless the
+  // trace showed it) and, finding need-resched set, asked the next switch to reuse it.
+  if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
+  RequestClockSkip(cpu);
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs)
     t->run_ns = ts - kIncrementLagNs - t->run_start;
