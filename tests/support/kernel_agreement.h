@@ -1,0 +1,44 @@
+// What the integration tests require of `report --check` on a real recording: every
+// thread of the workload compared, switch counts equal to the kernel's, and times within
+// the residue this tracer cannot yet remove (see kTimeResidueNs).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace cstool::testing {
+
+// With a pid filter, a runqueue clock update done from an unfollowed task's context (a
+// wakeup on another CPU checking preemption here) is not in the trace; when it is a
+// run's last or first one, nothing until the next tick's increment shows it: at most one
+// scheduler tick (4 ms at HZ=250 on the reference kernel) per thread, seen on short,
+// preempted runs under load. `report --check` itself judges at max(0.2 ms, 1 %); runs
+// that show this residue say FAIL there, honestly. Measured: README, "make fidelity".
+inline constexpr int64_t kTimeResidueNs = 4'000'000 + 200'000;
+
+inline void ExpectSwitchesExactAndTimesWithinResidue(const nlohmann::json& check) {
+  uint32_t judged = 0;
+  for (const auto& t : check.at("threads")) {
+    const std::string status = t.at("status");
+    if (status != "agree" && status != "DISAGREE") continue;
+    ++judged;
+    EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
+    if (!t.at("times_judged").get<bool>()) continue;
+    for (const char* q : {"on_cpu_ns", "wait_cpu_ns"}) {
+      const int64_t traced = t.at("traced").at(q);
+      const int64_t kernel = t.at("kernel").at(q);
+      const int64_t allowed = std::max<int64_t>(kTimeResidueNs, std::llabs(kernel) / 100) +
+                              t.at("unknown_ns").get<int64_t>();
+      EXPECT_LE(std::llabs(traced - kernel), allowed) << q << " of " << t.dump(2);
+    }
+  }
+  EXPECT_EQ(judged, check.at("compared").get<uint32_t>());
+  // The exit status and the verdict say the same.
+  const bool pass = check.at("verdict").get<std::string>().find(": PASS:") != std::string::npos;
+  EXPECT_EQ(pass, check.at("passed").get<bool>());
+}
+
+}  // namespace cstool::testing
