@@ -531,14 +531,8 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
   Transition(t, s, a, in_ts);
 }
 
-// The kernel switched `t` in at `start` (within its settle window): what was held
-// before that was still the state it was in before.
-void StateMachine::SettleIn(Thread& t, int64_t start) {
-  // Between the model's instant and the kernel's, the earlier state or the run's first
-  // one takes over the other's stretch.
-  const int64_t from = std::min(start, t.settle_in_from);
-  const int64_t to = std::max(start, t.settle_in_from);
-  const Thread::Segment& fill = start > t.settle_in_from ? t.settle_in_before : t.settle_in_run;
+// The held segments of `t` between `from` and `to` take the state of `as`.
+void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as) {
   std::vector<Thread::Segment> held;
   held.swap(t.held_segments);
   for (const Thread::Segment& seg : held) {
@@ -549,9 +543,20 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
       continue;
     }
     if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
-    t.held_segments.push_back({fill.state, fill.abstract, a, b});
+    t.held_segments.push_back({as.state, as.abstract, a, b});
     if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
   }
+}
+
+// The kernel switched `t` in at `start` (within its settle window): what was held
+// before that was still the state it was in before.
+void StateMachine::SettleIn(Thread& t, int64_t start) {
+  // Between the model's instant and the kernel's, the earlier state or the run's first
+  // one takes over the other's stretch.
+  const int64_t from = std::min(start, t.settle_in_from);
+  const int64_t to = std::max(start, t.settle_in_from);
+  const Thread::Segment& fill = start > t.settle_in_from ? t.settle_in_before : t.settle_in_run;
+  RelabelHeld(t, from, to, fill);
   if (t.since < to) {  // still in the run's first state, which began at the model's instant
     t.held_segments.push_back({fill.state, fill.abstract, t.since, to});
     t.since = to;
@@ -744,20 +749,7 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
 void StateMachine::SettleOut(Thread& t, int64_t end) {
   if (t.settle_out_from < 0) return;
   end = end < 0 ? t.settle_out_from : std::clamp(end, t.settle_out_from, t.settle_out_to);
-  const Thread::Segment& after = t.settle_out_after;
-  std::vector<Thread::Segment> held;
-  held.swap(t.held_segments);
-  for (const Thread::Segment& seg : held) {
-    const int64_t a = std::max(seg.start, end);
-    const int64_t b = std::min(seg.end, t.settle_out_to);
-    if (a >= b) {
-      t.held_segments.push_back(seg);
-      continue;
-    }
-    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
-    t.held_segments.push_back({after.state, after.abstract, a, b});
-    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
-  }
+  RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
   t.placement.out_early_ns -= end - t.settle_out_from;
   t.settle_out_from = -1;
   ReleaseHeld(t, INT64_MAX);

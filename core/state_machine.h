@@ -169,6 +169,7 @@ class StateMachine final : public EventSink {
   void ReleaseHeld(Thread& t, int64_t before);
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
+  void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   void FlushHeld(Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
   void SettleOut(Thread& t, int64_t end);
