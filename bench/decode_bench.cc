@@ -1,5 +1,5 @@
 // Throughput of the report pipeline's front half on a synthetic multi-million-event
-// v6 file built from real event formats (core/synthetic_trace.h):
+// v6 file built from real event formats (tests/support/synthetic_trace.h):
 //   (a) BM_ReadMerge        per-CPU page walking + k-way merge, no decoding
 //   (b) BM_ReadMergeDecode  the same + decoding every record into a no-op EventSink
 //   (c) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
@@ -12,11 +12,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/event_decoder.h"
-#include "core/merge.h"
-#include "core/synthetic_trace.h"
-#include "core/trace_file_reader.h"
-#include "core/trace_replay.h"
+#include "decode/decode_trace.h"
+#include "decode/event_decoder.h"
+#include "decode/merge.h"
+#include "format/trace_file_reader.h"
+#include "tests/support/synthetic_trace.h"
 
 namespace cstool {
 namespace {
@@ -133,7 +133,7 @@ void ReplayBench(benchmark::State& state, ReaderBackend backend) {
   EventSink sink;  // every Push* is a no-op
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    ReplayStats st = ReplayTrace(*reader, decoder, sink);
+    DecodeStats st = DecodeTrace(*reader, decoder, sink);
     n += st.events;
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "core/tracefs_api.h"
+#include "tracefs/tracefs_api.h"
 
 namespace cstool {
 namespace {

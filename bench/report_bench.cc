@@ -6,7 +6,7 @@
 // Both files are deleted at exit.
 //
 //   BM_Decode           reader + merge + decode into a no-op EventSink (events/s)
-//   BM_Analyze          AnalyzeTrace: decode + state machine + every report plugin
+//   BM_Analyze          AnalyzeTrace: decode + state machine + every report observer
 //   BM_AnalyzeForCheck  the same plus the kernel windows `report --check` needs
 //   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same file, wall time
@@ -22,11 +22,11 @@
 #include <string>
 
 #include "bench/bench_util.h"
-#include "core/event_decoder.h"
-#include "core/report.h"
-#include "core/syscall_table.h"
-#include "core/trace_file_reader.h"
-#include "core/trace_replay.h"
+#include "decode/decode_trace.h"
+#include "decode/event_decoder.h"
+#include "format/trace_file_reader.h"
+#include "model/syscall_table.h"
+#include "pipeline/analyze_trace.h"
 
 namespace cstool {
 namespace {
@@ -41,7 +41,7 @@ long EnvLong(const char* name, long def) {
 uint64_t CountEvents(const std::string& path) {
   auto reader = OpenTraceFile(path);
   EventSink sink;
-  return ReplayTrace(*reader, sink).events;
+  return DecodeTrace(*reader, sink).events;
 }
 
 // One recording, made on first use, removed at exit.
@@ -89,7 +89,7 @@ void BM_Decode(benchmark::State& state) {
     auto reader = OpenTraceFile(path);
     EventDecoder decoder(reader->tep());
     EventSink sink;  // every Push* is a no-op
-    n += ReplayTrace(*reader, decoder, sink).events;
+    n += DecodeTrace(*reader, decoder, sink).events;
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
@@ -109,7 +109,7 @@ void Analyze(benchmark::State& state, const AnalyzeOptions& options) {
 void BM_Analyze(benchmark::State& state) { Analyze(state, {}); }
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 // The same with the per-thread kernel windows `report --check` adds.
-void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.kernel_windows = true}); }
+void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.counter_windows = true}); }
 BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
 // The whole `cstool report` process (file open, analysis, JSON rendering).

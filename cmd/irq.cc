@@ -1,11 +1,11 @@
-// `cstool irq`: option parsing only; the work is in core/irq_command.
+// `cstool irq`: option parsing only; the work is in commands/irq_command.
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "base/cpu_list.h"
 #include "cmd/commands.h"
-#include "core/cpu_list.h"
-#include "core/irq_command.h"
+#include "commands/irq_command.h"
 
 namespace cstool::cmd {
 

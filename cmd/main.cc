@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "base/errors.h"
 #include "cmd/commands.h"
-#include "core/errors.h"
 
 namespace cstool::cmd {
 namespace {

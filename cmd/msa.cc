@@ -1,12 +1,11 @@
-// `cstool msa`: option parsing only; the work is in core/msa.
-#include "core/msa.h"
-
+// `cstool msa`: option parsing only; the work is in commands/msa_command.
 #include <unistd.h>
 
 #include <iostream>
 #include <memory>
 
 #include "cmd/commands.h"
+#include "commands/msa_command.h"
 
 namespace cstool::cmd {
 

@@ -1,10 +1,9 @@
-// `cstool nmi-inject`: option parsing only; the work is in core/nmi_inject.
-#include "core/nmi_inject.h"
-
+// `cstool nmi-inject`: option parsing only; the work is in commands/nmi_inject_command.
 #include <iostream>
 #include <memory>
 
 #include "cmd/commands.h"
+#include "commands/nmi_inject_command.h"
 
 namespace cstool::cmd {
 

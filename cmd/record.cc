@@ -1,12 +1,12 @@
-// `cstool record`: option parsing only; the work is in core/recorder.
+// `cstool record`: option parsing only; the work is in commands/record_command.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/cpu_list.h"
+#include "base/errors.h"
 #include "cmd/commands.h"
-#include "core/cpu_list.h"
-#include "core/errors.h"
-#include "core/recorder.h"
+#include "commands/record_command.h"
 
 namespace cstool::cmd {
 

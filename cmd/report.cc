@@ -1,10 +1,9 @@
-// `cstool report`: options → core/report.
-#include "core/report.h"
-
+// `cstool report`: option parsing only; the work is in commands/report_command.
 #include <iostream>
 #include <memory>
 
 #include "cmd/commands.h"
+#include "commands/report_command.h"
 
 namespace cstool::cmd {
 

@@ -1,5 +1,5 @@
 // One fuzz input through the whole `cstool report` path: the trace-file reader (the own
-// v6 parser), the event decoder, the merge, the state machine, the report plugins and
+// v6 parser), the event decoder, the merge, the state machine, the report observers and
 // every output format. Shared by the libFuzzer target (trace_file_fuzzer.cc) and the
 // regression unit test that replays tests/fuzz/regressions/.
 //
@@ -17,12 +17,12 @@
 #include <string>
 #include <string_view>
 
-#include "core/errors.h"
-#include "core/output/output.h"
-#include "core/report.h"
-#include "core/report_view.h"
-#include "core/syscall_table.h"
-#include "core/v6_trace_file.h"
+#include "analysis/report_view.h"
+#include "base/errors.h"
+#include "format/v6_trace_file.h"
+#include "model/syscall_table.h"
+#include "output/output.h"
+#include "pipeline/analyze_trace.h"
 
 namespace cstool::fuzz {
 
@@ -65,7 +65,7 @@ inline bool ReportOnBytes(const uint8_t* data, size_t size, const SyscallTable& 
   const bool salvage = (size & 1) != 0;
   try {
     auto analyzed = AnalyzeTrace(
-        path, syscalls, {.explain_anomalies = true, .salvage = salvage, .kernel_windows = true});
+        path, syscalls, {.explain_anomalies = true, .salvage = salvage, .counter_windows = true});
     NullBuffer null_buffer;
     std::ostream null(&null_buffer);
     ViewOptions view_options;

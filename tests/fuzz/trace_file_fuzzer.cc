@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes as a trace.dat file through `cstool report`.
 // Build: make fuzz (a clang build in build-fuzz with -DCSTOOL_FUZZ=ON); seeds are in
 // tests/fuzz/corpus/. A crash becomes a file in tests/fuzz/regressions/, replayed by
-// tests/unit/fuzz_regression_test.cc.
+// tests/unit/cmd/fuzz_regression_test.cc.
 #include <cstddef>
 #include <cstdint>
 

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/cpu_list.h"
-#include "core/irq_affinity.h"
+#include "base/cpu_list.h"
+#include "interrupts/irq_affinity.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
 

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/microstate.h"
-#include "core/proc_threads.h"
+#include "kernel/proc_threads.h"
+#include "model/microstate.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
@@ -169,7 +169,7 @@ TEST_F(MsaTest, FollowsPhasesAndMatchesKernelCounters) {
 
   // Switch counts. The window of the kernel counters is exact: msa reads them at
   // attach and at the end of the last interval and places each snapshot at a trace
-  // time on whose sides it counts switches (see core/msa.h), so per thread the sum of
+  // time on whose sides it counts switches (see commands/msa_command.h), so per thread the sum of
   // VCX/ICX over the intervals equals the difference of the two snapshots.
   std::map<int, Counters> traced;
   for (const json& f : intervals)

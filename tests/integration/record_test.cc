@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/errors.h"
-#include "core/recording_info.h"
-#include "core/trace_file_reader.h"
-#include "core/tracefs_session.h"
+#include "base/errors.h"
+#include "format/trace_file_reader.h"
+#include "model/recording_info.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
+#include "tracefs/tracefs_session.h"
 
 namespace cstool {
 namespace {

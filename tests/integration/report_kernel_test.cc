@@ -4,7 +4,7 @@
 // report's per-process totals must equal them, except for the one final switch of
 // each exited non-leader thread, which the kernel never counts. Every workload also
 // passes `report --check`: per-thread agreement with taskstats and /proc samples
-// (core/kernel_check.h), and `record` says "kernel agrees: N/N threads".
+// (check/kernel_check.h), and `record` says "kernel agrees: N/N threads".
 #include <gtest/gtest.h>
 #include <unistd.h>
 

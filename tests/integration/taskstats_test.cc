@@ -1,7 +1,7 @@
 // Kernel counters against real threads: taskstats exit notifications (root), /proc
 // snapshots of a live process, and the delay-accounting sysctl guard (root).
 //
-// Fixture capture (tests/fixtures/taskstats/, used by tests/unit/kernel_counters_test.cc):
+// Fixture capture (tests/fixtures/taskstats/, used by tests/unit/kernel/kernel_counters_test.cc):
 //   export CSTOOL_CAPTURE_DIR=$PWD/tests/fixtures/taskstats
 //   build/cstool_integration_tests --gtest_also_run_disabled_tests
 //       --gtest_filter='*CaptureFixtures*'
@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "core/delay_accounting.h"
-#include "core/proc_task_counters.h"
-#include "core/taskstats_listener.h"
+#include "kernel/delay_accounting.h"
+#include "kernel/proc_task_counters.h"
+#include "kernel/taskstats_listener.h"
 
 namespace cstool {
 namespace {

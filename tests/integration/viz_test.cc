@@ -23,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int64_t kCpuPid = 1'000'000'000;  // TimelinePlugin::kCpuPid
+constexpr int64_t kCpuPid = 1'000'000'000;  // TimelineObserver::kCpuPid
 
 std::string FindChromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "core/proc_threads.h"
+#include "kernel/proc_threads.h"
 
 namespace cstool::testing {
 

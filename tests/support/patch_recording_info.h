@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/trace_file_format.h"
+#include "format/trace_file_format.h"
 
 namespace cstool::testing {
 

@@ -1,17 +1,17 @@
 // A scripted trace for state-machine tests: each call pushes one event, with the
 // same fields the decoder would produce, into a StateMachine wired to the report
-// plugins.
+// observers.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/events.h"
-#include "core/report_model.h"
-#include "core/state_machine.h"
-#include "core/syscall_table.h"
-#include "plugins/registry.h"
+#include "analysis/registry.h"
+#include "analysis/report_model.h"
+#include "model/events.h"
+#include "model/syscall_table.h"
+#include "sched/state_machine.h"
 
 namespace cstool::testing {
 
@@ -32,8 +32,8 @@ class Sim {
  public:
   explicit Sim(TraceCapabilities caps = {}, TrackingPolicy policy = {})
       : sm_(syscalls_, caps, std::move(policy)) {
-    plugins_ = MakeReportPlugins(model_);
-    for (auto& p : plugins_) sm_.AddPlugin(p.get());
+    observers_ = MakeReportObservers(model_);
+    for (auto& p : observers_) sm_.AddObserver(p.get());
   }
 
   static EventCommon C(int64_t ts, int cpu, int pid, uint8_t flags = 0) {
@@ -174,8 +174,8 @@ class Sim {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
   }
   void Finish(int64_t ts) { sm_.Finish(ts); }
-  // Extra analyses (e.g. the timeline export) run after the report plugins.
-  void AddPlugin(Plugin* plugin) { sm_.AddPlugin(plugin); }
+  // Extra analyses (e.g. the timeline export) run after the report observers.
+  void AddObserver(Observer* observer) { sm_.AddObserver(observer); }
 
   // The report of the live (or last) thread with this tid.
   const ThreadReport& Report(int tid) const {
@@ -218,7 +218,7 @@ class Sim {
   SyscallTable syscalls_;
   ReportModel model_;
   StateMachine sm_;
-  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::unique_ptr<Observer>> observers_;
 };
 
 }  // namespace cstool::testing

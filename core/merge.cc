@@ -1,8 +1,0 @@
-#include "core/merge.h"
-
-namespace cstool {
-
-RecordMerger::RecordMerger(std::vector<std::unique_ptr<CpuRecordStream>> streams)
-    : streams_(std::move(streams)) {}
-
-}  // namespace cstool

@@ -1,5 +1,0 @@
-#include "core/version.h"
-
-namespace cstool {
-const char* Version() { return CSTOOL_VERSION; }
-}  // namespace cstool

@@ -1,0 +1,107 @@
+#include "analysis/counter_window.h"
+
+#include <algorithm>
+
+namespace cstool {
+
+void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
+  switch (s) {
+    case Microstate::kUser:
+    case Microstate::kSys:
+    case Microstate::kIrq:
+    case Microstate::kSoftirq:
+      on_cpu_ns += dur;
+      break;
+    case Microstate::kWaitCpuWakeup:
+    case Microstate::kWaitCpuPreempted:
+      wait_cpu_ns += dur;
+      wait_unqueued_ns += unqueued;
+      break;
+    case Microstate::kUnknown:
+      unknown_ns += dur;
+      break;
+    default:
+      break;
+  }
+}
+
+WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
+  return {voluntary - o.voluntary,   involuntary - o.involuntary,
+          on_cpu_ns - o.on_cpu_ns,   wait_cpu_ns - o.wait_cpu_ns,
+          unknown_ns - o.unknown_ns, wait_unqueued_ns - o.wait_unqueued_ns};
+}
+
+const WindowCut* CounterWindow::Cut(int64_t ts) const {
+  for (const WindowCut& c : cuts)
+    if (c.ts == ts) return &c;
+  return nullptr;
+}
+
+const WindowTotals& CounterWindow::Before(int64_t ts) const {
+  for (const WindowCut& c : cuts)
+    if (c.ts == ts) return c.before;
+  return total;
+}
+
+// Order-independent: the state machine may emit a thread's switches late (while their
+// cause waits for resolution), so every cut is updated by timestamp, not by arrival.
+bool WindowCut::TimeCovered() const {
+  if (covered && at != Microstate::kUnknown) return true;
+  switch (next_known) {
+    case Microstate::kSleep:
+    case Microstate::kSleepFutex:
+    case Microstate::kSleepPoll:
+    case Microstate::kSleepUninterruptible:
+    case Microstate::kSleepPaging:
+    case Microstate::kStopped:
+    case Microstate::kWaitCpuWakeup:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t CounterWindow::TakeUnqueued(int64_t start, int64_t end) {
+  if (unqueued_.empty()) return 0;
+  // Per thread, wait segments arrive in time order: entries before `start` are waits
+  // whose (zero-length) segment was never sent.
+  size_t i = 0;
+  while (i < unqueued_.size() && unqueued_[i].since < start) ++i;
+  int64_t ns = 0;
+  if (i < unqueued_.size() && unqueued_[i].since == start)
+    ns = std::min(unqueued_[i++].ns, end - start);
+  unqueued_.erase(unqueued_.begin(), unqueued_.begin() + static_cast<std::ptrdiff_t>(i));
+  return ns;
+}
+
+void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
+  const bool wait = s == Microstate::kWaitCpuWakeup || s == Microstate::kWaitCpuPreempted;
+  for (WindowCut& c : cuts) {
+    if (wait) {
+      if (end <= c.ts) c.before.AddTime(s, end - start, unqueued);
+    } else if (c.ts > start) {
+      c.before.AddTime(s, std::min(end, c.ts) - start);
+    }
+    if (start <= c.ts && c.ts < end) {
+      c.covered = true;
+      c.at = s;
+    }
+    if (start > c.ts && s != Microstate::kUnknown && start < c.next_known_start) {
+      c.next_known_start = start;
+      c.next_known = s;
+    }
+  }
+  total.AddTime(s, end - start, unqueued);
+  // Segments ending after the exit are emitted after OnExit (at their end), so exit_ts is
+  // known by then; earlier ones may arrive late but contribute nothing here.
+  if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));
+}
+
+void CounterWindow::AddSwitch(int64_t ts, bool voluntary) {
+  for (WindowCut& c : cuts)
+    if (ts <= c.ts) ++(voluntary ? c.before.voluntary : c.before.involuntary);
+  ++(voluntary ? total.voluntary : total.involuntary);
+  if (exit_ts >= 0 && ts >= exit_ts) ++(voluntary ? after_exit.voluntary : after_exit.involuntary);
+}
+
+}  // namespace cstool

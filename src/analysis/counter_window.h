@@ -1,0 +1,96 @@
+// What the trace reconstructed for one thread, cut at the instants the kernel's counters
+// were sampled (/proc snapshots of the recording, see kernel/kernel_recording.h), so that
+// `report --check` compares like with like: kernel delta (end - start snapshot) against
+// the reconstruction between the same two instants. Filled by analysis/counter_window_observer.h.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "model/microstate.h"
+
+namespace cstool {
+
+// The quantities the kernel also counts.
+struct WindowTotals {
+  uint64_t voluntary = 0;
+  uint64_t involuntary = 0;
+  int64_t on_cpu_ns = 0;    // user + sys + irq + softirq (sum_exec_runtime includes irq time
+                            // on kernels without CONFIG_IRQ_TIME_ACCOUNTING)
+  int64_t wait_cpu_ns = 0;  // wait_cpu_wakeup + wait_cpu_preempted (the kernel's run_delay)
+  int64_t unknown_ns = 0;   // time the trace could not classify
+  // The part of wait_cpu_ns between sched_waking and sched_wakeup: the wakeup path before
+  // the kernel queues the thread, where its run_delay starts (0.3-0.6 us a wakeup here,
+  // so 10% of a ping-pong's wait).
+  int64_t wait_unqueued_ns = 0;
+
+  int64_t QueuedWaitNs() const { return wait_cpu_ns - wait_unqueued_ns; }
+  void AddTime(Microstate s, int64_t dur, int64_t unqueued = 0);
+  WindowTotals operator-(const WindowTotals& o) const;
+  bool operator==(const WindowTotals&) const = default;
+};
+
+// Totals of everything at or before `ts`, counted the way the kernel's counters grow:
+// switches with ts <= cut; the part of each on-CPU (or unknown) segment before the cut;
+// a wait for a CPU only once it has ended by the cut (run_delay grows when the waiting
+// thread is switched in, not while it waits).
+struct WindowCut {
+  int64_t ts = 0;
+  WindowTotals before;
+  // What the trace knew about the thread at the cut: the state of the segment covering
+  // it (if any), and the first known (not unknown) state starting after it.
+  bool covered = false;
+  Microstate at = Microstate::kUnknown;
+  int64_t next_known_start = std::numeric_limits<int64_t>::max();
+  Microstate next_known = Microstate::kUnknown;
+
+  // Whether the trace can account the thread's time from this cut on: its state at the
+  // cut was known, or it was asleep then (the first known state after is a sleep or a
+  // wait after a wakeup). A thread that was on a CPU or queued, unseen, at the cut has
+  // run time or run delay in progress that the kernel counts and the trace cannot.
+  bool TimeCovered() const;
+};
+
+struct CounterWindow {
+  std::vector<WindowCut> cuts;  // one per sampling instant of this thread's tid
+  WindowTotals total;           // the whole observed lifetime
+  int64_t exit_ts = -1;         // where the kernel's exit record was sampled, -1 if no exit seen
+  // What happened at or after sched_process_exit: the final switch of a dying thread
+  // (and the rest of do_exit()), which taskstats, sampled in do_exit() just before the
+  // tracepoint, does not count.
+  WindowTotals after_exit;
+
+  // Totals at or before `ts`: a cut's values if one was taken at exactly `ts`, else the
+  // whole lifetime (callers only ask for instants they registered as cuts).
+  const WindowTotals& Before(int64_t ts) const;
+  const WindowCut* Cut(int64_t ts) const;  // nullptr when none was registered at `ts`
+
+  // `unqueued`: of a wait_cpu_wakeup segment, the time before sched_wakeup queued it.
+  void AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued = 0) {
+    if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
+      total.AddTime(s, end - start, unqueued);
+      return;
+    }
+    AddSegmentToCuts(s, start, end, unqueued);
+  }
+  void AddSwitch(int64_t ts, bool voluntary);
+
+  // sched_wakeup queued the thread at `ts`, in the wait that began at `since`: remembered
+  // until that wait's segment arrives (segments may be held back while the thread's
+  // syscall state is resolved, so several can be outstanding, oldest first).
+  void NoteEnqueued(int64_t since, int64_t ts) { unqueued_.push_back({since, ts - since}); }
+  // The part before the enqueue of the wait_cpu_wakeup segment [start, end), 0 if none
+  // was noted; forgets it and any older wait's (one whose segment was empty, never sent).
+  int64_t TakeUnqueued(int64_t start, int64_t end);
+
+ private:
+  void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued);
+  struct Unqueued {
+    int64_t since;  // start of the wait_cpu_wakeup segment
+    int64_t ns;     // its part before sched_wakeup
+  };
+  std::vector<Unqueued> unqueued_;
+};
+
+}  // namespace cstool

@@ -1,0 +1,88 @@
+#include "analysis/irq_summary.h"
+
+#include <algorithm>
+
+namespace cstool {
+
+std::string_view IrqKindName(IrqKind kind) {
+  switch (kind) {
+    case IrqKind::kHardirq:
+      return "hardirq";
+    case IrqKind::kVector:
+      return "vector";
+    case IrqKind::kSoftirq:
+      return "softirq";
+    case IrqKind::kNmi:
+      return "nmi";
+  }
+  return "unknown";
+}
+
+IrqTaskSummary& IrqSummaryObserver::Task(const Thread& t) {
+  TaskAcc& acc = tasks_[t.id];
+  acc.thread = &t;
+  return acc.summary;
+}
+
+void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
+  const int64_t dur = std::max<int64_t>(0, iv.end - iv.start);
+  auto it = sources_.find(iv.name);
+  if (it == sources_.end()) {
+    IrqSourceSummary s;
+    s.name = std::string(iv.name);
+    s.kind = iv.kind;
+    for (int32_t c : cpus_) s.per_cpu[c];
+    it = sources_.emplace(s.name, std::move(s)).first;
+  }
+  IrqSourceSummary& s = it->second;
+  ++s.count;
+  s.time_ns += dur;
+  s.max_ns = std::max(s.max_ns, dur);
+  IrqCount& c = s.per_cpu[iv.cpu];
+  ++c.count;
+  c.time_ns += dur;
+
+  if (!iv.interrupted) {
+    ++idle_.count;
+    idle_.time_ns += dur;
+    return;
+  }
+  IrqTaskSummary& task = Task(*iv.interrupted);
+  ++task.count;
+  IrqCount& ts = task.sources[s.name];
+  ++ts.count;
+  ts.time_ns += dur;
+}
+
+void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
+                                        int64_t end) {
+  if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
+  IrqTaskSummary& task = Task(thread);
+  (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
+}
+
+void IrqSummaryObserver::Fill(IrqReport& report) const {
+  report.sources.clear();
+  for (const auto& [name, s] : sources_) report.sources.push_back(s);
+  std::stable_sort(
+      report.sources.begin(), report.sources.end(),
+      [](const IrqSourceSummary& a, const IrqSourceSummary& b) { return a.time_ns > b.time_ns; });
+  report.tasks.clear();
+  for (const auto& [id, acc] : tasks_) {
+    if (acc.summary.count == 0 && acc.summary.LostNs() == 0) continue;
+    IrqTaskSummary t = acc.summary;
+    t.tid = acc.thread->tid;
+    t.pid = acc.thread->tgid != 0 ? acc.thread->tgid : acc.thread->tid;
+    t.comm = acc.thread->comm;
+    report.tasks.push_back(std::move(t));
+  }
+  std::sort(report.tasks.begin(), report.tasks.end(),
+            [](const IrqTaskSummary& a, const IrqTaskSummary& b) {
+              if (a.LostNs() != b.LostNs()) return a.LostNs() > b.LostNs();
+              if (a.count != b.count) return a.count > b.count;
+              return a.tid < b.tid;
+            });
+  report.idle = idle_;
+}
+
+}  // namespace cstool

@@ -1,0 +1,41 @@
+// `cstool irq`'s analysis: per interrupt source count, total, max and per-CPU split,
+// and per task the time stolen by interrupts and the sources that stole it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/irq_report_model.h"
+#include "sched/observer.h"
+
+namespace cstool {
+
+class IrqSummaryObserver : public Observer {
+ public:
+  // `cpus`: the traced CPUs, listed in every source's per-CPU split even when 0.
+  explicit IrqSummaryObserver(std::vector<int32_t> cpus) : cpus_(std::move(cpus)) {}
+
+  void OnIrq(const IrqInterval& iv) override;
+  void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
+
+  // Sources by total time (then name), tasks by lost time (then tid); tasks that no
+  // interrupt hit are left out.
+  void Fill(IrqReport& report) const;
+
+ private:
+  struct TaskAcc {
+    const Thread* thread = nullptr;
+    IrqTaskSummary summary;
+  };
+  IrqTaskSummary& Task(const Thread& t);
+
+  std::vector<int32_t> cpus_;
+  std::map<std::string, IrqSourceSummary, std::less<>> sources_;
+  std::unordered_map<uint32_t, TaskAcc> tasks_;  // by Thread::id
+  IrqCount idle_;
+};
+
+}  // namespace cstool

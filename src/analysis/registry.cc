@@ -1,0 +1,22 @@
+#include "analysis/registry.h"
+
+#include "analysis/counter_window_observer.h"
+#include "analysis/irq_time.h"
+#include "analysis/microstates.h"
+#include "analysis/switch_causes.h"
+#include "analysis/syscalls.h"
+
+namespace cstool {
+
+std::vector<std::unique_ptr<Observer>> MakeReportObservers(ReportModel& model,
+                                                           bool counter_windows) {
+  std::vector<std::unique_ptr<Observer>> observers;
+  observers.push_back(std::make_unique<MicrostateObserver>(model));
+  observers.push_back(std::make_unique<SwitchCauseObserver>(model));
+  observers.push_back(std::make_unique<SyscallObserver>(model));
+  observers.push_back(std::make_unique<IrqTimeObserver>(model));
+  observers.push_back(std::make_unique<CounterWindowObserver>(model, counter_windows));
+  return observers;
+}
+
+}  // namespace cstool

@@ -1,0 +1,98 @@
+// What a report says, independent of how it is rendered: observers fill it from the
+// state machine's callbacks; output/ renders it as table, JSON or CSV.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/counter_window.h"
+#include "model/microstate.h"
+#include "model/recording_info.h"
+#include "model/switch_cause.h"
+#include "sched/thread.h"
+
+namespace cstool {
+
+struct SyscallStats {
+  uint64_t calls = 0;    // sys_enter seen in the trace
+  uint64_t blocked = 0;  // voluntary switches inside it
+  int64_t time_ns = 0;   // time inside it within the trace window
+};
+
+struct IrqStats {
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+};
+
+struct ThreadReport {
+  const Thread* thread = nullptr;
+  MicrostateTimes microstates{};
+  uint64_t voluntary = 0;
+  uint64_t involuntary = 0;
+  // Switches at or after sched_process_exit (included above). The kernel stops counting
+  // a non-leader thread's switches once it is released, part way through its exit.
+  uint64_t voluntary_after_exit = 0;
+  uint64_t involuntary_after_exit = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> causes;  // packed SwitchCause -> count
+  std::array<uint64_t, kPreemptedAtCount> preempted_at{};
+  std::unordered_map<int64_t, SyscallStats> syscalls;
+  std::unordered_map<const std::string*, IrqStats> irqs;
+  uint64_t wakeups = 0;  // times it was woken
+  uint64_t migrations = 0;
+  Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
+  nlohmann::json kernel;              // the kernel's own counters, when recorded (issue #4)
+  CounterWindow counter_window;       // the reconstruction cut where the kernel was sampled
+
+  int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }
+  void CountCause(SwitchCause c) {
+    uint32_t key = c.Pack();
+    for (auto& [k, n] : causes)
+      if (k == key) {
+        ++n;
+        return;
+      }
+    causes.emplace_back(key, 1);
+  }
+};
+
+struct TraceSummary {
+  std::string file;
+  uint64_t events = 0;
+  int32_t cpus = 0;
+  int64_t first_ts = 0;
+  int64_t last_ts = 0;
+  std::map<int32_t, uint64_t> lost_events;  // per CPU (always listed, even 0)
+  std::map<std::string, uint64_t> anomalies;
+  std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"
+  std::vector<std::string> missing_events;   // default events the file lacks
+  std::vector<std::string> notes;            // how missing events changed the analysis
+  std::vector<std::string> damage;           // report --salvage: what of a damaged file was skipped
+  bool has_recording_info = false;
+  RecordingInfo recording;
+};
+
+struct ReportModel {
+  TraceSummary trace;
+  // Owns the names ThreadReport::irqs is keyed by (set nodes never move).
+  std::set<std::string, std::less<>> irq_names;
+  std::vector<ThreadReport> threads;  // indexed by Thread::id
+  // ThreadReport::counter_window was filled (AnalyzeOptions::counter_windows).
+  bool has_kernel_windows = false;
+
+  ThreadReport& For(const Thread& t) {
+    if (t.id >= threads.size()) [[unlikely]]
+      Grow(t.id);
+    ThreadReport& r = threads[t.id];
+    r.thread = &t;
+    return r;
+  }
+  [[gnu::noinline]] void Grow(uint32_t id) { threads.resize(id + 1); }
+};
+
+}  // namespace cstool

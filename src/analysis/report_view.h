@@ -1,0 +1,66 @@
+// The rendered selection of a ReportModel: which threads (filters), in which order
+// (--sort), with per-process totals. Renderers only read this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/report_model.h"
+#include "model/syscall_table.h"
+
+namespace cstool {
+
+struct ViewOptions {
+  std::vector<int32_t> pids;  // -p: only these processes
+  std::vector<int32_t> tids;  // -t: only these threads
+  std::string sort = "switches";
+  bool all_threads = false;  // also untracked threads
+};
+
+struct ProcessTotals {
+  int32_t pid = 0;
+  std::string comm;
+  uint32_t threads = 0;
+  ThreadReport sum;  // thread == nullptr; lifetimes summed over threads
+  int64_t lifetime_sum = 0;
+  bool lost_touched = false;
+};
+
+struct KernelCheckResult;
+
+struct ReportView {
+  const ReportModel* model = nullptr;
+  const SyscallTable* syscalls = nullptr;
+  const KernelCheckResult* check = nullptr;  // --check result, rendered when set
+  std::vector<const ThreadReport*> threads;
+  std::vector<ProcessTotals> processes;  // of the threads whose process is known
+  uint32_t ungrouped_threads = 0;        // threads whose process is not known
+
+  // What the header says when some threads could not be grouped; empty when none.
+  std::string UngroupedNote() const;
+
+  // The cause labels of r, largest count first.
+  std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;
+};
+
+// Whether a thread is part of the view: the recorded workload (or all threads with
+// --all-threads), narrowed by -p/-t. Pictures (timeline, barscopes) use it too.
+bool SelectsThread(const ViewOptions& options, const Thread& t);
+
+// Throws cstool::Error (usage) for an unknown sort key.
+ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
+                     const ViewOptions& options);
+
+// Valid --sort keys, for help text and errors.
+std::vector<std::string> SortKeys();
+
+// A thread's process is known when the file tells its tgid (sched/thread_groups.h); a
+// report then shows it as unknown (PidText "-", JSON null), never as the tid.
+inline bool PidKnown(const Thread& t) { return t.tgid != 0; }
+inline std::string PidText(const Thread& t) { return PidKnown(t) ? std::to_string(t.tgid) : "-"; }
+// Pictures need a number to group a thread's track under: its process, or the thread
+// itself when that is unknown. A track key, never shown as the thread's pid.
+inline int32_t TrackPid(const Thread& t) { return PidKnown(t) ? t.tgid : t.tid; }
+
+}  // namespace cstool

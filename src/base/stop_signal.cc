@@ -1,0 +1,41 @@
+#include "base/stop_signal.h"
+
+#include <signal.h>
+
+#include <csignal>
+
+namespace cstool {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+volatile std::sig_atomic_t g_stop_from_kernel = 0;
+
+void OnStopSignal(int sig, siginfo_t* info, void*) {
+  if (g_stop_signal == 0) {
+    g_stop_from_kernel = info != nullptr && info->si_code == SI_KERNEL;
+    g_stop_signal = sig;
+  }
+}
+
+}  // namespace
+
+StopSignalScope::StopSignalScope() {
+  g_stop_signal = 0;
+  g_stop_from_kernel = 0;
+  struct sigaction sa {};
+  sa.sa_sigaction = OnStopSignal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopSignalScope::~StopSignalScope() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int StopSignalScope::Received() { return g_stop_signal; }
+bool StopSignalScope::FromKernel() { return g_stop_from_kernel != 0; }
+
+}  // namespace cstool

@@ -1,0 +1,5 @@
+#include "base/version.h"
+
+namespace cstool {
+const char* Version() { return CSTOOL_VERSION; }
+}  // namespace cstool

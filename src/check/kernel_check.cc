@@ -1,0 +1,228 @@
+#include "check/kernel_check.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+CheckQuantities Kernel(const KernelTaskCounters& c) {
+  return {static_cast<int64_t>(c.nvcsw), static_cast<int64_t>(c.nivcsw), c.exec_runtime_ns,
+          c.run_delay_ns};
+}
+
+CheckQuantities Minus(const CheckQuantities& a, const CheckQuantities& b) {
+  return {a.voluntary - b.voluntary, a.involuntary - b.involuntary, a.on_cpu_ns - b.on_cpu_ns,
+          a.wait_cpu_ns - b.wait_cpu_ns};
+}
+
+void Add(CheckQuantities& into, const CheckQuantities& q) {
+  into.voluntary += q.voluntary;
+  into.involuntary += q.involuntary;
+  into.on_cpu_ns += q.on_cpu_ns;
+  into.wait_cpu_ns += q.wait_cpu_ns;
+}
+
+double Pct(int64_t diff, int64_t base) {
+  return base != 0 ? 100.0 * static_cast<double>(diff) / static_cast<double>(base) : 0.0;
+}
+
+void Judge(const CheckQuantities& traced, const CheckQuantities& kernel, int64_t on_cpu_tol,
+           int64_t wait_tol, bool* switches_ok, bool* on_cpu_ok, bool* wait_ok) {
+  *switches_ok = traced.voluntary == kernel.voluntary && traced.involuntary == kernel.involuntary;
+  *on_cpu_ok = std::llabs(traced.on_cpu_ns - kernel.on_cpu_ns) <= on_cpu_tol;
+  *wait_ok = std::llabs(traced.wait_cpu_ns - kernel.wait_cpu_ns) <= wait_tol;
+}
+
+void NoteWorst(int32_t tid, int64_t traced, int64_t kernel, int64_t tolerance,
+               KernelCheckResult::WorstThread* worst) {
+  const int64_t diff = traced - kernel;
+  const double of_tolerance =
+      static_cast<double>(std::llabs(diff)) / static_cast<double>(std::max<int64_t>(tolerance, 1));
+  if (worst->tid != 0 && of_tolerance <= worst->of_tolerance) return;
+  *worst = {tid, diff, Pct(diff, kernel), of_tolerance};
+}
+
+std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w) {
+  if (w.tid == 0) return fmt::format("{} -", what);
+  return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, static_cast<double>(w.diff_ns) / 1e6,
+                     w.pct, w.tid);
+}
+
+}  // namespace
+
+int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
+  auto rel =
+      static_cast<int64_t>(std::llround(time_rel * static_cast<double>(std::llabs(kernel_ns))));
+  return std::max(time_abs_ns, rel) + std::max<int64_t>(unknown_ns, 0);
+}
+
+const char* CheckStatusName(CheckStatus s) {
+  switch (s) {
+    case CheckStatus::kAgree:
+      return "agree";
+    case CheckStatus::kDisagree:
+      return "DISAGREE";
+    case CheckStatus::kLostEvents:
+      return "lost";
+    case CheckStatus::kPartial:
+      return "partial";
+    case CheckStatus::kNoCounters:
+      return "none";
+  }
+  return "none";
+}
+
+ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol) {
+  ThreadCheck c;
+  const Thread& t = *r.thread;
+  c.tid = t.tid;
+  c.pid = t.tgid != 0 ? t.tgid : t.tid;
+  c.comm = t.comm;
+  c.mode = m.mode;
+  c.note = m.why;
+  if (!m.end) return c;  // kNoCounters
+
+  const CounterWindow& w = r.counter_window;
+  const bool at_exit = m.end->source == KernelTaskCounters::Source::kTaskstatsExit;
+  WindowTotals end = at_exit ? w.total - w.after_exit : w.Before(m.end->taken_at_ns);
+  WindowTotals start = m.start ? w.Before(m.start->taken_at_ns) : WindowTotals{};
+  WindowTotals traced = end - start;
+  c.traced = {static_cast<int64_t>(traced.voluntary), static_cast<int64_t>(traced.involuntary),
+              traced.on_cpu_ns, traced.QueuedWaitNs()};
+  c.unknown_ns = traced.unknown_ns;
+  if (at_exit) c.exit_adjust = w.after_exit.voluntary + w.after_exit.involuntary;
+  c.kernel = Kernel(*m.end);
+  if (m.start) c.kernel = Minus(c.kernel, Kernel(*m.start));
+
+  c.on_cpu_tolerance_ns = tol.TimeFor(c.kernel.on_cpu_ns, c.unknown_ns);
+  c.wait_tolerance_ns = tol.TimeFor(c.kernel.wait_cpu_ns, c.unknown_ns);
+  Judge(c.traced, c.kernel, c.on_cpu_tolerance_ns, c.wait_tolerance_ns, &c.switches_ok,
+        &c.on_cpu_ok, &c.wait_ok);
+  if (m.start) {
+    const WindowCut* cut = w.Cut(m.start->taken_at_ns);
+    c.times_judged = cut && cut->TimeCovered();
+    if (!c.times_judged) {
+      if (!c.note.empty()) c.note += "; ";
+      c.note += "times not judged: running or queued, unseen, at the start sample";
+    }
+  }
+  if (m.mode == WindowMode::kPartial) {
+    c.status = CheckStatus::kPartial;
+  } else if (t.lost_touched) {
+    c.status = CheckStatus::kLostEvents;
+  } else {
+    bool times_ok = !c.times_judged || (c.on_cpu_ok && c.wait_ok);
+    c.status = c.switches_ok && times_ok ? CheckStatus::kAgree : CheckStatus::kDisagree;
+  }
+  return c;
+}
+
+KernelCheckResult CheckAgainstKernel(const ReportModel& model,
+                                     const std::vector<const ThreadReport*>& threads,
+                                     const CheckTolerance& tol) {
+  // Comparing empty windows would report every thread as disagreeing.
+  if (!model.has_kernel_windows)
+    throw std::logic_error("kernel check of a model analysed without kernel windows");
+  KernelCheckResult res;
+  res.tolerance = tol;
+  KernelRecording recording;
+  const RecordingInfo& info = model.trace.recording;
+  if (model.trace.has_recording_info && !info.kernel_counters.is_null()) {
+    try {
+      recording = KernelRecording::FromJson(info.kernel_counters);
+      res.has_counters = true;
+    } catch (const Error& e) {
+      res.notes.push_back(std::string("kernel counters unreadable: ") + e.what());
+    }
+  }
+  if (res.has_counters) {
+    res.notes = recording.counters.notes();
+    if (!recording.start_snapshot.taken())
+      res.notes.push_back("no start snapshot: threads alive at the start are partial");
+  }
+
+  KernelMatcher matcher(recording, model.threads);
+  std::map<int32_t, ProcessCheck> procs;
+  for (const ThreadReport* r : threads) {
+    ThreadCheck c = CompareThread(*r, matcher.Match(*r), tol);
+    switch (c.status) {
+      case CheckStatus::kAgree:
+        ++res.agreeing;
+        [[fallthrough]];
+      case CheckStatus::kDisagree: {
+        ++res.compared;
+        if (!c.times_judged) break;
+        NoteWorst(c.tid, c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.on_cpu_tolerance_ns,
+                  &res.worst_on_cpu);
+        NoteWorst(c.tid, c.traced.wait_cpu_ns, c.kernel.wait_cpu_ns, c.wait_tolerance_ns,
+                  &res.worst_wait);
+        break;
+      }
+      case CheckStatus::kLostEvents:
+        ++res.lost;
+        break;
+      case CheckStatus::kPartial:
+        ++res.partial;
+        break;
+      case CheckStatus::kNoCounters:
+        ++res.no_counters;
+        break;
+    }
+    bool judged_or_lost = c.status == CheckStatus::kAgree || c.status == CheckStatus::kDisagree ||
+                          c.status == CheckStatus::kLostEvents;
+    if (judged_or_lost) {
+      ProcessCheck& p = procs[c.pid];
+      p.pid = c.pid;
+      if (p.comm.empty() || c.tid == c.pid) p.comm = c.comm;
+      ++p.threads;
+      Add(p.traced, c.traced);
+      Add(p.kernel, c.kernel);
+      p.unknown_ns += c.unknown_ns;
+      // Worst status wins: DISAGREE over lost over agree.
+      if (p.status == CheckStatus::kNoCounters || c.status == CheckStatus::kDisagree ||
+          (c.status == CheckStatus::kLostEvents && p.status == CheckStatus::kAgree))
+        p.status = c.status;
+    }
+    res.threads.push_back(std::move(c));
+  }
+  for (auto& [pid, p] : procs) {
+    int64_t on_cpu_tol = 0, wait_tol = 0;
+    bool times_judged = true;
+    for (const ThreadCheck& c : res.threads)
+      if (c.pid == pid && c.status != CheckStatus::kPartial &&
+          c.status != CheckStatus::kNoCounters) {
+        on_cpu_tol += c.on_cpu_tolerance_ns;
+        wait_tol += c.wait_tolerance_ns;
+        times_judged = times_judged && c.times_judged;
+      }
+    Judge(p.traced, p.kernel, on_cpu_tol, wait_tol, &p.switches_ok, &p.on_cpu_ok, &p.wait_ok);
+    if (!times_judged) p.on_cpu_ok = p.wait_ok = true;  // shown, not judged (see threads)
+    res.processes.push_back(std::move(p));
+  }
+  return res;
+}
+
+std::string KernelCheckResult::Verdict() const {
+  if (!has_counters)
+    return "kernel check: nothing to compare: the recording holds no kernel counters";
+  std::string others = fmt::format("{} partial, {} with lost events, {} without counters", partial,
+                                   lost, no_counters);
+  if (compared == 0) return fmt::format("kernel check: nothing to compare ({})", others);
+  const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
+  return fmt::format(
+      "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "
+      "thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+      verdict, agreeing, compared, compared, Considered(), others,
+      WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
+      static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100);
+}
+
+}  // namespace cstool

@@ -1,0 +1,43 @@
+#include "commands/irq_analysis.h"
+
+#include <fmt/core.h>
+
+#include "analysis/irq_summary.h"
+#include "model/syscall_table.h"
+#include "pipeline/analyze_trace.h"
+#include "sched/state_machine.h"
+
+namespace cstool {
+
+IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus) {
+  SyscallTable syscalls;
+  // Registered here, explicitly, rather than in every report (analysis/registry.cc).
+  // Without `cpus`, per-CPU splits list the CPUs that saw interrupts.
+  auto summary = std::make_unique<IrqSummaryObserver>(cpus);
+  auto analyzed = AnalyzeTrace(file, syscalls, {.extra_observers = {summary.get()}});
+  const TraceSummary& t = analyzed->model.trace;
+
+  IrqReport report;
+  report.events = t.events;
+  report.duration_ns = t.last_ts - t.first_ts;
+  if (t.has_recording_info && t.recording.end_ts > t.recording.start_ts)
+    report.duration_ns = t.recording.end_ts - t.recording.start_ts;
+  if (cpus.empty())
+    for (int32_t c = 0; c < t.cpus; ++c) cpus.push_back(c);
+  report.cpus = cpus;
+  uint64_t lost = 0;
+  for (int32_t c : cpus) {
+    auto it = t.lost_events.find(c);
+    report.lost_events[c] = it == t.lost_events.end() ? 0 : it->second;
+    lost += report.lost_events[c];
+  }
+  if (lost > 0)
+    report.notes.push_back(
+        fmt::format("{} events were lost: counts and times are lower bounds", lost));
+  for (const auto& [name, n] : t.anomalies)
+    if (name.rfind("irq", 0) == 0) report.notes.push_back(fmt::format("anomaly {}: {}", name, n));
+  summary->Fill(report);
+  return report;
+}
+
+}  // namespace cstool

@@ -1,0 +1,75 @@
+#include "commands/irq_command.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "base/cpu_list.h"
+#include "base/errors.h"
+#include "base/temp_file.h"
+#include "commands/irq_analysis.h"
+#include "interrupts/irq_affinity.h"
+#include "interrupts/proc_interrupts.h"
+#include "output/irq_output.h"
+
+namespace cstool {
+namespace {
+
+int RunAffinity(const IrqOptions& options, IrqOutput& output) {
+  if (options.assignments.empty()) {
+    ProcInterrupts pi = ReadProcInterrupts();
+    output.RenderAffinity(pi.cpus, ReadIrqAffinities());
+    return 0;
+  }
+  std::vector<AffinityRequest> requests;
+  for (const std::string& a : options.assignments) requests.push_back(ParseAffinityRequest(a));
+  if (::geteuid() != 0)
+    throw Error("moving IRQs needs root privileges (writes /proc/irq/N/smp_affinity_list)",
+                ExitCode::kUsage);
+  AffinityChangeResult result = ApplyAffinity(requests);
+  output.RenderAffinityChange(result);
+  for (const AffinityChange& c : result.changes)
+    if (c.outcome == AffinityOutcome::kMoved || c.outcome == AffinityOutcome::kUnchanged) return 0;
+  return static_cast<int>(ExitCode::kFailure);  // nothing could be applied
+}
+
+}  // namespace
+
+int RunIrq(const IrqOptions& options, std::ostream& out) {
+  std::unique_ptr<IrqOutput> output = MakeIrqOutput(options.format, out);  // validate first
+  if (!options.assignments.empty() && !options.affinity)
+    throw Error(fmt::format("unexpected argument '{}' (IRQ=CPUS goes with --affinity)",
+                            options.assignments.front()),
+                ExitCode::kUsage);
+  if (options.affinity) return RunAffinity(options, *output);
+
+  RecordOptions record;
+  record.system_wide = true;
+  record.exclude_self = false;  // every interrupt on a traced CPU counts
+  record.event_set = EventSet::kInterrupts;
+  record.cpus = options.cpus;
+  record.duration_s = options.duration_s;
+  record.buffer_kb = options.buffer_kb;
+  record.print_summary = false;  // the summary says what was lost, per CPU
+  std::optional<TempFile> temp;
+  if (options.output.empty()) {
+    temp.emplace("cstool-irq-", ".dat");
+    record.output = temp->path();
+  } else {
+    record.output = options.output;
+  }
+  ValidateRecordOptions(record);
+  int status = RunRecord(record);
+  if (status != 0) return status;
+
+  std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());
+  if (cpus.empty())
+    for (int c : OnlineCpus()) cpus.push_back(c);
+  IrqReport report = AnalyzeIrqTrace(record.output, cpus);
+  report.file = options.output;
+  output->RenderSummary(report);
+  return 0;
+}
+
+}  // namespace cstool

@@ -1,0 +1,54 @@
+// `cstool msa PID`: live microstate accounting of a running process, prstat -m style.
+//
+// Data flow: a private tracefs instance follows the process's threads (and the tasks
+// they create); every CPU's ring buffer is read without blocking (LiveCpuSource),
+// records are merged by time and decoded into the same StateMachine `report` uses,
+// with an IntervalStatsObserver per interval and one for the whole run.
+//
+// Ordering: buffers are polled every few ms, but an interval [start, end) is only
+// processed once the clock has passed end + kCutMarginNs, and then only records with
+// ts <= end are fed to the state machine; later ones stay queued for the next batch.
+// Every CPU was drained after end + margin, so no record of any CPU with ts <= end can
+// still arrive (the margin covers events reserved but not yet committed), and the
+// merged stream stays in time order across batches.
+//
+// Exact kernel-counter window: at attach (and at the end of the last interval of -n)
+// the threads' voluntary/nonvoluntary_ctxt_switches are read from /proc between
+// CLOCK_MONOTONIC times t0 and t1 (the trace clock is mono too). The kernel increments
+// the counter just before it emits sched_switch, so a switch traced before t0 is in
+// the read values and one traced after t1 + kSwitchSlackNs is not. The snapshot is
+// placed at W = t1 + slack: the intervals count exactly the switches with ts > W (attach)
+// and ts <= W (end). A switch of the target inside [t0, W] would be ambiguous, so the
+// read is repeated until a window holds none (or lost events), a few times at most;
+// the snapshot says whether it is exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace cstool {
+
+inline constexpr int64_t kCutMarginNs = 2000000;   // 2 ms
+inline constexpr int64_t kSwitchSlackNs = 100000;  // 100 us
+
+struct MsaOptions {
+  int32_t pid = 0;
+  double interval_s = 1.0;   // -T
+  uint64_t count = 0;        // -n; 0 = until the process exits or a signal
+  bool per_process = false;  // -A
+  std::string format = "table";
+  std::string output;  // -o: also save the raw trace (trace.dat v6)
+  size_t buffer_kb = 4096;
+};
+
+// Throws cstool::Error (usage) for invalid options.
+void ValidateMsaOptions(const MsaOptions& options);
+
+// Runs until the process exits, `count` intervals were shown, or SIGINT/SIGTERM.
+// `in_place`: refresh the table in place (stdout is a terminal). Returns the exit
+// status; a process that does not exist is cstool::Error with exit status 2.
+int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place);
+
+}  // namespace cstool

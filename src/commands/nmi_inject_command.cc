@@ -1,0 +1,211 @@
+#include "commands/nmi_inject_command.h"
+
+#include <fmt/core.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "base/cpu_list.h"
+#include "base/errors.h"
+#include "base/stop_signal.h"
+#include "interrupts/interrupt_injector.h"
+#include "interrupts/kallsyms.h"
+#include "interrupts/perf_event.h"
+#include "output/inject_output.h"
+#include "tracefs/cpu_event_counter.h"
+#include "tracefs/tracefs_session.h"
+
+namespace cstool {
+namespace {
+
+constexpr size_t kBufferKb = 2048;
+constexpr int64_t kPollNs = 50000000;
+constexpr int64_t kSecond = 1000000000;
+// Events stamped up to this long before a poll may still be on their way into the buffer.
+constexpr int64_t kSettleNs = 20000000;
+
+int64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * kSecond + ts.tv_nsec;
+}
+
+// What is counted as the achieved rate, and as context, for each source.
+struct CountPlan {
+  std::vector<std::string> events;  // "system:event" for the session
+  EventName achieved;
+  std::string achieved_field;  // empty: every record
+  uint64_t achieved_value = 0;
+  std::string achieved_what;
+  std::optional<EventName> context;
+  std::string context_what;
+};
+
+CountPlan PlanFor(InjectSource source, int cpu) {
+  CountPlan p;
+  switch (source) {
+    case InjectSource::kTimer: {
+      EventName local_timer{"irq_vectors", "local_timer_entry"};
+      p.context = local_timer;
+      p.context_what =
+          fmt::format("every local timer interrupt on CPU {} (includes the tick)", cpu);
+      if (auto addr = KernelSymbolAddress("perf_swevent_hrtimer")) {
+        p.events = {"irq_vectors:local_timer_entry", "timer:hrtimer_expire_entry"};
+        p.achieved = {"timer", "hrtimer_expire_entry"};
+        p.achieved_field = "function";
+        p.achieved_value = *addr;
+        p.achieved_what = fmt::format(
+            "expiries of the perf clock's hrtimer (perf_swevent_hrtimer) on CPU {}, each in a "
+            "local timer interrupt (timer:hrtimer_expire_entry)",
+            cpu);
+      } else {
+        p.events = {"irq_vectors:local_timer_entry"};
+        p.achieved = local_timer;
+        p.achieved_what = fmt::format(
+            "local timer interrupts on CPU {}, tick included (perf_swevent_hrtimer's address is "
+            "hidden by kernel.kptr_restrict)",
+            cpu);
+        p.context.reset();
+        p.context_what.clear();
+      }
+      break;
+    }
+    case InjectSource::kIpi:
+      p.events = {"irq_vectors:call_function_single_entry", "irq_vectors:call_function_entry"};
+      p.achieved = {"irq_vectors", "call_function_single_entry"};
+      p.achieved_what =
+          fmt::format("function-call IPIs handled on CPU {} (call_function_single_entry)", cpu);
+      p.context = EventName{"irq_vectors", "call_function_entry"};
+      p.context_what = fmt::format("multi-target function-call IPIs on CPU {}", cpu);
+      break;
+    case InjectSource::kNmi:
+      p.events = {"nmi:nmi_handler"};
+      p.achieved = {"nmi", "nmi_handler"};
+      p.achieved_what = fmt::format("NMI handlers run on CPU {} (nmi:nmi_handler)", cpu);
+      break;
+  }
+  return p;
+}
+
+void Validate(const NmiInjectOptions& o) {
+  if (o.cpu < 0) throw Error("--cpu N is required", ExitCode::kUsage);
+  std::vector<int> online = OnlineCpus();
+  if (!std::binary_search(online.begin(), online.end(), o.cpu))
+    throw Error(fmt::format("CPU {} is not online (online: {})", o.cpu, FormatCpuList(online)),
+                ExitCode::kUsage);
+  if (!(o.rate_hz > 0) || !std::isfinite(o.rate_hz))
+    throw Error("--rate must be a positive number of interrupts per second", ExitCode::kUsage);
+  if (o.duration_s < 0 || !std::isfinite(o.duration_s))
+    throw Error("--duration must be a positive number of seconds (0: until Ctrl-C)",
+                ExitCode::kUsage);
+}
+
+}  // namespace
+
+int RunNmiInject(const NmiInjectOptions& options, std::ostream& out) {
+  Validate(options);
+  InjectSource source = ParseInjectSource(options.source);
+  // Set up the generator first: a source this machine cannot provide fails here,
+  // with the reason, before any tracing is set up.
+  std::unique_ptr<InterruptInjector> injector = MakeInjector(source, options.cpu, options.rate_hz);
+  long max_rate = ReadKernelSysctl("perf_event_max_sample_rate", 0);
+  if (source != InjectSource::kIpi && max_rate > 0 &&
+      options.rate_hz > static_cast<double>(max_rate))
+    fmt::print(stderr,
+               "cstool nmi-inject: warning: kernel.perf_event_max_sample_rate is {}; perf will "
+               "throttle above it\n",
+               max_rate);
+
+  StopSignalScope signals;  // from here on, Ctrl-C ends the run and cleans up
+  CountPlan plan = PlanFor(source, options.cpu);
+  SessionConfig config;
+  config.event_set = EventSet::kNone;
+  config.buffer_kb = kBufferKb;
+  config.cpus = {options.cpu};
+  config.extra_events = plan.events;
+  config.filter_pids = false;
+  TracefsSession session(config);
+  CpuEventCounter counter(session, options.cpu);
+  const int achieved_idx =
+      plan.achieved_field.empty()
+          ? counter.Watch(plan.achieved)
+          : counter.WatchWhere(plan.achieved, plan.achieved_field, plan.achieved_value);
+  const int context_idx = plan.context ? counter.Watch(*plan.context) : -1;
+  // Timestamps are CLOCK_MONOTONIC with the "mono" trace clock; otherwise count by
+  // the time they are read.
+  const bool mono = session.clock() == "mono";
+
+  InjectOutput output(out);
+  output.Header({std::string(InjectSourceName(source)), options.cpu, options.rate_hz,
+                 options.duration_s, injector->Describe(), plan.achieved_what, plan.context_what});
+
+  session.Start();
+  const int64_t t0 = NowNs();
+  injector->Start();
+  const int64_t end =
+      options.duration_s > 0 ? t0 + static_cast<int64_t>(options.duration_s * 1e9) : INT64_MAX;
+
+  // Per-second buckets since t0; events from `limit` on (after the injection
+  // stopped) are not counted.
+  int64_t limit = end;
+  std::vector<InjectInterval> buckets;
+  InjectInterval total;
+  auto on_event = [&](int idx, int64_t ts) {
+    int64_t at = mono ? ts : NowNs();
+    if (at < t0 || at >= limit) return;
+    auto k = static_cast<size_t>((at - t0) / kSecond);
+    if (buckets.size() <= k) buckets.resize(k + 1);
+    if (idx == achieved_idx) {
+      ++buckets[k].achieved;
+      ++total.achieved;
+    } else if (idx == context_idx) {
+      ++buckets[k].context;
+      ++total.context;
+    }
+  };
+  size_t printed = 0;
+  auto print_complete = [&](int64_t now) {
+    while (t0 + static_cast<int64_t>(printed + 1) * kSecond + kSettleNs <= now &&
+           t0 + static_cast<int64_t>(printed + 1) * kSecond <= limit) {
+      InjectInterval iv = printed < buckets.size() ? buckets[printed] : InjectInterval{};
+      iv.start_s = static_cast<double>(printed);
+      iv.length_s = 1.0;
+      output.Interval(iv);
+      ++printed;
+    }
+  };
+
+  for (;;) {
+    int64_t now = NowNs();
+    if (StopSignalScope::Received() || now >= end) break;
+    counter.Poll(on_event);
+    print_complete(now);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(kPollNs, end - now)));
+  }
+  injector->Stop();
+  const int64_t stopped = std::min(NowNs(), end);
+  limit = stopped;
+  std::this_thread::sleep_for(std::chrono::milliseconds(kSettleNs / 1000000));
+  session.Stop();
+  counter.Poll(on_event);
+  counter.Poll(on_event, /*flush=*/true);
+  // Whole seconds not printed yet, then the partial last one.
+  print_complete(stopped + kSettleNs);
+  double run_s = static_cast<double>(stopped - t0) / 1e9;
+  if (static_cast<double>(printed) < run_s - 1e-3) {
+    InjectInterval iv = printed < buckets.size() ? buckets[printed] : InjectInterval{};
+    iv.start_s = static_cast<double>(printed);
+    iv.length_s = run_s - static_cast<double>(printed);
+    if (iv.length_s >= 0.1) output.Interval(iv);  // shorter tails say little per second
+  }
+  total.length_s = run_s;
+  output.Total(total, counter.lost_events());
+  return 0;
+}
+
+}  // namespace cstool

@@ -1,0 +1,21 @@
+// `cstool nmi-inject`: generate interrupts on one CPU at a set rate
+// (interrupts/interrupt_injector) and measure the rate really achieved from trace events on that
+// CPU (a private tracefs instance restricted to it, tracefs/cpu_event_counter).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace cstool {
+
+struct NmiInjectOptions {
+  int cpu = -1;  // --cpu (required)
+  std::string source = "timer";
+  double rate_hz = 1000;   // --rate
+  double duration_s = 10;  // --duration; 0 = until Ctrl-C
+};
+
+// Returns the exit status. Throws cstool::Error.
+int RunNmiInject(const NmiInjectOptions& options, std::ostream& out);
+
+}  // namespace cstool

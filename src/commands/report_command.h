@@ -1,0 +1,26 @@
+// `cstool report`: analyse a trace file (pipeline/analyze_trace.h), select and render
+// the result in the chosen format, and compare it with the kernel's counters on --check.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analysis/report_view.h"
+#include "commands/report_exports.h"
+
+namespace cstool {
+
+struct ReportOptions {
+  std::string file = "cstool.dat";
+  std::string format = "table";
+  ViewOptions view;
+  bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
+  bool check = false;     // --check: compare with the kernel's counters (check/kernel_check.h)
+  ExportOptions exports;  // --timeline, --html
+  bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
+};
+
+// Returns the process exit status: 1 when --check found a disagreement.
+int RunReport(const ReportOptions& options, std::ostream& out);
+
+}  // namespace cstool

@@ -1,0 +1,67 @@
+#include "commands/report_exports.h"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "analysis/barscope.h"
+#include "analysis/timeline.h"
+#include "base/errors.h"
+#include "output/html_output.h"
+
+namespace cstool {
+namespace {
+
+constexpr size_t kTimelineBuffer = 1 << 20;
+
+Error OpenError(const std::string& path, const char* what) {
+  return Error(fmt::format("cannot {} {}: {}", what, path, std::strerror(errno)));
+}
+
+}  // namespace
+
+ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& view,
+                             const SyscallTable& syscalls)
+    : options_(options) {
+  auto selected = [view](const Thread& t) { return SelectsThread(view, t); };
+  if (!options_.timeline.empty()) {
+    timeline_buffer_.resize(kTimelineBuffer);
+    timeline_file_.rdbuf()->pubsetbuf(timeline_buffer_.data(),
+                                      static_cast<std::streamsize>(timeline_buffer_.size()));
+    timeline_file_.open(options_.timeline, std::ios::binary | std::ios::trunc);
+    if (!timeline_file_) throw OpenError(options_.timeline, "create");
+    timeline_ = std::make_unique<TimelineObserver>(timeline_file_, syscalls, selected);
+  }
+  if (!options_.html.empty()) {
+    // Create it now so that a bad path fails before a long analysis.
+    std::ofstream probe(options_.html, std::ios::trunc);
+    if (!probe) throw OpenError(options_.html, "create");
+    barscope_ = std::make_unique<BarscopeObserver>(syscalls, selected);
+  }
+}
+
+ReportExports::~ReportExports() = default;
+
+std::vector<Observer*> ReportExports::observers() const {
+  std::vector<Observer*> out;
+  if (timeline_) out.push_back(timeline_.get());
+  if (barscope_) out.push_back(barscope_.get());
+  return out;
+}
+
+void ReportExports::Finish(const ReportView& view) {
+  if (timeline_) {
+    timeline_.reset();  // closes the JSON if the trace end was never reached
+    timeline_file_.close();
+    if (!timeline_file_) throw OpenError(options_.timeline, "write");
+  }
+  if (barscope_) {
+    std::ofstream html(options_.html, std::ios::trunc);
+    RenderHtml(view, barscope_->model(), html);
+    html.close();
+    if (!html) throw OpenError(options_.html, "write");
+  }
+}
+
+}  // namespace cstool

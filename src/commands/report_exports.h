@@ -1,0 +1,45 @@
+// The pictures `cstool report` can write besides its tables: the Perfetto timeline
+// (--timeline) and the HTML page with barscopes (--html). Opens the files up front
+// (so a bad path fails before the analysis), provides the observers that collect the
+// data, and writes what is left once the report view exists.
+#pragma once
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/report_view.h"
+#include "model/syscall_table.h"
+#include "sched/observer.h"
+
+namespace cstool {
+
+class TimelineObserver;
+class BarscopeObserver;
+
+struct ExportOptions {
+  std::string timeline;  // --timeline OUT.json ("" = none)
+  std::string html;      // --html OUT.html ("" = none)
+};
+
+class ReportExports {
+ public:
+  // Throws cstool::Error when an output file cannot be created.
+  ReportExports(const ExportOptions& options, const ViewOptions& view,
+                const SyscallTable& syscalls);
+  ~ReportExports();
+
+  std::vector<Observer*> observers() const;
+  // After the analysis: writes the HTML page and checks every file was written.
+  void Finish(const ReportView& view);
+
+ private:
+  ExportOptions options_;
+  std::vector<char> timeline_buffer_;
+  std::ofstream timeline_file_;
+  std::unique_ptr<TimelineObserver> timeline_;
+  std::unique_ptr<BarscopeObserver> barscope_;
+};
+
+}  // namespace cstool

@@ -1,0 +1,48 @@
+// The one-call API of `cstool report` and `msa`: read a trace file, merge its CPUs by
+// time, decode every record into an EventSink, and count what was seen.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "format/trace_file_reader.h"
+#include "model/events.h"
+
+namespace cstool {
+
+class EventDecoder;
+
+struct DecodeStats {
+  uint64_t events = 0;                              // data records decoded
+  std::vector<uint64_t> events_per_cpu;             // index = cpu
+  std::map<std::string, uint64_t> events_per_type;  // "sched:sched_switch" -> count
+  std::vector<uint64_t> lost_per_cpu;               // sum of known lost counts, index = cpu
+  std::vector<uint64_t> lost_gaps_per_cpu;          // number of gaps (known or unknown size)
+  uint64_t lost_events = 0;                         // sum of lost_per_cpu
+  uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
+  int64_t first_ts = 0;                             // of the first data record (0 if none)
+  int64_t last_ts = 0;
+  // Named decoding anomaly counters: "short_record", "bad_string",
+  // "unknown_event_type" (a CPU's time going backwards is the state machine's
+  // time_backwards). Zero counters are omitted.
+  std::map<std::string, uint64_t> anomalies;
+  std::vector<std::string> missing_events;  // known events the file has no format for
+};
+
+struct DecodeOptions {
+  // Only merge, do not decode (the sink sees only PushLostEvents); for benchmarks.
+  bool decode = true;
+};
+
+// Decodes every record of `reader` into `sink` in (ts, cpu) order, with LostEvents
+// before the first record after each gap. Throws cstool::Error on corrupt data.
+DecodeStats DecodeTrace(TraceFileReader& reader, EventSink& sink,
+                        const DecodeOptions& options = {});
+
+// Same with a caller-owned decoder (to inspect its task-state map, counters...).
+DecodeStats DecodeTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,
+                        const DecodeOptions& options = {});
+
+}  // namespace cstool

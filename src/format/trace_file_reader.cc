@@ -1,0 +1,148 @@
+#include "format/trace_file_reader.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/errors.h"
+#include "format/trace_file_format.h"
+#include "format/tracecmd_trace_file.h"
+#include "format/v6_trace_file.h"
+
+namespace cstool {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
+                        s.front() == '\r' || s.front() == '\0'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
+                        s.back() == '\r' || s.back() == '\0'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool ParseU64(std::string_view s, uint64_t* out) {
+  s = Trim(s);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc{};
+}
+
+}  // namespace
+
+std::string ParseTraceClock(std::string_view text) {
+  const size_t open = text.find('[');
+  const size_t close = text.find(']', open == std::string_view::npos ? 0 : open);
+  if (open != std::string_view::npos && close != std::string_view::npos)
+    return std::string(text.substr(open + 1, close - open - 1));
+  // A bare clock name (no listing).
+  std::string_view t = Trim(text);
+  if (!t.empty() && t.find(' ') == std::string_view::npos) return std::string(t);
+  return {};
+}
+
+bool ParseCpuStatBufferMarker(std::string_view text, std::string* name) {
+  std::string_view t = Trim(text);
+  constexpr std::string_view kPrefix = "Buffer: ";
+  if (t.substr(0, kPrefix.size()) != kPrefix) return false;
+  *name = std::string(Trim(t.substr(kPrefix.size())));
+  return true;
+}
+
+bool ParseCpuStat(std::string_view text, CpuStatOption* out) {
+  bool have_cpu = false;
+  CpuStatOption s;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view value = line.substr(colon + 1);
+    uint64_t v = 0;
+    if (!ParseU64(value, &v)) continue;
+    if (key == "CPU") {
+      s.cpu = static_cast<int32_t>(v);
+      have_cpu = true;
+    } else if (key == "entries") {
+      s.entries = v;
+    } else if (key == "overrun") {
+      s.overrun = v;
+    } else if (key == "commit overrun") {
+      s.commit_overrun = v;
+    } else if (key == "dropped events") {
+      s.dropped = v;
+    } else if (key == "read events") {
+      s.read = v;
+    }
+  }
+  if (have_cpu) *out = s;
+  return have_cpu;
+}
+
+void TraceFileReader::LoadSidecarInfo() {
+  if (info_) return;
+  const std::string sidecar = path_ + std::string(tracefile::kCstoolInfoSidecarSuffix);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(sidecar, ec)) return;
+  std::ifstream in(sidecar);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(fmt::format("{}: not a JSON object (cstool recording info)", sidecar));
+  try {
+    info_ = j.get<RecordingInfo>();
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: bad cstool recording info: {}", sidecar, e.what()));
+  }
+}
+
+std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
+                                               const ReaderOptions& options) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(fmt::format("{}: cannot open", path));
+  char head[32] = {};
+  f.read(head, sizeof(head));
+  const std::string_view got(head, static_cast<size_t>(f.gcount()));
+  if (got.size() < tracefile::kTraceDatMagic.size() ||
+      got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
+    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path));
+
+  // Refuse what no backend can read before libtracecmd sees a damaged header.
+  const size_t version_end = got.find('\0', tracefile::kTraceDatMagic.size());
+  if (version_end == std::string_view::npos)
+    throw Error(fmt::format("{}: corrupt file at offset {}: unterminated version string", path,
+                            tracefile::kTraceDatMagic.size()));
+  const std::string_view version =
+      got.substr(tracefile::kTraceDatMagic.size(), version_end - tracefile::kTraceDatMagic.size());
+  if (version != "6" && version != "7")
+    throw Error(fmt::format("{}: unsupported trace.dat version \"{}\" at offset {}", path, version,
+                            tracefile::kTraceDatMagic.size()));
+  if (version_end + 1 >= got.size() || static_cast<uint8_t>(got[version_end + 1]) > 1)
+    throw Error(
+        fmt::format("{}: corrupt file at offset {}: bad endianness byte", path, version_end + 1));
+
+  std::unique_ptr<TraceFileReader> reader;
+  const bool fast_ok = V6TraceFile::CanRead(got);
+  switch (options.backend) {
+    case ReaderBackend::kFastV6:
+      reader = std::make_unique<V6TraceFile>(path, options);
+      break;
+    case ReaderBackend::kLibTracecmd:
+      reader = std::make_unique<TracecmdTraceFile>(path, options);
+      break;
+    case ReaderBackend::kAuto:
+      if (fast_ok)
+        reader = std::make_unique<V6TraceFile>(path, options);
+      else
+        reader = std::make_unique<TracecmdTraceFile>(path, options);
+      break;
+  }
+  reader->LoadSidecarInfo();
+  return reader;
+}
+
+}  // namespace cstool

@@ -1,0 +1,137 @@
+// Opening a trace.dat file and streaming its raw records per CPU.
+//
+// Two backends present one interface:
+//  - the fast path, an own parser for uncompressed trace-cmd v6 files in host byte
+//    order (mmap, every header section bounds-checked, ring-buffer pages walked
+//    in place: records point straight into the mapping);
+//  - the compatibility path through libtracecmd for everything else trace-cmd reads
+//    (v7, compressed sections, foreign byte order).
+// Corrupt or truncated input throws cstool::Error naming the file and byte offset.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/salvage_log.h"
+#include "model/recording_info.h"
+
+struct tep_handle;
+
+namespace cstool {
+
+// One record of one CPU's ring buffer. `data`/`size` is the event payload (starting
+// with common_type). A record with data == nullptr is a loss marker: the ring buffer
+// lost `lost` events (-1: an unknown number) on `cpu` just before `ts`.
+struct RawRecord {
+  int64_t ts = 0;
+  const uint8_t* data = nullptr;
+  uint32_t size = 0;
+  int32_t cpu = 0;
+  int64_t lost = 0;
+
+  bool is_loss() const { return data == nullptr; }
+};
+
+// The records of one CPU in buffer order.
+class CpuRecordStream {
+ public:
+  virtual ~CpuRecordStream() = default;
+  virtual int cpu() const = 0;
+  // The next records (at least one), or an empty span once the stream is exhausted.
+  // The span and the record data stay valid until the next call on this stream.
+  virtual std::span<const RawRecord> NextBatch() = 0;
+};
+
+// Per-CPU counters from the file's CPUSTAT options (per_cpu/cpuN/stats at stop).
+struct CpuStatOption {
+  int32_t cpu = 0;
+  uint64_t entries = 0;
+  uint64_t overrun = 0;
+  uint64_t commit_overrun = 0;
+  uint64_t dropped = 0;
+  uint64_t read = 0;
+};
+
+enum class ReaderBackend {
+  kAuto,    // fast path when possible, else libtracecmd
+  kFastV6,  // own v6 parser only (throws if the file needs libtracecmd)
+  kLibTracecmd,
+};
+
+struct ReaderOptions {
+  ReaderBackend backend = ReaderBackend::kAuto;
+  // Which ring buffer to read: empty = the top-level buffer if it holds data, else the
+  // first instance (trace-cmd extract -B stores instances as BUFFER options).
+  std::string buffer;
+  // Read past damage instead of failing on it: CPU data cut short is read up to the
+  // cut, a corrupt ring-buffer page is skipped (and counts as a loss of unknown size).
+  // What was skipped is listed in TraceFileReader::salvage_log(). Damage to the header
+  // (formats, CPU table) still throws: there is nothing to salvage without it.
+  bool salvage = false;
+};
+
+class TraceFileReader {
+ public:
+  virtual ~TraceFileReader() = default;
+
+  const std::string& path() const { return path_; }
+  int file_version() const { return file_version_; }
+  int cpus() const { return cpus_; }
+  int long_size() const { return long_size_; }
+  uint32_t page_size() const { return page_size_; }
+  bool big_endian() const { return big_endian_; }
+  // "fast-v6" or "libtracecmd".
+  virtual const char* backend_name() const = 0;
+  // Name of the buffer (instance) read; empty for the top-level buffer.
+  const std::string& buffer_name() const { return buffer_name_; }
+  // Clock the trace was recorded with ("mono", "local", ...); empty if unknown.
+  const std::string& trace_clock() const { return trace_clock_; }
+  // CPUSTAT of the buffer read, by CPU; empty if the file has none.
+  const std::map<int32_t, CpuStatOption>& cpu_stats() const { return cpu_stats_; }
+  // cstool's metadata (option tracefile::kOptionCstoolInfo or the FILE.cstool.json sidecar).
+  const std::optional<RecordingInfo>& recording_info() const { return info_; }
+  // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
+  const SalvageLog& salvage_log() const { return salvage_log_; }
+
+  // Event formats, saved cmdlines (tep_register_comm) and printk formats are loaded.
+  virtual tep_handle* tep() const = 0;
+
+  // A stream over the records of `cpu` (0 <= cpu < cpus()). Each call starts over.
+  virtual std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) = 0;
+
+ protected:
+  std::string path_;
+  int file_version_ = 0;
+  int cpus_ = 0;
+  int long_size_ = 8;
+  uint32_t page_size_ = 4096;
+  bool big_endian_ = false;
+  std::string buffer_name_;
+  std::string trace_clock_;
+  std::map<int32_t, CpuStatOption> cpu_stats_;
+  std::optional<RecordingInfo> info_;
+  SalvageLog salvage_log_;
+
+ public:
+  // Loads FILE.cstool.json into recording_info() unless the file itself carried one.
+  void LoadSidecarInfo();
+};
+
+// Opens `path` with the backend the options and the file call for.
+std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
+                                               const ReaderOptions& options = {});
+
+// Helpers shared by both backends (exposed for tests).
+// Parses the bracketed clock out of a trace_clock listing ("local [mono] global").
+std::string ParseTraceClock(std::string_view text);
+// Parses one CPUSTAT option text; returns false if it holds no "CPU: N" line.
+bool ParseCpuStat(std::string_view text, CpuStatOption* out);
+// If `text` is trace-cmd's instance separator ("\nBuffer: NAME\n\n"), sets *name.
+bool ParseCpuStatBufferMarker(std::string_view text, std::string* name);
+
+}  // namespace cstool

@@ -1,0 +1,43 @@
+// The fast path of TraceFileReader: an own parser for uncompressed trace-cmd v6 files
+// in host byte order. The file is memory-mapped; records point into the mapping.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "format/trace_file_reader.h"
+#include "format/trace_handles.h"
+
+namespace cstool {
+
+class V6TraceFile final : public TraceFileReader {
+ public:
+  // Throws cstool::Error on anything this parser cannot or will not read; call
+  // CanRead() first to pick the backend.
+  V6TraceFile(const std::string& path, const ReaderOptions& options);
+
+  // True if the first bytes announce a v6 file in host byte order.
+  static bool CanRead(std::string_view head);
+
+  const char* backend_name() const override { return "fast-v6"; }
+  tep_handle* tep() const override { return tep_.get(); }
+  std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
+
+  struct CpuData {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  const std::vector<CpuData>& cpu_data() const { return cpu_data_; }
+
+ private:
+  void Parse(const ReaderOptions& options);
+
+  MappedFile file_;
+  TepHandlePtr tep_;
+  std::vector<CpuData> cpu_data_;
+  bool salvage_ = false;
+};
+
+}  // namespace cstool

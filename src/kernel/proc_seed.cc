@@ -1,0 +1,116 @@
+#include "kernel/proc_seed.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "kernel/kernel_counters.h"  // MonotonicNowNs
+#include "kernel/proc_task_counters.h"
+#include "kernel/proc_threads.h"
+#include "model/syscall_table.h"
+
+namespace cstool {
+namespace {
+
+// Reads a small /proc file; nullopt if it cannot be opened or read (thread gone).
+std::optional<std::string> ReadSmallFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::optional<StatFields> ParseProcStat(std::string_view text) {
+  // "pid (comm) S ppid ..." — comm may hold spaces and parentheses: use the last ')'.
+  size_t paren = text.rfind(')');
+  if (paren == std::string_view::npos || paren + 2 >= text.size()) return std::nullopt;
+  StatFields f;
+  f.state = text[paren + 2];
+  // Field 3 is the state; the processor is field 39.
+  std::string_view rest = text.substr(paren + 2);
+  int field = 3;
+  size_t pos = 0;
+  while (field < 39) {
+    size_t sp = rest.find(' ', pos);
+    if (sp == std::string_view::npos) return f;  // older kernels: no CPU field
+    pos = sp + 1;
+    ++field;
+  }
+  int32_t cpu = -1;
+  auto [ptr, ec] = std::from_chars(rest.data() + pos, rest.data() + rest.size(), cpu);
+  if (ec == std::errc{}) f.cpu = cpu;
+  (void)ptr;
+  return f;
+}
+
+int64_t ParseProcSyscall(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  if (text.empty() || text.starts_with("running")) return kSyscallUnknown;
+  int64_t nr = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), nr);
+  if (ec != std::errc{}) return kSyscallUnknown;
+  (void)ptr;
+  return nr < 0 ? kNotInSyscall : nr;
+}
+
+ProcSeed ReadProcSeed(int32_t pid) {
+  ProcSeed seed;
+  std::vector<ThreadIdentity> threads = ListThreads(pid);
+  seed.read_start_ns = MonotonicNowNs();
+  for (const ThreadIdentity& id : threads) {
+    const std::string dir = fmt::format("/proc/{}/task/{}/", pid, id.tid);
+    auto status_text = ReadSmallFile(dir + "status");
+    auto stat_text = ReadSmallFile(dir + "stat");
+    if (!status_text || !stat_text) continue;
+    auto status = ParseProcStatus(*status_text);
+    auto stat = ParseProcStat(*stat_text);
+    if (!status || !stat) continue;
+    ThreadSeed t;
+    t.tid = id.tid;
+    t.tgid = status->tgid;
+    t.comm = id.comm.empty() ? status->name : id.comm;
+    t.state = stat->state;
+    t.cpu = stat->cpu;
+    t.nvcsw = status->nvcsw;
+    t.nivcsw = status->nivcsw;
+    if (auto sc = ReadSmallFile(dir + "syscall")) t.syscall = ParseProcSyscall(*sc);
+    seed.threads.push_back(std::move(t));
+  }
+  seed.read_end_ns = MonotonicNowNs();
+  std::sort(seed.threads.begin(), seed.threads.end(),
+            [](const ThreadSeed& a, const ThreadSeed& b) { return a.tid < b.tid; });
+  return seed;
+}
+
+bool ProcessGone(int32_t pid) {
+  // Cheap check first: the leader's own state.
+  std::optional<char> leader = ProcessState(pid);
+  if (!leader) return true;
+  if (*leader != 'Z' && *leader != 'X') return false;
+  // The leader may have exited alone (pthread_exit from main): look at the others.
+  for (const ThreadIdentity& t : ListThreads(pid)) {
+    auto stat = ReadSmallFile(fmt::format("/proc/{}/task/{}/stat", pid, t.tid));
+    if (!stat) continue;
+    auto f = ParseProcStat(*stat);
+    if (f && f->state != 'Z' && f->state != 'X') return false;
+  }
+  return true;
+}
+
+}  // namespace cstool

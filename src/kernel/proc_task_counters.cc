@@ -1,0 +1,256 @@
+#include "kernel/proc_task_counters.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <set>
+
+namespace cstool {
+namespace {
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc{} && ptr == s.data() + s.size();
+}
+
+void SetError(std::string* error, std::string msg) {
+  if (error) *error = std::move(msg);
+}
+
+// Reads a small /proc file. nullopt with *err = errno on failure.
+std::optional<std::string> ReadFile(const std::string& path, int* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno;
+    return std::nullopt;
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *err = errno;
+      close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+bool IsGone(int err) { return err == ENOENT || err == ESRCH; }
+
+std::vector<int32_t> ListNumericDir(const std::string& path, int* err) {
+  std::vector<int32_t> out;
+  DIR* d = opendir(path.c_str());
+  if (!d) {
+    *err = errno;
+    return out;
+  }
+  while (dirent* e = readdir(d)) {
+    int32_t n = 0;
+    if (ParseNumber(std::string_view(e->d_name), &n) && n > 0) out.push_back(n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  *err = 0;
+  return out;
+}
+
+void SnapshotProcess(int32_t pid, const std::string& proc_root, std::set<int32_t>* seen_tgids,
+                     ProcSnapshot* snap) {
+  int err = 0;
+  std::vector<int32_t> tids = ListNumericDir(fmt::format("{}/{}/task", proc_root, pid), &err);
+  if (err != 0) {
+    if (IsGone(err)) {
+      ++snap->missing_processes;
+    } else {
+      snap->errors.push_back(fmt::format("{}/{}/task: {}", proc_root, pid, std::strerror(err)));
+    }
+    return;
+  }
+  bool first = true;
+  for (int32_t tid : tids) {
+    std::string error;
+    auto c = ReadProcTask(pid, tid, &error, proc_root);
+    if (!c) {
+      if (error.empty()) {
+        ++snap->vanished_threads;
+      } else {
+        snap->errors.push_back(std::move(error));
+      }
+      continue;
+    }
+    if (first) {
+      // A non-leader tid given as pid lists the whole process; read each process once.
+      if (c->tgid != 0 && !seen_tgids->insert(c->tgid).second) return;
+      first = false;
+    }
+    snap->tasks.push_back(std::move(*c));
+  }
+}
+
+}  // namespace
+
+std::optional<ProcStatusFields> ParseProcStatus(std::string_view text, std::string* error) {
+  ProcStatusFields f;
+  bool have_tgid = false, have_pid = false, have_nvcsw = false, have_nivcsw = false;
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    std::string_view value = line.substr(colon + 1);
+    bool ok = true;
+    if (key == "Name") {
+      while (!value.empty() && (value.front() == '\t' || value.front() == ' '))
+        value.remove_prefix(1);
+      f.name = std::string(value);
+    } else if (key == "Tgid") {
+      ok = have_tgid = ParseNumber(value, &f.tgid);
+    } else if (key == "Pid") {
+      ok = have_pid = ParseNumber(value, &f.pid);
+    } else if (key == "PPid") {
+      ok = ParseNumber(value, &f.ppid);
+    } else if (key == "voluntary_ctxt_switches") {
+      ok = have_nvcsw = ParseNumber(value, &f.nvcsw);
+    } else if (key == "nonvoluntary_ctxt_switches") {
+      ok = have_nivcsw = ParseNumber(value, &f.nivcsw);
+    }
+    if (!ok) {
+      SetError(error, fmt::format("status: bad value for {}: \"{}\"", key, value));
+      return std::nullopt;
+    }
+  }
+  if (!have_tgid || !have_pid || !have_nvcsw || !have_nivcsw) {
+    SetError(error,
+             fmt::format("status: missing {}", !have_tgid    ? "Tgid"
+                                               : !have_pid   ? "Pid"
+                                               : !have_nvcsw ? "voluntary_ctxt_switches"
+                                                             : "nonvoluntary_ctxt_switches"));
+    return std::nullopt;
+  }
+  return f;
+}
+
+std::optional<ProcSchedstat> ParseProcSchedstat(std::string_view text, std::string* error) {
+  std::string_view fields[3];
+  size_t n = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t')) ++i;
+    if (i >= text.size()) break;
+    size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\n' && text[i] != '\t') ++i;
+    if (n == 3) {
+      SetError(error, fmt::format("schedstat: more than 3 fields: \"{}\"", text));
+      return std::nullopt;
+    }
+    fields[n++] = text.substr(start, i - start);
+  }
+  ProcSchedstat s;
+  uint64_t runtime = 0, delay = 0;
+  if (n != 3 || !ParseNumber(fields[0], &runtime) || !ParseNumber(fields[1], &delay) ||
+      !ParseNumber(fields[2], &s.timeslices)) {
+    SetError(error, fmt::format("schedstat: expected 3 numbers, got \"{}\"", text));
+    return std::nullopt;
+  }
+  s.exec_runtime_ns = static_cast<int64_t>(runtime);
+  s.run_delay_ns = static_cast<int64_t>(delay);
+  return s;
+}
+
+std::optional<KernelTaskCounters> ReadProcTask(int32_t pid, int32_t tid, std::string* error,
+                                               const std::string& proc_root) {
+  const std::string dir = fmt::format("{}/{}/task/{}", proc_root, pid, tid);
+  int err = 0;
+  auto status_text = ReadFile(dir + "/status", &err);
+  if (!status_text) {
+    if (!IsGone(err)) SetError(error, fmt::format("{}/status: {}", dir, std::strerror(err)));
+    return std::nullopt;
+  }
+  auto sched_text = ReadFile(dir + "/schedstat", &err);
+  if (!sched_text) {
+    if (!IsGone(err)) SetError(error, fmt::format("{}/schedstat: {}", dir, std::strerror(err)));
+    return std::nullopt;
+  }
+  auto comm_text = ReadFile(dir + "/comm", &err);
+  if (!comm_text) {
+    if (!IsGone(err)) SetError(error, fmt::format("{}/comm: {}", dir, std::strerror(err)));
+    return std::nullopt;
+  }
+  const int64_t now = MonotonicNowNs();
+  // A file of a thread that died while being read can come back empty.
+  if (status_text->empty() || sched_text->empty()) return std::nullopt;
+
+  std::string perr;
+  auto status = ParseProcStatus(*status_text, &perr);
+  if (!status) {
+    SetError(error, fmt::format("{}/{}", dir, perr));
+    return std::nullopt;
+  }
+  auto sched = ParseProcSchedstat(*sched_text, &perr);
+  if (!sched) {
+    SetError(error, fmt::format("{}/{}", dir, perr));
+    return std::nullopt;
+  }
+  KernelTaskCounters c;
+  c.source = KernelTaskCounters::Source::kProcSnapshot;
+  c.tid = tid;
+  c.tgid = status->tgid;
+  c.ppid = status->ppid;
+  c.comm = *comm_text;
+  if (!c.comm.empty() && c.comm.back() == '\n') c.comm.pop_back();
+  if (c.comm.empty()) c.comm = status->name;
+  c.nvcsw = status->nvcsw;
+  c.nivcsw = status->nivcsw;
+  c.exec_runtime_ns = sched->exec_runtime_ns;
+  c.run_delay_ns = sched->run_delay_ns;
+  c.run_delay_count = sched->timeslices;
+  c.taken_at_ns = now;
+  return c;
+}
+
+ProcSnapshot SnapshotProcTasks(std::span<const int32_t> pids, const std::string& proc_root) {
+  ProcSnapshot snap;
+  std::set<int32_t> seen;
+  for (int32_t pid : pids) {
+    if (pid <= 0) continue;
+    SnapshotProcess(pid, proc_root, &seen, &snap);
+  }
+  return snap;
+}
+
+ProcSnapshot SnapshotAllProcTasks(const std::string& proc_root) {
+  int err = 0;
+  std::vector<int32_t> pids = ListNumericDir(proc_root, &err);
+  if (err != 0) {
+    ProcSnapshot snap;
+    snap.errors.push_back(fmt::format("{}: {}", proc_root, std::strerror(err)));
+    return snap;
+  }
+  ProcSnapshot snap = SnapshotProcTasks(pids, proc_root);
+  // Processes that exited between listing /proc and reading them are expected here.
+  snap.vanished_threads += snap.missing_processes;
+  snap.missing_processes = 0;
+  return snap;
+}
+
+}  // namespace cstool

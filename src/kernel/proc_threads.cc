@@ -1,0 +1,85 @@
+#include "kernel/proc_threads.h"
+
+#include <dirent.h>
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace cstool {
+namespace {
+
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+std::vector<int> NumericEntries(const std::string& dir) {
+  std::vector<int> out;
+  std::unique_ptr<DIR, DirCloser> d(::opendir(dir.c_str()));
+  if (!d) return out;
+  while (dirent* e = ::readdir(d.get())) {
+    char* end = nullptr;
+    long v = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && v > 0) out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::string ReadLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
+std::vector<ThreadIdentity> ListThreads(int pid) {
+  std::vector<ThreadIdentity> out;
+  for (int tid : NumericEntries(fmt::format("/proc/{}/task", pid)))
+    out.push_back({tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid))});
+  return out;
+}
+
+std::vector<ThreadIdentity> ListAllThreads() {
+  std::vector<ThreadIdentity> out;
+  for (int pid : NumericEntries("/proc")) {
+    auto threads = ListThreads(pid);
+    out.insert(out.end(), threads.begin(), threads.end());
+  }
+  return out;
+}
+
+bool ProcessExists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+std::optional<char> ProcessState(int pid) {
+  std::string stat = ReadLine(fmt::format("/proc/{}/stat", pid));
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return std::nullopt;
+  return stat[paren + 2];
+}
+
+std::optional<ContextSwitches> ReadContextSwitches(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  if (!in) return std::nullopt;
+  ContextSwitches cs;
+  int found = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    uint64_t value = 0;
+    if (!(ls >> key >> value)) continue;
+    if (key == "voluntary_ctxt_switches:") cs.voluntary = value, ++found;
+    if (key == "nonvoluntary_ctxt_switches:") cs.involuntary = value, ++found;
+  }
+  if (found != 2) return std::nullopt;
+  return cs;
+}
+
+}  // namespace cstool

@@ -1,0 +1,27 @@
+// Thread identities and counters from /proc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/recording_info.h"
+
+namespace cstool {
+
+// Threads of process `pid` (from /proc/PID/task); empty if it is gone.
+std::vector<ThreadIdentity> ListThreads(int pid);
+// Every thread on the system.
+std::vector<ThreadIdentity> ListAllThreads();
+bool ProcessExists(int pid);
+// The state letter of /proc/PID/stat ('R', 'S', ...), or nullopt.
+std::optional<char> ProcessState(int pid);
+
+struct ContextSwitches {
+  uint64_t voluntary = 0;
+  uint64_t involuntary = 0;
+};
+// voluntary_ctxt_switches / nonvoluntary_ctxt_switches of /proc/PID/status.
+std::optional<ContextSwitches> ReadContextSwitches(int pid);
+
+}  // namespace cstool

@@ -1,0 +1,157 @@
+#include "output/check_output.h"
+
+#include <fmt/core.h>
+
+#include <string>
+
+namespace cstool {
+namespace {
+
+double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+std::string Problems(bool switches_ok, bool on_cpu_ok, bool wait_ok) {
+  std::string out;
+  auto add = [&](bool ok, const char* what) {
+    if (!ok) out += fmt::format("{}{}", out.empty() ? "" : ",", what);
+  };
+  add(switches_ok, "switches");
+  add(on_cpu_ok, "on-cpu");
+  add(wait_ok, "wait");
+  return out;
+}
+
+std::string StatusText(const ThreadCheck& c) {
+  std::string s = CheckStatusName(c.status);
+  if (c.status == CheckStatus::kDisagree)
+    s += " (" +
+         Problems(c.switches_ok, c.on_cpu_ok || !c.times_judged, c.wait_ok || !c.times_judged) +
+         ")";
+  if (!c.note.empty()) s += ": " + c.note;
+  if (c.exit_adjust > 0) s += fmt::format(" [final switch excluded: {}]", c.exit_adjust);
+  return s;
+}
+
+std::string Row(const std::string& id1, const std::string& id2, const std::string& comm,
+                const std::string& window, const CheckQuantities& tr, const CheckQuantities& k,
+                bool have_kernel, const std::string& status) {
+  if (!have_kernel)
+    return fmt::format("{:>8} {:>7} {:<16} {:<8} {}\n", id1, id2, comm.substr(0, 16), window,
+                       status);
+  return fmt::format(
+      "{:>8} {:>7} {:<16} {:<8} {:>7} {:>7} {:>5} {:>7} {:>7} {:>5} {:>10.3f} {:>10.3f} "
+      "{:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f}  {}\n",
+      id1, id2, comm.substr(0, 16), window, tr.voluntary, k.voluntary, tr.voluntary - k.voluntary,
+      tr.involuntary, k.involuntary, tr.involuntary - k.involuntary, Ms(tr.on_cpu_ns),
+      Ms(k.on_cpu_ns), Ms(tr.on_cpu_ns - k.on_cpu_ns), Ms(tr.wait_cpu_ns), Ms(k.wait_cpu_ns),
+      Ms(tr.wait_cpu_ns - k.wait_cpu_ns), status);
+}
+
+nlohmann::json QuantitiesJson(const CheckQuantities& q) {
+  return {{"voluntary", q.voluntary},
+          {"involuntary", q.involuntary},
+          {"on_cpu_ns", q.on_cpu_ns},
+          {"wait_cpu_ns", q.wait_cpu_ns}};
+}
+
+}  // namespace
+
+void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
+  os << fmt::format(
+      "\nKERNEL CHECK (traced vs kernel over each thread's window; VOL/ICX = switches, exact; "
+      "ONCPU vs EXEC = exec runtime, WAIT vs RUNDLY = run delay (WAIT from the enqueue at "
+      "sched_wakeup, as the kernel counts it), in ms, tolerance max({:.1f} "
+      "ms, {:.1f}%) + unknown time)\n",
+      Ms(check.tolerance.time_abs_ns), check.tolerance.time_rel * 100);
+  std::string header = fmt::format(
+      "{:>8} {:>7} {:<16} {:<8} {:>7} {:>7} {:>5} {:>7} {:>7} {:>5} {:>10} {:>10} {:>8} {:>10} "
+      "{:>10} {:>8}  {}\n",
+      "TID", "PID", "COMM", "WINDOW", "VOL", "K-VOL", "DIFF", "ICX", "K-ICX", "DIFF", "ONCPU",
+      "EXEC", "DIFF", "WAIT", "RUNDLY", "DIFF", "STATUS");
+  os << header;
+  for (const ThreadCheck& c : check.threads)
+    os << Row(std::to_string(c.tid), std::to_string(c.pid), c.comm, WindowModeName(c.mode),
+              c.traced, c.kernel, c.mode != WindowMode::kNone, StatusText(c));
+  if (!check.processes.empty()) {
+    os << "PROCESSES (sums over the compared threads above)\n";
+    for (const ProcessCheck& p : check.processes) {
+      std::string status = CheckStatusName(p.status);
+      if (p.status == CheckStatus::kAgree || p.status == CheckStatus::kDisagree) {
+        std::string bad = Problems(p.switches_ok, p.on_cpu_ok, p.wait_ok);
+        if (!bad.empty()) status += " (" + bad + ")";
+      }
+      os << Row(std::to_string(p.pid), fmt::format("{}thr", p.threads), p.comm, "sum", p.traced,
+                p.kernel, true, status);
+    }
+  }
+  for (const std::string& n : check.notes) os << "NOTE: " << n << "\n";
+  os << check.Verdict() << "\n";
+}
+
+nlohmann::json WorstJson(const KernelCheckResult::WorstThread& w) {
+  if (w.tid == 0) return nullptr;
+  return {{"tid", w.tid}, {"diff_ns", w.diff_ns}, {"diff_pct", w.pct}};
+}
+
+nlohmann::json CheckToJson(const KernelCheckResult& check) {
+  nlohmann::json threads = nlohmann::json::array();
+  for (const ThreadCheck& c : check.threads) {
+    nlohmann::json j = {{"tid", c.tid},
+                        {"pid", c.pid},
+                        {"comm", c.comm},
+                        {"status", CheckStatusName(c.status)},
+                        {"window", WindowModeName(c.mode)}};
+    if (!c.note.empty()) j["note"] = c.note;
+    if (c.mode != WindowMode::kNone) {
+      j["traced"] = QuantitiesJson(c.traced);
+      j["kernel"] = QuantitiesJson(c.kernel);
+      j["unknown_ns"] = c.unknown_ns;
+      j["final_switches_excluded"] = c.exit_adjust;
+      j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};
+      j["ok"] = {{"switches", c.switches_ok}, {"on_cpu", c.on_cpu_ok}, {"wait_cpu", c.wait_ok}};
+      j["times_judged"] = c.times_judged;
+    }
+    threads.push_back(std::move(j));
+  }
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessCheck& p : check.processes)
+    processes.push_back(
+        {{"pid", p.pid},
+         {"comm", p.comm},
+         {"threads", p.threads},
+         {"status", CheckStatusName(p.status)},
+         {"traced", QuantitiesJson(p.traced)},
+         {"kernel", QuantitiesJson(p.kernel)},
+         {"ok", {{"switches", p.switches_ok}, {"on_cpu", p.on_cpu_ok}, {"wait_cpu", p.wait_ok}}}});
+  return {{"passed", check.passed()},
+          {"verdict", check.Verdict()},
+          {"has_kernel_counters", check.has_counters},
+          {"compared", check.compared},
+          {"agreeing", check.agreeing},
+          {"partial", check.partial},
+          {"lost_events", check.lost},
+          {"without_counters", check.no_counters},
+          {"tolerance",
+           {{"time_abs_ns", check.tolerance.time_abs_ns}, {"time_rel", check.tolerance.time_rel}}},
+          {"covered", check.Covered()},
+          {"worst_thread",
+           {{"on_cpu", WorstJson(check.worst_on_cpu)}, {"wait_cpu", WorstJson(check.worst_wait)}}},
+          {"notes", check.notes},
+          {"threads", threads},
+          {"processes", processes}};
+}
+
+void RenderCheckCsv(const KernelCheckResult& check, std::ostream& os) {
+  os << "\ncheck_tid,pid,comm,window,status,voluntary,kernel_nvcsw,involuntary,kernel_nivcsw,"
+        "on_cpu_ns,kernel_exec_runtime_ns,wait_cpu_ns,kernel_run_delay_ns\n";
+  for (const ThreadCheck& c : check.threads) {
+    std::string comm = c.comm.find_first_of(",\"\n") == std::string::npos ? c.comm : "?";
+    os << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tid, c.pid, comm,
+                      WindowModeName(c.mode), CheckStatusName(c.status), c.traced.voluntary,
+                      c.kernel.voluntary, c.traced.involuntary, c.kernel.involuntary,
+                      c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.traced.wait_cpu_ns,
+                      c.kernel.wait_cpu_ns);
+  }
+  os << "# " << check.Verdict() << "\n";
+}
+
+}  // namespace cstool

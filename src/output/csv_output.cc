@@ -1,0 +1,53 @@
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+
+#include "output/check_output.h"
+#include "output/output.h"
+
+namespace cstool {
+namespace {
+
+// RFC 4180 quoting for the free-text fields.
+std::string Quote(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+class CsvOutput : public Output {
+ public:
+  explicit CsvOutput(std::ostream& os) : os_(os) {}
+  void Render(const ReportView& view) override {
+    std::string header = "tid,pid,comm,lifetime_ns";
+    for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
+    header += ",voluntary,involuntary";
+    for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
+    header += ",causes,lost_events_touched\n";
+    os_ << header;
+    for (const ThreadReport* r : view.threads) {
+      const Thread& t = *r->thread;
+      // An unknown process leaves the pid field empty.
+      std::string row = fmt::format("{},{},{},{}", t.tid, PidKnown(t) ? std::to_string(t.tgid) : "",
+                                    Quote(t.comm), r->Lifetime());
+      for (int64_t v : r->microstates) row += fmt::format(",{}", v);
+      row += fmt::format(",{},{}", r->voluntary, r->involuntary);
+      for (uint64_t v : r->preempted_at) row += fmt::format(",{}", v);
+      std::string causes;
+      for (auto& [label, n] : view.Causes(*r))
+        causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
+      row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
+      os_ << row;
+    }
+    if (view.check) RenderCheckCsv(*view.check, os_);
+  }
+
+ private:
+  std::ostream& os_;
+};
+
+}  // namespace
+
+std::unique_ptr<Output> MakeCsvOutput(std::ostream& os) { return std::make_unique<CsvOutput>(os); }
+
+}  // namespace cstool

@@ -1,0 +1,244 @@
+#include "output/html_output.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <iterator>
+#include <string>
+
+namespace cstool {
+namespace {
+
+constexpr double kLabelWidth = 190;
+constexpr double kPlotWidth = 1320;
+constexpr double kRowHeight = 16;
+constexpr double kRowGap = 3;
+constexpr double kAxisHeight = 22;
+
+std::string Esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (part == 0 || whole <= 0) return "-";
+  return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// A round tick step (1, 2 or 5 times a power of ten) giving about eight ticks.
+double TickStep(double span_s) {
+  double raw = span_s / 8;
+  if (raw <= 0) return 1;
+  double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+const char* kStyle = R"(
+body{font:13px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 6px}
+.summary{color:#444} .note{color:#8a5300}
+svg.barscope{display:block;background:#fff;border:1px solid #ccc}
+svg.barscope text{font:11px system-ui,sans-serif;fill:#222}
+svg.barscope .axis text{fill:#555} svg.barscope .axis line{stroke:#ddd}
+svg.barscope .bg{fill:#fafafa}
+svg.barscope rect.s:hover{stroke:#000;stroke-width:1}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 8px}
+.legend span{display:inline-flex;align-items:center;gap:5px}
+.legend i{display:inline-block;width:12px;height:12px;border:1px solid #999}
+table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}
+th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
+th{background:#f0f0f0} td.l,th.l{text-align:left}
+#tip{position:fixed;pointer-events:none;background:#ffe;border:1px solid #aa9;padding:2px 6px;
+ font-size:12px;display:none;max-width:600px}
+)";
+
+// Shows the hovered span's title next to the pointer (the SVG <title> also works
+// natively); sets a marker the browser test checks once the script has run.
+const char* kScript = R"(
+(function(){
+  var tip=document.getElementById('tip');
+  document.querySelectorAll('svg.barscope').forEach(function(svg){
+    svg.addEventListener('mousemove',function(ev){
+      var t=ev.target.querySelector?ev.target.querySelector('title'):null;
+      if(!t||ev.target.tagName!=='rect'){tip.style.display='none';return;}
+      tip.textContent=t.textContent;tip.style.display='block';
+      tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';
+    });
+    svg.addEventListener('mouseleave',function(){tip.style.display='none';});
+  });
+  var threads=document.querySelectorAll('#thread-barscope g.bs-row').length;
+  var cpus=document.querySelectorAll('#cpu-barscope g.bs-row').length;
+  document.body.setAttribute('data-rendered','ok');
+  document.getElementById('status').textContent=
+    'rendered '+threads+' thread rows and '+cpus+' CPU rows';
+})();
+)";
+
+class HtmlWriter {
+ public:
+  explicit HtmlWriter(std::ostream& os) : os_(os) {}
+
+  void Page(const ReportView& view, const BarscopeModel& scopes) {
+    const TraceSummary& t = view.model->trace;
+    os_ << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        << "<title>cstool report: " << Esc(t.file) << "</title>\n<style>" << kStyle
+        << "</style></head>\n<body>\n";
+    os_ << "<h1>cstool report</h1>\n<p class=\"summary\">"
+        << Esc(fmt::format("{}: {} events on {} CPUs over {:.3f} s", t.file, t.events, t.cpus,
+                           static_cast<double>(t.last_ts - t.first_ts) / 1e9));
+    if (t.has_recording_info && !t.recording.command.empty()) {
+      std::string cmd;
+      for (auto& a : t.recording.command) cmd += (cmd.empty() ? "" : " ") + a;
+      os_ << "<br>command: <code>" << Esc(cmd) << "</code>";
+    }
+    os_ << "</p>\n";
+    if (std::string note = view.UngroupedNote(); !note.empty())
+      os_ << "<p class=\"note\">NOTE: " << Esc(note) << "</p>\n";
+    os_ << "<p id=\"status\">page script did not run</p>\n";
+    Chart("thread-barscope", scopes.threads);
+    Chart("cpu-barscope", scopes.cpus);
+    Tables(view);
+    os_ << "<div id=\"tip\"></div>\n<script>" << kScript << "</script>\n</body></html>\n";
+  }
+
+ private:
+  void Chart(std::string_view id, const BarscopeChart& c) {
+    os_ << "<section><h2>" << Esc(c.title) << "</h2>\n<div class=\"legend\">";
+    for (const auto& e : c.legend)
+      os_ << "<span><i style=\"background:" << Esc(e.color) << "\"></i>" << Esc(e.label)
+          << "</span>";
+    os_ << "</div>\n";
+    for (const auto& n : c.notes) os_ << "<p class=\"note\">" << Esc(n) << "</p>\n";
+    const double height = kAxisHeight + static_cast<double>(c.rows.size()) * (kRowHeight + kRowGap);
+    const double width = kLabelWidth + kPlotWidth + 10;
+    const double scale = c.columns > 0 ? kPlotWidth / c.columns : 0;
+    os_ << fmt::format(
+        "<svg id=\"{}\" class=\"barscope\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
+        "height=\"{}\" viewBox=\"0 0 {} {}\" data-columns=\"{}\" data-bin-ns=\"{}\">\n",
+        id, width, height, width, height, c.columns, c.bin_ns);
+    // Time axis, in seconds from the start of the trace.
+    const double span_s = static_cast<double>(c.columns) * static_cast<double>(c.bin_ns) / 1e9;
+    os_ << "<g class=\"axis\">";
+    if (span_s > 0) {
+      const double step = TickStep(span_s);
+      for (int i = 0; i * step <= span_s + 1e-12; ++i) {
+        double x = kLabelWidth + i * step / span_s * kPlotWidth;
+        os_ << fmt::format(
+            "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
+            "<text x=\"{0:.1f}\" y=\"14\" text-anchor=\"middle\">{3:g} s</text>",
+            x, kAxisHeight - 4, height, i * step);
+      }
+    }
+    os_ << "</g>\n";
+    double y = kAxisHeight;
+    for (const BarscopeRow& r : c.rows) {
+      os_ << fmt::format("<g class=\"bs-row\" data-id=\"{}\">", r.id);
+      os_ << fmt::format("<text x=\"4\" y=\"{:.1f}\"><title>{}</title>{}</text>",
+                         y + kRowHeight - 4, Esc(r.title), Esc(r.label));
+      os_ << fmt::format("<rect class=\"bg\" x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\"/>",
+                         kLabelWidth, y, kPlotWidth, kRowHeight);
+      for (const BarscopeSpan& s : r.spans) {
+        // At least a pixel wide, so that short spans stay visible.
+        double x0 = kLabelWidth + s.col0 * scale;
+        double w = std::max(1.0, (s.col1 - s.col0) * scale);
+        os_ << fmt::format(
+            "<rect class=\"s\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{}\" "
+            "fill=\"{}\"><title>{}</title></rect>",
+            x0, y, w, kRowHeight, Esc(c.legend[s.key].color), Esc(s.title));
+      }
+      os_ << "</g>\n";
+      y += kRowHeight + kRowGap;
+    }
+    os_ << "</svg></section>\n";
+  }
+
+  void Tables(const ReportView& view) {
+    const TraceSummary& t = view.model->trace;
+    os_ << "<section><h2>Threads</h2>\n<p>Microstates in % of each thread's observed "
+           "lifetime; ! = lost events may have touched it.</p>\n<table id=\"threads\">";
+    Header("TID", "PID");
+    for (const ThreadReport* r : view.threads) {
+      const Thread& th = *r->thread;
+      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), PidText(th), th.comm,
+          r->Lifetime(), *r, view);
+    }
+    os_ << "</table></section>\n<section><h2>Processes</h2>\n<table id=\"processes\">";
+    Header("PID", "THR");
+    for (const ProcessTotals& p : view.processes)
+      Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
+          p.lifetime_sum, p.sum, view);
+    os_ << "</table></section>\n<section><h2>Lost events and anomalies</h2>\n<p>";
+    uint64_t lost_total = 0;
+    std::string per_cpu;
+    for (auto [cpu, n] : t.lost_events) {
+      lost_total += n;
+      per_cpu += fmt::format(", cpu{} {}", cpu, n);
+    }
+    os_ << Esc(fmt::format("Lost events: {} total{}", lost_total, per_cpu)) << "<br>Anomalies:";
+    if (t.anomalies.empty()) os_ << " none";
+    for (auto& [name, n] : t.anomalies) os_ << " " << Esc(fmt::format("{}={}", name, n));
+    os_ << "</p>\n";
+    if (!t.missing_events.empty()) {
+      os_ << "<p>Missing events:";
+      for (auto& e : t.missing_events) os_ << " " << Esc(e);
+      os_ << "</p>\n";
+    }
+    for (auto& n : t.notes) os_ << "<p class=\"note\">NOTE: " << Esc(n) << "</p>\n";
+    os_ << "</section>\n";
+  }
+
+  void Header(std::string_view id1, std::string_view id2) {
+    os_ << "<tr><th>" << id1 << "</th><th>" << id2
+        << "</th><th class=\"l\">COMM</th><th>LIFE(ms)</th>";
+    for (size_t i = 0; i < kMicrostateCount; ++i)
+      os_ << "<th title=\"" << kMicrostateNames[i].key << "\">" << kMicrostateNames[i].column
+          << "</th>";
+    os_ << "<th>VCX</th><th>ICX</th><th class=\"l\">TOP CAUSES</th></tr>\n";
+  }
+
+  void Row(const std::string& id1, const std::string& id2, const std::string& comm,
+           int64_t lifetime, const ThreadReport& r, const ReportView& view) {
+    os_ << "<tr><td>" << Esc(id1) << "</td><td>" << Esc(id2) << "</td><td class=\"l\">" << Esc(comm)
+        << "</td><td>" << fmt::format("{:.3f}", static_cast<double>(lifetime) / 1e6) << "</td>";
+    for (int64_t v : r.microstates) os_ << "<td>" << Percent(v, lifetime) << "</td>";
+    std::string causes;
+    size_t i = 0;
+    for (auto& [label, count] : view.Causes(r)) {
+      if (i++ == 4) break;
+      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", label, count);
+    }
+    os_ << "<td>" << r.voluntary << "</td><td>" << r.involuntary << "</td><td class=\"l\">"
+        << Esc(causes) << "</td></tr>\n";
+  }
+
+  std::ostream& os_;
+};
+
+}  // namespace
+
+void RenderHtml(const ReportView& view, const BarscopeModel& scopes, std::ostream& os) {
+  HtmlWriter(os).Page(view, scopes);
+}
+
+}  // namespace cstool

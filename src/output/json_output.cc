@@ -1,0 +1,142 @@
+#include <fmt/core.h>
+
+#include "output/check_output.h"
+#include "output/output.h"
+
+namespace cstool {
+namespace {
+
+nlohmann::json MicrostatesJson(const MicrostateTimes& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < kMicrostateCount; ++i) j[std::string(kMicrostateNames[i].key)] = m[i];
+  return j;
+}
+
+nlohmann::json SwitchesJson(const ReportView& view, const ThreadReport& r) {
+  nlohmann::json causes = nlohmann::json::object();
+  for (auto& [label, n] : view.Causes(r)) causes[label] = n;
+  nlohmann::json at = nlohmann::json::object();
+  for (size_t i = 0; i < kPreemptedAtCount; ++i)
+    at[std::string(kPreemptedAtKeys[i])] = r.preempted_at[i];
+  return {{"voluntary", r.voluntary},
+          {"involuntary", r.involuntary},
+          {"after_exit",
+           {{"voluntary", r.voluntary_after_exit}, {"involuntary", r.involuntary_after_exit}}},
+          {"causes", causes},
+          {"preempted_at", at}};
+}
+
+nlohmann::json SyscallsJson(const ReportView& view, const ThreadReport& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [nr, s] : r.syscalls)
+    j[view.syscalls->Name(nr)] = {
+        {"calls", s.calls}, {"blocked", s.blocked}, {"time_ns", s.time_ns}};
+  return j;
+}
+
+// Where the kernel's accounting put the thread's switches, against the trace: the
+// microstates follow the kernel; these say how far the traced switches were.
+nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
+  return {{"wakeup_to_switch_in_ns", p.in_early_ns},
+          {"wakeup_to_switch_out_ns", p.out_early_ns},
+          {"untraced_switch_ins", p.untraced_switch_ins}};
+}
+
+nlohmann::json IrqsJson(const ThreadReport& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [name, s] : r.irqs) j[*name] = {{"count", s.count}, {"time_ns", s.time_ns}};
+  return j;
+}
+
+class JsonOutput : public Output {
+ public:
+  explicit JsonOutput(std::ostream& os) : os_(os) {}
+  void Render(const ReportView& view) override {
+    // Names (comm, file) come from the trace file and need not be UTF-8: replace bad bytes.
+    os_ << ReportToJson(view).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+
+ private:
+  std::ostream& os_;
+};
+
+}  // namespace
+
+nlohmann::json ReportToJson(const ReportView& view) {
+  const TraceSummary& t = view.model->trace;
+  nlohmann::json lost = nlohmann::json::object();
+  uint64_t lost_total = 0;
+  for (auto [cpu, n] : t.lost_events) {
+    lost[std::to_string(cpu)] = n;
+    lost_total += n;
+  }
+  nlohmann::json anomalies = nlohmann::json::object();
+  for (auto& [name, n] : t.anomalies) anomalies[name] = n;
+  nlohmann::json trace = {{"file", t.file},
+                          {"events", t.events},
+                          {"cpus", t.cpus},
+                          {"first_ts", t.first_ts},
+                          {"duration_ns", t.last_ts - t.first_ts},
+                          {"lost_events", lost},
+                          {"lost_events_total", lost_total},
+                          {"anomalies", anomalies},
+                          {"anomaly_details", t.anomaly_details},
+                          {"missing_events", t.missing_events},
+                          {"notes", t.notes}};
+  if (std::string note = view.UngroupedNote(); !note.empty()) trace["notes"].push_back(note);
+  if (!t.damage.empty()) {  // report --salvage read past damage
+    trace["salvaged"] = true;
+    trace["damage"] = t.damage;
+  }
+  if (t.has_recording_info) {
+    trace["command"] = t.recording.command;
+    trace["target_pids"] = t.recording.target_pids;
+    trace["system_wide"] = t.recording.system_wide;
+    trace["trace_clock"] = t.recording.trace_clock;
+    if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
+  }
+
+  nlohmann::json threads = nlohmann::json::array();
+  for (const ThreadReport* r : view.threads) {
+    const Thread& th = *r->thread;
+    nlohmann::json j = {{"tid", th.tid},
+                        {"pid", PidKnown(th) ? nlohmann::json(th.tgid) : nullptr},
+                        {"comm", th.comm},
+                        {"lifetime_ns", r->Lifetime()},
+                        {"unknown_ns", r->microstates[static_cast<size_t>(Microstate::kUnknown)]},
+                        {"lost_events_touched", th.lost_touched},
+                        {"created_in_trace", th.created_in_trace},
+                        {"exited", th.exiting},
+                        {"switches", SwitchesJson(view, *r)},
+                        {"microstates_ns", MicrostatesJson(r->microstates)},
+                        {"syscalls", SyscallsJson(view, *r)},
+                        {"irqs", IrqsJson(*r)},
+                        {"wakeups", r->wakeups},
+                        {"migrations", r->migrations},
+                        {"switch_placement", PlacementJson(r->placement)}};
+    if (!r->kernel.is_null()) j["kernel"] = r->kernel;
+    threads.push_back(std::move(j));
+  }
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessTotals& p : view.processes) {
+    processes.push_back({{"pid", p.pid},
+                         {"comm", p.comm},
+                         {"threads", p.threads},
+                         {"lifetime_ns", p.lifetime_sum},
+                         {"lost_events_touched", p.lost_touched},
+                         {"switches", SwitchesJson(view, p.sum)},
+                         {"microstates_ns", MicrostatesJson(p.sum.microstates)},
+                         {"syscalls", SyscallsJson(view, p.sum)},
+                         {"irqs", IrqsJson(p.sum)},
+                         {"switch_placement", PlacementJson(p.sum.placement)}});
+  }
+  nlohmann::json report = {{"trace", trace}, {"threads", threads}, {"processes", processes}};
+  if (view.check) report["check"] = CheckToJson(*view.check);
+  return report;
+}
+
+std::unique_ptr<Output> MakeJsonOutput(std::ostream& os) {
+  return std::make_unique<JsonOutput>(os);
+}
+
+}  // namespace cstool

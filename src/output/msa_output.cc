@@ -1,0 +1,148 @@
+#include "output/msa_output.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <cmath>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+constexpr std::string_view kClearScreen = "\033[H\033[2J";
+
+// Local wall-clock time of a trace timestamp, "HH:MM:SS.mmm".
+std::string ClockTime(int64_t mono_ns, int64_t wall_offset_ns) {
+  int64_t wall = mono_ns + wall_offset_ns;
+  time_t secs = static_cast<time_t>(wall / 1000000000);
+  struct tm tm {};
+  localtime_r(&secs, &tm);
+  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (wall % 1000000000) / 1000000);
+}
+
+double Round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+nlohmann::json RowJson(const MsaRow& r, bool per_process) {
+  nlohmann::json shares = nlohmann::json::object();
+  nlohmann::json ns = nlohmann::json::object();
+  for (size_t i = 0; i < kMicrostateCount; ++i) {
+    shares[std::string(kMicrostateNames[i].key)] = Round2(r.shares[i]);
+    ns[std::string(kMicrostateNames[i].key)] = r.ns[i];
+  }
+  nlohmann::json causes = nlohmann::json::object();
+  for (const auto& [label, n] : r.causes) causes[label] = n;
+  nlohmann::json j;
+  if (!per_process) j["tid"] = r.tid;
+  j["pid"] = r.pid;
+  j["comm"] = r.comm;
+  if (per_process) j["threads"] = r.threads;
+  j["accounted_ns"] = r.accounted_ns;
+  j["shares"] = shares;
+  j["microstates_ns"] = ns;
+  j["switches"] = {{"voluntary", r.voluntary}, {"involuntary", r.involuntary}, {"causes", causes}};
+  j["syscalls"] = {{"count", r.syscalls}};
+  j["top_cause"] = r.TopCause();
+  return j;
+}
+
+nlohmann::json KernelJson(const KernelSwitchSnapshot& k) {
+  nlohmann::json threads = nlohmann::json::array();
+  for (const auto& c : k.threads)
+    threads.push_back({{"tid", c.tid}, {"nvcsw", c.nvcsw}, {"nivcsw", c.nivcsw}});
+  return {{"ts_ns", k.ts}, {"exact", k.exact}, {"threads", threads}};
+}
+
+class JsonMsaOutput : public MsaOutput {
+ public:
+  explicit JsonMsaOutput(std::ostream& os) : os_(os) {}
+  void Render(const MsaFrame& frame) override {
+    os_ << MsaFrameToJson(frame).dump() << "\n";
+    os_.flush();
+  }
+
+ private:
+  std::ostream& os_;
+};
+
+class TableMsaOutput : public MsaOutput {
+ public:
+  TableMsaOutput(std::ostream& os, bool in_place) : os_(os), in_place_(in_place) {}
+  void Render(const MsaFrame& f) override {
+    std::string out;
+    const double secs = (f.end_ns - f.start_ns) / 1e9;
+    const std::string who = fmt::format("pid {} ({})", f.pid, f.comm);
+    const std::string lost =
+        f.lost_events > 0 ? fmt::format("  LOST {} EVENTS", f.lost_events) : std::string();
+    if (f.kind == MsaFrame::Kind::kTotal) {
+      if (in_place_) out += "\n";
+      out += fmt::format("== {} total over {:.3f} s, {} interval(s), {}{}{} ==\n",
+                         ClockTime(f.end_ns, f.wall_offset_ns), secs, f.index, who,
+                         f.end_reason.empty() ? "" : ": ", f.end_reason);
+    } else if (in_place_) {
+      out += kClearScreen;
+      out += fmt::format("cstool msa  {}  interval {}  {}  {:.3f} s{}\n", who, f.index,
+                         ClockTime(f.end_ns, f.wall_offset_ns), secs, lost);
+      out += "shares in % of each row's accounted time; Ctrl-C to stop\n\n";
+    } else {
+      out += fmt::format("== {} interval {} ({:.3f} s) {}{} ==\n",
+                         ClockTime(f.end_ns, f.wall_offset_ns), f.index, secs, who, lost);
+    }
+    out += fmt::format("{:>7} {:>7} {:<15}", "PID", f.per_process ? "NLWP" : "TID", "COMM");
+    for (const MicrostateNames& n : kMicrostateNames) out += fmt::format(" {:>4}", n.column);
+    out += fmt::format(" {:>6} {:>6} {:>7} {}\n", "VCX", "ICX", "SCL", "CAUSE");
+    for (const MsaRow& r : f.rows) {
+      const int64_t second = f.per_process ? int64_t{r.threads} : int64_t{r.tid};
+      out += fmt::format("{:>7} {:>7} {:<15.15}", r.pid, second, r.comm);
+      for (double s : r.shares) out += fmt::format(" {:>4}", FormatShare(s));
+      out += fmt::format(" {:>6} {:>6} {:>7} {}\n", r.voluntary, r.involuntary, r.syscalls,
+                         r.TopCause());
+    }
+    if (f.rows.empty()) out += "  (no activity of the target in this interval)\n";
+    if (!in_place_ && f.kind == MsaFrame::Kind::kInterval) out += "\n";
+    os_ << out;
+    os_.flush();
+  }
+
+ private:
+  std::ostream& os_;
+  bool in_place_;
+};
+
+}  // namespace
+
+std::string FormatShare(double p) {
+  if (p >= 99.95) return "100";
+  if (p >= 9.95) return fmt::format("{:.0f}", p);
+  return fmt::format("{:.1f}", p < 0 ? 0.0 : p);
+}
+
+nlohmann::json MsaFrameToJson(const MsaFrame& f) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const MsaRow& r : f.rows) rows.push_back(RowJson(r, f.per_process));
+  nlohmann::json j;
+  j["type"] = f.kind == MsaFrame::Kind::kTotal ? "total" : "interval";
+  j["interval"] = f.index;
+  j["pid"] = f.pid;
+  j["comm"] = f.comm;
+  j["start_ns"] = f.start_ns;
+  j["end_ns"] = f.end_ns;
+  j["duration_ns"] = f.end_ns - f.start_ns;
+  j["end_realtime_ns"] = f.end_ns + f.wall_offset_ns;
+  j["lost_events"] = f.lost_events;
+  j[f.per_process ? "processes" : "threads"] = rows;
+  if (f.kernel_attach) j["kernel_attach"] = KernelJson(*f.kernel_attach);
+  if (f.kernel_end) j["kernel_end"] = KernelJson(*f.kernel_end);
+  if (!f.end_reason.empty()) j["end_reason"] = f.end_reason;
+  return j;
+}
+
+std::unique_ptr<MsaOutput> MakeMsaOutput(std::string_view format, std::ostream& os, bool in_place) {
+  if (format == "table") return std::make_unique<TableMsaOutput>(os, in_place);
+  if (format == "json") return std::make_unique<JsonMsaOutput>(os);
+  throw Error(fmt::format("unknown format '{}' (expected table or json)", format),
+              ExitCode::kUsage);
+}
+
+}  // namespace cstool

@@ -1,0 +1,113 @@
+#include <fmt/core.h>
+
+#include "base/errors.h"
+#include "output/check_output.h"
+#include "output/output.h"
+
+namespace cstool {
+
+std::unique_ptr<Output> MakeJsonOutput(std::ostream& os);
+std::unique_ptr<Output> MakeCsvOutput(std::ostream& os);
+
+namespace {
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (part == 0 || whole <= 0) return "-";
+  return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
+  std::string out;
+  size_t i = 0;
+  for (auto& [label, count] : view.Causes(r)) {
+    if (i++ == n) break;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", label, count);
+  }
+  return out;
+}
+
+class TableOutput : public Output {
+ public:
+  explicit TableOutput(std::ostream& os) : os_(os) {}
+
+  void Render(const ReportView& view) override {
+    const TraceSummary& t = view.model->trace;
+    uint64_t lost_total = 0;
+    std::string lost;
+    for (auto [cpu, n] : t.lost_events) {
+      lost_total += n;
+      lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, n);
+    }
+    os_ << fmt::format("{}: {} events on {} CPUs over {:.3f} s; lost events: {}\n", t.file,
+                       t.events, t.cpus, static_cast<double>(t.last_ts - t.first_ts) / 1e9,
+                       lost.empty() ? "none recorded" : lost);
+    if (t.has_recording_info && !t.recording.command.empty()) {
+      std::string cmd;
+      for (auto& a : t.recording.command) cmd += (cmd.empty() ? "" : " ") + a;
+      os_ << fmt::format("command: {}\n", cmd);
+    }
+    if (std::string note = view.UngroupedNote(); !note.empty()) os_ << "NOTE: " << note << "\n";
+    os_ << "\nTHREADS (microstates in % of each thread's observed lifetime; ! = lost events "
+           "may have touched it)\n";
+    Header("TID", "PID");
+    for (const ThreadReport* r : view.threads) {
+      const Thread& th = *r->thread;
+      Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), PidText(th), th.comm,
+          r->Lifetime(), *r, TopCauses(view, *r, 3));
+    }
+    os_ << "\nPROCESSES (sums over the threads above; LIFE is the sum of thread lifetimes)\n";
+    Header("PID", "THR");
+    for (const ProcessTotals& p : view.processes)
+      Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
+          p.lifetime_sum, p.sum, TopCauses(view, p.sum, 3));
+
+    os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
+    for (auto [cpu, n] : t.lost_events) os_ << fmt::format(", cpu{} {}", cpu, n);
+    os_ << "\n";
+    if (t.anomalies.empty()) {
+      os_ << "ANOMALIES: none\n";
+    } else {
+      os_ << "ANOMALIES:";
+      for (auto& [name, n] : t.anomalies) os_ << fmt::format(" {}={}", name, n);
+      os_ << "\n";
+    }
+    for (auto& d : t.anomaly_details) os_ << "  anomaly " << d << "\n";
+    if (!t.missing_events.empty()) {
+      os_ << "MISSING EVENTS:";
+      for (auto& e : t.missing_events) os_ << " " << e;
+      os_ << "\n";
+    }
+    for (auto& note : t.notes) os_ << "NOTE: " << note << "\n";
+    if (view.check) RenderCheckTable(*view.check, os_);
+    for (auto& d : t.damage) os_ << "SALVAGED: " << d << "\n";
+  }
+
+ private:
+  void Header(std::string_view id1, std::string_view id2) {
+    std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10}", id1, id2, "COMM", "LIFE(ms)");
+    for (const MicrostateNames& n : kMicrostateNames) line += fmt::format(" {:>5}", n.column);
+    line += fmt::format(" {:>7} {:>7}  {}\n", "VCX", "ICX", "TOP CAUSES");
+    os_ << line;
+  }
+  void Row(const std::string& id1, const std::string& id2, const std::string& comm,
+           int64_t lifetime, const ThreadReport& r, const std::string& causes) {
+    std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10.3f}", id1, id2, comm.substr(0, 16),
+                                   static_cast<double>(lifetime) / 1e6);
+    for (int64_t v : r.microstates) line += fmt::format(" {:>5}", Percent(v, lifetime));
+    line += fmt::format(" {:>7} {:>7}  {}\n", r.voluntary, r.involuntary, causes);
+    os_ << line;
+  }
+  std::ostream& os_;
+};
+
+}  // namespace
+
+std::unique_ptr<Output> MakeOutput(std::string_view format, std::ostream& os) {
+  if (format == "table") return std::make_unique<TableOutput>(os);
+  if (format == "json") return MakeJsonOutput(os);
+  if (format == "csv") return MakeCsvOutput(os);
+  throw Error(fmt::format("unknown format '{}' (valid: table, json, csv)", format),
+              ExitCode::kUsage);
+}
+
+}  // namespace cstool

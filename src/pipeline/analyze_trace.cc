@@ -1,0 +1,133 @@
+#include "pipeline/analyze_trace.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "analysis/registry.h"
+#include "base/errors.h"
+#include "check/kernel_match.h"
+#include "decode/decode_trace_inl.h"
+#include "decode/event_decoder.h"
+#include "format/trace_file_reader.h"
+#include "sched/state_machine.h"
+#include "sched/trace_capabilities.h"
+
+namespace cstool {
+namespace {
+
+std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSummary& t) {
+  std::vector<std::string> notes;
+  if (!caps.syscalls)
+    notes.push_back(
+        "no raw_syscalls events: on-CPU time is reported as user (sys included), sleeps are "
+        "not split by syscall and causes say sleep:kernel");
+  if (!caps.waking && !caps.wakeup)
+    notes.push_back("no sched_waking/sched_wakeup events: waiting after a wakeup is not seen");
+  if (!caps.irqs) notes.push_back("no irq events: interrupt time is included in user/sys");
+  if (!caps.page_faults)
+    notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
+  uint64_t lost = 0;
+  for (auto [cpu, n] : t.lost_events) lost += n;
+  if (lost > 0)
+    notes.push_back(fmt::format(
+        "{} events were lost; threads marked ! (lost_events_touched) may be off", lost));
+  return notes;
+}
+
+TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
+  TrackingPolicy policy;
+  if (!info) return policy;
+  // A system-wide recording lists every thread too: their tgids group the report.
+  for (const ThreadIdentity& t : info->threads)
+    if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
+  if (info->system_wide || info->target_pids.empty()) return policy;
+  policy.all = false;
+  policy.root_pids = info->target_pids;
+  return policy;
+}
+
+}  // namespace
+
+std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
+                                            const AnalyzeOptions& options) {
+  ReaderOptions reader_options;
+  reader_options.salvage = options.salvage;
+  std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
+  EventDecoder decoder(reader->tep());
+  // Kernel differences: a sched_switch layout without the fields every analysis needs
+  // cannot be degraded gracefully; say so instead of reporting no switches.
+  constexpr std::string_view kSwitchField = "sched:sched_switch (field ";
+  for (const std::string& m : decoder.missing_events())
+    if (m.starts_with(kSwitchField) && m.ends_with(")"))
+      throw Error(
+          fmt::format("{}: the sched_switch format of this file's kernel has no usable '{}' field; "
+                      "context switches cannot be reconstructed",
+                      file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
+  TraceCapabilities caps = CapabilitiesOf(decoder);
+
+  auto result = std::make_unique<AnalyzedTrace>();
+  ReportModel& model = result->model;
+  result->machine =
+      std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
+  if (options.explain_anomalies) {
+    constexpr size_t kMaxDetails = 10000;
+    result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
+      if (model.trace.anomaly_details.size() < kMaxDetails)
+        model.trace.anomaly_details.push_back(
+            fmt::format("{}.{:09} cpu{} tid {} {}", ts / 1000000000, ts % 1000000000, cpu, tid,
+                        kAnomalyNames[static_cast<size_t>(a)]));
+    });
+  }
+  if (const auto& info = reader->recording_info()) {  // observers may read it
+    model.trace.has_recording_info = true;
+    model.trace.recording = *info;
+  }
+  result->observers = MakeReportObservers(model, options.counter_windows);
+  for (auto& p : result->observers) result->machine->AddObserver(p.get());
+  for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
+
+  DecodeStats stats = DecodeTraceTo(*reader, decoder, *result->machine, {});
+  int64_t end = stats.last_ts;
+  result->machine->Finish(end);
+
+  TraceSummary& t = model.trace;
+  t.file = file;
+  t.events = stats.events;
+  t.cpus = reader->cpus();
+  t.first_ts = stats.first_ts;
+  t.last_ts = stats.last_ts;
+  t.missing_events = decoder.missing_events();
+  const auto& info = reader->recording_info();
+  for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
+    // The same loss can show in page headers and in the stop-time stats: take the larger.
+    uint64_t in_pages =
+        cpu < static_cast<int>(stats.lost_per_cpu.size()) ? stats.lost_per_cpu[cpu] : 0;
+    uint64_t gaps =
+        cpu < static_cast<int>(stats.lost_gaps_per_cpu.size()) ? stats.lost_gaps_per_cpu[cpu] : 0;
+    uint64_t in_stats = 0;
+    if (auto it = reader->cpu_stats().find(cpu); it != reader->cpu_stats().end())
+      in_stats = it->second.overrun + it->second.dropped;
+    if (info)
+      for (const CpuRecordStats& c : info->cpus)
+        if (c.cpu == cpu) in_stats = std::max(in_stats, RecordingInfo::LostEvents(c));
+    t.lost_events[cpu] = std::max({in_pages, in_stats, gaps});
+  }
+  result->machine->anomalies().ForEachNonZero(
+      [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
+  for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
+  t.notes = NotesFor(caps, t);
+  if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
+  const bool has_switch = std::find(t.missing_events.begin(), t.missing_events.end(),
+                                    "sched:sched_switch") == t.missing_events.end();
+  if (!decoder.task_states().from_format() && has_switch)
+    t.notes.push_back(fmt::format(
+        "sched_switch prev_state letters could not be read from the format ({}); the "
+        "current kernel's layout was assumed, so sleep states and preemption may be wrong",
+        decoder.task_states().problem()));
+  t.damage = reader->salvage_log().entries();
+  return result;
+}
+
+}  // namespace cstool

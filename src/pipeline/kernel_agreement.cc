@@ -1,0 +1,33 @@
+#include "pipeline/kernel_agreement.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "analysis/report_view.h"
+#include "check/kernel_check.h"
+#include "model/syscall_table.h"
+#include "pipeline/analyze_trace.h"
+#include "sched/state_machine.h"
+
+namespace cstool {
+
+std::string KernelAgreementLine(const std::string& file) {
+  try {
+    SyscallTable syscalls;
+    auto analyzed = AnalyzeTrace(file, syscalls, {.counter_windows = true});
+    ReportView view = BuildView(analyzed->model, syscalls, ViewOptions{});
+    KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
+    if (!check.has_counters) return "kernel agrees: not checked (no kernel counters recorded)";
+    std::string line = fmt::format("kernel agrees: {}/{} threads", check.agreeing, check.compared);
+    if (check.partial + check.lost + check.no_counters > 0)
+      line += fmt::format(" ({} partial, {} with lost events, {} without counters)", check.partial,
+                          check.lost, check.no_counters);
+    if (!check.passed()) line += "; see cstool report --check";
+    return line;
+  } catch (const std::exception& e) {
+    return fmt::format("kernel agrees: not checked ({})", e.what());
+  }
+}
+
+}  // namespace cstool

@@ -1,0 +1,123 @@
+// Analyses plug into the state machine through this one callback interface; every
+// hook is a no-op by default, so adding an analysis touches no core file (register
+// it in analysis/registry.cc).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/microstate.h"
+#include "model/switch_cause.h"
+#include "sched/thread.h"
+
+namespace cstool {
+
+struct SwitchEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;
+  const Thread* prev = nullptr;  // null for the idle task or an untracked/unknown task
+  const Thread* next = nullptr;
+  bool voluntary = false;
+  SwitchCause cause;
+  PreemptedAt preempted_at = PreemptedAt::kOther;  // meaningful when !voluntary
+};
+
+struct WakeupEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;                // where the wakeup ran
+  int32_t target_cpu = 0;         // where the wakee will run
+  const Thread* waker = nullptr;  // null when woken from interrupt context or by idle
+  const Thread* wakee = nullptr;
+  bool from_irq = false;
+  bool new_task = false;  // sched_wakeup_new
+};
+
+// What runs on `cpu` from `ts` on, as the state machine believes it: `current`, or
+// nothing when it is idle (`known`) or unknown (!known: before the CPU's first event,
+// after lost events there). Emitted exactly when that belief changes: at a recorded
+// sched_switch (`sw` points at it), when a task's own events show it running without
+// a recorded switch-in (the kernel's missing switch from idle, a switch between
+// unfollowed tasks left out by a pid filter), and after lost events. Always in time
+// order and never delayed: `sw->cause` may still be a placeholder when
+// `cause_pending` (the switch-out's OnSwitch then comes later, from Resolve).
+// While `current` is set here, it is in an on-CPU microstate (user, sys, irq, softirq,
+// or unknown-while-running) unless its own switch-out was missed.
+struct CpuCurrentEvent {
+  int64_t ts = 0;
+  int32_t cpu = 0;
+  const Thread* current = nullptr;
+  bool known = false;
+  const SwitchEvent* sw = nullptr;  // the switch that made the change, when one did
+  bool cause_pending = false;
+};
+
+enum class IrqKind : uint8_t { kHardirq, kVector, kSoftirq, kNmi };
+
+// A completed interrupt interval on `cpu`; `interrupted` is the thread that was on the
+// CPU (null for idle or an untracked task).
+struct IrqInterval {
+  IrqKind kind = IrqKind::kHardirq;
+  std::string_view name;  // "irq:24 virtio0", "vector:local_timer", "softirq:TIMER", "nmi"
+  int32_t cpu = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  const Thread* interrupted = nullptr;
+};
+
+struct SyscallInterval {
+  const Thread* thread = nullptr;
+  int64_t nr = -1;
+  int64_t start = 0;  // sys_enter, or the thread's first sight when the enter was not seen
+  int64_t end = 0;
+  bool enter_seen = true;
+  bool completed = true;  // false when the trace ended inside the syscall
+};
+
+// The hooks of Observer, as bits for Observer::Hooks().
+enum class Hook : uint8_t {
+  kThreadNew,
+  kStateSegment,
+  kSwitch,
+  kWakeup,
+  kEnqueued,
+  kIrq,
+  kSyscall,
+  kSyscallBlocked,
+  kMigrate,
+  kExit,
+  kLostEvents,
+  kTraceEnd,
+  kCpuCurrent,
+  kCount
+};
+constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
+inline constexpr uint32_t kAllHooks = (1u << static_cast<unsigned>(Hook::kCount)) - 1;
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // The hooks this observer overrides; the state machine calls only those (the others
+  // are no-ops anyway). The default, all, is always correct.
+  virtual uint32_t Hooks() const { return kAllHooks; }
+  virtual void OnThreadNew(const Thread&) {}
+  // `thread` spent [start, end) in `state`. Emitted for every segment, in time order
+  // per thread; the segments of one thread tile its observed lifetime exactly.
+  virtual void OnStateSegment(const Thread& /*thread*/, Microstate /*state*/, int64_t /*start*/,
+                              int64_t /*end*/) {}
+  virtual void OnSwitch(const SwitchEvent&) {}
+  virtual void OnWakeup(const WakeupEvent&) {}
+  // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the
+  // kernel has now queued it, and its own run delay (schedstat) starts here.
+  virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/) {}
+  virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
+  virtual void OnIrq(const IrqInterval&) {}
+  virtual void OnSyscall(const SyscallInterval&) {}
+  // A voluntary switch inside syscall `nr`.
+  virtual void OnSyscallBlocked(const Thread&, int64_t /*nr*/) {}
+  virtual void OnMigrate(const Thread&, int32_t /*from_cpu*/, int32_t /*to_cpu*/, int64_t /*ts*/) {}
+  virtual void OnExit(const Thread&, int64_t /*ts*/) {}
+  virtual void OnLostEvents(int32_t /*cpu*/, int64_t /*ts*/, int64_t /*count*/) {}
+  virtual void OnTraceEnd(int64_t /*ts*/) {}
+};
+
+}  // namespace cstool

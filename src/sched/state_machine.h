@@ -1,0 +1,214 @@
+// The scheduler state machine: consumes merged, decoded events (EventSink) and
+// reconstructs per-thread microstates and cause-labelled switches, reporting them
+// to observers. See state_machine.cc for the timeline of one thread's life.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/tid_index.h"
+#include "model/anomalies.h"
+#include "model/events.h"
+#include "model/syscall_table.h"
+#include "sched/observer.h"
+#include "sched/thread.h"
+#include "sched/thread_groups.h"
+
+namespace cstool {
+
+// Which event families the trace contains; rules that need a missing family degrade
+// in documented ways instead of guessing.
+struct TraceCapabilities {
+  bool syscalls = true;     // raw_syscalls:sys_enter/sys_exit
+  bool waking = true;       // sched:sched_waking
+  bool wakeup = true;       // sched:sched_wakeup
+  bool irqs = true;         // irq:* and irq_vectors:*
+  bool page_faults = true;  // exceptions:page_fault_*
+  // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
+  bool stat_runtime = false;
+};
+
+// Who the report is about: the recorded workload.
+struct TrackingPolicy {
+  bool all = true;                 // -a recordings and foreign files: every thread
+  std::vector<int32_t> root_pids;  // processes followed, with their descendants
+  std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
+};
+
+class StateMachine final : public EventSink {
+ public:
+  StateMachine(const SyscallTable& syscalls, TraceCapabilities caps, TrackingPolicy policy);
+  ~StateMachine() override;
+
+  // Each observer is called only for the hooks it declares (Observer::Hooks).
+  void AddObserver(Observer* observer) {
+    const uint32_t hooks = observer->Hooks();
+    for (size_t h = 0; h < hooks_.size(); ++h)
+      if (hooks & (1u << h)) hooks_[h].push_back(observer);
+  }
+
+  // Called for every anomaly with the time, CPU and thread it concerns (for
+  // `report --explain-anomalies`).
+  using AnomalyLog = std::function<void(Anomaly, int64_t ts, int32_t cpu, int32_t tid)>;
+  void SetAnomalyLog(AnomalyLog log) { anomaly_log_ = std::move(log); }
+
+  void PushSchedSwitch(const SchedSwitch& e) override;
+  void PushSchedWakeup(const SchedWakeup& e) override;
+  void PushSchedMigrateTask(const SchedMigrateTask& e) override;
+  void PushSchedStatRuntime(const SchedStatRuntime& e) override;
+  void PushSchedProcessFork(const SchedProcessFork& e) override;
+  void PushTaskNewtask(const TaskNewtask& e) override;
+  void PushTaskRename(const TaskRename& e) override;
+  void PushSchedProcessExec(const SchedProcessExec& e) override;
+  void PushSchedProcessExit(const SchedProcessExit& e) override;
+  void PushSchedProcessFree(const SchedProcessFree& e) override;
+  void PushIrqHandlerEntry(const IrqHandlerEntry& e) override;
+  void PushIrqHandlerExit(const IrqHandlerExit& e) override;
+  void PushSoftirq(const Softirq& e) override;
+  void PushIrqVector(const IrqVector& e) override;
+  void PushNmiHandler(const NmiHandler& e) override;
+  void PushSysEnter(const SysEnter& e) override;
+  void PushSysExit(const SysExit& e) override;
+  void PushPageFault(const PageFault& e) override;
+  void PushLostEvents(const LostEvents& e) override;
+  void PushOtherEvent(const EventCommon& c, int type_id) override;
+
+  // Closes every open segment at `end_ts` (the end of the trace window).
+  void Finish(int64_t end_ts);
+
+  // Live use (msa): emits every thread's state in progress up to `ts` as a segment and
+  // starts a new one, so per-interval sums are complete at an interval boundary.
+  void CutSegments(int64_t ts);
+
+  // Live use: a thread that exists before the first event, in the state /proc shows
+  // (`state_letter` R/S/D/T/t/Z/I, `syscall` from /proc/TID/syscall or kSyscallUnknown).
+  void SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char state_letter,
+                  int64_t syscall, int32_t cpu, int64_t ts);
+
+  const std::deque<Thread>& threads() const { return threads_; }
+  const AnomalyCounters& anomalies() const { return anomalies_; }
+  int64_t first_ts() const { return first_ts_; }
+  int64_t last_ts() const { return last_ts_; }
+
+ private:
+  enum class LastEvent : uint8_t { kOther, kSysExit, kIrqExit };
+  struct IrqFrame {
+    IrqKind kind;
+    const std::string* name;
+    int64_t start;
+  };
+  // Per-CPU context.
+  struct Cpu {
+    bool current_known = false;
+    Thread* current = nullptr;  // null: idle (or unknown while !current_known)
+    std::array<IrqFrame, 16> irq_stack;
+    int irq_depth = 0;
+    int hardirq_depth = 0;  // hardirq + vector frames on the stack
+    // Need-resched: the latest thing that may have asked for a reschedule here, and
+    // what it was when an event first showed the flag set.
+    CauseKind candidate = CauseKind::kPreemptUnknown;
+    bool resched_seen = false;
+    CauseKind resched_origin = CauseKind::kPreemptUnknown;
+    LastEvent last_event = LastEvent::kOther;
+    int64_t last_ts = 0;
+    // The runqueue clock as the kernel last updated it here (a wakeup queueing a task on
+    // this CPU, the tick, a switch), and whether a wakeup that found need-resched set
+    // asked the next __schedule() to reuse it (rq_clock_skip_update()): then the kernel
+    // switches at that instant, not when the trace shows the switch.
+    int64_t rq_clock_ts = -1;
+    bool clock_skip = false;
+    int64_t accounted_ts = -1;  // the clock of the latest increment of the current task
+    // A wakeup from another CPU queued a task here; whether it found need-resched set
+    // shows in this CPU's next events' flags.
+    bool clock_skip_unconfirmed = false;
+  };
+  struct PendingSwitch {
+    SwitchEvent event;
+    bool resolved = false;
+  };
+
+  // Common per-event work: time bookkeeping, need-resched flag, and making sure the
+  // event's task is known to be the one on this CPU.
+  Cpu& Enter(const EventCommon& c, bool note_flags = true);
+  void FirstOnCpu(const EventCommon& c);  // Enter's rare part: first event, new CPU
+  // The thread `tid` when it is the CPU's current one (the usual case for a task's own
+  // event), else by lookup; `comm` names it if it is new.
+  Thread& EventThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
+  bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
+  void NoteFlags(Cpu& cpu, uint8_t flags);
+  void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
+  Thread& Lookup(int32_t tid, std::string_view comm);
+  Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
+  void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
+  Microstate RunningState(const Thread& t, const Cpu& cpu) const;
+  void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
+  void RefreshRunning(Cpu& cpu, int64_t ts);
+  void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  // A segment whose microstate is final: into the thread's times and to the observers.
+  void Deliver(Thread& t, Microstate s, int64_t start, int64_t end);
+  bool EmitSwitch(Thread* prev, const SwitchEvent& e);
+  void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
+                  const SwitchEvent* sw = nullptr, bool cause_pending = false);
+  void Resolve(Thread& t, int64_t syscall_or_none);
+  Microstate ResolvedState(const Thread& t, Microstate s, AbstractState a, int64_t syscall) const;
+  // The kernel switch instant (see state_machine.cc).
+  void NoteRqClock(Cpu& cpu, int64_t ts);
+  void RequestClockSkip(Cpu& cpu);
+  void NoteRemoteReschedule(Cpu& cpu, int64_t ts);
+  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;
+  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                         const Thread* accounted_prev) const;
+  void ReleaseHeld(Thread& t, int64_t before);
+  void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
+  void SettleIn(Thread& t, int64_t start);
+  void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
+  void FlushHeld(Thread& t);
+  void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
+  void SettleOut(Thread& t, int64_t end);
+  void ResetClock(Cpu& cpu);
+  void EndLifetime(Thread& t, int64_t ts);
+  void CloseOpenSyscall(Thread& t, int64_t ts);
+  Microstate SleepState(uint16_t state_bits, const Thread& t, AbstractState* abstract) const;
+  SwitchCause VoluntaryCause(uint16_t state_bits, const Thread& t) const;
+  void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
+  void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);
+  const std::string* IrqName(int32_t irq, std::string_view name);
+  const std::string* VectorName(std::string_view name);
+  const std::string* SoftirqName(uint32_t vec, std::string_view name);
+  bool IsTrackedRoot(int32_t tid) const;
+
+  const SyscallTable& syscalls_;
+  TraceCapabilities caps_;
+  TrackingPolicy policy_;
+  const std::vector<Observer*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
+  std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
+  std::deque<Thread> threads_;
+  TidIndex by_tid_;                                 // tid -> internal id + 1 (0: none)
+  std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
+  std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
+  std::unordered_map<int32_t, uint64_t> clone_flags_;
+  ThreadGroups groups_;  // tgids the trace tells only later or only by relation
+  std::vector<Cpu> cpus_;
+  std::vector<PendingSwitch> pending_switches_;
+  std::unordered_map<int64_t, std::string> irq_names_;
+  std::unordered_map<std::string, std::string> vector_names_;
+  std::unordered_map<uint32_t, std::string> softirq_names_;
+  std::string nmi_name_ = "nmi";
+  AnomalyCounters anomalies_;
+  AnomalyLog anomaly_log_;
+  int64_t cur_ts_ = 0;
+  int32_t cur_cpu_ = 0;
+  int64_t first_ts_ = -1;
+  int64_t last_ts_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace cstool

@@ -1,0 +1,101 @@
+// One thread as the state machine knows it. Observers see it read-only; its address is
+// stable for the whole analysis (ThreadTable keeps threads in a deque).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/microstate.h"
+#include "model/syscall_table.h"
+
+namespace cstool {
+
+// On-CPU and sleep states whose exact microstate depends on whether the thread was in
+// a syscall, while that is still unknown (see StateMachine, "pending resolution").
+enum class AbstractState : uint8_t { kNone, kRunning, kSleepInterruptible, kSleepUninterruptible };
+
+struct Thread {
+  uint32_t id = 0;  // internal id: tid reuse never merges two threads
+  int32_t tid = 0;
+  int32_t tgid = 0;  // 0 while unknown
+  std::string comm;
+  bool tracked = false;       // belongs to the recorded workload
+  bool lost_touched = false;  // a lost-events gap may have changed this thread's numbers
+  bool created_in_trace = false;
+  bool exiting = false;        // sched_process_exit seen
+  bool freed = false;          // lifetime over: sched_process_free, or the final switch with X
+  bool user_thread = false;    // seen in a syscall or a user page fault
+  bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
+  int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)
+  int64_t end_ts = -1;
+
+  // Current microstate, since when, and on which CPU it runs or is queued.
+  Microstate state = Microstate::kUnknown;
+  AbstractState abstract = AbstractState::kNone;
+  int64_t since = 0;
+  int32_t cpu = -1;
+  bool on_cpu = false;
+  // Time in each microstate so far (every segment with its final label), summed by the
+  // state machine itself so that the report's totals cost no observer call per segment.
+  MicrostateTimes times{};
+  // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
+  bool waking_unqueued = false;
+
+  // A stretch of one state, not yet final (see held_segments and pending_segments).
+  struct Segment {
+    Microstate state;
+    AbstractState abstract;
+    int64_t start;
+    int64_t end;
+  };
+
+  // Where the kernel's accounting puts this thread's switches, compared with the trace
+  // (StateMachine, "kernel switch instant"): time the kernel counted as this thread's run
+  // time between a rescheduling wakeup and its traced switch-in, time it no longer counted
+  // as run time between such a wakeup and its traced switch-out, and switch-ins the kernel
+  // did not trace at all (an idle CPU picking it up without sched_switch).
+  struct SwitchPlacement {
+    int64_t in_early_ns = 0;
+    int64_t out_early_ns = 0;
+    uint64_t untraced_switch_ins = 0;
+  };
+  SwitchPlacement placement;
+  // While the kernel's instant of this thread's last switch-in or of its coming switch-out
+  // is not known yet, its segments from `held_from` on wait here, to be relabelled.
+  int64_t held_from = -1;
+  std::vector<Segment> held_segments;
+  // Switched in at `settle_in_from` at the earliest (the runqueue clock model) and at
+  // `settle_in_to` (the trace) at the latest; its first sched_stat_runtime tells where.
+  int64_t settle_in_from = -1;
+  int64_t settle_in_to = -1;
+  Segment settle_in_before{};  // the state it was in before, since `start`
+  Segment settle_in_run{};     // the run's first state
+  // The kernel's accounting of the current run (with sched_stat_runtime): on CPU from
+  // `run_start`, `run_ns` accounted so far. -1: not known.
+  int64_t run_start = -1;
+  int64_t run_ns = 0;
+  // Preempted: switched out at `settle_out_from` by its increments, at `settle_out_to` by
+  // the trace; the task that took the CPU (settles_out_of points back here) tells where.
+  int64_t settle_out_from = -1;
+  int64_t settle_out_to = -1;
+  Segment settle_out_after{};  // the state it switched out to
+  Thread* settles_out_of = nullptr;
+  // Where the kernel's accounting stood when the thread entered exit/exit_group: the
+  // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
+  int64_t accounted_at_exit = -1;
+  bool exit_accounting_pending = false;  // entered exit; no increment seen since
+
+  int64_t syscall = kSyscallUnknown;
+  int64_t syscall_start = 0;
+  bool syscall_enter_seen = false;
+  uint32_t last_waker = UINT32_MAX;
+
+  // Pending resolution: while `syscall == kSyscallUnknown`, segments and sleep causes
+  // that depend on it wait here and are relabelled once the first syscall event (or an
+  // R preemption, which proves user mode) tells where the thread was.
+  std::vector<Segment> pending_segments;
+  std::vector<uint32_t> pending_switches;  // indexes into StateMachine's pending switch list
+};
+
+}  // namespace cstool

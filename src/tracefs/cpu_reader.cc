@@ -1,0 +1,169 @@
+#include "tracefs/cpu_reader.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "base/errors.h"
+#include "tracefs/tracefs_api.h"
+
+namespace cstool {
+namespace {
+
+constexpr size_t kWriteBufferBytes = 256 * 1024;
+constexpr int kReaderNice = -10;
+constexpr auto kIdlePoll = std::chrono::milliseconds(10);
+// Flags the kernel keeps in the top bits of a sub-buffer's commit field.
+constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
+
+}  // namespace
+
+void CpuReader::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_close(t); }
+void CpuReader::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
+
+CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file)
+    : cpu_(cpu), path_(std::move(pages_file)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0)
+    throw Error(fmt::format("cannot create '{}': {}", path_.string(), std::strerror(errno)));
+  tcpu_.reset(tracefs_cpu_open(instance, cpu, /*nonblock=*/true));
+  if (!tcpu_)
+    throw Error(fmt::format("cannot open trace_pipe_raw of CPU {}: {}", cpu, std::strerror(errno)));
+  int size = tracefs_cpu_read_size(tcpu_.get());
+  if (size <= 0) throw Error(fmt::format("cannot get the sub-buffer size of CPU {}", cpu));
+  subbuf_size_ = static_cast<size_t>(size);
+  page_.resize(subbuf_size_);
+  kbuf_.reset(
+      kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4, KBUFFER_ENDIAN_LITTLE));
+  if (!kbuf_) throw Error("out of memory (kbuffer)");
+  write_buffer_.reserve(kWriteBufferBytes);
+}
+
+CpuReader::~CpuReader() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) ::close(fd_);
+  ::unlink(path_.c_str());
+}
+
+void CpuReader::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void CpuReader::AvoidOwnCpu(const std::vector<int>& online) {
+  // Reading a CPU's buffer from that CPU steals time from what is being traced there
+  // and competes with it exactly when it is busiest.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int n = 0;
+  for (int c : online) {
+    if (c == cpu_ || c >= CPU_SETSIZE) continue;
+    CPU_SET(c, &set);
+    ++n;
+  }
+  if (n > 0) pthread_setaffinity_np(thread_.native_handle(), sizeof(set), &set);
+}
+
+void CpuReader::Run() {
+  // Readers must keep up with bursts even when the other CPUs are busy; losing events
+  // costs more than the little CPU time they take (root may raise priority).
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kReaderNice);
+  while (!stop_.load(std::memory_order_relaxed) && !failed_) {
+    // Splice-based reads hand over only full sub-buffers, so the file holds no
+    // half-empty pages; the partial rest is collected by StopAndFlush().
+    int n = tracefs_cpu_buffered_read(tcpu_.get(), page_.data(), /*nonblock=*/true);
+    if (n > 0) {
+      Consume(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA) {
+      SetError(
+          fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
+      break;
+    }
+    std::this_thread::sleep_for(kIdlePoll);
+  }
+}
+
+void CpuReader::StopAndFlush() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  while (!failed_) {
+    int n = tracefs_cpu_flush(tcpu_.get(), page_.data());
+    if (n <= 0) break;
+    Consume(n);
+  }
+  FlushWriteBuffer();
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (failed_) throw Error(error_);
+}
+
+void CpuReader::Consume(int n) {
+  if (static_cast<size_t>(n) < subbuf_size_)
+    std::memset(page_.data() + n, 0, subbuf_size_ - static_cast<size_t>(n));
+  uint64_t commit = 0;
+  std::memcpy(&commit, page_.data() + 8, sizeof(long));
+  uint64_t data_bytes = commit & kCommitSizeMask;
+  if (data_bytes == 0) return;  // an empty sub-buffer carries nothing worth keeping
+
+  if (kbuffer_load_subbuffer(kbuf_.get(), page_.data()) == 0) {
+    int missed = kbuffer_missed_events(kbuf_.get());
+    if (missed != 0) {
+      lost_pages_.fetch_add(1, std::memory_order_relaxed);
+      if (missed > 0)
+        lost_events_.fetch_add(static_cast<uint64_t>(missed), std::memory_order_relaxed);
+    }
+    uint64_t count = 0;
+    unsigned long long ts = 0;
+    for (void* rec = kbuffer_read_event(kbuf_.get(), &ts); rec;
+         rec = kbuffer_next_event(kbuf_.get(), &ts))
+      ++count;
+    events_.fetch_add(count, std::memory_order_relaxed);
+  }
+  pages_.fetch_add(1, std::memory_order_relaxed);
+  bytes_.fetch_add(data_bytes, std::memory_order_relaxed);
+
+  write_buffer_.append(page_.data(), subbuf_size_);
+  if (write_buffer_.size() >= kWriteBufferBytes) FlushWriteBuffer();
+}
+
+void CpuReader::FlushWriteBuffer() {
+  size_t off = 0;
+  while (off < write_buffer_.size() && !failed_) {
+    ssize_t n = ::write(fd_, write_buffer_.data() + off, write_buffer_.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      SetError(fmt::format("cannot write '{}': {}", path_.string(),
+                           std::strerror(n == 0 ? EIO : errno)));
+      break;
+    }
+    off += static_cast<size_t>(n);
+  }
+  write_buffer_.clear();
+}
+
+void CpuReader::SetError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!failed_) error_ = message;
+  failed_ = true;
+}
+
+CpuRecordStats CpuReader::Stats() const {
+  CpuRecordStats s;
+  s.cpu = cpu_;
+  s.events = events_.load();
+  s.pages = pages_.load();
+  s.bytes = bytes_.load();
+  s.lost_events = lost_events_.load();
+  s.lost_pages = lost_pages_.load();
+  return s;
+}
+
+}  // namespace cstool

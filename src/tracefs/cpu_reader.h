@@ -1,0 +1,74 @@
+// One reader thread per traced CPU: moves raw ring-buffer sub-buffers from the
+// instance's per_cpu/cpuN/trace_pipe_raw into a temporary page file, counting events
+// and missed events per page (kbuffer) on the way.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/recording_info.h"
+
+struct tracefs_instance;
+struct tracefs_cpu;
+struct kbuffer;
+
+namespace cstool {
+
+class CpuReader {
+ public:
+  // Opens trace_pipe_raw of `cpu` and creates `pages_file` (removed again when the
+  // reader is destroyed). Throws cstool::Error naming the path on failure.
+  CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file);
+  ~CpuReader();
+  CpuReader(const CpuReader&) = delete;
+  CpuReader& operator=(const CpuReader&) = delete;
+
+  void Start();
+  // Keeps the reader thread off the CPU it reads (when other CPUs are online).
+  void AvoidOwnCpu(const std::vector<int>& online);
+  // Stops the thread and drains what is left in the ring buffer. Call after tracing
+  // was turned off. Throws if writing the page file failed at any point.
+  void StopAndFlush();
+
+  bool failed() const { return failed_.load(); }
+  int cpu() const { return cpu_; }
+  const std::filesystem::path& pages_file() const { return path_; }
+  CpuRecordStats Stats() const;  // safe to call while running
+
+ private:
+  struct TcpuDeleter {
+    void operator()(tracefs_cpu* t) const;
+  };
+  struct KbufferDeleter {
+    void operator()(kbuffer* k) const;
+  };
+
+  void Run();
+  void Consume(int bytes);
+  void FlushWriteBuffer();
+  void SetError(const std::string& message);
+
+  int cpu_;
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::unique_ptr<tracefs_cpu, TcpuDeleter> tcpu_;
+  std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
+  size_t subbuf_size_ = 0;
+  std::vector<char> page_;
+  std::string write_buffer_;
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::mutex error_mutex_;
+  std::string error_;
+
+  std::atomic<uint64_t> events_{0}, pages_{0}, bytes_{0}, lost_events_{0}, lost_pages_{0};
+};
+
+}  // namespace cstool

@@ -1,0 +1,50 @@
+#include "tracefs/session_formats.h"
+
+#include <unistd.h>
+
+#include <bit>
+
+#include "base/errors.h"
+
+namespace cstool {
+
+TepHandlePtr LoadSessionTep(const TracefsSession& session, int cpus) {
+  TepHandlePtr tep(tep_alloc());
+  if (!tep) throw Error("out of memory allocating a tep_handle");
+  const int long_size = static_cast<int>(sizeof(long));
+  const int page_size = static_cast<int>(::sysconf(_SC_PAGESIZE));
+  const tep_endian native =
+      std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN;
+  tep_set_file_bigendian(tep.get(), native);  // the ring buffer is in host byte order
+  tep_set_local_bigendian(tep.get(), native);
+  tep_set_long_size(tep.get(), long_size);
+  tep_set_page_size(tep.get(), page_size);
+  tep_set_cpus(tep.get(), cpus);
+  std::string header_page = ReadTopLevelTracingFile("events/header_page");
+  if (tep_parse_header_page(tep.get(), header_page.data(), header_page.size(), long_size) != 0)
+    throw Error("cannot parse tracefs events/header_page");
+  for (const EventName& e : session.events()) {
+    std::string text = session.ReadEventFormat(e);
+    // A format libtraceevent cannot parse leaves that event undecoded (EventDecoder
+    // reports it as missing), as for files.
+    tep_parse_event(tep.get(), text.data(), text.size(), e.system.c_str());
+  }
+  return tep;
+}
+
+TraceFileContents SessionTraceContents(const TracefsSession& session) {
+  TraceFileContents contents;
+  contents.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
+  contents.header_page = ReadTopLevelTracingFile("events/header_page");
+  contents.header_event = ReadTopLevelTracingFile("events/header_event");
+  for (const EventName& e : session.events()) {
+    if (contents.systems.empty() || contents.systems.back().system != e.system)
+      contents.systems.push_back({e.system, {}});
+    contents.systems.back().formats.push_back(session.ReadEventFormat(e));
+  }
+  contents.printk_formats = ReadTopLevelTracingFile("printk_formats");
+  contents.trace_clock = session.ReadFile("trace_clock");
+  return contents;
+}
+
+}  // namespace cstool

@@ -1,0 +1,333 @@
+#include "tracefs/tracefs_session.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <span>
+
+#include "base/cpu_list.h"
+#include "base/errors.h"
+#include "tracefs/tracefs_api.h"
+
+namespace cstool {
+namespace {
+
+// Frees a char** list returned by libtracefs.
+struct ListDeleter {
+  void operator()(char** l) const { tracefs_list_free(l); }
+};
+using TracefsList = std::unique_ptr<char*, ListDeleter>;
+
+// Frees a malloc'ed string returned by libtracefs.
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+using CString = std::unique_ptr<char, FreeDeleter>;
+
+// The default events: all of them for `record`, those marked for interrupt analysis for
+// `irq` (which needs no syscall or fault events).
+struct DefaultEvent {
+  EventName name;
+  bool for_interrupts;
+};
+const DefaultEvent kDefaultEvents[] = {
+    {{"sched", "sched_switch"}, true},
+    {{"sched", "sched_waking"}, true},
+    {{"sched", "sched_wakeup"}, true},
+    {{"sched", "sched_wakeup_new"}, true},
+    {{"sched", "sched_process_fork"}, true},
+    {{"sched", "sched_process_exec"}, true},
+    {{"sched", "sched_process_exit"}, true},
+    {{"sched", "sched_process_free"}, true},
+    {{"sched", "sched_migrate_task"}, true},
+    {{"sched", "sched_stat_runtime"}, false},  // the kernel's run-time accounting
+    {{"task", "task_newtask"}, false},
+    {{"task", "task_rename"}, false},
+    {{"irq", "irq_handler_entry"}, true},
+    {{"irq", "irq_handler_exit"}, true},
+    {{"irq", "softirq_entry"}, true},
+    {{"irq", "softirq_exit"}, true},
+    {{"irq", "softirq_raise"}, false},
+    {{"irq_vectors", "*"}, true},  // every *_entry/*_exit pair, see VectorEvents()
+    {{"nmi", "nmi_handler"}, true},
+    {{"raw_syscalls", "sys_enter"}, false},
+    {{"raw_syscalls", "sys_exit"}, false},
+    {{"exceptions", "page_fault_user"}, false},
+    {{"exceptions", "page_fault_kernel"}, false},
+};
+
+std::vector<EventName> BaseEvents(EventSet set) {
+  std::vector<EventName> out;
+  if (set == EventSet::kNone) return out;
+  for (const DefaultEvent& e : kDefaultEvents)
+    if (set == EventSet::kFull || e.for_interrupts) out.push_back(e.name);
+  return out;
+}
+
+bool EventExists(const std::string& system, const std::string& event) {
+  return tracefs_event_file_exists(nullptr, system.c_str(), event.c_str(), "format");
+}
+
+std::vector<std::string> SystemEvents(const std::string& system) {
+  TracefsList list(tracefs_system_events(nullptr, system.c_str()));
+  std::vector<std::string> out;
+  for (char** p = list.get(); p && *p; ++p) out.emplace_back(*p);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// irq_vectors handler events: every X_entry that has a matching X_exit (the
+// vector_* events are vector management, not handlers).
+std::vector<EventName> VectorEvents() {
+  std::vector<std::string> names = SystemEvents("irq_vectors");
+  std::set<std::string> all(names.begin(), names.end());
+  std::vector<EventName> out;
+  for (const auto& n : names) {
+    if (n.rfind("vector_", 0) == 0 || !EndsWith(n, "_entry")) continue;
+    std::string exit = n.substr(0, n.size() - 6) + "_exit";
+    if (!all.count(exit)) continue;
+    out.push_back({"irq_vectors", n});
+    out.push_back({"irq_vectors", exit});
+  }
+  return out;
+}
+
+// trace_clock lists the clocks separated by spaces, the current one in brackets.
+bool HasClock(const std::string& clocks, std::string_view name) {
+  size_t pos = 0;
+  while (pos < clocks.size()) {
+    size_t end = clocks.find_first_of(" \n", pos);
+    if (end == std::string::npos) end = clocks.size();
+    std::string_view tok(clocks.data() + pos, end - pos);
+    if (tok.size() > 2 && tok.front() == '[' && tok.back() == ']')
+      tok = tok.substr(1, tok.size() - 2);
+    if (tok == name) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+bool ProcessAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+std::string ProcessComm(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/comm", pid));
+  std::string comm;
+  std::getline(in, comm);
+  return comm;
+}
+
+[[noreturn]] void FailWrite(const std::string& what) {
+  throw Error(fmt::format("cannot set {}: {}", what, std::strerror(errno)));
+}
+
+}  // namespace
+
+void TracefsSession::InstanceDeleter::operator()(tracefs_instance* i) const {
+  tracefs_trace_off(i);
+  tracefs_instance_destroy(i);
+  tracefs_instance_free(i);
+}
+
+std::string ReadTopLevelTracingFile(const char* file) {
+  int size = 0;
+  CString text(tracefs_instance_file_read(nullptr, file, &size));
+  if (!text) throw Error(fmt::format("cannot read tracefs file '{}'", file));
+  return std::string(text.get(), static_cast<size_t>(std::max(size, 0)));
+}
+
+void TracefsSession::CheckAccess() {
+  // Root, or a user given write access to tracefs (with CAP_PERFMON for the events).
+  if (::geteuid() != 0 && ::access("/sys/kernel/tracing/instances", W_OK | X_OK) != 0)
+    throw Error(
+        "needs root (or CAP_PERFMON and write access to /sys/kernel/tracing) to trace; run "
+        "it as root, e.g. with sudo",
+        ExitCode::kUsage);
+  if (tracefs_tracing_dir() == nullptr)
+    throw Error("tracefs is not available (cannot find or mount /sys/kernel/tracing)",
+                ExitCode::kUsage);
+}
+
+int TracefsSession::ReapStaleInstances() {
+  const char* tracing = tracefs_tracing_dir();
+  if (!tracing) return 0;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(tracing) / "instances", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kInstancePrefix, 0) == 0 &&
+        name.find_first_not_of("0123456789", std::strlen(kInstancePrefix)) == std::string::npos &&
+        name.size() > std::strlen(kInstancePrefix))
+      names.push_back(name);
+  }
+  int reaped = 0;
+  for (const std::string& name : names) {
+    int pid = std::atoi(name.c_str() + std::strlen(kInstancePrefix));
+    if (pid == ::getpid()) continue;  // handled by the constructor
+    if (pid > 0 && ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
+    tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
+    if (!inst) continue;
+    if (tracefs_instance_destroy(inst) == 0)
+      ++reaped;
+    else
+      fmt::print(stderr, "cstool record: warning: cannot remove stale instance '{}': {}\n", name,
+                 std::strerror(errno));
+    tracefs_instance_free(inst);
+  }
+  return reaped;
+}
+
+TracefsSession::TracefsSession(const SessionConfig& config) {
+  CheckAccess();
+  ReapStaleInstances();
+  ResolveEvents(config);
+
+  name_ = fmt::format("{}{}", kInstancePrefix, ::getpid());
+  if (tracefs_instance_exists(name_.c_str())) {
+    // Left by an earlier process that had our pid.
+    if (tracefs_instance* old = tracefs_instance_alloc(nullptr, name_.c_str())) {
+      tracefs_instance_destroy(old);
+      tracefs_instance_free(old);
+    }
+  }
+  instance_.reset(tracefs_instance_create(name_.c_str()));
+  if (!instance_)
+    throw Error(
+        fmt::format("cannot create tracefs instance '{}': {}", name_, std::strerror(errno)));
+  Configure(config);
+}
+
+TracefsSession::~TracefsSession() = default;
+
+void TracefsSession::ResolveEvents(const SessionConfig& config) {
+  std::set<std::string> seen;
+  auto add = [&](const EventName& e) {
+    if (seen.insert(e.Full()).second) events_.push_back(e);
+  };
+  for (const EventName& e : BaseEvents(config.event_set)) {
+    if (e.event == "*") {
+      auto vectors = VectorEvents();
+      if (vectors.empty()) missing_.push_back(e.system + ":*_entry/*_exit");
+      for (const auto& v : vectors) add(v);
+    } else if (EventExists(e.system, e.event)) {
+      add(e);
+    } else {
+      missing_.push_back(e.Full());
+    }
+  }
+  for (const std::string& spec : config.extra_events) {
+    size_t colon = spec.find(':');
+    std::string system = spec.substr(0, colon);
+    std::string event = colon == std::string::npos ? "*" : spec.substr(colon + 1);
+    if (system.empty() || event.empty() || system.find('/') != std::string::npos ||
+        event.find('/') != std::string::npos)
+      throw Error(fmt::format("invalid event '{}' (expected SYSTEM:EVENT)", spec),
+                  ExitCode::kUsage);
+    if (event == "*") {
+      auto names = SystemEvents(system);
+      if (names.empty())
+        throw Error(
+            fmt::format("unknown event system '{}' (see /sys/kernel/tracing/available_events)",
+                        system),
+            ExitCode::kUsage);
+      for (const auto& n : names) add({system, n});
+    } else if (EventExists(system, event)) {
+      add({system, event});
+    } else {
+      throw Error(
+          fmt::format("unknown event '{}' (see /sys/kernel/tracing/available_events)", spec),
+          ExitCode::kUsage);
+    }
+  }
+  for (const auto& m : missing_)
+    fmt::print(stderr, "cstool record: warning: event {} is not available on this kernel\n", m);
+}
+
+void TracefsSession::Configure(const SessionConfig& config) {
+  tracefs_instance* inst = instance_.get();
+  if (tracefs_trace_off(inst) != 0) FailWrite("tracing_on");
+
+  std::string kb = fmt::format("{}", config.buffer_kb);
+  if (tracefs_instance_file_write(inst, "buffer_size_kb", kb.c_str()) < 0)
+    FailWrite(fmt::format("buffer size {} KiB", config.buffer_kb));
+
+  std::string clocks = ReadFile("trace_clock");
+  for (const char* c : {"mono", "local"}) {
+    if (!HasClock(clocks, c) || tracefs_instance_file_write(inst, "trace_clock", c) < 0) continue;
+    clock_ = c;
+    break;
+  }
+  if (clock_.empty()) FailWrite("trace clock");
+
+  if (!config.cpus.empty()) {
+    std::string mask = CpuMaskHex(config.cpus);
+    if (tracefs_instance_file_write(inst, "tracing_cpumask", mask.c_str()) < 0)
+      FailWrite(fmt::format("tracing_cpumask {}", mask));
+  }
+
+  if (config.filter_pids && tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) != 0)
+    FailWrite("option event-fork");
+  if (tracefs_file_exists(inst, "options/record-tgid"))
+    tracefs_option_enable(inst, TRACEFS_OPTION_RECORD_TGID);
+
+  for (const auto& e : events_) {
+    if (tracefs_event_enable(inst, e.system.c_str(), e.event.c_str()) != 0)
+      FailWrite(fmt::format("event {}", e.Full()));
+  }
+}
+
+void TracefsSession::AddPids(const std::vector<int>& tids) {
+  if (tids.empty()) return;
+  std::string text;
+  for (int t : tids) text += fmt::format("{} ", t);
+  if (tracefs_instance_file_append(instance_.get(), "set_event_pid", text.c_str()) < 0)
+    FailWrite(fmt::format("set_event_pid {}", text));
+}
+
+void TracefsSession::ExcludePids(const std::vector<int>& tids) {
+  if (tids.empty() || !tracefs_file_exists(instance_.get(), "set_event_notrace_pid")) return;
+  std::string text;
+  for (int t : tids) text += fmt::format("{} ", t);
+  if (tracefs_instance_file_append(instance_.get(), "set_event_notrace_pid", text.c_str()) < 0)
+    FailWrite(fmt::format("set_event_notrace_pid {}", text));
+}
+
+void TracefsSession::Start() {
+  if (tracefs_trace_on(instance_.get()) != 0) FailWrite("tracing_on");
+}
+
+void TracefsSession::Stop() { tracefs_trace_off(instance_.get()); }
+
+std::string TracefsSession::ReadFile(const char* file) const {
+  int size = 0;
+  CString text(tracefs_instance_file_read(instance_.get(), file, &size));
+  if (!text) throw Error(fmt::format("cannot read tracefs file '{}/{}'", name_, file));
+  return std::string(text.get(), static_cast<size_t>(std::max(size, 0)));
+}
+
+std::string TracefsSession::ReadCpuStats(int cpu) const {
+  return ReadFile(fmt::format("per_cpu/cpu{}/stats", cpu).c_str());
+}
+
+std::string TracefsSession::ReadEventFormat(const EventName& e) const {
+  int size = 0;
+  CString text(
+      tracefs_event_file_read(instance_.get(), e.system.c_str(), e.event.c_str(), "format", &size));
+  if (!text) throw Error(fmt::format("cannot read the format of event {}", e.Full()));
+  return std::string(text.get(), static_cast<size_t>(std::max(size, 0)));
+}
+
+}  // namespace cstool

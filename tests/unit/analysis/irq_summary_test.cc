@@ -1,0 +1,134 @@
+#include "analysis/irq_summary.h"
+
+#include <gtest/gtest.h>
+
+#include "output/irq_output.h"
+#include "tracefs/cpu_event_counter.h"
+
+namespace cstool {
+namespace {
+
+Thread MakeThread(uint32_t id, int32_t tid, int32_t tgid, const char* comm) {
+  Thread t;
+  t.id = id;
+  t.tid = tid;
+  t.tgid = tgid;
+  t.comm = comm;
+  return t;
+}
+
+class IrqSummaryTest : public ::testing::Test {
+ protected:
+  void Irq(IrqKind kind, std::string_view name, int32_t cpu, int64_t start, int64_t end,
+           const Thread* t) {
+    observer_.OnIrq({kind, name, cpu, start, end, t});
+  }
+  IrqSummaryObserver observer_{{0, 1}};
+  Thread job_ = MakeThread(0, 100, 100, "job");
+  Thread other_ = MakeThread(1, 200, 150, "other");
+};
+
+TEST_F(IrqSummaryTest, SourcesHaveCountTotalMeanMaxAndPerCpuSplit) {
+  Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &job_);
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2200, nullptr);
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 3000, 3300, &other_);
+  Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 1, 5000, 7000, &other_);
+  Irq(IrqKind::kSoftirq, "softirq:TIMER", 0, 1400, 1500, &job_);
+  Irq(IrqKind::kNmi, "nmi", 0, 9000, 9010, &job_);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.sources.size(), 4u);
+  // Most total time first.
+  EXPECT_EQ(r.sources[0].name, "irq:36 virtio1-req.0");
+  EXPECT_EQ(r.sources[0].per_cpu.at(0).count, 0u);  // traced CPUs listed even with 0
+  const IrqSourceSummary& lt = r.sources[1];
+  EXPECT_EQ(lt.name, "vector:local_timer");
+  EXPECT_EQ(lt.kind, IrqKind::kVector);
+  EXPECT_EQ(lt.count, 3u);
+  EXPECT_EQ(lt.time_ns, 900);
+  EXPECT_EQ(lt.MeanNs(), 300);
+  EXPECT_EQ(lt.max_ns, 400);
+  EXPECT_EQ(lt.per_cpu.at(0).count, 1u);
+  EXPECT_EQ(lt.per_cpu.at(0).time_ns, 400);
+  EXPECT_EQ(lt.per_cpu.at(1).count, 2u);
+  EXPECT_EQ(lt.per_cpu.at(1).time_ns, 500);
+  EXPECT_EQ(r.idle.count, 1u);
+  EXPECT_EQ(r.idle.time_ns, 200);
+}
+
+TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
+  Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &job_);
+  Irq(IrqKind::kVector, "vector:local_timer", 0, 1500, 1600, &job_);
+  Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 1, 5000, 7000, &other_);
+  // A hardirq nested in a softirq: the sources each count it, the microstates once.
+  Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 1, 8100, 8200, &other_);
+  Irq(IrqKind::kSoftirq, "softirq:NET_RX", 1, 8000, 8500, &other_);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1000, 1400);
+  observer_.OnStateSegment(job_, Microstate::kUser, 1400, 1500);  // ignored
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1500, 1600);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 5000, 7000);
+  observer_.OnStateSegment(other_, Microstate::kSoftirq, 8000, 8100);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 8100, 8200);
+  observer_.OnStateSegment(other_, Microstate::kSoftirq, 8200, 8500);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  const IrqTaskSummary& first = r.tasks[0];
+  EXPECT_EQ(first.tid, 200);
+  EXPECT_EQ(first.pid, 150);
+  EXPECT_EQ(first.comm, "other");
+  EXPECT_EQ(first.irq_ns, 2100);
+  EXPECT_EQ(first.softirq_ns, 400);
+  EXPECT_EQ(first.LostNs(), 2500);
+  EXPECT_EQ(first.count, 3u);
+  EXPECT_EQ(first.sources.at("irq:36 virtio1-req.0").count, 2u);
+  EXPECT_EQ(first.sources.at("irq:36 virtio1-req.0").time_ns, 2100);
+  EXPECT_EQ(first.sources.at("softirq:NET_RX").time_ns, 500);
+  EXPECT_EQ(r.tasks[1].tid, 100);
+  EXPECT_EQ(r.tasks[1].LostNs(), 500);
+  EXPECT_EQ(r.tasks[1].sources.at("vector:local_timer").count, 2u);
+}
+
+TEST_F(IrqSummaryTest, JsonListsPerCpuCountsAndIrqNumbers) {
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 0, 10, &job_);
+  Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 0, 0, 5, &job_);
+  IrqReport r;
+  r.cpus = {0, 1};
+  observer_.Fill(r);
+  nlohmann::json j = IrqReportToJson(r);
+  ASSERT_EQ(j["sources"].size(), 2u);
+  EXPECT_EQ(j["sources"][0]["name"], "vector:local_timer");
+  EXPECT_EQ(j["sources"][0]["kind"], "vector");
+  EXPECT_EQ(j["sources"][0]["per_cpu"]["1"]["count"], 1);
+  EXPECT_EQ(j["sources"][0]["per_cpu"]["0"]["count"], 0);
+  EXPECT_EQ(j["sources"][1]["irq"], 36);
+  EXPECT_EQ(j["tasks"][0]["comm"], "job");
+}
+
+TEST(CpuEventCounterFormat, ReadsIdAndFieldOffsets) {
+  const char* format =
+      "name: hrtimer_expire_entry\n"
+      "ID: 123\n"
+      "format:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+      "\n"
+      "\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;\n"
+      "\tfield:s64 now;\toffset:16;\tsize:8;\tsigned:1;\n"
+      "\tfield:void * function;\toffset:24;\tsize:8;\tsigned:0;\n"
+      "\tfield:char comm[16];\toffset:32;\tsize:16;\tsigned:0;\n";
+  EXPECT_EQ(FormatEventId(format), 123);
+  int off = 0, size = 0;
+  ASSERT_TRUE(FormatField(format, "function", &off, &size));
+  EXPECT_EQ(off, 24);
+  EXPECT_EQ(size, 8);
+  ASSERT_TRUE(FormatField(format, "now", &off, &size));
+  EXPECT_EQ(off, 16);
+  ASSERT_TRUE(FormatField(format, "comm", &off, &size));
+  EXPECT_EQ(size, 16);
+  EXPECT_FALSE(FormatField(format, "func", &off, &size));
+  EXPECT_EQ(FormatEventId("name: x\n"), -1);
+}
+
+}  // namespace
+}  // namespace cstool

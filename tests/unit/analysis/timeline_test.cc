@@ -1,0 +1,267 @@
+// The timeline export and the barscopes on a scripted trace: the JSON parses as
+// trace-event format, has thread and CPU tracks, slices tile each thread's lifetime,
+// flows pair up, and switch-out slices carry their causes.
+#include "analysis/timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "analysis/barscope.h"
+#include "analysis/report_view.h"
+#include "format/trace_event_writer.h"
+#include "output/html_output.h"
+#include "tests/support/sim.h"
+
+namespace cstool::testing {
+namespace {
+
+using nlohmann::json;
+
+int64_t Ns(const json& micros) { return std::llround(micros.get<double>() * 1000.0); }
+
+// Two threads of one process on two CPUs: a sleep in read, a wakeup from the other
+// thread, an interrupt, a tick preemption and a lost-events gap.
+void Script(Sim& s) {
+  s.SysEnter(1000, 0, 100, kRead);
+  s.SysExit(1100, 0, 100, kRead);
+  s.Fork(1500, 0, 100, 101, /*thread=*/true);
+  s.Wake(1600, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+  s.Switch(1700, 1, 0, kR, 101);
+  s.SysExit(1800, 1, 101, 56);
+  s.SysEnter(1900, 0, 100, kRead);
+  s.Switch(2000, 0, 100, kS, 0);
+  s.IrqEntry(2100, 1, 101);
+  s.IrqExit(2200, 1, 101);
+  s.WakeBoth(2500, 1, 101, 100, 0);
+  s.Switch(2600, 0, 0, kR, 100);
+  s.SysExit(2700, 0, 100, kRead);
+  s.Vector(3000, 1, 101, true);
+  s.Tick(3005, 1, 101, kFlagHardirq | kFlagNeedResched);
+  s.Vector(3010, 1, 101, false);
+  s.Switch(3100, 1, 101, kR, 0);
+  s.Lost(3500, 1, 5);
+  s.Finish(4000);
+}
+
+class TimelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TimelineObserver timeline(out_, sim_.syscalls(), [](const Thread&) { return true; });
+    sim_.AddObserver(&timeline);
+    Script(sim_);
+    doc_ = json::parse(out_.str());
+  }
+  std::vector<json> Events(const std::string& ph) const {
+    std::vector<json> v;
+    for (const json& e : doc_.at("traceEvents"))
+      if (e.at("ph") == ph) v.push_back(e);
+    return v;
+  }
+  std::vector<json> ThreadSlices(int tid) const {
+    std::vector<json> v;
+    for (const json& e : Events("X"))
+      if (e.at("tid") == tid && e.at("pid") != TimelineObserver::kCpuPid) v.push_back(e);
+    std::sort(v.begin(), v.end(),
+              [](const json& a, const json& b) { return Ns(a.at("ts")) < Ns(b.at("ts")); });
+    return v;
+  }
+  std::vector<json> CpuSlices(int cpu) const {
+    std::vector<json> v;
+    for (const json& e : Events("X"))
+      if (e.at("pid") == TimelineObserver::kCpuPid &&
+          e.at("tid") == TimelineObserver::kCpuPid + 1 + cpu)
+        v.push_back(e);
+    return v;
+  }
+
+  Sim sim_;
+  std::ostringstream out_;
+  json doc_;
+};
+
+TEST_F(TimelineTest, IsTraceEventJsonWithThreadAndCpuTracks) {
+  ASSERT_TRUE(doc_.at("traceEvents").is_array());
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  std::map<int64_t, std::string> process_names;
+  for (const json& m : Events("M")) {
+    if (m.at("name") == "thread_name")
+      thread_names[{m.at("pid"), m.at("tid")}] = m.at("args").at("name");
+    if (m.at("name") == "process_name") process_names[m.at("pid")] = m.at("args").at("name");
+  }
+  const int64_t cpus = TimelineObserver::kCpuPid;
+  EXPECT_EQ(process_names[cpus], "CPUs");
+  EXPECT_EQ((thread_names[{cpus, cpus + 1}]), "CPU 0");
+  EXPECT_EQ((thread_names[{cpus, cpus + 2}]), "CPU 1");
+  EXPECT_EQ((thread_names[{100, 100}]), "task 100");
+  EXPECT_FALSE(ThreadSlices(100).empty());
+  EXPECT_FALSE(ThreadSlices(101).empty());
+  EXPECT_FALSE(CpuSlices(0).empty());
+  EXPECT_FALSE(CpuSlices(1).empty());
+  for (const json& e : Events("X")) {
+    EXPECT_TRUE(e.at("ts").is_number());
+    EXPECT_GE(e.at("dur").get<double>(), 0.0);
+    EXPECT_TRUE(e.contains("name") && e.contains("cat"));
+  }
+}
+
+TEST_F(TimelineTest, ThreadSlicesTileLifetime) {
+  for (const Thread& t : sim_.sm().threads()) {
+    auto slices = ThreadSlices(t.tid);
+    ASSERT_FALSE(slices.empty()) << t.tid;
+    EXPECT_EQ(Ns(slices.front().at("ts")), t.first_ts) << t.tid;
+    int64_t at = t.first_ts;
+    for (const json& s : slices) {
+      EXPECT_EQ(Ns(s.at("ts")), at) << "gap or overlap on tid " << t.tid;
+      at = Ns(s.at("ts")) + Ns(s.at("dur"));
+    }
+    EXPECT_EQ(at, t.end_ts) << t.tid;
+  }
+}
+
+TEST_F(TimelineTest, SwitchOutSlicesCarryCauses) {
+  bool saw_read = false, saw_preempt = false;
+  auto slices = ThreadSlices(100);
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const json& s = slices[i];
+    if (Ns(s.at("ts")) + Ns(s.at("dur")) == 2000) {
+      EXPECT_EQ(s.at("args").at("cause"), "sleep:read");
+      EXPECT_EQ(s.at("args").at("switch_out"), "voluntary");
+      ASSERT_LT(i + 1, slices.size());
+      EXPECT_EQ(slices[i + 1].at("name"), "Sleeping: read");
+      EXPECT_EQ(slices[i + 1].at("args").at("after"), "sleep:read");
+      saw_read = true;
+    }
+  }
+  for (const json& s : ThreadSlices(101)) {
+    if (Ns(s.at("ts")) + Ns(s.at("dur")) == 3100) {
+      EXPECT_EQ(s.at("args").at("cause"), "preempt:tick");
+      EXPECT_TRUE(s.at("args").contains("preempted_at"));
+      saw_preempt = true;
+    }
+  }
+  EXPECT_TRUE(saw_read);
+  EXPECT_TRUE(saw_preempt);
+  // The CPU track's slice of 101 ends with the same switch and says so.
+  bool cpu_slice = false;
+  for (const json& s : CpuSlices(1))
+    if (s.at("args").value("tid", 0) == 101 && Ns(s.at("ts")) == 1700 && Ns(s.at("dur")) == 1400) {
+      EXPECT_EQ(s.at("args").at("cause"), "preempt:tick");
+      cpu_slice = true;
+    }
+  EXPECT_TRUE(cpu_slice);
+}
+
+TEST_F(TimelineTest, FlowsPairUpFromWakerToWakee) {
+  std::map<uint64_t, json> starts, ends;
+  for (const json& e : Events("s")) starts[e.at("id")] = e;
+  for (const json& e : Events("f")) ends[e.at("id")] = e;
+  ASSERT_EQ(starts.size(), 2u);  // wakeup_new of 101 by 100, wakeup of 100 by 101
+  ASSERT_EQ(ends.size(), starts.size());
+  for (auto& [id, s] : starts) ASSERT_TRUE(ends.count(id)) << id;
+  bool saw = false;
+  for (auto& [id, s] : starts)
+    if (s.at("tid") == 101 && ends[id].at("tid") == 100) {
+      EXPECT_EQ(Ns(s.at("ts")), 2500);
+      saw = true;
+    }
+  EXPECT_TRUE(saw);
+}
+
+TEST_F(TimelineTest, IrqsAndLostEventsOnCpuTracks) {
+  bool irq = false;
+  for (const json& s : CpuSlices(1))
+    if (s.at("name") == "irq:24 virtio0" && Ns(s.at("ts")) == 2100 && Ns(s.at("dur")) == 100)
+      irq = true;
+  EXPECT_TRUE(irq);
+  bool lost = false;
+  for (const json& i : Events("i"))
+    if (i.at("tid") == TimelineObserver::kCpuPid + 2 && i.at("args").at("count") == 5) lost = true;
+  EXPECT_TRUE(lost);
+}
+
+TEST(TimelineFilter, OnlySelectedThreadsGetTracks) {
+  Sim sim;
+  std::ostringstream out;
+  TimelineObserver timeline(out, sim.syscalls(), [](const Thread& t) { return t.tid == 101; });
+  sim.AddObserver(&timeline);
+  Script(sim);
+  json doc = json::parse(out.str());
+  std::set<int64_t> tids;
+  for (const json& e : doc.at("traceEvents"))
+    if (e.at("ph") == "X" && e.at("pid") != TimelineObserver::kCpuPid)
+      tids.insert(e.at("tid").get<int64_t>());
+  EXPECT_EQ(tids, std::set<int64_t>{101});
+}
+
+TEST(TraceEventWriter, EscapesAnyComm) {
+  std::string s;
+  TraceEventWriter::AppendJsonString(s, std::string("a\"b\\c\n\xff", 7));
+  EXPECT_EQ(s, "\"a\\\"b\\\\c\\u000a\\u00ff\"");
+  std::string t;
+  TraceEventWriter::AppendMicros(t, 1234567);
+  EXPECT_EQ(t, "1234.567");
+}
+
+TEST(Barscope, RowsPerThreadAndCpuAndHtml) {
+  Sim sim;
+  BarscopeObserver scope(sim.syscalls(), [](const Thread&) { return true; });
+  sim.AddObserver(&scope);
+  Script(sim);
+  const BarscopeModel& m = scope.model();
+  ASSERT_EQ(m.threads.rows.size(), 2u);
+  EXPECT_EQ(m.threads.rows[0].id, 100);
+  EXPECT_EQ(m.cpus.rows.size(), 2u);
+  EXPECT_LE(m.threads.columns, TimeGrid::kMaxColumns);
+  EXPECT_GT(m.threads.columns, 0u);
+  for (const BarscopeRow& r : m.threads.rows) {
+    ASSERT_FALSE(r.spans.empty()) << r.label;
+    for (const BarscopeSpan& s : r.spans) {
+      EXPECT_LT(s.col0, s.col1);
+      EXPECT_LE(s.col1, m.threads.columns);
+      EXPECT_LT(s.key, m.threads.legend.size());
+      EXPECT_FALSE(s.title.empty());
+    }
+  }
+  EXPECT_FALSE(m.cpus.rows[1].spans.empty());
+
+  ReportView view = BuildView(sim.model(), sim.syscalls(), {});
+  std::ostringstream html;
+  RenderHtml(view, m, html);
+  const std::string page = html.str();
+  EXPECT_NE(page.find("id=\"thread-barscope\""), std::string::npos);
+  EXPECT_NE(page.find("id=\"cpu-barscope\""), std::string::npos);
+  // Self-contained: the only URL is the SVG namespace.
+  std::string stripped = page;
+  for (size_t at; (at = stripped.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    stripped.erase(at, 26);
+  EXPECT_EQ(stripped.find("http"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos);
+}
+
+TEST(TimeBins, LongTracesStayBounded) {
+  TimeGrid grid;
+  grid.SetOrigin(0);
+  struct Bin {
+    int64_t ns = 0;
+    void Merge(const Bin& o) { ns += o.ns; }
+  };
+  BinnedRow<Bin> row;
+  int64_t total = 0;
+  for (int64_t ts = 0; ts < 10'000'000'000; ts += 7'000'001) {
+    row.Add(grid, ts, ts + 3'000'000, [](Bin& b, int64_t d) { b.ns += d; });
+    total += 3'000'000;
+  }
+  row.Sync(grid);
+  EXPECT_LE(row.bins().size(), TimeGrid::kMaxColumns);
+  int64_t sum = 0;
+  for (const Bin& b : row.bins()) sum += b.ns;
+  EXPECT_EQ(sum, total);
+}
+
+}  // namespace
+}  // namespace cstool::testing

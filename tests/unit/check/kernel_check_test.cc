@@ -1,0 +1,443 @@
+// The comparison of `report --check` with synthetic reconstructions and kernel records:
+// window cuts, delta vs absolute windows, partial threads, the exit adjustment, tid reuse
+// and the documented time tolerance.
+#include "check/kernel_check.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "analysis/counter_window.h"
+#include "check/kernel_match.h"
+#include "kernel/kernel_recording.h"
+
+namespace cstool {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+using Source = KernelTaskCounters::Source;
+
+KernelTaskCounters Rec(int32_t tid, Source src, int64_t at, uint64_t nvcsw, uint64_t nivcsw,
+                       int64_t exec_ns, int64_t delay_ns) {
+  KernelTaskCounters c;
+  c.tid = tid;
+  c.tgid = 1000;
+  c.source = src;
+  c.taken_at_ns = at;
+  c.nvcsw = nvcsw;
+  c.nivcsw = nivcsw;
+  c.exec_runtime_ns = exec_ns;
+  c.run_delay_ns = delay_ns;
+  return c;
+}
+
+// A model with threads and a recording, as AnalyzeTrace + CounterWindowObserver leave it.
+class Fixture {
+ public:
+  Fixture() {
+    rec.start_snapshot = {10 * kMs, 11 * kMs};
+    rec.end_snapshot = {900 * kMs, 901 * kMs};
+  }
+  // The reference is valid until the next AddThread.
+  ThreadReport& AddThread(int32_t tid, int64_t first, int64_t end, bool created) {
+    Thread& t = threads.emplace_back();
+    t.id = static_cast<uint32_t>(threads.size() - 1);
+    t.tid = tid;
+    t.tgid = 1000;
+    t.comm = "w";
+    t.tracked = true;
+    t.first_ts = first;
+    t.end_ts = end;
+    t.created_in_trace = created;
+    ThreadReport& r = model.For(t);
+    // Cuts at every /proc sample of the tid, as the observer registers them.
+    for (const KernelTaskCounters& c : rec.counters.records())
+      if (c.tid == tid && c.source == Source::kProcSnapshot)
+        r.counter_window.cuts.push_back({c.taken_at_ns, {}});
+    return r;
+  }
+  KernelCheckResult Check() {
+    model.has_kernel_windows = true;
+    model.trace.has_recording_info = true;
+    model.trace.recording.kernel_counters = rec.ToJson();
+    std::vector<const ThreadReport*> sel;
+    for (const ThreadReport& r : model.threads)
+      if (r.thread) sel.push_back(&r);
+    return CheckAgainstKernel(model, sel);
+  }
+  // The trace saw the thread's sched_process_exit at `ts`.
+  void Exit(ThreadReport& r, int64_t ts) {
+    threads[r.thread->id].exiting = true;
+    r.counter_window.exit_ts = ts;
+  }
+  KernelMatch Match(const ThreadReport& r) { return KernelMatcher(rec, model.threads).Match(r); }
+
+  KernelRecording rec;
+  std::deque<Thread> threads;
+  ReportModel model;
+};
+
+TEST(KernelCheck, RefusesAModelAnalysedWithoutKernelWindows) {
+  ReportModel model;  // as AnalyzeTrace leaves it without AnalyzeOptions::counter_windows
+  EXPECT_THROW(CheckAgainstKernel(model, {}), std::logic_error);
+}
+
+TEST(CounterWindow, CutsSplitSegmentsAndIgnoreArrivalOrder) {
+  CounterWindow w;
+  w.cuts = {{100, {}}, {200, {}}};
+  w.AddSegment(Microstate::kUser, 50, 150);  // 50 before the first cut
+  w.AddSwitch(180, true);
+  w.AddSwitch(90, false);  // emitted late (cause resolved later): still before cut 100
+  w.AddSegment(Microstate::kWaitCpuPreempted, 150, 250);
+  w.AddSegment(Microstate::kUnknown, 250, 300);
+  EXPECT_EQ(w.Before(100).on_cpu_ns, 50);
+  EXPECT_EQ(w.Before(100).involuntary, 1u);
+  EXPECT_EQ(w.Before(100).voluntary, 0u);
+  EXPECT_EQ(w.Before(200).on_cpu_ns, 100);
+  // The wait [150, 250) ends after the cut: like run_delay, it counts once it has ended.
+  EXPECT_EQ(w.Before(200).wait_cpu_ns, 0);
+  EXPECT_EQ(w.Before(200).voluntary, 1u);
+  EXPECT_EQ(w.total.wait_cpu_ns, 100);
+  EXPECT_EQ(w.total.unknown_ns, 50);
+}
+
+TEST(CounterWindow, StateAtTheCutDecidesWhetherTimesAreCovered) {
+  CounterWindow asleep;
+  asleep.cuts = {{100, {}}};
+  asleep.AddSegment(Microstate::kWaitCpuWakeup, 150, 160);  // first seen when woken
+  asleep.AddSegment(Microstate::kUser, 160, 200);
+  EXPECT_TRUE(asleep.cuts[0].TimeCovered());
+
+  CounterWindow unseen_running;
+  unseen_running.cuts = {{100, {}}};
+  unseen_running.AddSegment(Microstate::kUser, 150, 200);  // first seen on a CPU
+  EXPECT_FALSE(unseen_running.cuts[0].TimeCovered());
+
+  CounterWindow unknown_then_preempted;
+  unknown_then_preempted.cuts = {{100, {}}};
+  unknown_then_preempted.AddSegment(Microstate::kWaitCpuPreempted, 120, 130);  // out of order
+  unknown_then_preempted.AddSegment(Microstate::kUnknown, 50, 120);
+  EXPECT_FALSE(unknown_then_preempted.cuts[0].TimeCovered());
+
+  CounterWindow known;
+  known.cuts = {{100, {}}};
+  known.AddSegment(Microstate::kSleepFutex, 50, 150);
+  EXPECT_TRUE(known.cuts[0].TimeCovered());
+}
+
+// Enqueue notes wait for their wait segment; several can be outstanding (segments held
+// back while the thread's syscall is unknown), and a wait whose segment was empty (never
+// sent) must not leave its note behind to grow without bound.
+TEST(CounterWindow, EnqueueNotesMatchTheirWaitAndStaleOnesAreDropped) {
+  CounterWindow w;
+  w.NoteEnqueued(100, 103);  // a zero-length wait: its segment never comes
+  w.NoteEnqueued(200, 204);
+  w.NoteEnqueued(300, 301);
+  EXPECT_EQ(w.TakeUnqueued(200, 210), 4);  // drops the stale note of the wait at 100
+  EXPECT_EQ(w.TakeUnqueued(250, 260), 0);  // a wait without a note (no sched_waking)
+  EXPECT_EQ(w.TakeUnqueued(300, 300 + 1), 1);
+  EXPECT_EQ(w.TakeUnqueued(300, 320), 0);  // each note is used once
+  w.NoteEnqueued(400, 450);
+  EXPECT_EQ(w.TakeUnqueued(400, 420), 20);  // never more than the wait itself
+}
+
+TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
+  CounterWindow w;
+  w.AddSegment(Microstate::kUser, 0, 100);
+  w.AddSwitch(40, true);
+  w.exit_ts = 90;
+  w.AddSegment(Microstate::kSys, 100, 120);
+  w.AddSwitch(120, true);  // final switch
+  EXPECT_EQ(w.after_exit.voluntary, 1u);
+  EXPECT_EQ(w.after_exit.on_cpu_ns, 20);
+  EXPECT_EQ((w.total - w.after_exit).voluntary, 1u);
+}
+
+TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 10, 2, 30 * kMs, 4 * kMs));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  for (int i = 0; i < 10; ++i) r.counter_window.AddSwitch((200 + i) * kMs, true);
+  r.counter_window.AddSwitch(300 * kMs, false);
+  r.counter_window.AddSwitch(310 * kMs, false);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 134 * kMs);
+  f.Exit(r, 450 * kMs);
+  r.counter_window.AddSwitch(455 * kMs, true);  // final switch: taskstats never counts it
+
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kAbsolute);
+  ThreadCheck c = CompareThread(r, m, {});
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_EQ(c.exit_adjust, 1u);
+  EXPECT_EQ(c.traced.voluntary, 10);
+  EXPECT_EQ(c.traced.involuntary, 2);
+  EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
+  EXPECT_EQ(c.traced.wait_cpu_ns, 4 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.compared, 1u);
+  EXPECT_EQ(res.processes.size(), 1u);
+  EXPECT_TRUE(res.processes[0].switches_ok);
+}
+
+// run_delay starts at the enqueue: the time between sched_waking and sched_wakeup is
+// left out of the comparison (it is still wait_cpu_wakeup in the microstates).
+TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 4 * kMs));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 164 * kMs, 30 * kMs);
+  f.Exit(r, 450 * kMs);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.traced.wait_cpu_ns, 4 * kMs);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+}
+
+// taskstats is sent in do_exit() before sched_process_exit, with exit_mm() in between:
+// the listener may stamp the record before the trace's exit event.
+TEST(KernelCheck, ExitRecordStampedBeforeTheExitTracepointStillMatches) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 449 * kMs, 1, 0, 30 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.counter_window.AddSwitch(120 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  KernelMatch m = f.Match(r);
+  ASSERT_NE(m.end, nullptr) << m.why;
+  EXPECT_EQ(m.end->taken_at_ns, 449 * kMs);
+  EXPECT_EQ(CompareThread(r, m, {}).status, CheckStatus::kAgree);
+}
+
+// A record stamped after the exit is preferred to one stamped before it.
+TEST(KernelCheck, ExitRecordAfterTheExitIsPreferred) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 300 * kMs, 9, 9, 1 * kMs, 0));
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 451 * kMs, 1, 0, 30 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  KernelMatch m = f.Match(r);
+  ASSERT_NE(m.end, nullptr) << m.why;
+  EXPECT_EQ(m.end->taken_at_ns, 451 * kMs);
+}
+
+TEST(KernelCheck, ThreadAliveAtStartComparesDeltasCutAtTheSamples) {
+  Fixture f;
+  // Before the start sample (10.5 ms) the thread had 100/7 switches and 1 s on CPU.
+  f.rec.counters.Add(Rec(2000, Source::kProcSnapshot, 10500000, 100, 7, 1000 * kMs, 50 * kMs));
+  f.rec.counters.Add(Rec(2000, Source::kProcSnapshot, 900500000, 105, 8, 1200 * kMs, 60 * kMs));
+  ThreadReport& r = f.AddThread(2000, 5 * kMs, 950 * kMs, false);
+  CounterWindow& w = r.counter_window;
+  ASSERT_EQ(w.cuts.size(), 2u);
+  w.AddSwitch(8 * kMs, true);  // between trace start and the start sample: not in the delta
+  w.AddSegment(Microstate::kUnknown, 5 * kMs, 9 * kMs);
+  w.AddSegment(Microstate::kUser, 9 * kMs, 209 * kMs);  // 198.5 ms inside the window
+  w.AddSegment(Microstate::kWaitCpuPreempted, 209 * kMs, 219 * kMs);
+  for (int i = 0; i < 5; ++i) w.AddSwitch((300 + i) * kMs, true);
+  w.AddSwitch(400 * kMs, false);
+  w.AddSwitch(920 * kMs, true);                          // after the end sample: not in the delta
+  w.AddSegment(Microstate::kSys, 219 * kMs, 950 * kMs);  // 681.5 ms inside the window
+
+  KernelMatch m = f.Match(r);
+  ASSERT_EQ(m.mode, WindowMode::kDelta);
+  ThreadCheck c = CompareThread(r, m, {});
+  EXPECT_EQ(c.traced.voluntary, 5);
+  EXPECT_EQ(c.traced.involuntary, 1);
+  EXPECT_EQ(c.kernel.voluntary, 5);
+  EXPECT_EQ(c.kernel.involuntary, 1);
+  EXPECT_EQ(c.kernel.on_cpu_ns, 200 * kMs);
+  EXPECT_EQ(c.traced.on_cpu_ns, 198500000 + 681500000);
+  // 880 ms traced against 200 ms of kernel exec time: far outside the tolerance.
+  EXPECT_EQ(c.status, CheckStatus::kDisagree);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_FALSE(c.on_cpu_ok);
+  EXPECT_TRUE(c.wait_ok);
+  EXPECT_FALSE(f.Check().passed());
+}
+
+TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly) {
+  Fixture f;
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 10500000, 10, 1, 500 * kMs, 80 * kMs));
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 900500000, 12, 2, 560 * kMs, 120 * kMs));
+  ThreadReport& r = f.AddThread(2100, 30 * kMs, 950 * kMs, false);
+  CounterWindow& w = r.counter_window;
+  w.AddSegment(Microstate::kUser, 30 * kMs, 40 * kMs);  // first seen on a CPU after the sample
+  w.AddSwitch(40 * kMs, true);
+  w.AddSwitch(41 * kMs, true);
+  w.AddSwitch(42 * kMs, false);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_FALSE(c.times_judged);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_FALSE(c.wait_ok);  // 40 ms of run delay the trace could not see
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  KernelCheckResult res = f.Check();
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.worst_wait.tid, 0);  // unjudged times stay out of the worst thread
+
+  w.AddSwitch(43 * kMs, false);  // one switch too many still fails
+  EXPECT_EQ(CompareThread(r, f.Match(r), {}).status, CheckStatus::kDisagree);
+}
+
+TEST(KernelCheck, ThreadWithoutStartSampleIsPartialAndNotJudged) {
+  Fixture f;
+  f.rec.counters.Add(Rec(3000, Source::kProcSnapshot, 900500000, 999, 999, 1, 1));
+  ThreadReport& r = f.AddThread(3000, 5 * kMs, 950 * kMs, false);
+  r.counter_window.AddSwitch(100 * kMs, true);
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kPartial);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.partial, 1u);
+  EXPECT_EQ(res.compared, 0u);
+  EXPECT_FALSE(res.passed());  // counters were recorded, yet nothing could be checked
+  EXPECT_NE(res.Verdict().find("nothing to compare"), std::string::npos);
+}
+
+TEST(KernelCheck, ExitAfterTracingStoppedIsPartial) {
+  Fixture f;
+  f.rec.counters.Add(Rec(3100, Source::kTaskstatsExit, 990 * kMs, 5, 0, kMs, 0));
+  ThreadReport& r = f.AddThread(3100, 50 * kMs, 950 * kMs, true);  // exit not seen
+  EXPECT_EQ(f.Match(r).mode, WindowMode::kPartial);
+}
+
+TEST(KernelCheck, ReusedTidMatchesEachThreadByTime) {
+  Fixture f;
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 195 * kMs, 3, 0, 2 * kMs, 0));
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 395 * kMs, 7, 1, 9 * kMs, 0));
+  f.AddThread(42, 100 * kMs, 192 * kMs, true);
+  f.AddThread(42, 300 * kMs, 392 * kMs, true);  // may move the first ThreadReport
+  ThreadReport& a = f.model.threads[0];
+  ThreadReport& b = f.model.threads[1];
+  f.Exit(a, 190 * kMs);
+  f.Exit(b, 390 * kMs);
+  for (int i = 0; i < 3; ++i) a.counter_window.AddSwitch((110 + i) * kMs, true);
+  for (int i = 0; i < 7; ++i) b.counter_window.AddSwitch((310 + i) * kMs, true);
+  b.counter_window.AddSwitch(320 * kMs, false);
+  a.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 102 * kMs);
+  b.counter_window.AddSegment(Microstate::kUser, 300 * kMs, 309 * kMs);
+  KernelMatch ma = f.Match(a), mb = f.Match(b);
+  ASSERT_NE(ma.end, nullptr);
+  ASSERT_NE(mb.end, nullptr);
+  EXPECT_EQ(ma.end->taken_at_ns, 195 * kMs);
+  EXPECT_EQ(mb.end->taken_at_ns, 395 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.compared, 2u);
+  EXPECT_TRUE(res.passed()) << res.Verdict();
+}
+
+TEST(KernelCheck, StartSampleOfAnEarlierThreadIsNotReusedByACreatedOne) {
+  Fixture f;
+  f.rec.counters.Add(Rec(77, Source::kProcSnapshot, 10500000, 50, 5, 5 * kMs, 0));
+  f.rec.counters.Add(Rec(77, Source::kTaskstatsExit, 400 * kMs, 2, 0, kMs, 0));
+  ThreadReport& r = f.AddThread(77, 300 * kMs, 392 * kMs, true);
+  f.Exit(r, 390 * kMs);
+  KernelMatch m = f.Match(r);
+  EXPECT_EQ(m.mode, WindowMode::kAbsolute);
+  EXPECT_EQ(m.start, nullptr);
+}
+
+TEST(KernelCheck, MissingCountersAreReportedNotJudged) {
+  Fixture f;
+  f.AddThread(5000, 0, 100 * kMs, true);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.no_counters, 1u);
+  EXPECT_FALSE(res.passed());  // counters were recorded, yet none covers the only thread
+}
+
+// A verdict on a few threads of many is no verdict: PASS needs at least half of the
+// threads that had (or needed) counters compared.
+TEST(KernelCheck, VerdictIsIncompleteWhenMostThreadsWereNotChecked) {
+  auto agreeing = [](Fixture& f, int32_t tid) {
+    f.rec.counters.Add(Rec(tid, Source::kTaskstatsExit, 500 * kMs, 1, 0, 0, 0));
+    ThreadReport& r = f.AddThread(tid, 100 * kMs, 460 * kMs, true);
+    f.Exit(r, 450 * kMs);
+    r.counter_window.AddSwitch(200 * kMs, true);
+  };
+  Fixture few;
+  agreeing(few, 1001);
+  for (int32_t tid : {1002, 1003, 1004}) few.AddThread(tid, 0, 100 * kMs, true);
+  KernelCheckResult res = few.Check();
+  EXPECT_EQ(res.agreeing, 1u);
+  EXPECT_EQ(res.no_counters, 3u);
+  EXPECT_FALSE(res.passed());
+  EXPECT_NE(res.Verdict().find("INCOMPLETE: 1/1 threads agree with the kernel, 1 of 4 checked"),
+            std::string::npos)
+      << res.Verdict();
+
+  Fixture most;
+  agreeing(most, 1001);
+  agreeing(most, 1002);
+  most.AddThread(1003, 0, 100 * kMs, true);
+  res = most.Check();
+  EXPECT_TRUE(res.passed()) << res.Verdict();
+  EXPECT_NE(res.Verdict().find("PASS: 2/2 threads agree with the kernel, 2 of 3 checked"),
+            std::string::npos)
+      << res.Verdict();
+}
+
+TEST(KernelCheck, OneSwitchOffFails) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.Exit(r, 450 * kMs);
+  for (int i = 0; i < 10; ++i) r.counter_window.AddSwitch((200 + i) * kMs, true);
+  KernelCheckResult res = f.Check();
+  EXPECT_FALSE(res.passed());
+  EXPECT_EQ(res.threads[0].status, CheckStatus::kDisagree);
+  EXPECT_NE(res.Verdict().find("FAIL"), std::string::npos);
+}
+
+TEST(KernelCheck, LostEventsThreadIsShownButNotJudged) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  f.threads.back().lost_touched = true;
+  f.Exit(r, 450 * kMs);
+  KernelCheckResult res = f.Check();
+  EXPECT_EQ(res.threads[0].status, CheckStatus::kLostEvents);
+  EXPECT_FALSE(res.passed());  // shown, but the only thread was not judged
+  EXPECT_EQ(res.lost, 1u);
+}
+
+TEST(CheckTolerance, LargerOfAbsoluteAndRelativePlusUnknownTime) {
+  CheckTolerance tol;
+  EXPECT_EQ(tol.TimeFor(10 * kMs, 0), tol.time_abs_ns);
+  EXPECT_EQ(tol.time_abs_ns, kMs / 5);  // the documented values (man/cstool-report.1)
+  EXPECT_DOUBLE_EQ(tol.time_rel, 0.01);
+  EXPECT_EQ(tol.TimeFor(1000 * kMs, 0), 10 * kMs);
+  EXPECT_EQ(tol.TimeFor(1000 * kMs, 3 * kMs), 13 * kMs);
+  EXPECT_EQ(tol.TimeFor(-1000 * kMs, 0), 10 * kMs);
+}
+
+TEST(KernelCheck, TimeJustInsideAndJustOutsideTheTolerance) {
+  for (int64_t diff :
+       {int64_t{0}, CheckTolerance{}.time_abs_ns, CheckTolerance{}.time_abs_ns + 1}) {
+    Fixture f;
+    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 10 * kMs, 0));
+    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+    f.Exit(r, 450 * kMs);
+    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 110 * kMs + diff);
+    KernelCheckResult res = f.Check();
+    EXPECT_EQ(res.passed(), diff <= CheckTolerance{}.time_abs_ns) << diff;
+  }
+}
+
+TEST(KernelRecording, JsonRoundTripKeepsPhases) {
+  KernelRecording rec;
+  rec.start_snapshot = {1, 2};
+  rec.end_snapshot = {30, 40};
+  rec.taskstats = "available";
+  rec.counters.Add(Rec(1, Source::kProcSnapshot, 2, 1, 2, 3, 4));
+  rec.counters.Add(Rec(1, Source::kProcSnapshot, 35, 1, 2, 3, 4));
+  KernelRecording back = KernelRecording::FromJson(rec.ToJson());
+  EXPECT_EQ(back.start_snapshot.end_ns, 2);
+  EXPECT_EQ(back.end_snapshot.begin_ns, 30);
+  EXPECT_EQ(back.taskstats, "available");
+  ASSERT_EQ(back.counters.size(), 2u);
+  EXPECT_TRUE(back.IsStartSample(back.counters.records()[0]));
+  EXPECT_TRUE(back.IsEndSample(back.counters.records()[1]));
+  EXPECT_TRUE(KernelRecording::FromJson(nullptr).counters.empty());
+}
+
+}  // namespace
+}  // namespace cstool

@@ -1,0 +1,105 @@
+#include "decode/merge.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace cstool {
+namespace {
+
+// A stream over fixed records, handed out `batch` at a time.
+class VectorStream : public CpuRecordStream {
+ public:
+  VectorStream(int cpu, std::vector<RawRecord> recs, size_t batch)
+      : cpu_(cpu), recs_(std::move(recs)), batch_(batch) {}
+  int cpu() const override { return cpu_; }
+  std::span<const RawRecord> NextBatch() override {
+    const size_t n = std::min(batch_, recs_.size() - pos_);
+    std::span<const RawRecord> out(recs_.data() + pos_, n);
+    pos_ += n;
+    return out;
+  }
+
+ private:
+  int cpu_;
+  std::vector<RawRecord> recs_;
+  size_t batch_;
+  size_t pos_ = 0;
+};
+
+const uint8_t kData[1] = {0};
+
+RawRecord Rec(int cpu, int64_t ts, uint32_t tag) { return RawRecord{ts, kData, tag, cpu, 0}; }
+RawRecord Loss(int cpu, int64_t ts, int64_t n) { return RawRecord{ts, nullptr, 0, cpu, n}; }
+
+std::vector<std::string> Merge(std::vector<std::vector<RawRecord>> per_cpu, size_t batch) {
+  std::vector<std::unique_ptr<CpuRecordStream>> streams;
+  for (size_t i = 0; i < per_cpu.size(); ++i)
+    streams.push_back(std::make_unique<VectorStream>(static_cast<int>(i), per_cpu[i], batch));
+  RecordMerger m(std::move(streams));
+  std::vector<std::string> out;
+  m.Run([&](const RawRecord& r) {
+    out.push_back(r.is_loss() ? "L" + std::to_string(r.cpu) + "@" + std::to_string(r.ts)
+                              : std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
+                                    std::to_string(r.size));
+  });
+  return out;
+}
+
+TEST(RecordMerger, OrdersByTimestampThenCpu) {
+  for (size_t batch : {1, 2, 100}) {
+    auto out = Merge({{Rec(0, 1, 0), Rec(0, 3, 1), Rec(0, 5, 2), Rec(0, 5, 3)},
+                      {Rec(1, 2, 0), Rec(1, 3, 1), Rec(1, 5, 2), Rec(1, 6, 3)}},
+                     batch);
+    EXPECT_EQ(out, (std::vector<std::string>{"0@1#0", "1@2#0", "0@3#1", "1@3#1", "0@5#2", "0@5#3",
+                                             "1@5#2", "1@6#3"}))
+        << "batch " << batch;
+  }
+}
+
+TEST(RecordMerger, LossMarkerPrecedesFirstRecordAfterGap) {
+  auto out = Merge({{Rec(0, 3, 0), Rec(0, 9, 1)}, {Rec(1, 1, 0), Loss(1, 3, 5), Rec(1, 3, 1)}}, 1);
+  EXPECT_EQ(out, (std::vector<std::string>{"1@1#0", "0@3#0", "L1@3", "1@3#1", "0@9#1"}));
+  // A loss at the same ts on a lower CPU comes before a higher CPU's record.
+  out = Merge({{Loss(0, 4, -1), Rec(0, 4, 0)}, {Rec(1, 4, 0)}}, 1);
+  EXPECT_EQ(out, (std::vector<std::string>{"L0@4", "0@4#0", "1@4#0"}));
+}
+
+TEST(RecordMerger, EmptyAndSingleStreams) {
+  EXPECT_TRUE(Merge({}, 4).empty());
+  EXPECT_TRUE(Merge({{}, {}}, 4).empty());
+  EXPECT_EQ(Merge({{}, {Rec(1, 2, 0)}, {}}, 4), (std::vector<std::string>{"1@2#0"}));
+}
+
+TEST(RecordMerger, KeepsPerCpuOrderWhenTimeGoesBackwards) {
+  auto out = Merge({{Rec(0, 10, 0), Rec(0, 5, 1), Rec(0, 20, 2)}, {Rec(1, 7, 0)}}, 1);
+  EXPECT_EQ(out, (std::vector<std::string>{"1@7#0", "0@10#0", "0@5#1", "0@20#2"}));
+}
+
+// Many CPUs take the heap path; both paths must produce the sorted, stable order.
+TEST(RecordMerger, ManyStreamsMatchSortedOrder) {
+  for (int ncpu : {3, 8, 9, 64}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(ncpu));
+    std::vector<std::vector<RawRecord>> per_cpu(static_cast<size_t>(ncpu));
+    std::vector<RawRecord> all;
+    for (int cpu = 0; cpu < ncpu; ++cpu) {
+      int64_t ts = 0;
+      for (uint32_t i = 0; i < 500; ++i) {
+        ts += static_cast<int64_t>(rng() % 4);  // many ties
+        per_cpu[static_cast<size_t>(cpu)].push_back(Rec(cpu, ts, i));
+        all.push_back(Rec(cpu, ts, i));
+      }
+    }
+    std::stable_sort(all.begin(), all.end(), [](const RawRecord& a, const RawRecord& b) {
+      return a.ts < b.ts || (a.ts == b.ts && a.cpu < b.cpu);
+    });
+    std::vector<std::string> want;
+    for (const auto& r : all)
+      want.push_back(std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
+                     std::to_string(r.size));
+    EXPECT_EQ(Merge(per_cpu, 7), want) << ncpu << " CPUs";
+  }
+}
+
+}  // namespace
+}  // namespace cstool

@@ -1,0 +1,225 @@
+#include "format/trace_file_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/errors.h"
+#include "decode/decode_trace.h"
+#include "decode/event_decoder.h"
+
+namespace cstool {
+namespace {
+
+const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
+
+// Folds every decoded event into a checksum of (ts, cpu, kind, pid) and counts kinds.
+class ChecksumSink : public EventSink {
+ public:
+  uint64_t sum = 1469598103934665603ull;
+  std::map<std::string, uint64_t> kinds;
+  uint64_t lost_markers = 0;
+  std::vector<std::string> switch_states;
+
+  void Mix(const EventCommon& c, uint64_t kind) {
+    for (uint64_t v : {static_cast<uint64_t>(c.ts), static_cast<uint64_t>(c.cpu), kind,
+                       static_cast<uint64_t>(c.pid)}) {
+      sum ^= v;
+      sum *= 1099511628211ull;
+    }
+  }
+  void PushSchedSwitch(const SchedSwitch& e) override {
+    Mix(e.c, 1);
+    ++kinds["switch"];
+    EXPECT_FALSE(e.prev_comm.empty());
+  }
+  void PushSchedWakeup(const SchedWakeup& e) override {
+    Mix(e.c, 2 + static_cast<uint64_t>(e.kind));
+    ++kinds["wakeup"];
+  }
+  void PushSchedMigrateTask(const SchedMigrateTask& e) override {
+    Mix(e.c, 6);
+    ++kinds["migrate"];
+    EXPECT_FALSE(e.comm.empty());
+  }
+  void PushSchedProcessFork(const SchedProcessFork& e) override {
+    Mix(e.c, 7);
+    ++kinds["fork"];
+    EXPECT_FALSE(e.child_comm.empty());
+  }
+  void PushTaskNewtask(const TaskNewtask& e) override { Mix(e.c, 8), ++kinds["newtask"]; }
+  void PushTaskRename(const TaskRename& e) override { Mix(e.c, 9), ++kinds["rename"]; }
+  void PushSchedProcessExec(const SchedProcessExec& e) override {
+    Mix(e.c, 10);
+    ++kinds["exec"];
+    EXPECT_FALSE(e.filename.empty());
+  }
+  void PushSchedProcessExit(const SchedProcessExit& e) override { Mix(e.c, 11), ++kinds["exit"]; }
+  void PushSchedProcessFree(const SchedProcessFree& e) override { Mix(e.c, 12), ++kinds["free"]; }
+  void PushIrqHandlerEntry(const IrqHandlerEntry& e) override {
+    Mix(e.c, 13);
+    ++kinds["irq_entry"];
+    EXPECT_FALSE(e.name.empty());
+  }
+  void PushIrqHandlerExit(const IrqHandlerExit& e) override { Mix(e.c, 14), ++kinds["irq_exit"]; }
+  void PushSoftirq(const Softirq& e) override {
+    Mix(e.c, 15 + static_cast<uint64_t>(e.phase));
+    ++kinds["softirq"];
+    EXPECT_FALSE(e.name.empty());
+  }
+  void PushIrqVector(const IrqVector& e) override {
+    Mix(e.c, e.entry ? 18 : 19);
+    ++kinds["vector:" + std::string(e.name)];
+  }
+  void PushNmiHandler(const NmiHandler& e) override { Mix(e.c, 20), ++kinds["nmi"]; }
+  void PushSysEnter(const SysEnter& e) override { Mix(e.c, 21), ++kinds["sys_enter"]; }
+  void PushSysExit(const SysExit& e) override { Mix(e.c, 22), ++kinds["sys_exit"]; }
+  void PushPageFault(const PageFault& e) override { Mix(e.c, 23), ++kinds["page_fault"]; }
+  void PushLostEvents(const LostEvents& e) override {
+    EventCommon c;
+    c.ts = e.ts;
+    c.cpu = e.cpu;
+    Mix(c, 24);
+    ++lost_markers;
+  }
+  void PushOtherEvent(const EventCommon& c, int type) override {
+    Mix(c, 100 + static_cast<uint64_t>(type));
+    ++kinds["other"];
+  }
+};
+
+struct Replayed {
+  DecodeStats stats;
+  ChecksumSink sink;
+  std::string backend;
+};
+
+Replayed ReplayFile(const std::string& file, ReaderBackend backend) {
+  ReaderOptions opt;
+  opt.backend = backend;
+  auto reader = OpenTraceFile(file, opt);
+  Replayed out;
+  out.backend = reader->backend_name();
+  out.stats = DecodeTrace(*reader, out.sink);
+  return out;
+}
+
+TEST(TraceFileReader, FastPathMatchesLibtracecmdOnV6Fixture) {
+  const std::string file = kFixtures + "small_v6.dat";
+  Replayed fast = ReplayFile(file, ReaderBackend::kFastV6);
+  Replayed lib = ReplayFile(file, ReaderBackend::kLibTracecmd);
+  EXPECT_EQ(fast.backend, "fast-v6");
+  EXPECT_EQ(lib.backend, "libtracecmd");
+  EXPECT_GT(fast.stats.events, 1000u);
+  EXPECT_EQ(fast.stats.events, lib.stats.events);
+  EXPECT_EQ(fast.stats.events_per_cpu, lib.stats.events_per_cpu);
+  EXPECT_EQ(fast.stats.events_per_type, lib.stats.events_per_type);
+  EXPECT_EQ(fast.stats.first_ts, lib.stats.first_ts);
+  EXPECT_EQ(fast.stats.last_ts, lib.stats.last_ts);
+  EXPECT_EQ(fast.stats.lost_gaps_per_cpu, lib.stats.lost_gaps_per_cpu);
+  EXPECT_EQ(fast.sink.kinds, lib.sink.kinds);
+  EXPECT_EQ(fast.sink.sum, lib.sink.sum);
+  EXPECT_TRUE(fast.stats.anomalies.empty());
+  EXPECT_GT(fast.sink.kinds["switch"], 50u);
+  EXPECT_GT(fast.sink.kinds["sys_enter"], 100u);
+}
+
+TEST(TraceFileReader, V7CompressedDecodesThroughLibtracecmdLikeV6) {
+  Replayed v7 = ReplayFile(kFixtures + "small_v7_zstd.dat", ReaderBackend::kAuto);
+  Replayed v6 = ReplayFile(kFixtures + "small_v6.dat", ReaderBackend::kAuto);
+  EXPECT_EQ(v7.backend, "libtracecmd");
+  EXPECT_EQ(v6.backend, "fast-v6");
+  EXPECT_EQ(v7.stats.events, v6.stats.events);
+  EXPECT_EQ(v7.stats.events_per_type, v6.stats.events_per_type);
+  EXPECT_EQ(v7.sink.sum, v6.sink.sum);
+  EXPECT_THROW(OpenTraceFile(kFixtures + "small_v7_zstd.dat", {ReaderBackend::kFastV6, ""}), Error);
+}
+
+TEST(TraceFileReader, HeaderMetadataOfV6Fixture) {
+  for (ReaderBackend b : {ReaderBackend::kFastV6, ReaderBackend::kLibTracecmd}) {
+    auto r = OpenTraceFile(kFixtures + "small_v6.dat", {b, ""});
+    SCOPED_TRACE(r->backend_name());
+    EXPECT_EQ(r->file_version(), 6);
+    EXPECT_EQ(r->cpus(), 2);
+    EXPECT_EQ(r->long_size(), 8);
+    EXPECT_EQ(r->page_size(), 4096u);
+    EXPECT_EQ(r->trace_clock(), "local");
+    EXPECT_EQ(r->buffer_name().rfind("cstool-fixture-", 0), 0u);
+    ASSERT_EQ(r->cpu_stats().size(), 2u);
+    EXPECT_GT(r->cpu_stats().at(0).overrun, 0u);
+    EXPECT_EQ(r->cpu_stats().at(1).overrun, 0u);
+    EXPECT_FALSE(r->recording_info().has_value());
+  }
+}
+
+TEST(TraceFileReader, LossesOfOverwrittenBufferAreReported) {
+  Replayed fast = ReplayFile(kFixtures + "small_v6.dat", ReaderBackend::kFastV6);
+  // CPU 0 overran (see the fixture's CPUSTAT); its first page says events were lost.
+  EXPECT_GE(fast.stats.lost_gaps_per_cpu[0], 1u);
+  EXPECT_EQ(fast.stats.lost_gaps_per_cpu[1], 0u);
+  EXPECT_EQ(fast.sink.lost_markers, fast.stats.lost_gaps_per_cpu[0]);
+}
+
+TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("cstool_sidecar_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "t.dat").string();
+  std::filesystem::copy_file(kFixtures + "small_v6.dat", file,
+                             std::filesystem::copy_options::overwrite_existing);
+  RecordingInfo info;
+  info.tool_version = "9.9";
+  info.target_pids = {42};
+  { std::ofstream(file + ".cstool.json") << nlohmann::json(info).dump(); }
+  for (ReaderBackend b : {ReaderBackend::kFastV6, ReaderBackend::kLibTracecmd}) {
+    auto r = OpenTraceFile(file, {b, ""});
+    ASSERT_TRUE(r->recording_info().has_value());
+    EXPECT_EQ(r->recording_info()->tool_version, "9.9");
+  }
+  { std::ofstream(file + ".cstool.json") << "{not json"; }
+  try {
+    OpenTraceFile(file);
+    ADD_FAILURE() << "no error for a bad sidecar";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(".cstool.json"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceFileReader, NotATraceFile) {
+  auto path = std::filesystem::temp_directory_path() / "cstool_not_trace.dat";
+  { std::ofstream(path) << "hello, this is not a trace file at all"; }
+  try {
+    OpenTraceFile(path.string());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a trace.dat file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(OpenTraceFile("/nonexistent/cstool.dat"), Error);
+}
+
+TEST(TraceFileReader, CpuStatAndClockParsing) {
+  CpuStatOption s;
+  ASSERT_TRUE(
+      ParseCpuStat("CPU: 3\nentries: 5\noverrun: 7\ncommit overrun: 1\nbytes: 0\n"
+                   "dropped events: 2\nread events: 9\n",
+                   &s));
+  EXPECT_EQ(s.cpu, 3);
+  EXPECT_EQ(s.entries, 5u);
+  EXPECT_EQ(s.overrun, 7u);
+  EXPECT_EQ(s.commit_overrun, 1u);
+  EXPECT_EQ(s.dropped, 2u);
+  EXPECT_EQ(s.read, 9u);
+  EXPECT_FALSE(ParseCpuStat("\nBuffer: foo\n\n", &s));
+  std::string name;
+  EXPECT_TRUE(ParseCpuStatBufferMarker("\nBuffer: foo\n\n", &name));
+  EXPECT_EQ(name, "foo");
+  EXPECT_EQ(ParseTraceClock("local global [mono] boot\n"), "mono");
+  EXPECT_EQ(ParseTraceClock("boot"), "boot");
+}
+
+}  // namespace
+}  // namespace cstool

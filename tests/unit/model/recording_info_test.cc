@@ -1,0 +1,28 @@
+#include "model/recording_info.h"
+
+#include <gtest/gtest.h>
+
+namespace cstool {
+namespace {
+
+TEST(RecordingInfo, JsonRoundTripKeepsEveryField) {
+  RecordingInfo r;
+  r.tool_version = "0.1.0";
+  r.command = {"sleep", "1"};
+  r.target_pids = {42};
+  r.trace_clock = "mono";
+  r.start_ts = 10;
+  r.end_ts = 20;
+  r.cpus = {{0, 5, 1, 100, 3, 1, 7, 2}};
+  r.threads = {{43, 42, "worker"}};
+  r.missing_events = {"nmi:nmi_handler"};
+  r.child = {42, true, 0, 1, 2, 30, 40, 5, 6};
+  RecordingInfo back = nlohmann::json(r).get<RecordingInfo>();
+  EXPECT_EQ(nlohmann::json(back), nlohmann::json(r));
+  EXPECT_EQ(back.cpus[0].overrun, 7u);
+  EXPECT_EQ(back.child.exit_nivcsw, 40u);
+  EXPECT_EQ(back.TotalLostEvents(), 7u + 2u);  // max(lost 3, overrun 7) + dropped 2
+}
+
+}  // namespace
+}  // namespace cstool

@@ -1,0 +1,754 @@
+// Synthetic event sequences for every state-machine rule: each test scripts what the
+// kernel would emit and checks microstates (exact ns), causes and anomalies.
+#include "sched/state_machine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "tests/support/sim.h"
+
+namespace cstool::testing {
+namespace {
+
+using M = Microstate;
+
+#define EXPECT_TILED(sim)                           \
+  do {                                              \
+    std::string why;                                \
+    EXPECT_TRUE((sim).SumsToLifetime(&why)) << why; \
+  } while (0)
+
+// A thread born in the trace: fork -> wakeup_new -> runs -> read blocks -> woken -> exits.
+TEST(StateMachine, ForkedThreadFullLifecycle) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);  // parent 100 starts running
+  s.SysEnter(10, 0, 100, 56);  // clone
+  s.Fork(20, 0, 100, 101, /*thread=*/false);
+  s.Wake(25, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+  s.Switch(40, 1, 0, kR, 101);          // child switched in on CPU1: waited 20 ns
+  s.SysExit(45, 1, 101, 56);            // return from fork: sys 5 ns
+  s.SysEnter(60, 1, 101, kRead);        // user 15 ns
+  s.Switch(70, 1, 101, kS, 0);          // blocks in read: sys 10 ns
+  s.WakeBoth(100, 0, 100, 101, 1);      // sleep 30 ns; CPU1 idle: preempted at once
+  s.Switch(130, 1, 0, kR, 101);         // the kernel switched at the wakeup's clock: sys 30
+  s.SysExit(135, 1, 101, kRead);        // sys 5
+  s.SysEnter(140, 1, 101, kExitGroup);  // user 5
+  s.Exit(150, 1, 101);
+  s.Switch(160, 1, 101, kStateZombie, 0);  // sys 20 (140..160)
+  s.Free(200, 0, 100, 101);                // zombie 40, until reaped
+  s.Finish(300);
+
+  const ThreadReport& r = s.Report(101);
+  EXPECT_EQ(r.thread->first_ts, 20);
+  EXPECT_EQ(r.thread->end_ts, 200);
+  EXPECT_EQ(r.thread->tgid, 101);  // forked without CLONE_THREAD: its own process
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20);
+  EXPECT_EQ(s.Micro(101, M::kSys), 5 + 10 + 30 + 5 + 20);
+  EXPECT_EQ(r.placement.in_early_ns, 30);
+  EXPECT_EQ(s.Micro(101, M::kUser), 15 + 5);
+  EXPECT_EQ(s.Micro(101, M::kSleep), 30);
+  EXPECT_EQ(s.Micro(101, M::kZombie), 40);
+  EXPECT_EQ(s.Micro(101, M::kUnknown), 0);
+  EXPECT_EQ(r.voluntary, 2u);
+  EXPECT_EQ(r.involuntary, 0u);
+  EXPECT_EQ(s.Cause(101, "sleep:read"), 1u);
+  EXPECT_EQ(s.Cause(101, "exit"), 1u);
+  auto read = r.syscalls.at(kRead);
+  EXPECT_EQ(read.calls, 1u);
+  EXPECT_EQ(read.blocked, 1u);
+  EXPECT_EQ(read.time_ns, 75);
+  EXPECT_EQ(r.wakeups, 2u);  // wakeup_new and the read wakeup
+  EXPECT_TILED(s);
+}
+
+// An auto-reaped thread is switched out with X and is gone at once: no zombie time.
+TEST(StateMachine, ExitedThreadEndsAtItsFinalSwitch) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(1, 0, 100, 56);
+  s.Fork(10, 0, 100, 101, /*thread=*/true);
+  s.Switch(20, 1, 0, kR, 101);
+  s.SysExit(21, 1, 101, 56);
+  s.SysEnter(30, 1, 101, 60);  // exit
+  s.Exit(31, 1, 101);
+  s.Switch(35, 1, 101, kStateDead, 0);
+  s.Free(90, 0, 100, 101);  // RCU frees it much later
+  s.Finish(100);
+  const ThreadReport& r = s.Report(101);
+  EXPECT_EQ(r.thread->tgid, 100);
+  EXPECT_EQ(r.thread->end_ts, 35);
+  EXPECT_EQ(s.Micro(101, M::kZombie), 0);
+  EXPECT_EQ(s.Cause(101, "exit"), 1u);
+  EXPECT_EQ(r.syscalls.at(60).blocked, 0u);  // the final switch is not a block
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kFreeOfUnknownThread), 0u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, SleepKindFollowsSyscall) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysExit(1, 0, 10, kRead);  // resolves: it was inside read since the start
+  s.SysEnter(10, 0, 10, kFutex);
+  s.Switch(20, 0, 10, kS, 0);
+  s.WakeBoth(50, 1, 0, 10, 0, kFlagHardirq);
+  s.Switch(60, 0, 0, kR, 10);
+  s.SysExit(61, 0, 10, kFutex);
+  s.SysEnter(70, 0, 10, kPoll);
+  s.Switch(80, 0, 10, kS, 0);
+  s.WakeBoth(120, 1, 0, 10, 0);
+  s.Switch(130, 0, 0, kR, 10);
+  s.SysExit(131, 0, 10, kPoll);
+  s.SysEnter(140, 0, 10, kRead);
+  s.Switch(150, 0, 10, kD, 0);
+  s.WakeBoth(190, 1, 0, 10, 0);
+  s.Switch(200, 0, 0, kR, 10);
+  s.Finish(210);
+
+  EXPECT_EQ(s.Micro(10, M::kSleepFutex), 30);
+  EXPECT_EQ(s.Micro(10, M::kSleepPoll), 40);
+  EXPECT_EQ(s.Micro(10, M::kSleepUninterruptible), 40);
+  // Each wakeup finds CPU0 idle: the kernel switches at its clock, no run delay.
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Report(10).placement.in_early_ns, 10 + 10 + 10);
+  EXPECT_EQ(s.Cause(10, "sleep:futex"), 1u);
+  EXPECT_EQ(s.Cause(10, "sleep:poll"), 1u);
+  EXPECT_EQ(s.Cause(10, "sleep:read"), 1u);
+  // Running from the first event (0) to the sys_exit at 1 was inside read.
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+  EXPECT_EQ(s.Report(10).syscalls.at(kRead).calls, 1u);  // the one entered in the trace
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, PageFaultSleepOutsideSyscallIsPaging) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Fault(10, 0, 10);
+  s.Switch(20, 0, 10, kD, 0);
+  s.WakeBoth(70, 1, 0, 10, 0);
+  s.Switch(80, 0, 0, kR, 10);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
+  EXPECT_EQ(s.Cause(10, "sleep:fault"), 1u);
+  EXPECT_EQ(s.Report(10).voluntary, 1u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, SleepOutsideSyscallWithoutFaultIsKernel) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Switch(20, 0, 10, kS, 0);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 80);
+  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
+}
+
+TEST(StateMachine, StoppedThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Switch(20, 0, 10, kStateStopped, 0);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kStopped), 80);
+  EXPECT_EQ(s.Cause(10, "stop"), 1u);
+  EXPECT_EQ(s.Report(10).voluntary, 1u);
+}
+
+TEST(StateMachine, YieldIsInvoluntaryWithYieldCause) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(10, 0, 10, kSchedYield);
+  s.Switch(20, 0, 10, kR, 11);
+  s.SysEnter(25, 0, 11, kSchedYield);
+  s.Switch(30, 0, 11, kR, 10);
+  s.SysExit(31, 0, 10, kSchedYield);
+  s.Finish(40);
+  EXPECT_EQ(s.Report(10).involuntary, 1u);
+  EXPECT_EQ(s.Report(10).voluntary, 0u);
+  EXPECT_EQ(s.Cause(10, "yield"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kOther), 1u);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 10);
+  EXPECT_EQ(s.Cause(11, "yield"), 1u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, YieldWithNothingElseRunnableIsNoSwitch) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(10, 0, 10, kSchedYield);
+  s.SysExit(12, 0, 10, kSchedYield);
+  s.Finish(20);
+  EXPECT_EQ(s.Report(10).voluntary + s.Report(10).involuntary, 0u);
+  auto y = s.Report(10).syscalls.at(kSchedYield);
+  EXPECT_EQ(y.calls, 1u);
+  EXPECT_EQ(y.blocked, 0u);
+  EXPECT_EQ(y.time_ns, 2);
+}
+
+TEST(StateMachine, WakeupPreemptionOnSameCpu) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.WakeBoth(10, 0, 10, 11, 0);         // 10 wakes 11 on its own CPU
+  s.Tick(11, 0, 10, kFlagNeedResched);  // the next event shows need-resched
+  s.SysExit(12, 0, 10, kWrite, kFlagNeedResched);
+  s.Switch(13, 0, 10, kR, 11);  // preempted on the way back to user
+  s.Finish(20);
+  EXPECT_EQ(s.Cause(10, "preempt:wakeup"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kSyscallReturn), 1u);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 3);
+  EXPECT_EQ(s.Report(10).involuntary, 1u);
+}
+
+TEST(StateMachine, WakeupFromIrqPreemptsWithIrqCause) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.IrqEntry(10, 0, 10);
+  s.WakeBoth(11, 0, 10, 11, 0, kFlagHardirq);
+  s.IrqExit(12, 0, 10, 24, kFlagHardirq | kFlagNeedResched);
+  s.Switch(13, 0, 10, kR, 11);
+  s.Finish(20);
+  EXPECT_EQ(s.Cause(10, "preempt:irq"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kIrqReturn), 1u);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 2);
+  auto& irqs = s.Report(10).irqs;
+  ASSERT_EQ(irqs.size(), 1u);
+  EXPECT_EQ(*irqs.begin()->first, "irq:24 virtio0");
+  EXPECT_EQ(irqs.begin()->second.count, 1u);
+  EXPECT_EQ(irqs.begin()->second.time_ns, 2);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, TickPreemption) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Vector(100, 0, 10, true);
+  s.Vector(104, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedReschedLazy);
+  s.Switch(105, 0, 10, kR, 11);
+  s.Finish(110);
+  EXPECT_EQ(s.Cause(10, "preempt:tick"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kIrqReturn), 1u);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 4);
+  EXPECT_EQ(s.Micro(10, M::kUser), 1 + 98 + 1);
+  EXPECT_EQ(s.Report(10).irqs.begin()->second.count, 1u);
+}
+
+TEST(StateMachine, HrtimerWakeupInsideTickIsIrqNotTick) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Vector(100, 0, 10, true);
+  s.WakeBoth(101, 0, 10, 11, 0, kFlagHardirq);
+  s.Vector(104, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedResched);
+  s.Switch(105, 0, 10, kR, 11);
+  s.Finish(110);
+  EXPECT_EQ(s.Cause(10, "preempt:irq"), 1u);
+}
+
+TEST(StateMachine, RemoteWakeupPreemptsTargetCpu) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);  // victim on CPU0
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(0, 1, 0, kR, 20);  // waker on CPU1
+  s.SysEnter(3, 1, 20, kWrite);
+  s.WakeBoth(10, 1, 20, 11, 0);  // wakes 11 onto CPU0: reschedule IPI there
+  s.Vector(12, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Vector(13, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Switch(14, 0, 10, kR, 11);
+  s.Finish(20);
+  EXPECT_EQ(s.Cause(10, "preempt:wakeup"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kIrqReturn), 1u);
+  // CPU0 showed need-resched after the wakeup: the skipped clock update puts the switch
+  // at the wakeup (10), for the victim and the wakee alike.
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(11, M::kUnknown), 10 + 10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 20 - 10);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 4);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 4);
+}
+
+TEST(StateMachine, KernelPreemptionIsRPlus) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.WakeBoth(5, 0, 10, 11, 0);
+  s.Switch(6, 0, 10, kR, 11, /*preempt=*/true);
+  s.Switch(20, 0, 11, kS, 10);
+  s.Finish(30);
+  EXPECT_EQ(s.Cause(10, "preempt:wakeup"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kKernel), 1u);
+  // Still in write while waiting and after: sys time continues.
+  EXPECT_EQ(s.Micro(10, M::kSys), 5 + 10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 14);
+}
+
+TEST(StateMachine, MigrationThreadPreemption) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(10, 0, 10, kR, 15, false, "migration/0");
+  s.Finish(20);
+  EXPECT_EQ(s.Cause(10, "preempt:migration"), 1u);
+}
+
+TEST(StateMachine, PreemptionWithNoEvidenceIsUnknown) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Tick(5, 0, 10, 0);
+  s.Switch(10, 0, 10, kR, 11);
+  s.Finish(20);
+  EXPECT_EQ(s.Cause(10, "preempt:unknown"), 1u);
+  EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kOther), 1u);
+}
+
+TEST(StateMachine, RunningAtStartResolvedAsUserBySysEnter) {
+  Sim s;
+  s.Tick(0, 0, 10, 0);  // first event: 10 is running, user/sys not known
+  s.IrqEntry(5, 0, 10);
+  s.IrqExit(7, 0, 10);
+  s.SysEnter(20, 0, 10, kWrite);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kUser), 5 + 13);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 2);
+  EXPECT_EQ(s.Micro(10, M::kSys), 10);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, RunningAtStartResolvedAsSysBySysExit) {
+  Sim s;
+  s.Tick(0, 0, 10, 0);
+  s.SysExit(20, 0, 10, kRead);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kSys), 20);
+  EXPECT_EQ(s.Micro(10, M::kUser), 10);
+  auto read = s.Report(10).syscalls.at(kRead);
+  EXPECT_EQ(read.calls, 0u);  // entered before the trace
+  EXPECT_EQ(read.time_ns, 20);
+}
+
+TEST(StateMachine, RunningAtStartResolvedAsUserByPlainRPreemption) {
+  Sim s;
+  s.Tick(0, 0, 10, 0);
+  s.Vector(10, 0, 10, true);
+  s.Vector(12, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedResched);
+  s.Switch(13, 0, 10, kR, 11);
+  s.Finish(20);
+  EXPECT_EQ(s.Micro(10, M::kUser), 11);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 7);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+}
+
+TEST(StateMachine, SleepingAtStartIsUnknownUntilWoken) {
+  Sim s;
+  s.Tick(0, 0, 20, 0);
+  s.SysEnter(1, 0, 20, kWrite);
+  s.WakeBoth(30, 0, 20, 10, 1);  // 10 first appears being woken
+  s.Switch(35, 1, 0, kR, 10);
+  s.SysExit(36, 1, 10, kFutex);
+  s.Finish(40);
+  EXPECT_EQ(s.Report(10).thread->first_ts, 0);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 30);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 5);
+  EXPECT_EQ(s.Micro(10, M::kSys), 1);
+  EXPECT_EQ(s.Micro(10, M::kUser), 4);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, PendingSleepCauseResolvedBySysExit) {
+  Sim s;
+  s.Tick(0, 0, 10, 0);         // running, user/sys unknown
+  s.Switch(10, 0, 10, kS, 0);  // blocks: in which syscall?
+  s.WakeBoth(50, 1, 0, 10, 0, kFlagHardirq);
+  s.Switch(60, 0, 0, kR, 10);
+  s.SysExit(62, 0, 10, kFutex);  // ... futex, since before the trace began
+  s.Finish(70);
+  EXPECT_EQ(s.Micro(10, M::kSys), 10 + 10 + 2);  // CPU0 idle: switched in at the wakeup (50)
+  EXPECT_EQ(s.Micro(10, M::kSleepFutex), 40);
+  EXPECT_EQ(s.Micro(10, M::kUser), 8);
+  EXPECT_EQ(s.Cause(10, "sleep:futex"), 1u);
+  EXPECT_EQ(s.Report(10).syscalls.at(kFutex).blocked, 1u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, NeverResolvedRunningTimeIsUnknown) {
+  Sim s;
+  s.Tick(0, 0, 10, 0);
+  s.Switch(10, 0, 10, kS, 0);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 30);
+  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);  // released at the end, unresolved
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, NoSyscallEventsMeansOnCpuIsUser) {
+  TraceCapabilities caps;
+  caps.syscalls = false;
+  Sim s(caps);
+  s.Tick(0, 0, 10, 0);
+  s.Switch(10, 0, 10, kS, 0);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kUser), 10);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 20);
+}
+
+TEST(StateMachine, TidReuseMakesANewThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(1, 0, 100, 56);
+  s.Fork(10, 0, 100, 101, false);
+  s.Exit(20, 1, 101);
+  s.Switch(21, 1, 101, kStateDead, 0);
+  s.Free(30, 0, 100, 101);
+  s.Fork(40, 0, 100, 101, false);  // the same tid again
+  s.Finish(50);
+  int n = 0;
+  for (const ThreadReport& r : s.model().threads)
+    if (r.thread && r.thread->tid == 101) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kTidReusedWithoutFree), 0u);
+  EXPECT_EQ(s.Report(101).thread->first_ts, 40);
+  EXPECT_EQ(s.Report(101).Lifetime(), 10);
+  EXPECT_EQ(s.Report(101).thread->tgid, 101);  // a new process, not a thread
+  EXPECT_TILED(s);
+}
+
+// A task's own events are matched to the CPU's current thread without a tid lookup;
+// once that thread is freed, its reused tid is a different thread.
+TEST(StateMachine, AReusedTidIsNotTheCpusFreedCurrentThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Free(5, 1, 0, 10);          // freed while CPU 0 still believes it runs it
+  s.Fork(6, 1, 20, 10, false);  // tid 10 again: a new process
+  s.SysExit(8, 0, 10, 56);      // its first event (clone returning), on CPU 0
+  s.Finish(20);
+  const Thread* old_thread = nullptr;
+  const Thread* new_thread = nullptr;
+  for (const ThreadReport& r : s.model().threads)
+    if (r.thread && r.thread->tid == 10)
+      (r.thread->first_ts == 6 ? new_thread : old_thread) = r.thread;
+  ASSERT_NE(old_thread, nullptr);
+  ASSERT_NE(new_thread, nullptr);
+  EXPECT_EQ(old_thread->end_ts, 5);
+  EXPECT_EQ(s.Report(10).thread, new_thread);
+  EXPECT_EQ(new_thread->times[static_cast<size_t>(M::kUser)], 12);  // 8..20 on CPU 0
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, LostEventsFlagThreadsOfThatCpu) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 20);
+  s.Lost(50, 1, 7);
+  s.Tick(51, 1, 20, 0);
+  s.Finish(60);
+  EXPECT_FALSE(s.Report(10).thread->lost_touched);
+  EXPECT_TRUE(s.Report(20).thread->lost_touched);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kLostEvents), 7u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, SoftirqAndNmiStealTime) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Soft(10, 0, 10, true);
+  s.Soft(15, 0, 10, false);
+  s.Nmi(30, 0, 10, 4);
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(10, M::kSoftirq), 5);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 4);
+  EXPECT_EQ(s.Micro(10, M::kUser), 1 + 8 + 11 + 10);
+  EXPECT_EQ(s.Report(10).irqs.size(), 2u);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, SwitchInWithoutWakeupCountsAsWaitingForCpu) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(10, 0, 10, kS, 11);  // signal pending: stays runnable, no wakeup comes
+  s.Switch(30, 0, 11, kS, 10);
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 20);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 0);
+  EXPECT_EQ(s.Report(10).voluntary, 1u);  // the kernel counts it voluntary
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 1u);
+}
+
+TEST(StateMachine, SwitchOutOfNonCurrentIsCounted) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(10, 0, 12, kS, 0);  // 12 was never switched in on CPU0
+  s.Finish(20);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 1u);
+}
+
+TEST(StateMachine, TrackingFollowsForksOfRootPids) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {100};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(1, 0, 100, 56);
+  s.Fork(10, 0, 100, 101, true);
+  s.Switch(20, 1, 0, kR, 300);  // someone else
+  s.Finish(30);
+  EXPECT_TRUE(s.Report(100).thread->tracked);
+  EXPECT_TRUE(s.Report(101).thread->tracked);
+  EXPECT_FALSE(s.Report(300).thread->tracked);
+}
+
+TEST(StateMachine, WakeupOfRunningThreadChangesNothing) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kFutex);
+  s.WakeBoth(5, 1, 0, 10, 0);  // woken before it managed to sleep
+  s.SysExit(8, 0, 10, kFutex);
+  s.Finish(10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(10, M::kSys), 7);
+  EXPECT_EQ(s.Report(10).wakeups, 0u);
+}
+
+// The kernel's run delay starts when sched_wakeup's enqueue happens, not at
+// sched_waking: the window keeps the part before the enqueue apart for --check.
+TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(2, 0, 10, kS, 11);
+  s.Wake(100, 0, 11, 10, 0);                          // waking: runnable
+  s.Wake(103, 0, 11, 10, 0, 0, WakeupKind::kWakeup);  // queued 3 ns later
+  s.Wake(104, 0, 11, 10, 0, 0, WakeupKind::kWakeup);  // a second wakeup: nothing
+  s.Switch(110, 0, 11, kR, 10, /*preempt=*/true);     // waited 10 ns
+  s.Switch(120, 0, 10, kS, 11);                       // sleeps again
+  s.Wake(200, 1, 0, 10, 0, 0, WakeupKind::kWakeup);   // no sched_waking this time
+  s.Switch(205, 0, 11, kR, 10, /*preempt=*/true);     // waited 5 ns, all queued
+  s.Finish(300);
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 15);
+  EXPECT_EQ(w.wait_cpu_ns, 15 + s.Micro(10, M::kWaitCpuPreempted));
+  EXPECT_EQ(w.wait_unqueued_ns, 3);
+  EXPECT_EQ(w.QueuedWaitNs(), w.wait_cpu_ns - 3);
+}
+
+// A CPU's clock stepping back (a damaged or merged file) is named, once per step; the
+// other CPU's earlier timestamps are not a step back.
+TEST(StateMachine, TimeGoingBackwardsOnACpuIsCounted) {
+  Sim s;
+  s.Switch(100, 0, 0, kR, 10);
+  s.SysEnter(110, 0, 10, kRead);
+  s.Switch(50, 1, 0, kR, 11);    // CPU 1 starts earlier: fine
+  s.SysExit(105, 0, 10, kRead);  // CPU 0 steps back 5 ns
+  s.Finish(200);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kTimeBackwards), 1u);
+}
+
+// A damaged record's absurd target CPU is ignored, not used to size per-CPU state.
+TEST(StateMachine, AbsurdWakeupTargetCpuIsIgnored) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(2, 0, 10, kS, 11);
+  s.Wake(10, 0, 11, 10, INT32_MAX, 0, WakeupKind::kWakeup);
+  s.Switch(20, 0, 11, kR, 10, /*preempt=*/true);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 10);
+  EXPECT_EQ(s.Report(10).thread->cpu, 0);
+}
+
+// The kernel switch instant: a wakeup that finds need-resched set skips the next clock
+// update, so the kernel switches at the wakeup's clock; a later clock update (the tick)
+// moves that instant; without need-resched the switch is where the trace shows it.
+TEST(StateMachine, SkippedClockUpdatePlacesTheSwitchAtTheWakeup) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.Wake(20, 0, 10, 11, 0, 0, WakeupKind::kWaking);
+  s.Wake(21, 0, 10, 11, 0, kFlagNeedResched, WakeupKind::kWakeup);
+  s.SysExit(25, 0, 10, kWrite);
+  s.Switch(30, 0, 10, kR, 11);
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(10, M::kSys), 21 - 1);  // its run ends at the wakeup's clock
+  EXPECT_EQ(s.Micro(10, M::kUser), 1);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 40 - 21);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 1);  // waking .. wakeup
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 30 - 21);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 30 - 21);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, TickAfterTheWakeupMovesTheSwitchInstant) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.WakeBoth(20, 0, 10, 11, 0, kFlagNeedResched);
+  s.Vector(26, 0, 10, true, "local_timer", kFlagHardirq | kFlagNeedResched);  // rq clock: 26
+  s.Vector(27, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedResched);
+  s.Switch(30, 0, 10, kR, 11);
+  s.Finish(40);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 30 - 26);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 30 - 26);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 26 - 20);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, NoSkipWithoutNeedResched) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.WakeBoth(20, 1, 0, 11, 0, kFlagHardirq);  // from CPU1; CPU0 never shows need-resched
+  s.Switch(30, 0, 10, kS, 11);                // 10 blocks on its own
+  s.Finish(40);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 10);
+  EXPECT_EQ(s.Micro(10, M::kSys), 29);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 0);
+  EXPECT_TILED(s);
+}
+
+// With sched_stat_runtime, the kernel's own increments place the switches: the first
+// one of a run is measured from the switch-in, and the run ends where they add up to.
+TEST(StateMachine, RuntimeIncrementsPlaceBothSwitches) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(5, 0, 10, kS, 0);
+  s.WakeBoth(20, 0, 0, 10, 0, kFlagHardirq | kFlagNeedResched);  // CPU0 idle
+  s.Switch(30, 0, 0, kR, 10);  // model: switched in at 20; the kernel says 24
+  s.SysExit(32, 0, 10, kRead);
+  s.StatRuntime(40, 0, 10, 16);  // 40 - 16 = 24
+  s.SysEnter(50, 0, 10, kWrite);
+  s.WakeBoth(54, 0, 10, 11, 0, kFlagNeedResched);  // the model's instant: 54
+  s.StatRuntime(59, 0, 10, 34);  // accounted up to 24 + 16 + 34 = 74, past the trace
+  s.Switch(61, 0, 10, kR, 11);   // preempted: the run ends at 74, clamped to 61
+  s.Finish(70);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 24 - 20);
+  EXPECT_EQ(r.placement.in_early_ns, 30 - 24);
+  EXPECT_EQ(r.placement.out_early_ns, 0);  // the increments reach the traced switch
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, RuntimeIncrementsEndAPreemptedRun) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.StatRuntime(10, 0, 10, 10);               // switched in at 0, accounted to 10
+  s.WakeBoth(20, 1, 0, 11, 0, kFlagHardirq);  // remote wakeup: rq clock 20
+  s.Tick(22, 0, 10, kFlagNeedResched);        // need-resched shows: skip at 20
+  s.StatRuntime(23, 1, 10, 13);               // a remote increment: accounted to 23
+  s.SysExit(25, 0, 10, kWrite);
+  s.Switch(30, 0, 10, kR, 11);  // the run ends at max(20, 23)
+  s.Finish(40);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kSys), 23 - 1);
+  EXPECT_EQ(s.Micro(10, M::kUser), 1);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 40 - 23);
+  EXPECT_EQ(r.placement.out_early_ns, 30 - 23);
+  EXPECT_TILED(s);
+}
+
+TEST(StateMachine, UntracedSwitchFromIdleIsPlacedAtTheWakeup) {
+  Sim s;
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(1, 1, 10, kRead);
+  s.Switch(5, 1, 10, kS, 0);
+  s.WakeBoth(20, 1, 0, 10, 1, kFlagHardirq | kFlagNeedResched);
+  s.SysExit(33, 1, 10, kRead);  // no sched_switch into it was traced
+  s.Finish(40);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.placement.untraced_switch_ins, 1u);
+  EXPECT_EQ(r.placement.in_early_ns, 33 - 20);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(10, M::kSys), 4 + (33 - 20));
+  EXPECT_TILED(s);
+}
+
+// An increment whose start is after the traced switch-in is not the run's first (that
+// one was done from an unfollowed task's context): the model's instant stands.
+TEST(StateMachine, LateFirstIncrementDoesNotMoveTheSwitchIn) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(2'000, 0, 10, 2'000);
+  s.Switch(3'000, 0, 10, kS, 20);                 // CPU0 stays busy with 20
+  s.WakeBoth(10'000, 1, 0, 10, 0, kFlagHardirq);  // no need-resched shows on CPU0
+  s.Switch(30'000, 0, 20, kS, 10);                // 20 blocks: a fresh clock
+  s.SysExit(31'000, 0, 10, kRead);
+  s.StatRuntime(100'000, 0, 10, 20'000);  // starts at 80'000: not from the switch
+  s.SysEnter(110'000, 0, 10, kRead);
+  s.StatRuntime(111'000, 0, 10, 11'000);
+  s.Switch(111'000, 0, 10, kS, 0);
+  s.Finish(120'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 30'000 - 10'000);
+  EXPECT_EQ(s.Report(10).placement.in_early_ns, 0);
+  EXPECT_TILED(s);
+}
+
+// A remote wakeup that preempts: its increment of the running task was done from an
+// unfollowed context, so the task's increments stop early; the reschedule IPI (with
+// need-resched set) shows about when the kernel accounted it last.
+TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // switched in at 0, accounted to 10'000
+  s.Vector(100'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Vector(101'000, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Switch(105'000, 0, 10, kR, 500);  // to an unfollowed task
+  s.Finish(110'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 100'000 - 2'000);  // to the IPI, less the lag bound
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 110'000 - 98'000);
+  EXPECT_TILED(s);
+}
+
+// A preemption whose last increment is missing: the next task's first increment tells
+// the clock both switched at.
+TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kWrite);
+  s.StatRuntime(50'000, 0, 10, 50'000);  // accounted to 50'000
+  s.WakeBoth(52'000, 1, 0, 11, 0, kFlagHardirq);
+  s.Switch(60'000, 0, 10, kR, 11);       // the model: at 50'000 (its increments' end)
+  s.StatRuntime(70'000, 0, 11, 15'000);  // 11 ran from 55'000: so did 10, until then
+  s.Finish(80'000);
+  EXPECT_EQ(s.Micro(10, M::kSys), 55'000 - 1'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 80'000 - 55'000);
+  EXPECT_EQ(s.Report(10).placement.out_early_ns, 60'000 - 55'000);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 60'000 - 55'000);
+  EXPECT_TILED(s);
+}
+
+}  // namespace
+}  // namespace cstool::testing
