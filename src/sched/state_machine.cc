@@ -69,6 +69,8 @@ constexpr int64_t kIncrementLagNs = 2000;
 // injection) takes a few microseconds; a last increment older than this was not that
 // wakeup's.
 constexpr int64_t kIpiLatencyNs = 20000;
+// The longest a reschedule IPI is taken as delayed behind need-resched showing.
+constexpr int64_t kMaxIpiDelayNs = 200000;
 // A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
 // not size the per-CPU table (the readers' own limit on CPUs is the same).
 constexpr int32_t kMaxCpuId = 1 << 16;
@@ -127,6 +129,7 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
 [[gnu::always_inline]] inline void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
   if ((flags & (kFlagNeedResched | kFlagNeedReschedLazy)) && !cpu.resched_seen) {
     cpu.resched_seen = true;
+    cpu.resched_seen_ts = cpu.last_ts;
     cpu.resched_origin = cpu.candidate;
     if (cpu.clock_skip_unconfirmed && (flags & kFlagNeedResched)) RequestClockSkip(cpu);
   }
@@ -425,7 +428,13 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   sw.prev = prev;
   sw.next = next;
   sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
-  const int64_t kernel_ts = KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev);
+  // An unfollowed prev's increments show only when a followed task's context did them:
+  // their sum tells its switch only when it is that recent (a wakeup's preemption).
+  const bool prev_accounted =
+      prev && (policy_.all || prev->tracked ||
+               (prev->run_start >= 0 && prev->run_start + prev->run_ns >= ts - kMaxIpiDelayNs));
+  const int64_t kernel_ts =
+      KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
   if (prev) {
     if (!prev->on_cpu) {
       // First sight, or its switch-in was lost: it ran until now.
@@ -591,7 +600,9 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
-  if (t.exit_accounting_pending) {
+  // An increment between the exit's start and the exit record (a tick: taskstats_exit()
+  // comes well into do_exit()) is in the record; the first one after it is not.
+  if (t.exit_accounting_pending && (t.exiting || t.exit_record_taken)) {
     // The first increment after the exit began: the kernel's previous update (its start)
     // is what the exit record holds; an update whose increment the trace lacks (done
     // from an unfollowed task's context) is caught by that start too.
@@ -619,7 +630,13 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
     // to less than this one's clock, which was read at most kIncrementLagNs before it.
-    t.run_ns = std::max(t.run_ns, e.c.ts - kIncrementLagNs - t.run_start);
+    // But while a clock skip is pending here (a wakeup that found need-resched set:
+    // PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after that), the
+    // increment of __schedule() is computed with the reused clock of that wakeup, not a
+    // fresh one: its clock is the skip's, and the increments are complete up to it.
+    const int64_t clock_ts =
+        cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+    t.run_ns = std::max(t.run_ns, clock_ts - kIncrementLagNs - t.run_start);
   } else {
     return;
   }
@@ -645,7 +662,12 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
 // increment is in the trace only when the waker is followed). When the running task's
 // increments stop well before the IPI, that one is missing: the kernel's accounting of
 // it reached (about) the IPI's time.
-void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ts) {
+void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
+  // The IPI waits while this CPU has interrupts off (a tick, up to ~60 us here); the
+  // wakeup read the clock before need-resched first showed here, when an event did.
+  const int64_t ts = cpu.resched_seen && cpu.resched_seen_ts >= ipi_ts - kMaxIpiDelayNs
+                         ? std::min(ipi_ts, cpu.resched_seen_ts)
+                         : ipi_ts;
   // For the runqueue-clock model: that wakeup updated the clock (about now, unless the
   // trace showed it) and, finding need-resched set, asked the next switch to reuse it.
   if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
@@ -768,7 +790,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // already show the need-resched this very wakeup set: note them after the candidate.
   Cpu& cpu = Enter(e.c, /*note_flags=*/false);
   const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
-  if (!from_irq && e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &EventThread(cpu, e.c.pid), e.c.ts);
+  if (!from_irq && e.c.pid != 0) {
+    Thread& waker = EventThread(cpu, e.c.pid);
+    MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
+    // A dying thread's first wakeup: taskstats_exit() waking the listener, right after
+    // it sampled the thread's accounting.
+    if (waker.exit_accounting_pending) waker.exit_record_taken = true;
+  }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
 

@@ -114,6 +114,7 @@ class StateMachine final : public EventSink {
     // what it was when an event first showed the flag set.
     CauseKind candidate = CauseKind::kPreemptUnknown;
     bool resched_seen = false;
+    int64_t resched_seen_ts = -1;  // the event that first showed it
     CauseKind resched_origin = CauseKind::kPreemptUnknown;
     LastEvent last_event = LastEvent::kOther;
     int64_t last_ts = 0;
