@@ -24,7 +24,7 @@ struct DecodeStats {
   uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
   int64_t first_ts = 0;                             // of the first data record (0 if none)
   int64_t last_ts = 0;
-  // Named decoding anomaly counters: "short_record", "bad_string",
+  // Named decoding anomaly counters (model/anomalies.h): "short_record", "bad_string",
   // "unknown_event_type" (a CPU's time going backwards is the state machine's
   // time_backwards). Zero counters are omitted.
   std::map<std::string, uint64_t> anomalies;

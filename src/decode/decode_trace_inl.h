@@ -9,6 +9,7 @@
 #include "decode/event_decoder.h"
 #include "decode/event_decoder_inl.h"
 #include "decode/merge.h"
+#include "model/anomalies.h"
 
 namespace cstool {
 
@@ -73,9 +74,11 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
     if (per_type[t] != 0) st.events_per_type[decoder.EventName(static_cast<int>(t))] += per_type[t];
   if (per_type_other != 0) st.events_per_type["unknown"] += per_type_other;
   const DecoderCounters& dc = decoder.counters();
-  if (dc.short_records != 0) st.anomalies["short_record"] = dc.short_records;
-  if (dc.bad_strings != 0) st.anomalies["bad_string"] = dc.bad_strings;
-  if (dc.unknown_type_ids != 0) st.anomalies["unknown_event_type"] = dc.unknown_type_ids;
+  if (dc.short_records != 0)
+    st.anomalies[std::string(NameOf(Anomaly::kShortRecord))] = dc.short_records;
+  if (dc.bad_strings != 0) st.anomalies[std::string(NameOf(Anomaly::kBadString))] = dc.bad_strings;
+  if (dc.unknown_type_ids != 0)
+    st.anomalies[std::string(NameOf(Anomaly::kUnknownEventType))] = dc.unknown_type_ids;
   st.missing_events = decoder.missing_events();
   return st;
 }

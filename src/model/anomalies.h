@@ -1,5 +1,7 @@
 // Named anomaly counters (Perfetto's stats table): every surprise in the trace is
-// counted here and printed by the report, never dropped silently.
+// counted here and printed by the report, never dropped silently. One table holds each
+// kind's name, severity and description; --explain-anomalies and the man page say the
+// same thing.
 #pragma once
 
 #include <array>
@@ -8,32 +10,86 @@
 
 namespace cstool {
 
+// What an anomaly means for the numbers:
+//  info:      the trace and the model parted; the model corrected itself, nothing is lost.
+//  data_loss: events are missing; the times around them are estimates.
+//  error:     the file itself is damaged; records were skipped.
+enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
+
+// X(enumerator, name, severity, description)
+#define CSTOOL_ANOMALIES(X)                                                                    \
+  X(kSwitchOutNotCurrent, "switch_out_not_current", kInfo,                                     \
+    "a switch-out of a task other than the CPU's believed current one (a filtered or lost "    \
+    "switch between others); the CPU's current task is corrected")                             \
+  X(kMissingSwitchFromIdle, "missing_switch_from_idle", kInfo,                                 \
+    "a task ran on a CPU last seen idle with no sched_switch recorded (the kernel omits some " \
+    "idle-to-task switches); the switch is placed where the kernel's accounting puts it")      \
+  X(kSwitchInWithoutWakeup, "switch_in_without_wakeup", kInfo,                                 \
+    "switched in while believed asleep and no wakeup was seen (a pending signal kept it "      \
+    "runnable); its wait counts as waiting for a CPU")                                         \
+  X(kSwitchInAlreadyOnCpu, "switch_in_already_on_cpu", kInfo,                                  \
+    "switched in while believed running on another CPU (its switch-out there was filtered or " \
+    "lost); the old run is ended at the new switch")                                           \
+  X(kEventFromSleepingThread, "event_from_sleeping_thread", kInfo,                             \
+    "an event in the context of a thread believed asleep (its switch-in was not recorded); "   \
+    "it is taken as running from that event")                                                  \
+  X(kTimeBackwards, "time_backwards", kError,                                                  \
+    "a CPU's timestamps went backwards; the event is taken at the last time seen")             \
+  X(kIrqExitWithoutEntry, "irq_exit_without_entry", kInfo,                                     \
+    "an interrupt exit with no open entry (the trace began inside the interrupt)")             \
+  X(kIrqExitMismatch, "irq_exit_mismatch", kInfo,                                              \
+    "an interrupt exit of another kind than the open entry (an entry was lost)")               \
+  X(kSysExitWithoutEnter, "sys_exit_without_enter", kInfo,                                     \
+    "a syscall exit whose entry was not seen (the trace began inside the syscall)")            \
+  X(kSysEnterWhileInSyscall, "sys_enter_while_in_syscall", kInfo,                              \
+    "a syscall entry while already inside one (the exit was not seen)")                        \
+  X(kTidReusedWithoutFree, "tid_reused_without_free", kInfo,                                   \
+    "a thread id reappeared as a new thread before the old one was freed")                     \
+  X(kFreeOfUnknownThread, "free_of_unknown_thread", kInfo,                                     \
+    "sched_process_free of a thread the trace never showed")                                   \
+  X(kPendingResolutionOverflow, "pending_resolution_overflow", kInfo,                          \
+    "a thread running since before the trace never showed whether it was in a syscall; its "   \
+    "held time is counted as unknown")                                                         \
+  X(kLostEvents, "lost_events", kDataLoss,                                                     \
+    "the ring buffer dropped events (a gap on a CPU); threads it may touch are marked !")      \
+  X(kShortRecord, "short_record", kError,                                                      \
+    "a record shorter than its event format; its fields were not read")                        \
+  X(kBadString, "bad_string", kError, "a string field pointing outside its record")            \
+  X(kUnknownEventType, "unknown_event_type", kError,                                           \
+    "a record whose event id the file's formats do not define")
+
 enum class Anomaly : uint8_t {
-  kSwitchOutNotCurrent,        // sched_switch prev was not the task we believed current
-  kMissingSwitchFromIdle,      // a task ran on a CPU we saw go idle, with no switch recorded
-  kSwitchInWithoutWakeup,      // switched in while we believed it asleep (signal pending, or lost)
-  kSwitchInAlreadyOnCpu,       // switched in while we believed it running on another CPU
-  kEventFromSleepingThread,    // an event ran in the context of a thread believed asleep
-  kTimeBackwards,              // a CPU's timestamps went backwards
-  kIrqExitWithoutEntry,        // an interrupt exit with no open entry (trace began inside it)
-  kIrqExitMismatch,            // an interrupt exit of another kind than the open entry
-  kSysExitWithoutEnter,        // sys_exit of a syscall whose enter was not seen
-  kSysEnterWhileInSyscall,     // sys_enter while already inside a syscall
-  kTidReusedWithoutFree,       // a tid reappeared before its old thread was freed
-  kFreeOfUnknownThread,        // sched_process_free of a thread never seen
-  kPendingResolutionOverflow,  // user/sys of an already-running thread never became known
-  kLostEvents,                 // gaps reported by the ring buffer
-  kCount
+#define CSTOOL_ANOMALY_ENUM(e, name, severity, description) e,
+  CSTOOL_ANOMALIES(CSTOOL_ANOMALY_ENUM)
+#undef CSTOOL_ANOMALY_ENUM
+      kCount
 };
 
-inline constexpr std::array<std::string_view, static_cast<size_t>(Anomaly::kCount)> kAnomalyNames =
-    {"switch_out_not_current",      "missing_switch_from_idle",
-     "switch_in_without_wakeup",    "switch_in_already_on_cpu",
-     "event_from_sleeping_thread",  "time_backwards",
-     "irq_exit_without_entry",      "irq_exit_mismatch",
-     "sys_exit_without_enter",      "sys_enter_while_in_syscall",
-     "tid_reused_without_free",     "free_of_unknown_thread",
-     "pending_resolution_overflow", "lost_events"};
+struct AnomalyInfo {
+  std::string_view name;
+  AnomalySeverity severity;
+  std::string_view description;
+};
+
+inline constexpr std::array<AnomalyInfo, static_cast<size_t>(Anomaly::kCount)> kAnomalies = {{
+#define CSTOOL_ANOMALY_INFO(e, name, severity, description) \
+  {name, AnomalySeverity::severity, description},
+    CSTOOL_ANOMALIES(CSTOOL_ANOMALY_INFO)
+#undef CSTOOL_ANOMALY_INFO
+}};
+
+constexpr const AnomalyInfo& InfoOf(Anomaly a) { return kAnomalies[static_cast<size_t>(a)]; }
+constexpr std::string_view NameOf(Anomaly a) { return InfoOf(a).name; }
+constexpr std::string_view NameOf(AnomalySeverity s) {
+  constexpr std::array<std::string_view, 3> kNames = {"info", "data_loss", "error"};
+  return kNames[static_cast<size_t>(s)];
+}
+// The entry named `name`, or nullptr.
+constexpr const AnomalyInfo* FindAnomaly(std::string_view name) {
+  for (const AnomalyInfo& info : kAnomalies)
+    if (info.name == name) return &info;
+  return nullptr;
+}
 
 class AnomalyCounters {
  public:
@@ -42,7 +98,7 @@ class AnomalyCounters {
   template <typename F>
   void ForEachNonZero(F&& f) const {
     for (size_t i = 0; i < counts_.size(); ++i)
-      if (counts_[i]) f(kAnomalyNames[i], counts_[i]);
+      if (counts_[i]) f(kAnomalies[i].name, counts_[i]);
   }
 
  private:

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "base/errors.h"
+#include "model/anomalies.h"
 #include "output/check_output.h"
 #include "output/output.h"
 
@@ -72,6 +73,10 @@ class TableOutput : public Output {
       os_ << "\n";
     }
     for (auto& d : t.anomaly_details) os_ << "  anomaly " << d << "\n";
+    if (!t.anomaly_details.empty())
+      for (auto& [name, n] : t.anomalies)
+        if (const AnomalyInfo* info = FindAnomaly(name))
+          os_ << fmt::format("  {} ({}): {}\n", name, NameOf(info->severity), info->description);
     if (!t.missing_events.empty()) {
       os_ << "MISSING EVENTS:";
       for (auto& e : t.missing_events) os_ << " " << e;

@@ -76,8 +76,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
       if (model.trace.anomaly_details.size() < kMaxDetails)
         model.trace.anomaly_details.push_back(
-            fmt::format("{}.{:09} cpu{} tid {} {}", ts / 1000000000, ts % 1000000000, cpu, tid,
-                        kAnomalyNames[static_cast<size_t>(a)]));
+            fmt::format("{}.{:09} cpu{}{} {}", ts / 1000000000, ts % 1000000000, cpu,
+                        tid >= 0 ? fmt::format(" tid {}", tid) : "", NameOf(a)));
     });
   }
   if (const auto& info = reader->recording_info()) {  // observers may read it

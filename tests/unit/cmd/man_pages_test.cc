@@ -1,4 +1,6 @@
-// Every option a subcommand's --help names must be documented in its man page.
+// Every option a subcommand's --help names, and every anomaly kind the report can
+// count, must be documented in the man pages.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "model/anomalies.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -52,6 +55,14 @@ TEST(ManPages, MainPageListsEverySubcommand) {
     EXPECT_NE(help.out.find(sub), std::string::npos);
     EXPECT_NE(page.find(std::string(".B ") + sub), std::string::npos) << sub;
   }
+}
+
+TEST(ManPages, ReportPageDescribesEveryAnomalyWithItsSeverity) {
+  std::string page = ManPageText("cstool-report");
+  for (const AnomalyInfo& info : kAnomalies)
+    EXPECT_NE(page.find(fmt::format(".BR {} \" ({})\"", info.name, NameOf(info.severity))),
+              std::string::npos)
+        << info.name << " is not described in man/cstool-report.1";
 }
 
 }  // namespace
