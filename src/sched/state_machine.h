@@ -12,13 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/tid_index.h"
 #include "model/anomalies.h"
 #include "model/events.h"
 #include "model/syscall_table.h"
+#include "sched/cause_attribution.h"
+#include "sched/irq_nesting.h"
 #include "sched/observer.h"
 #include "sched/thread.h"
-#include "sched/thread_groups.h"
+#include "sched/thread_tracker.h"
 
 namespace cstool {
 
@@ -32,13 +33,6 @@ struct TraceCapabilities {
   bool page_faults = true;  // exceptions:page_fault_*
   // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
   bool stat_runtime = false;
-};
-
-// Who the report is about: the recorded workload.
-struct TrackingPolicy {
-  bool all = true;                 // -a recordings and foreign files: every thread
-  std::vector<int32_t> root_pids;  // processes followed, with their descendants
-  std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
 };
 
 class StateMachine final : public EventSink {
@@ -91,31 +85,18 @@ class StateMachine final : public EventSink {
   void SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char state_letter,
                   int64_t syscall, int32_t cpu, int64_t ts);
 
-  const std::deque<Thread>& threads() const { return threads_; }
+  const std::deque<Thread>& threads() const { return threads_.threads(); }
   const AnomalyCounters& anomalies() const { return anomalies_; }
   int64_t first_ts() const { return first_ts_; }
   int64_t last_ts() const { return last_ts_; }
 
  private:
-  enum class LastEvent : uint8_t { kOther, kSysExit, kIrqExit };
-  struct IrqFrame {
-    IrqKind kind;
-    const std::string* name;
-    int64_t start;
-  };
   // Per-CPU context.
   struct Cpu {
     bool current_known = false;
     Thread* current = nullptr;  // null: idle (or unknown while !current_known)
-    std::array<IrqFrame, 16> irq_stack;
-    int irq_depth = 0;
-    int hardirq_depth = 0;  // hardirq + vector frames on the stack
-    // Need-resched: the latest thing that may have asked for a reschedule here, and
-    // what it was when an event first showed the flag set.
-    CauseKind candidate = CauseKind::kPreemptUnknown;
-    bool resched_seen = false;
-    int64_t resched_seen_ts = -1;  // the event that first showed it
-    CauseKind resched_origin = CauseKind::kPreemptUnknown;
+    IrqNesting irqs;
+    NeedResched resched;
     LastEvent last_event = LastEvent::kOther;
     int64_t last_ts = 0;
     // The runqueue clock as the kernel last updated it here (a wakeup queueing a task on
@@ -159,7 +140,6 @@ class StateMachine final : public EventSink {
   void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);
   void Resolve(Thread& t, int64_t syscall_or_none);
-  Microstate ResolvedState(const Thread& t, Microstate s, AbstractState a, int64_t syscall) const;
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);
   void RequestClockSkip(Cpu& cpu);
@@ -177,32 +157,19 @@ class StateMachine final : public EventSink {
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);
-  Microstate SleepState(uint16_t state_bits, const Thread& t, AbstractState* abstract) const;
-  SwitchCause VoluntaryCause(uint16_t state_bits, const Thread& t) const;
   void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
   void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);
-  const std::string* IrqName(int32_t irq, std::string_view name);
-  const std::string* VectorName(std::string_view name);
-  const std::string* SoftirqName(uint32_t vec, std::string_view name);
-  bool IsTrackedRoot(int32_t tid) const;
 
   const SyscallTable& syscalls_;
+  CauseAttribution causes_;
   TraceCapabilities caps_;
-  TrackingPolicy policy_;
+  const bool follow_all_;  // -a or a foreign file: every thread is the report's
   const std::vector<Observer*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
-  std::deque<Thread> threads_;
-  TidIndex by_tid_;                                 // tid -> internal id + 1 (0: none)
-  std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
-  std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
-  std::unordered_map<int32_t, uint64_t> clone_flags_;
-  ThreadGroups groups_;  // tgids the trace tells only later or only by relation
+  ThreadTracker threads_;
   std::vector<Cpu> cpus_;
   std::vector<PendingSwitch> pending_switches_;
-  std::unordered_map<int64_t, std::string> irq_names_;
-  std::unordered_map<std::string, std::string> vector_names_;
-  std::unordered_map<uint32_t, std::string> softirq_names_;
-  std::string nmi_name_ = "nmi";
+  IrqNames irq_names_;
   AnomalyCounters anomalies_;
   AnomalyLog anomaly_log_;
   int64_t cur_ts_ = 0;

@@ -1,0 +1,125 @@
+// The state machine's per-event helpers, inline in every file of the state machine
+// (they run for about every event), and the limits its rules share. Private to
+// sched/state_machine*.cc and the files that implement its parts.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "sched/state_machine.h"
+
+namespace cstool {
+
+constexpr size_t kMaxPendingSegments = 4096;
+constexpr size_t kMaxHeldSegments = 4096;
+// Between the runqueue clock read that an increment (sched_stat_runtime) is computed
+// with and the event itself: the enqueue and preemption check of a wakeup, or the start
+// of __schedule(); measured at 0.2-1.5 us on the reference VM. A larger gap between the
+// increments' sum and an increment's time means increments are missing.
+constexpr int64_t kIncrementLagNs = 2000;
+// From a wakeup on another CPU to its reschedule IPI's entry here: an IPI in a VM (exit,
+// injection) takes a few microseconds; a last increment older than this was not that
+// wakeup's.
+constexpr int64_t kIpiLatencyNs = 20000;
+// The longest a reschedule IPI is taken as delayed behind need-resched showing.
+constexpr int64_t kMaxIpiDelayNs = 200000;
+// A wakeup's target CPU comes from the record itself; a damaged file's absurd value must
+// not size the per-CPU table (the readers' own limit on CPUs is the same).
+constexpr int32_t kMaxCpuId = 1 << 16;
+
+// The first event that shows need-resched set tells what set it: the latest candidate.
+[[gnu::always_inline]] inline void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
+  if (cpu.resched.Note(flags, cpu.last_ts) && cpu.clock_skip_unconfirmed &&
+      (flags & kFlagNeedResched))
+    RequestClockSkip(cpu);
+}
+
+// Per event: keep this small and inlined (it runs for every record).
+[[gnu::always_inline]] inline StateMachine::Cpu& StateMachine::Enter(const EventCommon& c,
+                                                                     bool note_flags) {
+  if (first_ts_ < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) [[unlikely]]
+    FirstOnCpu(c);
+  Cpu& cpu = cpus_[c.cpu];
+  cur_ts_ = c.ts;
+  cur_cpu_ = c.cpu;
+  if (c.ts < cpu.last_ts) [[unlikely]]
+    Flag(Anomaly::kTimeBackwards, nullptr);
+  cpu.last_ts = c.ts;
+  if (c.ts > last_ts_) last_ts_ = c.ts;
+  if (note_flags) NoteFlags(cpu, c.flags);
+  return cpu;
+}
+
+// The thread of a task's own event (common_pid): almost always the CPU's current one.
+// Exactly what Lookup would return (the tid index still names it), without the lookup's
+// call and pointer chase.
+[[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
+                                                                std::string_view comm) {
+  Thread* cur = cpu.current;
+  if (cur && cur->tid == tid && threads_.Names(*cur)) [[likely]]
+    return *cur;
+  return Lookup(tid, comm);
+}
+
+// Whether `t` is already known to run on this CPU (then MarkOnCpu has nothing to do
+// but re-derive its running state, which the syscall handlers do anyway).
+[[gnu::always_inline]] inline bool StateMachine::RunsHere(const Cpu& cpu, int32_t cpu_id,
+                                                          const Thread& t) const {
+  return cpu.current == &t && cpu.current_known && t.on_cpu && t.cpu == cpu_id;
+}
+
+// Runs for about every event: the common case (syscall state known, no observer wants
+// segments, as in a plain report) stays inline; the rest is out of line.
+[[gnu::always_inline]] inline void StateMachine::EmitSegment(Thread& t, Microstate s,
+                                                             AbstractState a, int64_t start,
+                                                             int64_t end) {
+  if (end <= start) return;
+  if (t.held_from >= 0) [[unlikely]] {
+    if (t.held_segments.size() < kMaxHeldSegments) {
+      t.held_segments.push_back({s, a, start, end});
+      return;
+    }
+    FlushHeld(t);  // a very long run without the kernel's accounting: keep the model
+  }
+  EmitSegmentNow(t, s, a, start, end);
+}
+
+[[gnu::always_inline]] inline void StateMachine::EmitSegmentNow(Thread& t, Microstate s,
+                                                                AbstractState a, int64_t start,
+                                                                int64_t end) {
+  if (t.syscall == kSyscallUnknown) [[unlikely]] {
+    EmitUnresolvedSegment(t, s, a, start, end);
+    return;
+  }
+  Deliver(t, s, start, end);
+}
+
+[[gnu::always_inline]] inline void StateMachine::Deliver(Thread& t, Microstate s, int64_t start,
+                                                         int64_t end) {
+  t.times[static_cast<size_t>(s)] += end - start;
+  const std::vector<Observer*>& observers = On(Hook::kStateSegment);
+  if (!observers.empty()) [[unlikely]]
+    for (Observer* p : observers) p->OnStateSegment(t, s, start, end);
+}
+
+[[gnu::always_inline]] inline void StateMachine::Transition(Thread& t, Microstate next,
+                                                            AbstractState abstract, int64_t ts) {
+  EmitSegment(t, t.state, t.abstract, t.since, ts);
+  t.waking_unqueued = false;
+  t.state = next;
+  t.abstract = abstract;
+  t.since = ts;
+}
+
+// Re-derives the running thread's microstate after its syscall or the CPU's interrupt
+// nesting changed.
+[[gnu::always_inline]] inline void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
+  Thread* t = cpu.current;
+  if (!t || !t->on_cpu) return;
+  Microstate s = RunningState(*t, cpu);
+  AbstractState a = s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone;
+  if (s != t->state || a != t->abstract) Transition(*t, s, a, ts);
+}
+
+}  // namespace cstool

@@ -1,0 +1,300 @@
+// Switch placement: the kernel switch instant. Times follow the kernel's own accounting (exec
+// runtime, run delay), which stamps a switch with the runqueue clock. A wakeup that finds
+// need-resched set on the CPU it queues a task on asks the next __schedule() to skip the clock
+// update (rq_clock_skip_update()), so the kernel switches at the wakeup's clock, before the trace
+// shows the switch (the interrupt exit, idle exit and __schedule() in between):
+//
+//   CPU 0:  A running        sched_wakeup(B, need-resched)   ...   sched_switch A ==> B
+//   trace:  A on CPU ---------------------------------------------|  B on CPU ----->
+//   kernel: A on CPU --------|  B on CPU (exec runtime, no run delay) ------------->
+//                            ^ rq clock of the wakeup: the switch instant for A and B
+//
+// With sched_stat_runtime (the kernel's run-time increments, each computed with the
+// runqueue clock), the kernel's instants are read off the increments themselves:
+//
+//   trace:   switch-in ......... incr(r1) .... incr(r2) ....... sched_switch out
+//   kernel:  S = t(incr1) - r1 ---------------- S + r1 + r2 = E |
+//
+// so a running thread's segments are held (Thread::held_from) from the last accounted
+// instant until the next increment or its switch: the switch-in settles at the first
+// increment (SettleIn), the switch-out at E (RewindHeld; a preemption's E at the next
+// task's S, SettleOut). Without the increments a runqueue-clock model stands in: from a
+// skip-requesting wakeup on, the switch happens at that wakeup's clock (or a later
+// visible update: another wakeup queueing there, the tick). A switch the kernel did not
+// trace at all (an idle CPU picking up a woken task) is placed the same way. Per thread,
+// Thread::placement counts how far the kernel's instants are from the traced ones.
+#include <algorithm>
+#include <vector>
+
+#include "sched/state_machine.h"
+#include "sched/state_machine_inl.h"
+
+namespace cstool {
+
+// `t` starts running in state `s`: at `in_ts` as the runqueue clock model places the
+// switch, traced at `ts`. With the kernel's run-time increments in the trace, its first
+// one settles where in [in_ts, ts] the kernel switched it in; until then, and from each
+// increment to the next, its segments are held so that the switch-out can be placed.
+void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
+  SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
+  t.placement.in_early_ns += ts - in_ts;
+  t.run_start = -1;
+  t.run_ns = 0;
+  if (caps_.stat_runtime && t.held_from < 0) {
+    // The kernel may have switched it in before the model's instant too (a reused clock
+    // whose update the trace does not show), but not before its wait began: hold that.
+    t.held_from = t.since;
+    t.settle_in_before = {t.state, t.abstract, t.since, 0};
+    t.settle_in_run = {s, a, in_ts, 0};
+    t.settle_in_from = in_ts;
+    t.settle_in_to = ts;
+  }
+  Transition(t, s, a, in_ts);
+}
+
+// The held segments of `t` between `from` and `to` take the state of `as`.
+void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as) {
+  std::vector<Thread::Segment> held;
+  held.swap(t.held_segments);
+  for (const Thread::Segment& seg : held) {
+    const int64_t a = std::max(seg.start, from);
+    const int64_t b = std::min(seg.end, to);
+    if (a >= b) {
+      t.held_segments.push_back(seg);
+      continue;
+    }
+    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
+    t.held_segments.push_back({as.state, as.abstract, a, b});
+    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
+  }
+}
+
+// The kernel switched `t` in at `start` (within its settle window): what was held
+// before that was still the state it was in before.
+void StateMachine::SettleIn(Thread& t, int64_t start) {
+  // Between the model's instant and the kernel's, the earlier state or the run's first
+  // one takes over the other's stretch.
+  const int64_t from = std::min(start, t.settle_in_from);
+  const int64_t to = std::max(start, t.settle_in_from);
+  const Thread::Segment& fill = start > t.settle_in_from ? t.settle_in_before : t.settle_in_run;
+  RelabelHeld(t, from, to, fill);
+  if (t.since < to) {  // still in the run's first state, which began at the model's instant
+    t.held_segments.push_back({fill.state, fill.abstract, t.since, to});
+    t.since = to;
+  }
+  t.placement.in_early_ns -= start - t.settle_in_from;
+  t.settle_in_from = -1;
+}
+
+// Whatever is held becomes final as it is (the model's switch-in stays).
+void StateMachine::FlushHeld(Thread& t) {
+  if (t.exit_accounting_pending) {  // no increment came after the exit began
+    t.accounted_at_exit = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+    t.exit_accounting_pending = false;
+  }
+  if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  if (t.settles_out_of) {
+    SettleOut(*t.settles_out_of, -1);
+    t.settles_out_of = nullptr;
+  }
+  SettleOut(t, -1);
+  t.run_start = -1;
+  t.run_ns = 0;
+  if (t.held_from >= 0) ReleaseHeld(t, INT64_MAX);
+}
+
+void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
+  Enter(e.c);
+  if (e.pid == 0) return;
+  // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
+  // a wakeup here checked preemption there.
+  Thread& t = Lookup(e.pid, e.comm);
+  if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
+  Cpu& cpu = cpus_[t.cpu];
+  const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
+  // An increment between the exit's start and the exit record (a tick: taskstats_exit()
+  // comes well into do_exit()) is in the record; the first one after it is not.
+  if (t.exit_accounting_pending && (t.exiting || t.exit_record_taken)) {
+    // The first increment after the exit began: the kernel's previous update (its start)
+    // is what the exit record holds; an update whose increment the trace lacks (done
+    // from an unfollowed task's context) is caught by that start too.
+    const int64_t before = t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN;
+    t.accounted_at_exit = std::min(e.c.ts, std::max(before, e.c.ts - runtime));
+    t.exit_accounting_pending = false;
+  }
+  if (t.settle_in_from >= 0) {
+    // The first increment of the run is measured from the kernel's switch-in.
+    // An increment that starts after the traced switch-in is not the run's first: that
+    // one was done from an unfollowed task's context. Then the model's instant (where the
+    // previous task's increments ended, when it had them) stands.
+    const int64_t measured = e.c.ts - runtime;
+    const int64_t start =
+        measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
+    SettleIn(t, start);
+    if (t.settles_out_of) {  // the task it preempted stopped at the same clock
+      SettleOut(*t.settles_out_of, start);
+      t.settles_out_of = nullptr;
+    }
+    t.run_start = start;
+    t.run_ns = runtime;
+  } else if (t.run_start >= 0) {
+    t.run_ns += runtime;
+    // An increment done from an unfollowed task's context (a wakeup on another CPU
+    // checking preemption here) is filtered out of the trace: then the increments add up
+    // to less than this one's clock, which was read at most kIncrementLagNs before it.
+    // But while a clock skip is pending here (a wakeup that found need-resched set:
+    // PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after that), the
+    // increment of __schedule() is computed with the reused clock of that wakeup, not a
+    // fresh one: its clock is the skip's, and the increments are complete up to it.
+    const int64_t clock_ts =
+        cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+    t.run_ns = std::max(t.run_ns, clock_ts - kIncrementLagNs - t.run_start);
+  } else {
+    return;
+  }
+  // The kernel has accounted the run up to here: what was held before is final.
+  const int64_t accounted = std::min(t.run_start + t.run_ns, e.c.ts);
+  if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
+  cpu.accounted_ts = accounted;
+  if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
+}
+
+// The runqueue clock of `cpu` was read again at `ts`: a skipped update would now reuse
+// this value, so the running thread's segments before it are final.
+void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
+  cpu.rq_clock_ts = ts;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
+      ts > t->held_from)
+    ReleaseHeld(*t, ts);
+}
+
+// A reschedule IPI that finds need-resched set: a wakeup on another CPU queued a task
+// here, reading this runqueue's clock and accounting the running task first (its
+// increment is in the trace only when the waker is followed). When the running task's
+// increments stop well before the IPI, that one is missing: the kernel's accounting of
+// it reached (about) the IPI's time.
+void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
+  // The IPI waits while this CPU has interrupts off (a tick, up to ~60 us here); the
+  // wakeup read the clock before need-resched first showed here, when an event did.
+  const int64_t ts = cpu.resched.seen && cpu.resched.seen_ts >= ipi_ts - kMaxIpiDelayNs
+                         ? std::min(ipi_ts, cpu.resched.seen_ts)
+                         : ipi_ts;
+  // For the runqueue-clock model: that wakeup updated the clock (about now, unless the
+  // trace showed it) and, finding need-resched set, asked the next switch to reuse it.
+  if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
+  RequestClockSkip(cpu);
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs)
+    t->run_ns = ts - kIncrementLagNs - t->run_start;
+  if (t && t->on_cpu && t->run_start >= 0) {
+    const int64_t accounted = t->run_start + t->run_ns;
+    if (t->held_from >= 0 && accounted > t->held_from) ReleaseHeld(*t, accounted);
+  }
+}
+
+// A wakeup queued a task on `cpu` while need-resched was set there: the next switch on
+// it reuses the clock of that wakeup, so hold the running thread's segments from then.
+void StateMachine::RequestClockSkip(Cpu& cpu) {
+  cpu.clock_skip_unconfirmed = false;
+  if (cpu.rq_clock_ts < 0) return;
+  cpu.clock_skip = true;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  // A thread whose run the kernel's increments account is held already.
+  if (!t || !t->on_cpu || t->held_from >= 0) return;
+  if (t->since < cpu.rq_clock_ts) Transition(*t, t->state, t->abstract, cpu.rq_clock_ts);
+  t->held_from = std::max(t->since, cpu.rq_clock_ts);
+}
+
+// Where the kernel's accounting puts a switch traced at `ts`: at the reused clock when a
+// skip was requested and this switch is the reschedule it was for (the CPU was idle, the
+// previous task was preempted, or an event showed need-resched set); else at `ts`, the
+// fresh clock read early in __schedule() (well under a microsecond before the event).
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary,
+                                     int64_t ts) const {
+  if (!cpu.clock_skip || cpu.rq_clock_ts < 0 || cpu.rq_clock_ts > ts) return ts;
+  if (prev && voluntary && !cpu.resched.seen) return ts;
+  return cpu.rq_clock_ts;
+}
+
+// The same, when the previous task's run was accounted by the kernel's increments: the
+// run ends where they add up to, since __schedule() accounts it with the clock it
+// switches at (its own update, or a reused one). That is more exact than the model's
+// instant, which is the sched_wakeup event: a few microseconds after the clock update it
+// stands for (the enqueue and the preemption check come in between).
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                                     const Thread* accounted_prev) const {
+  if (!accounted_prev || accounted_prev->run_start < 0)
+    return KernelSwitchTs(cpu, prev, voluntary, ts);
+  return std::min(ts, accounted_prev->run_start + accounted_prev->run_ns);
+}
+
+// The held segments of `t` ending by `before` become final; the rest stay held from there.
+void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
+  if (t.settle_in_from >= 0 || t.settle_out_from >= 0) return;  // not final yet
+  std::vector<Thread::Segment> held;
+  held.swap(t.held_segments);
+  const bool all = before == INT64_MAX;
+  t.held_from = all ? -1 : before;
+  for (const Thread::Segment& seg : held) {
+    if (seg.end <= before) {
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, seg.end);
+    } else if (seg.start < before) {
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, before);
+      t.held_segments.push_back({seg.state, seg.abstract, before, seg.end});
+    } else {
+      t.held_segments.push_back(seg);
+    }
+  }
+}
+
+// At the switch-out traced at `ts` (the new state already begun there): the kernel's
+// switch came at `kernel_ts`, so what was held from then on belongs to the new state.
+void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by) {
+  if (t.settles_out_of) {  // it ran without an increment: the model's instant stays
+    SettleOut(*t.settles_out_of, -1);
+    t.settles_out_of = nullptr;
+  }
+  if (t.held_from < 0) return;
+  if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
+  const bool by_increments = t.run_start >= 0;
+  const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
+  t.run_start = -1;
+  t.run_ns = 0;
+  ReleaseHeld(t, from);
+  t.placement.out_early_ns += ts - from;
+  if (by_increments && settled_by && caps_.stat_runtime && from < ts) {
+    // What ran in [from, ts] stays held until `settled_by` tells where in it the kernel
+    // switched (SettleOut); the new state is in progress from ts until then.
+    if (settled_by->settles_out_of) SettleOut(*settled_by->settles_out_of, -1);
+    t.settle_out_from = from;
+    t.settle_out_to = ts;
+    t.settle_out_after = {t.state, t.abstract, ts, 0};
+    settled_by->settles_out_of = &t;
+    return;
+  }
+  t.held_segments.clear();
+  t.held_from = -1;
+  if (from < ts) t.since = from;
+}
+
+// The kernel switched `t` out at `end` (clamped to its settle window; -1: at the window's
+// start): held running time after it belongs to the state it switched out to.
+void StateMachine::SettleOut(Thread& t, int64_t end) {
+  if (t.settle_out_from < 0) return;
+  end = end < 0 ? t.settle_out_from : std::clamp(end, t.settle_out_from, t.settle_out_to);
+  RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
+  t.placement.out_early_ns -= end - t.settle_out_from;
+  t.settle_out_from = -1;
+  ReleaseHeld(t, INT64_MAX);
+}
+
+// After a switch (or a gap in the events): no skip is pending, nothing is held.
+void StateMachine::ResetClock(Cpu& cpu) {
+  cpu.clock_skip = false;
+  cpu.clock_skip_unconfirmed = false;
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t && t->on_cpu && t->held_from >= 0) FlushHeld(*t);
+}
+
+}  // namespace cstool

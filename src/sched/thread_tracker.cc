@@ -1,0 +1,61 @@
+#include "sched/thread_tracker.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cstool {
+namespace {
+
+constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
+
+}  // namespace
+
+ThreadTracker::ThreadTracker(TrackingPolicy policy) : policy_(std::move(policy)) {
+  for (auto [tid, tgid] : policy_.known_tgids) tgid_hint_[tid] = tgid;
+}
+
+bool ThreadTracker::IsTrackedRoot(int32_t tid) const {
+  if (policy_.all) return true;
+  return std::find(policy_.root_pids.begin(), policy_.root_pids.end(), tid) !=
+         policy_.root_pids.end();
+}
+
+Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool in_trace) {
+  Thread& t = threads_.emplace_back();
+  t.id = static_cast<uint32_t>(threads_.size() - 1);
+  t.tid = tid;
+  t.comm = std::string(comm);
+  t.created_in_trace = in_trace;
+  t.first_ts = ts;
+  t.since = ts;
+  if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
+  t.tracked = policy_.all || IsTrackedRoot(tid) || (t.tgid != 0 && IsTrackedRoot(t.tgid));
+  by_tid_.Set(tid, t.id + 1);
+  thread_ptrs_.push_back(&t);
+  return t;
+}
+
+int32_t ThreadTracker::ChildTgid(const Thread& parent, int32_t child, ThreadGroups::Clone* kind) {
+  int32_t tgid = 0;
+  *kind = ThreadGroups::Clone::kUnknown;
+  if (auto it = clone_flags_.find(child); it != clone_flags_.end()) {
+    tgid = (it->second & kCloneThread) ? parent.tgid : child;
+    *kind = ThreadGroups::KindOf(it->second);
+    clone_flags_.erase(it);
+  }
+  if (tgid != 0) tgid_hint_[child] = tgid;
+  return tgid;
+}
+
+Thread* ThreadTracker::TakeOverLeaderTid(int32_t pid, int32_t old_pid) {
+  if (old_pid == pid) return nullptr;
+  Thread* old_leader = Find(pid);
+  if (const uint32_t id = by_tid_.Get(old_pid)) {
+    by_tid_.Set(old_pid, 0);
+    by_tid_.Set(pid, id);
+    threads_[id - 1].tid = pid;
+  }
+  return old_leader;
+}
+
+}  // namespace cstool

@@ -1,0 +1,80 @@
+// Thread identity and lifetime: which Thread a tid names at each moment (a tid is reused
+// once its thread is freed; a non-leader that execs takes over its leader's tid), the
+// thread-group id each thread belongs to (from the recorder, task_newtask's clone flags
+// and the fork/exec chain), and whether the report follows it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/tid_index.h"
+#include "sched/thread.h"
+#include "sched/thread_groups.h"
+
+namespace cstool {
+
+// Who the report is about: the recorded workload.
+struct TrackingPolicy {
+  bool all = true;                 // -a recordings and foreign files: every thread
+  std::vector<int32_t> root_pids;  // processes followed, with their descendants
+  std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
+};
+
+class ThreadTracker {
+ public:
+  explicit ThreadTracker(TrackingPolicy policy);
+
+  // The thread `tid` names now, or null.
+  Thread* Find(int32_t tid) const {
+    const uint32_t id = by_tid_.Get(tid);
+    return id ? thread_ptrs_[id - 1] : nullptr;
+  }
+  // Whether `t` is still the thread its tid names.
+  bool Names(const Thread& t) const { return by_tid_.Get(t.tid) == t.id + 1; }
+
+  // A new thread for `tid` (the caller ended any previous one's lifetime), indexed by
+  // it, with its tgid if one is known and followed per the policy. Its address is
+  // stable for the tracker's life.
+  Thread& Add(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
+  // sched_process_free: the tid names no thread until it is reused.
+  void Forget(int32_t tid) { by_tid_.Set(tid, 0); }
+  void HintTgid(int32_t tid, int32_t tgid) { tgid_hint_[tid] = tgid; }
+
+  // task_newtask: the clone flags of a task about to be forked.
+  void NoteCloneFlags(int32_t tid, uint64_t flags) { clone_flags_[tid] = flags; }
+  // sched_process_fork: records the new child `child` of `parent` (created by the caller
+  // with Add after this returns the tgid to hint) and how it was cloned.
+  int32_t ChildTgid(const Thread& parent, int32_t child, ThreadGroups::Clone* kind);
+  void Forked(const Thread& parent, Thread& child, ThreadGroups::Clone kind) {
+    groups_.Forked(parent, child, kind);
+  }
+  // sched_process_exec: a non-leader `old_pid` that execs takes over the leader's tid
+  // `pid`; returns the old leader's thread (null when the leader execed itself).
+  Thread* TakeOverLeaderTid(int32_t pid, int32_t old_pid);
+  void Execed(Thread& t, int32_t pid, int32_t old_pid, Thread* old_leader) {
+    groups_.Execed(t, pid, old_pid, old_leader);
+  }
+  // At the end: tgids the trace told only later or only by relation.
+  void ResolveGroups() { groups_.Resolve(threads_); }
+
+  bool follows_all() const { return policy_.all; }
+  std::deque<Thread>& threads() { return threads_; }
+  const std::deque<Thread>& threads() const { return threads_; }
+
+ private:
+  bool IsTrackedRoot(int32_t tid) const;
+
+  TrackingPolicy policy_;
+  std::deque<Thread> threads_;
+  TidIndex by_tid_;                                 // tid -> internal id + 1 (0: none)
+  std::vector<Thread*> thread_ptrs_;                // by internal id: &threads_[id], no deque math
+  std::unordered_map<int32_t, int32_t> tgid_hint_;  // from the recorder and task_newtask
+  std::unordered_map<int32_t, uint64_t> clone_flags_;
+  ThreadGroups groups_;
+};
+
+}  // namespace cstool
