@@ -4,12 +4,6 @@
 #include <string>
 
 namespace cstool {
-namespace {
-
-constexpr uint64_t kCloneThread = 0x00010000;  // CLONE_THREAD, uapi/linux/sched.h
-
-}  // namespace
-
 ThreadTracker::ThreadTracker(TrackingPolicy policy) : policy_(std::move(policy)) {
   for (auto [tid, tgid] : policy_.known_tgids) tgid_hint_[tid] = tgid;
 }
@@ -39,8 +33,8 @@ int32_t ThreadTracker::ChildTgid(const Thread& parent, int32_t child, ThreadGrou
   int32_t tgid = 0;
   *kind = ThreadGroups::Clone::kUnknown;
   if (auto it = clone_flags_.find(child); it != clone_flags_.end()) {
-    tgid = (it->second & kCloneThread) ? parent.tgid : child;
     *kind = ThreadGroups::KindOf(it->second);
+    tgid = *kind == ThreadGroups::Clone::kThread ? parent.tgid : child;
     clone_flags_.erase(it);
   }
   if (tgid != 0) tgid_hint_[child] = tgid;
