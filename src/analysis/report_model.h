@@ -46,7 +46,7 @@ struct ThreadReport {
   uint64_t wakeups = 0;  // times it was woken
   uint64_t migrations = 0;
   Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
-  nlohmann::json kernel;              // the kernel's own counters, when recorded (issue #4)
+  nlohmann::json kernel;              // the kernel's own counters, when recorded
   CounterWindow counter_window;       // the reconstruction cut where the kernel was sampled
 
   int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }

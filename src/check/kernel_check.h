@@ -1,6 +1,5 @@
-// `report --check`: the reconstruction against the kernel's own counters (design note,
-// "Ground truth"), per thread and per process, over the window where both are defined
-// (check/kernel_match.h).
+// `report --check`: the reconstruction against the kernel's own counters, per thread
+// and per process, over the window where both are defined (check/kernel_match.h).
 //
 // Quantities compared, traced vs kernel:
 //   voluntary      switches with a sleeping prev_state  vs nvcsw

@@ -10,19 +10,6 @@ namespace {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
-nlohmann::json CountersJson(const KernelTaskCounters& c) {
-  nlohmann::json j = {{"nvcsw", c.nvcsw},
-                      {"nivcsw", c.nivcsw},
-                      {"run_delay_ns", c.run_delay_ns},
-                      {"exec_runtime_ns", c.exec_runtime_ns},
-                      {"run_delay_count", c.run_delay_count},
-                      {"source", SourceName(c.source)},
-                      {"taken_at_ns", c.taken_at_ns}};
-  if (c.blkio_delay_ns) j["blkio_delay_ns"] = *c.blkio_delay_ns;
-  if (c.swapin_delay_ns) j["swapin_delay_ns"] = *c.swapin_delay_ns;
-  return j;
-}
-
 }  // namespace
 
 const char* WindowModeName(WindowMode m) {
@@ -116,9 +103,9 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
 
 nlohmann::json KernelJson(const KernelMatch& m) {
   if (!m.end) return nullptr;
-  nlohmann::json j = CountersJson(*m.end);
+  nlohmann::json j = CounterValuesJson(*m.end);
   j["window"] = WindowModeName(m.mode);
-  if (m.start) j["start"] = CountersJson(*m.start);
+  if (m.start) j["start"] = CounterValuesJson(*m.start);
   if (!m.why.empty()) j["note"] = m.why;
   return j;
 }

@@ -47,7 +47,7 @@ class KernelMatcher {
   std::map<int32_t, std::vector<const Thread*>> by_tid_;  // sorted by first_ts
 };
 
-// The thread's `kernel` JSON object (design note keys plus source, taken_at_ns, delays,
+// The thread's `kernel` JSON object (the counters, their source, taken_at_ns, delays,
 // window and the start sample); null without an end record.
 nlohmann::json KernelJson(const KernelMatch& m);
 

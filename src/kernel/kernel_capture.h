@@ -1,4 +1,4 @@
-// The recorder's ground-truth capture (issue #4): for the duration of a recording, a
+// The recorder's ground-truth capture: for the duration of a recording, a
 // taskstats exit listener (following the traced processes and their descendants, or
 // every task with -a) and delay accounting switched on; /proc samples of the traced
 // threads right after tracing starts and right before it stops. Finish() gives the JSON

@@ -22,20 +22,25 @@ std::optional<KernelTaskCounters::Source> ParseSourceName(const std::string& nam
   return std::nullopt;
 }
 
-void to_json(nlohmann::json& j, const KernelTaskCounters& c) {
-  j = {{"tid", c.tid},
-       {"tgid", c.tgid},
-       {"ppid", c.ppid},
-       {"comm", c.comm},
-       {"source", SourceName(c.source)},
-       {"nvcsw", c.nvcsw},
-       {"nivcsw", c.nivcsw},
-       {"exec_runtime_ns", c.exec_runtime_ns},
-       {"run_delay_ns", c.run_delay_ns},
-       {"run_delay_count", c.run_delay_count},
-       {"taken_at_ns", c.taken_at_ns}};
+nlohmann::json CounterValuesJson(const KernelTaskCounters& c) {
+  nlohmann::json j = {{"source", SourceName(c.source)},
+                      {"nvcsw", c.nvcsw},
+                      {"nivcsw", c.nivcsw},
+                      {"exec_runtime_ns", c.exec_runtime_ns},
+                      {"run_delay_ns", c.run_delay_ns},
+                      {"run_delay_count", c.run_delay_count},
+                      {"taken_at_ns", c.taken_at_ns}};
   if (c.blkio_delay_ns) j["blkio_delay_ns"] = *c.blkio_delay_ns;
   if (c.swapin_delay_ns) j["swapin_delay_ns"] = *c.swapin_delay_ns;
+  return j;
+}
+
+void to_json(nlohmann::json& j, const KernelTaskCounters& c) {
+  j = CounterValuesJson(c);
+  j["tid"] = c.tid;
+  j["tgid"] = c.tgid;
+  j["ppid"] = c.ppid;
+  j["comm"] = c.comm;
 }
 
 void from_json(const nlohmann::json& j, KernelTaskCounters& c) {

@@ -64,6 +64,9 @@ struct KernelTaskCounters {
 const char* SourceName(KernelTaskCounters::Source s);  // "taskstats_exit", "proc_snapshot"
 std::optional<KernelTaskCounters::Source> ParseSourceName(const std::string& name);
 
+// The one JSON encoding of the counters: the values and where they came from (what a
+// report shows per thread), and with the thread's identity (what a recording stores).
+nlohmann::json CounterValuesJson(const KernelTaskCounters& c);
 void to_json(nlohmann::json& j, const KernelTaskCounters& c);
 void from_json(const nlohmann::json& j, KernelTaskCounters& c);
 

@@ -1,4 +1,4 @@
-// The microstate vocabulary (design note, "Microstates"): every nanosecond of a
+// The microstate vocabulary: every nanosecond of a
 // thread's observed lifetime is in exactly one of these.
 #pragma once
 

@@ -58,7 +58,7 @@ struct RecordingInfo {
   std::vector<ThreadIdentity> threads;      // tid -> tgid for threads known to the recorder
   std::vector<std::string> missing_events;  // default events this kernel lacks
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
-  nlohmann::json kernel_counters;           // ground-truth counters (issue #4), null when absent
+  nlohmann::json kernel_counters;  // the kernel's own per-thread counters, null when absent
 
   // In overwrite mode one overwritten event shows both in the page headers
   // (lost_events) and in the stop-time `overrun`; dropped events only in the stats.
@@ -72,78 +72,16 @@ struct RecordingInfo {
   }
 };
 
-inline void to_json(nlohmann::json& j, const CpuRecordStats& s) {
-  j = {{"cpu", s.cpu},         {"events", s.events},           {"pages", s.pages},
-       {"bytes", s.bytes},     {"lost_events", s.lost_events}, {"lost_pages", s.lost_pages},
-       {"overrun", s.overrun}, {"dropped", s.dropped}};
-}
-inline void from_json(const nlohmann::json& j, CpuRecordStats& s) {
-  s.cpu = j.value("cpu", 0);
-  s.events = j.value("events", uint64_t{0});
-  s.pages = j.value("pages", uint64_t{0});
-  s.bytes = j.value("bytes", uint64_t{0});
-  s.lost_events = j.value("lost_events", uint64_t{0});
-  s.lost_pages = j.value("lost_pages", uint64_t{0});
-  s.overrun = j.value("overrun", uint64_t{0});
-  s.dropped = j.value("dropped", uint64_t{0});
-}
-inline void to_json(nlohmann::json& j, const ThreadIdentity& t) {
-  j = {{"tid", t.tid}, {"tgid", t.tgid}, {"comm", t.comm}};
-}
-inline void from_json(const nlohmann::json& j, ThreadIdentity& t) {
-  t.tid = j.value("tid", 0);
-  t.tgid = j.value("tgid", 0);
-  t.comm = j.value("comm", std::string{});
-}
-inline void to_json(nlohmann::json& j, const ChildCounters& c) {
-  j = {{"pid", c.pid},
-       {"reaped", c.reaped},
-       {"wait_status", c.wait_status},
-       {"baseline_nvcsw", c.baseline_nvcsw},
-       {"baseline_nivcsw", c.baseline_nivcsw},
-       {"exit_nvcsw", c.exit_nvcsw},
-       {"exit_nivcsw", c.exit_nivcsw},
-       {"utime_ns", c.utime_ns},
-       {"stime_ns", c.stime_ns}};
-}
-inline void from_json(const nlohmann::json& j, ChildCounters& c) {
-  c.pid = j.value("pid", 0);
-  c.reaped = j.value("reaped", false);
-  c.wait_status = j.value("wait_status", 0);
-  c.baseline_nvcsw = j.value("baseline_nvcsw", uint64_t{0});
-  c.baseline_nivcsw = j.value("baseline_nivcsw", uint64_t{0});
-  c.exit_nvcsw = j.value("exit_nvcsw", uint64_t{0});
-  c.exit_nivcsw = j.value("exit_nivcsw", uint64_t{0});
-  c.utime_ns = j.value("utime_ns", int64_t{0});
-  c.stime_ns = j.value("stime_ns", int64_t{0});
-}
-inline void to_json(nlohmann::json& j, const RecordingInfo& r) {
-  j = {{"tool_version", r.tool_version},
-       {"command", r.command},
-       {"target_pids", r.target_pids},
-       {"system_wide", r.system_wide},
-       {"trace_clock", r.trace_clock},
-       {"start_ts", r.start_ts},
-       {"end_ts", r.end_ts},
-       {"cpus", r.cpus},
-       {"threads", r.threads},
-       {"missing_events", r.missing_events},
-       {"child", r.child},
-       {"kernel_counters", r.kernel_counters}};
-}
-inline void from_json(const nlohmann::json& j, RecordingInfo& r) {
-  r.tool_version = j.value("tool_version", std::string{});
-  r.command = j.value("command", std::vector<std::string>{});
-  r.target_pids = j.value("target_pids", std::vector<int32_t>{});
-  r.system_wide = j.value("system_wide", false);
-  r.trace_clock = j.value("trace_clock", std::string{});
-  r.start_ts = j.value("start_ts", int64_t{0});
-  r.end_ts = j.value("end_ts", int64_t{0});
-  r.cpus = j.value("cpus", std::vector<CpuRecordStats>{});
-  r.threads = j.value("threads", std::vector<ThreadIdentity>{});
-  r.missing_events = j.value("missing_events", std::vector<std::string>{});
-  if (j.contains("child")) r.child = j["child"].get<ChildCounters>();
-  r.kernel_counters = j.contains("kernel_counters") ? j["kernel_counters"] : nlohmann::json{};
-}
+// Field by field under the member's name; a key missing from an older file keeps the
+// member's default.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pages, bytes,
+                                                lost_events, lost_pages, overrun, dropped)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,
+                                                baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
+                                                exit_nivcsw, utime_ns, stime_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
+                                                system_wide, trace_clock, start_ts, end_ts, cpus,
+                                                threads, missing_events, child, kernel_counters)
 
 }  // namespace cstool

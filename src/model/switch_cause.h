@@ -1,4 +1,4 @@
-// The switch-cause vocabulary (design note, "Switch causes"). A cause is a kind plus,
+// The switch-cause vocabulary. A cause is a kind plus,
 // for sleep:<syscall>, the syscall number; it packs into 32 bits so per-thread cause
 // tables stay small and labels are made only when a report is rendered.
 #pragma once

@@ -20,7 +20,8 @@ class Output {
 // "table", "json" or "csv"; throws cstool::Error (usage) for anything else.
 std::unique_ptr<Output> MakeOutput(std::string_view format, std::ostream& os);
 
-// The design note's JSON contract; used by the JSON renderer and by tests.
+// The JSON contract (the keys cstool-report(1) documents); used by the JSON renderer
+// and by tests.
 nlohmann::json ReportToJson(const ReportView& view);
 
 }  // namespace cstool
