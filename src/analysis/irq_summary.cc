@@ -2,21 +2,14 @@
 
 #include <algorithm>
 
+#include "base/enum_names.h"
+
 namespace cstool {
 
-std::string_view IrqKindName(IrqKind kind) {
-  switch (kind) {
-    case IrqKind::kHardirq:
-      return "hardirq";
-    case IrqKind::kVector:
-      return "vector";
-    case IrqKind::kSoftirq:
-      return "softirq";
-    case IrqKind::kNmi:
-      return "nmi";
-  }
-  return "unknown";
-}
+constexpr EnumNames<IrqKind, 4> kIrqKindNames{{"hardirq", "vector", "softirq", "nmi"}};
+static_assert(static_cast<size_t>(IrqKind::kNmi) + 1 == kIrqKindNames.size());
+
+std::string_view IrqKindName(IrqKind kind) { return kIrqKindNames(kind); }
 
 IrqTaskSummary& IrqSummaryObserver::Task(const Thread& t) {
   TaskAcc& acc = tasks_[t.id];

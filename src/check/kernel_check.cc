@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "base/enum_names.h"
 #include "base/errors.h"
 
 namespace cstool {
@@ -64,21 +65,11 @@ int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
   return std::max(time_abs_ns, rel) + std::max<int64_t>(unknown_ns, 0);
 }
 
-const char* CheckStatusName(CheckStatus s) {
-  switch (s) {
-    case CheckStatus::kAgree:
-      return "agree";
-    case CheckStatus::kDisagree:
-      return "DISAGREE";
-    case CheckStatus::kLostEvents:
-      return "lost";
-    case CheckStatus::kPartial:
-      return "partial";
-    case CheckStatus::kNoCounters:
-      return "none";
-  }
-  return "none";
-}
+constexpr EnumNames<CheckStatus, 5> kCheckStatusNames{
+    {"agree", "DISAGREE", "lost", "partial", "none"}, "none"};
+static_assert(static_cast<size_t>(CheckStatus::kNoCounters) + 1 == kCheckStatusNames.size());
+
+std::string_view CheckStatusName(CheckStatus s) { return kCheckStatusNames(s); }
 
 ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol) {
   ThreadCheck c;

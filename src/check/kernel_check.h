@@ -61,7 +61,7 @@ enum class CheckStatus {
   kPartial,     // window not covered (check/kernel_match.h)
   kNoCounters,  // the recording has no kernel record for it
 };
-const char* CheckStatusName(CheckStatus s);  // "agree", "DISAGREE", "lost", "partial", "none"
+std::string_view CheckStatusName(CheckStatus s);  // "agree", "DISAGREE", "lost", "partial", "none"
 
 struct CheckQuantities {
   int64_t voluntary = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/enum_names.h"
 #include "base/errors.h"
 
 namespace cstool {
@@ -12,19 +13,11 @@ constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
 }  // namespace
 
-const char* WindowModeName(WindowMode m) {
-  switch (m) {
-    case WindowMode::kNone:
-      return "none";
-    case WindowMode::kAbsolute:
-      return "absolute";
-    case WindowMode::kDelta:
-      return "delta";
-    case WindowMode::kPartial:
-      return "partial";
-  }
-  return "none";
-}
+constexpr EnumNames<WindowMode, 4> kWindowModeNames{{"none", "absolute", "delta", "partial"},
+                                                    "none"};
+static_assert(static_cast<size_t>(WindowMode::kPartial) + 1 == kWindowModeNames.size());
+
+std::string_view WindowModeName(WindowMode m) { return kWindowModeNames(m); }
 
 KernelMatcher::KernelMatcher(const KernelRecording& recording,
                              const std::vector<ThreadReport>& threads)

@@ -26,7 +26,7 @@
 namespace cstool {
 
 enum class WindowMode { kNone, kAbsolute, kDelta, kPartial };
-const char* WindowModeName(WindowMode m);  // "none", "absolute", "delta", "partial"
+std::string_view WindowModeName(WindowMode m);  // "none", "absolute", "delta", "partial"
 
 struct KernelMatch {
   WindowMode mode = WindowMode::kNone;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "base/cpu_list.h"
+#include "base/enum_names.h"
 #include "base/errors.h"
 #include "interrupts/perf_event.h"
 
@@ -225,25 +226,16 @@ class NmiInjector : public InterruptInjector {
 
 }  // namespace
 
+constexpr EnumNames<InjectSource, 3> kInjectSourceNames{{"timer", "ipi", "nmi"}};
+static_assert(static_cast<size_t>(InjectSource::kNmi) + 1 == kInjectSourceNames.size());
+
 InjectSource ParseInjectSource(std::string_view name) {
-  if (name == "timer") return InjectSource::kTimer;
-  if (name == "ipi") return InjectSource::kIpi;
-  if (name == "nmi") return InjectSource::kNmi;
+  if (auto source = kInjectSourceNames.Parse(name)) return *source;
   throw Error(fmt::format("unknown source '{}' (expected timer, ipi or nmi)", name),
               ExitCode::kUsage);
 }
 
-std::string_view InjectSourceName(InjectSource source) {
-  switch (source) {
-    case InjectSource::kTimer:
-      return "timer";
-    case InjectSource::kIpi:
-      return "ipi";
-    case InjectSource::kNmi:
-      return "nmi";
-  }
-  return "unknown";
-}
+std::string_view InjectSourceName(InjectSource source) { return kInjectSourceNames(source); }
 
 std::unique_ptr<InterruptInjector> MakeInjector(InjectSource source, int cpu, double rate_hz) {
   if (!(rate_hz > 0) || !std::isfinite(rate_hz))

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "base/cpu_list.h"
+#include "base/enum_names.h"
 #include "base/errors.h"
 #include "base/unique_fd.h"
 #include "interrupts/proc_interrupts.h"
@@ -183,18 +184,12 @@ std::string RestoreCommand(const std::vector<AffinityChange>& changes) {
   return cmd;
 }
 
+constexpr EnumNames<AffinityOutcome, 4> kAffinityOutcomeNames{
+    {"moved", "unchanged", "refused", "no-such-irq"}};
+static_assert(static_cast<size_t>(AffinityOutcome::kNoSuchIrq) + 1 == kAffinityOutcomeNames.size());
+
 std::string_view AffinityOutcomeName(AffinityOutcome outcome) {
-  switch (outcome) {
-    case AffinityOutcome::kMoved:
-      return "moved";
-    case AffinityOutcome::kUnchanged:
-      return "unchanged";
-    case AffinityOutcome::kRefused:
-      return "refused";
-    case AffinityOutcome::kNoSuchIrq:
-      return "no-such-irq";
-  }
-  return "unknown";
+  return kAffinityOutcomeNames(outcome);
 }
 
 }  // namespace cstool

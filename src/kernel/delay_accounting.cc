@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/enum_names.h"
+
 namespace cstool {
 namespace {
 
@@ -42,20 +44,13 @@ int WriteValue(const std::string& path, const char* value) {
 
 }  // namespace
 
-const char* DelayAccountingStateName(DelayAccountingGuard::State s) {
-  switch (s) {
-    case DelayAccountingGuard::State::kAlreadyOn:
-      return "already_on";
-    case DelayAccountingGuard::State::kEnabled:
-      return "enabled";
-    case DelayAccountingGuard::State::kMissing:
-      return "missing";
-    case DelayAccountingGuard::State::kNotWritable:
-      return "not_writable";
-    case DelayAccountingGuard::State::kUnreadable:
-      return "unreadable";
-  }
-  return "unknown";
+constexpr EnumNames<DelayAccountingGuard::State, 5> kDelayAccountingStateNames{
+    {"already_on", "enabled", "missing", "not_writable", "unreadable"}};
+static_assert(static_cast<size_t>(DelayAccountingGuard::State::kUnreadable) + 1 ==
+              kDelayAccountingStateNames.size());
+
+std::string_view DelayAccountingStateName(DelayAccountingGuard::State s) {
+  return kDelayAccountingStateNames(s);
 }
 
 DelayAccountingGuard::DelayAccountingGuard(std::string path) : path_(std::move(path)) {

@@ -47,6 +47,6 @@ class DelayAccountingGuard {
   bool restored_ = false;
 };
 
-const char* DelayAccountingStateName(DelayAccountingGuard::State s);
+std::string_view DelayAccountingStateName(DelayAccountingGuard::State s);
 
 }  // namespace cstool

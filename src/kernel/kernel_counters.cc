@@ -2,24 +2,20 @@
 
 #include <time.h>
 
+#include "base/enum_names.h"
 #include "base/errors.h"
 
 namespace cstool {
 
-const char* SourceName(KernelTaskCounters::Source s) {
-  switch (s) {
-    case KernelTaskCounters::Source::kTaskstatsExit:
-      return "taskstats_exit";
-    case KernelTaskCounters::Source::kProcSnapshot:
-      return "proc_snapshot";
-  }
-  return "unknown";
-}
+constexpr EnumNames<KernelTaskCounters::Source, 2> kSourceNames{
+    {"taskstats_exit", "proc_snapshot"}};
+static_assert(static_cast<size_t>(KernelTaskCounters::Source::kProcSnapshot) + 1 ==
+              kSourceNames.size());
+
+std::string_view SourceName(KernelTaskCounters::Source s) { return kSourceNames(s); }
 
 std::optional<KernelTaskCounters::Source> ParseSourceName(const std::string& name) {
-  if (name == "taskstats_exit") return KernelTaskCounters::Source::kTaskstatsExit;
-  if (name == "proc_snapshot") return KernelTaskCounters::Source::kProcSnapshot;
-  return std::nullopt;
+  return kSourceNames.Parse(name);
 }
 
 nlohmann::json CounterValuesJson(const KernelTaskCounters& c) {

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cstool {
@@ -61,7 +62,7 @@ struct KernelTaskCounters {
   bool operator==(const KernelTaskCounters&) const = default;
 };
 
-const char* SourceName(KernelTaskCounters::Source s);  // "taskstats_exit", "proc_snapshot"
+std::string_view SourceName(KernelTaskCounters::Source s);  // "taskstats_exit", "proc_snapshot"
 std::optional<KernelTaskCounters::Source> ParseSourceName(const std::string& name);
 
 // The one JSON encoding of the counters: the values and where they came from (what a

@@ -4,25 +4,37 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 
 namespace cstool {
 
+// X(enumerator, label): voluntary kinds first (IsVoluntary relies on the order).
+// kSleepSyscall's label is completed with the syscall name (SyscallTable::CauseLabel).
+#define CSTOOL_CAUSE_KINDS(X)               \
+  X(kSleepSyscall, "sleep:")                \
+  X(kSleepFault, "sleep:fault")             \
+  X(kSleepKernel, "sleep:kernel")           \
+  X(kExit, "exit")                          \
+  X(kStop, "stop")                          \
+  X(kYield, "yield")                        \
+  X(kPreemptWakeup, "preempt:wakeup")       \
+  X(kPreemptIrq, "preempt:irq")             \
+  X(kPreemptTick, "preempt:tick")           \
+  X(kPreemptMigration, "preempt:migration") \
+  X(kPreemptUnknown, "preempt:unknown")
+
 enum class CauseKind : uint8_t {
-  // voluntary
-  kSleepSyscall,
-  kSleepFault,
-  kSleepKernel,
-  kExit,
-  kStop,
-  // involuntary
-  kYield,
-  kPreemptWakeup,
-  kPreemptIrq,
-  kPreemptTick,
-  kPreemptMigration,
-  kPreemptUnknown,
+#define CSTOOL_CAUSE_ENUM(e, label) e,
+  CSTOOL_CAUSE_KINDS(CSTOOL_CAUSE_ENUM)
+#undef CSTOOL_CAUSE_ENUM
+};
+
+inline constexpr std::string_view kCauseKindLabels[] = {
+#define CSTOOL_CAUSE_LABEL(e, label) label,
+    CSTOOL_CAUSE_KINDS(CSTOOL_CAUSE_LABEL)
+#undef CSTOOL_CAUSE_LABEL
 };
 
 constexpr bool IsVoluntary(CauseKind k) { return k <= CauseKind::kStop; }
@@ -49,31 +61,9 @@ struct SwitchCause {
 
 // Fixed labels; kSleepSyscall needs a syscall name, see SyscallTable::CauseLabel.
 constexpr std::string_view CauseKindLabel(CauseKind k) {
-  switch (k) {
-    case CauseKind::kSleepSyscall:
-      return "sleep:";
-    case CauseKind::kSleepFault:
-      return "sleep:fault";
-    case CauseKind::kSleepKernel:
-      return "sleep:kernel";
-    case CauseKind::kExit:
-      return "exit";
-    case CauseKind::kStop:
-      return "stop";
-    case CauseKind::kYield:
-      return "yield";
-    case CauseKind::kPreemptWakeup:
-      return "preempt:wakeup";
-    case CauseKind::kPreemptIrq:
-      return "preempt:irq";
-    case CauseKind::kPreemptTick:
-      return "preempt:tick";
-    case CauseKind::kPreemptMigration:
-      return "preempt:migration";
-    case CauseKind::kPreemptUnknown:
-      return "preempt:unknown";
-  }
-  return "?";
+  return static_cast<size_t>(k) < std::size(kCauseKindLabels)
+             ? kCauseKindLabels[static_cast<size_t>(k)]
+             : "?";
 }
 
 }  // namespace cstool

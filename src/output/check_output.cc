@@ -21,7 +21,7 @@ std::string Problems(bool switches_ok, bool on_cpu_ok, bool wait_ok) {
 }
 
 std::string StatusText(const ThreadCheck& c) {
-  std::string s = CheckStatusName(c.status);
+  std::string s(CheckStatusName(c.status));
   if (c.status == CheckStatus::kDisagree)
     s += " (" +
          Problems(c.switches_ok, c.on_cpu_ok || !c.times_judged, c.wait_ok || !c.times_judged) +
@@ -69,12 +69,13 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
       "EXEC", "DIFF", "WAIT", "RUNDLY", "DIFF", "STATUS");
   os << header;
   for (const ThreadCheck& c : check.threads)
-    os << Row(std::to_string(c.tid), std::to_string(c.pid), c.comm, WindowModeName(c.mode),
-              c.traced, c.kernel, c.mode != WindowMode::kNone, StatusText(c));
+    os << Row(std::to_string(c.tid), std::to_string(c.pid), c.comm,
+              std::string(WindowModeName(c.mode)), c.traced, c.kernel, c.mode != WindowMode::kNone,
+              StatusText(c));
   if (!check.processes.empty()) {
     os << "PROCESSES (sums over the compared threads above)\n";
     for (const ProcessCheck& p : check.processes) {
-      std::string status = CheckStatusName(p.status);
+      std::string status(CheckStatusName(p.status));
       if (p.status == CheckStatus::kAgree || p.status == CheckStatus::kDisagree) {
         std::string bad = Problems(p.switches_ok, p.on_cpu_ok, p.wait_ok);
         if (!bad.empty()) status += " (" + bad + ")";
