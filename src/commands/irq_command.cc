@@ -36,7 +36,7 @@ int RunAffinity(const IrqOptions& options, IrqOutput& output) {
 
 }  // namespace
 
-int RunIrq(const IrqOptions& options, std::ostream& out) {
+int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<IrqOutput> output = MakeIrqOutput(options.format, out);  // validate first
   if (!options.assignments.empty() && !options.affinity)
     throw Error(fmt::format("unexpected argument '{}' (IRQ=CPUS goes with --affinity)",
@@ -60,7 +60,7 @@ int RunIrq(const IrqOptions& options, std::ostream& out) {
     record.output = options.output;
   }
   ValidateRecordOptions(record);
-  int status = RunRecord(record);
+  int status = RunRecord(record, messages);
   if (status != 0) return status;
 
   std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());

@@ -112,12 +112,12 @@ uint64_t LostOf(const CpuRecordStats& s) {
   return std::max(s.lost_events, s.overrun) + s.dropped;
 }
 
+// The progress line (shown by terminal sinks only).
 class LiveStatus {
  public:
-  explicit LiveStatus(bool enabled) : enabled_(enabled) {}
+  explicit LiveStatus(Messages& messages) : messages_(messages) {}
   ~LiveStatus() { Clear(); }
   void Update(const std::vector<std::unique_ptr<CpuReader>>& readers) {
-    if (!enabled_) return;
     auto now = Clock::now();
     if (now - last_ < kStatusInterval) return;
     uint64_t events = 0, bytes = 0, lost = 0;
@@ -129,48 +129,43 @@ class LiveStatus {
     }
     double dt = std::chrono::duration<double>(now - last_).count();
     double rate = last_events_ <= events && dt > 0 ? (events - last_events_) / dt : 0;
-    fmt::print(stderr, "\rcstool record: {:.0f} events/s, {} events, {}, lost {}\033[K", rate,
-               events, HumanBytes(bytes), lost);
-    std::fflush(stderr);
+    messages_.Progress(fmt::format("{:.0f} events/s, {} events, {}, lost {}", rate, events,
+                                   HumanBytes(bytes), lost));
     shown_ = true;
     last_ = now;
     last_events_ = events;
   }
   void Clear() {
-    if (shown_) fmt::print(stderr, "\r\033[K");
+    if (shown_) messages_.Progress("");
     shown_ = false;
   }
 
  private:
-  bool enabled_;
+  Messages& messages_;
   uint64_t page_size_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   bool shown_ = false;
   Clock::time_point last_ = Clock::now();
   uint64_t last_events_ = 0;
 };
 
-void PrintSummary(const RecordingInfo& info, const std::string& path, double seconds,
-                  uint64_t file_size) {
+void PrintSummary(Messages& messages, const RecordingInfo& info, const std::string& path,
+                  double seconds, uint64_t file_size) {
   uint64_t total = 0, lost = 0;
   for (const auto& c : info.cpus) {
     total += c.events;
     lost += LostOf(c);
   }
-  fmt::print(stderr, "cstool record: wrote {} ({}) in {:.3f} s\n", path, HumanBytes(file_size),
-             seconds);
-  fmt::print(stderr, "  {:>5} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "cpu", "events", "lost",
-             "lost-pages", "overrun", "dropped");
+  messages.Status(fmt::format("wrote {} ({}) in {:.3f} s", path, HumanBytes(file_size), seconds));
+  messages.Detail(fmt::format("  {:>5} {:>12} {:>10} {:>10} {:>10} {:>10}", "cpu", "events", "lost",
+                              "lost-pages", "overrun", "dropped"));
   for (const auto& c : info.cpus)
-    fmt::print(stderr, "  {:>5} {:>12} {:>10} {:>10} {:>10} {:>10}\n", c.cpu, c.events, LostOf(c),
-               c.lost_pages, c.overrun, c.dropped);
-  fmt::print(stderr, "  total {} events, {:.0f} events/s, lost {} events\n", total,
-             seconds > 0 ? total / seconds : 0.0, lost);
+    messages.Detail(fmt::format("  {:>5} {:>12} {:>10} {:>10} {:>10} {:>10}", c.cpu, c.events,
+                                LostOf(c), c.lost_pages, c.overrun, c.dropped));
+  messages.Detail(fmt::format("  total {} events, {:.0f} events/s, lost {} events", total,
+                              seconds > 0 ? total / seconds : 0.0, lost));
   for (const auto& c : info.cpus) {
-    if (c.lost_pages > 0 || LostOf(c) > 0) {
-      fmt::print(stderr,
-                 "cstool record: warning: events were lost on CPU {}; try a bigger buffer (-b)\n",
-                 c.cpu);
-    }
+    if (c.lost_pages > 0 || LostOf(c) > 0)
+      messages.Warning(fmt::format("events were lost on CPU {}; try a bigger buffer (-b)", c.cpu));
   }
 }
 
@@ -193,7 +188,7 @@ void ValidateRecordOptions(const RecordOptions& o) {
     if (pid <= 0) throw Error(fmt::format("invalid pid {}", pid), ExitCode::kUsage);
 }
 
-int RunRecord(const RecordOptions& options) {
+int RunRecord(const RecordOptions& options, Messages& messages) {
   ValidateRecordOptions(options);
   TracefsSession::CheckAccess();  // privilege first: its message says what is needed
   if (!options.command.empty()) ResolveCommand(options.command[0]);
@@ -230,7 +225,7 @@ int RunRecord(const RecordOptions& options) {
   config.cpus = options.cpus;
   config.extra_events = options.events;
   config.filter_pids = !options.system_wide;
-  TracefsSession session(config);
+  TracefsSession session(config, messages);
 
   RecordingInfo info;
   info.tool_version = Version();
@@ -266,8 +261,7 @@ int RunRecord(const RecordOptions& options) {
   // Ground truth: taskstats exits and delay accounting from before any traced thread can
   // exit until the command is reaped.
   KernelCapture kernel({.pids = info.target_pids, .accept_all = options.system_wide});
-  for (const std::string& w : kernel.warnings())
-    fmt::print(stderr, "cstool record: warning: {}\n", w);
+  for (const std::string& w : kernel.warnings()) messages.Warning(w);
 
   for (auto& r : readers) {
     r->Start();
@@ -296,7 +290,7 @@ int RunRecord(const RecordOptions& options) {
   kernel.SnapshotStart(info.target_pids);
   if (child) child->Release();
 
-  LiveStatus status(::isatty(STDERR_FILENO) == 1);
+  LiveStatus status(messages);
   auto deadline =
       options.duration_s > 0
           ? std::optional(started + std::chrono::duration_cast<Clock::duration>(
@@ -384,13 +378,13 @@ int RunRecord(const RecordOptions& options) {
   struct stat st {};
   uint64_t file_size = ::stat(output.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   if (options.print_summary) {
-    PrintSummary(info, output.string(), seconds, file_size);
-    fmt::print(stderr, "  {}\n", KernelAgreementLine(output.string()));
+    PrintSummary(messages, info, output.string(), seconds, file_size);
+    messages.Detail(fmt::format("  {}", KernelAgreementLine(output.string())));
   }
 
   if (child) {
     if (child->reaped()) return child->ExitCode();
-    fmt::print(stderr, "cstool record: warning: command (pid {}) is still running\n", child->pid());
+    messages.Warning(fmt::format("command (pid {}) is still running", child->pid()));
     return 128 + (sig ? sig : SIGTERM);
   }
   return 0;  // -p / -a: a signal or -N is the normal way to stop

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/messages.h"
 #include "tracefs/tracefs_session.h"
 
 namespace cstool {
@@ -32,13 +33,14 @@ struct RecordOptions {
   // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps
   // them, so that every interrupt on a traced CPU is counted.
   bool exclude_self = true;
-  bool print_summary = true;  // the per-CPU events/lost table on stderr at the end
+  bool print_summary = true;  // the per-CPU events/lost table at the end
 };
 
 // Validates the options (cstool::Error, exit 2, for usage mistakes).
 void ValidateRecordOptions(const RecordOptions& options);
 
-// Records; returns the process exit status (the child's for `-- CMD`).
-int RunRecord(const RecordOptions& options);
+// Records; returns the process exit status (the child's for `-- CMD`). Warnings, the
+// progress line and the summary go to `messages`.
+int RunRecord(const RecordOptions& options, Messages& messages);
 
 }  // namespace cstool
