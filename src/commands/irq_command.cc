@@ -12,6 +12,7 @@
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
+#include "recording/recorder.h"
 
 namespace cstool {
 namespace {
@@ -51,7 +52,6 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   record.cpus = options.cpus;
   record.duration_s = options.duration_s;
   record.buffer_kb = options.buffer_kb;
-  record.print_summary = false;  // the summary says what was lost, per CPU
   std::optional<TempFile> temp;
   if (options.output.empty()) {
     temp.emplace("cstool-irq-", ".dat");
@@ -60,8 +60,9 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
     record.output = options.output;
   }
   ValidateRecordOptions(record);
-  int status = RunRecord(record, messages);
-  if (status != 0) return status;
+  // No progress line or per-CPU table: the summary says what was lost, per CPU.
+  RecordResult recorded = Record(record, messages);
+  if (recorded.exit_status != 0) return recorded.exit_status;
 
   std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());
   if (cpus.empty())

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/record_command.h"
+#include "base/messages.h"
+#include "recording/record_options.h"
 
 namespace cstool {
 
