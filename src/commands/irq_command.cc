@@ -12,6 +12,7 @@
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
+#include "recording/progress_line.h"
 #include "recording/recorder.h"
 
 namespace cstool {
@@ -60,8 +61,12 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
     record.output = options.output;
   }
   ValidateRecordOptions(record);
-  // No progress line or per-CPU table: the summary says what was lost, per CPU.
-  RecordResult recorded = Record(record, messages);
+  // The progress line, but no per-CPU table: the summary says what was lost, per CPU.
+  RecordResult recorded;
+  {
+    ProgressLine progress(messages);
+    recorded = Record(record, messages, &progress);
+  }
   if (recorded.exit_status != 0) return recorded.exit_status;
 
   std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());

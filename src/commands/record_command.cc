@@ -1,66 +1,22 @@
 #include "commands/record_command.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "base/stop_signal.h"
 #include "model/recording_info.h"
 #include "pipeline/kernel_agreement.h"
+#include "recording/progress_line.h"
 #include "recording/recorder.h"
 
 namespace cstool {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr auto kStatusInterval = std::chrono::milliseconds(500);
-
-std::string HumanBytes(uint64_t b) {
-  if (b >= (uint64_t{1} << 30)) return fmt::format("{:.2f} GiB", b / double(1 << 30));
-  if (b >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", b / double(1 << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", b);
-}
-
 uint64_t LostOf(const CpuRecordStats& s) {
   // Overwritten events show up both in the pages' missed counts and in "overrun".
   return std::max(s.lost_events, s.overrun) + s.dropped;
 }
-
-// The progress line: rate, events, bytes and losses so far, twice a second.
-class LiveStatus final : public RecordListener {
- public:
-  explicit LiveStatus(Messages& messages) : messages_(messages) {}
-  ~LiveStatus() override { Clear(); }
-
-  void Reading(const RecordCounts& counts) override {
-    auto now = Clock::now();
-    if (now - last_ < kStatusInterval) return;
-    const uint64_t events = counts.events;
-    double dt = std::chrono::duration<double>(now - last_).count();
-    double rate = last_events_ <= events && dt > 0 ? (events - last_events_) / dt : 0;
-    messages_.Progress(fmt::format("{:.0f} events/s, {} events, {}, lost {}", rate, events,
-                                   HumanBytes(counts.pages * page_size_), counts.lost_events));
-    shown_ = true;
-    last_ = now;
-    last_events_ = events;
-  }
-  void Stopped() override { Clear(); }
-
- private:
-  void Clear() {
-    if (shown_) messages_.Progress("");
-    shown_ = false;
-  }
-
-  Messages& messages_;
-  uint64_t page_size_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  bool shown_ = false;
-  Clock::time_point last_ = Clock::now();
-  uint64_t last_events_ = 0;
-};
 
 void PrintSummary(Messages& messages, const RecordResult& r) {
   const RecordingInfo& info = r.info;
@@ -89,8 +45,8 @@ void PrintSummary(Messages& messages, const RecordResult& r) {
 int RunRecord(const RecordOptions& options, Messages& messages) {
   RecordResult result;
   {
-    LiveStatus status(messages);
-    result = Record(options, messages, &status);
+    ProgressLine progress(messages);
+    result = Record(options, messages, &progress);
   }
   // The exit status is settled: Ctrl-C no longer cuts the summary (and its kernel
   // check, which analyses the whole file) short, as while recording.

@@ -1,5 +1,5 @@
-// `cstool record`: records (recording/recorder.h) and tells the user how it went: the
-// progress line while recording, then the per-CPU table and the kernel's agreement.
+// `cstool record`: records (recording/recorder.h) with the progress line, then tells
+// the user how it went: the per-CPU table and the kernel's agreement.
 #pragma once
 
 #include "base/messages.h"

@@ -1,7 +1,7 @@
 // The recording engine: a private tracefs session, one reader per CPU, the optional
 // `-- CMD` child, the kernel's own counters, and the trace.dat file at the end. Used
 // by `cstool record` and `cstool irq`; what either shows the user around it (the
-// per-CPU table, the progress line) is the command's.
+// progress line, recording/progress_line.h; record's per-CPU table) is the command's.
 //
 // Record() walks the phases in order, one function each (recorder.cc): prepare
 // (options, privileges, CPUs, output), open the session and the readers, start the
