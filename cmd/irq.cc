@@ -31,9 +31,9 @@ RunFn SetupIrq(CLI::App& sub) {
       "  cstool irq -C 1 --format json   CPU 1 until Ctrl-C, as JSON\n"
       "  cstool irq --affinity           where each IRQ may go and where it goes\n"
       "  cstool irq --affinity all=0     move every movable IRQ to CPU 0");
-  return [options, cpu_list]() -> int {
+  return [options, cpu_list](Messages& messages) -> int {
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);
-    return RunIrq(*options, std::cout);
+    return RunIrq(*options, std::cout, messages);
   };
 }
 

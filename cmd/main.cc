@@ -10,6 +10,7 @@
 
 #include "base/errors.h"
 #include "cmd/commands.h"
+#include "output/stderr_messages.h"
 
 namespace cstool::cmd {
 namespace {
@@ -71,8 +72,9 @@ int Main(int argc, char** argv) {
 
   for (auto& [name, sub] : subapps) {
     if (!sub->parsed()) continue;
+    StderrMessages messages(name);  // "cstool NAME: warning: ..."
     try {
-      return runners[name]();
+      return runners[name](messages);
     } catch (const Error& e) {
       fmt::print(stderr, "cstool {}: {}\n", name, e.what());
       return static_cast<int>(e.code());

@@ -28,7 +28,9 @@ RunFn SetupMsa(CLI::App& sub) {
       "  cstool msa $(pgrep -n server) -T 0.5 -n 4 --format json\n"
       "Stops when the process exits (printing totals), after -n intervals, or on "
       "SIGINT/SIGTERM.");
-  return [options]() -> int { return RunMsa(*options, std::cout, ::isatty(STDOUT_FILENO) == 1); };
+  return [options](Messages& messages) -> int {
+    return RunMsa(*options, std::cout, ::isatty(STDOUT_FILENO) == 1, messages);
+  };
 }
 
 }  // namespace cstool::cmd

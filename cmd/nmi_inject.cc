@@ -22,7 +22,8 @@ RunFn SetupNmiInject(CLI::App& sub) {
       "  cstool nmi-inject --cpu 1 --source ipi --rate 20000\n"
       "Needs root: per-CPU perf events and a private tracefs instance that measures the\n"
       "rate achieved.");
-  return [options]() -> int { return RunNmiInject(*options, std::cout); };
+  return
+      [options](Messages& messages) -> int { return RunNmiInject(*options, std::cout, messages); };
 }
 
 }  // namespace cstool::cmd

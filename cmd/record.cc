@@ -34,9 +34,9 @@ RunFn SetupRecord(CLI::App& sub) {
       "  cstool record -p 1234 -N 10 -o server.dat\n"
       "  cstool record -a -C 0 -N 2.5\n"
       "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
-  return [options, cpu_list]() -> int {
+  return [options, cpu_list](Messages& messages) -> int {
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);
-    return RunRecord(*options);
+    return RunRecord(*options, messages);
   };
 }
 

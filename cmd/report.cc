@@ -31,7 +31,7 @@ RunFn SetupReport(CLI::App& sub) {
                "Report what a damaged file still holds (stops or skips at the damage)");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
-  return [opts] { return RunReport(*opts, std::cout); };
+  return [opts](Messages& messages) { return RunReport(*opts, std::cout, messages); };
 }
 
 }  // namespace cstool::cmd

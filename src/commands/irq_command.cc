@@ -12,6 +12,8 @@
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
+#include "recording/progress_line.h"
+#include "recording/recorder.h"
 
 namespace cstool {
 namespace {
@@ -36,7 +38,7 @@ int RunAffinity(const IrqOptions& options, IrqOutput& output) {
 
 }  // namespace
 
-int RunIrq(const IrqOptions& options, std::ostream& out) {
+int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<IrqOutput> output = MakeIrqOutput(options.format, out);  // validate first
   if (!options.assignments.empty() && !options.affinity)
     throw Error(fmt::format("unexpected argument '{}' (IRQ=CPUS goes with --affinity)",
@@ -51,7 +53,6 @@ int RunIrq(const IrqOptions& options, std::ostream& out) {
   record.cpus = options.cpus;
   record.duration_s = options.duration_s;
   record.buffer_kb = options.buffer_kb;
-  record.print_summary = false;  // the summary says what was lost, per CPU
   std::optional<TempFile> temp;
   if (options.output.empty()) {
     temp.emplace("cstool-irq-", ".dat");
@@ -60,8 +61,13 @@ int RunIrq(const IrqOptions& options, std::ostream& out) {
     record.output = options.output;
   }
   ValidateRecordOptions(record);
-  int status = RunRecord(record);
-  if (status != 0) return status;
+  // The progress line, but no per-CPU table: the summary says what was lost, per CPU.
+  RecordResult recorded;
+  {
+    ProgressLine progress(messages);
+    recorded = Record(record, messages, &progress);
+  }
+  if (recorded.exit_status != 0) return recorded.exit_status;
 
   std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());
   if (cpus.empty())

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/record_command.h"
+#include "base/messages.h"
+#include "recording/record_options.h"
 
 namespace cstool {
 
@@ -21,7 +22,7 @@ struct IrqOptions {
   std::vector<std::string> assignments;  // IRQ=CPUS / all=CPUS after --affinity
 };
 
-// Returns the exit status. Throws cstool::Error.
-int RunIrq(const IrqOptions& options, std::ostream& out);
+// Returns the exit status; warnings go to `messages`. Throws cstool::Error.
+int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages);
 
 }  // namespace cstool

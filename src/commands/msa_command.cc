@@ -83,8 +83,9 @@ std::vector<int32_t> TidsOf(const ProcSeed& seed) {
 
 class MsaDriver {
  public:
-  MsaDriver(const MsaOptions& options, std::ostream& out, bool in_place)
+  MsaDriver(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages)
       : o_(options),
+        messages_(messages),
         interval_ns_(static_cast<int64_t>(std::llround(options.interval_s * 1e9))),
         output_(MakeMsaOutput(options.format, out, in_place)) {}
 
@@ -109,6 +110,7 @@ class MsaDriver {
   void SaveTrace(int64_t end_ts);
 
   const MsaOptions& o_;
+  Messages& messages_;
   const int64_t interval_ns_;
   std::unique_ptr<MsaOutput> output_;
   SyscallTable syscalls_;
@@ -138,7 +140,7 @@ void MsaDriver::SetUp() {
   SessionConfig config;
   config.buffer_kb = o_.buffer_kb;
   config.filter_pids = true;
-  session_ = std::make_unique<TracefsSession>(config);
+  session_ = std::make_unique<TracefsSession>(config, messages_);
   // Sleep through quiet periods; wake early only when a buffer fills up this much.
   if (tracefs_file_exists(session_->instance(), "buffer_percent"))
     tracefs_instance_file_write(session_->instance(), "buffer_percent", kWakePercent);
@@ -327,7 +329,7 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
   }
   contents.cstool_info_json = nlohmann::json(info).dump();
   WriteTraceFile(o_.output, contents);
-  fmt::print(stderr, "cstool msa: saved the trace to {}\n", o_.output);
+  messages_.Status(fmt::format("saved the trace to {}", o_.output));
 }
 
 int MsaDriver::Run() {
@@ -401,7 +403,7 @@ int MsaDriver::Run() {
   }
   if (reason == "signal") machine_->Finish(end_ts);
   if (reason != "count") EmitTotal(end_ts, reason, kernel_end);
-  if (reason == "exited") fmt::print(stderr, "cstool msa: process {} exited\n", o_.pid);
+  if (reason == "exited") messages_.Status(fmt::format("process {} exited", o_.pid));
   if (!o_.output.empty()) SaveTrace(end_ts);
   return 0;
 }
@@ -420,7 +422,7 @@ void ValidateMsaOptions(const MsaOptions& o) {
     throw Error(fmt::format("output '{}' is a directory", o.output), ExitCode::kUsage);
 }
 
-int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place) {
+int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages) {
   ValidateMsaOptions(options);
   if (!ProcessExists(options.pid) || ProcessGone(options.pid))
     throw Error(fmt::format("no such process: {}", options.pid), ExitCode::kUsage);
@@ -436,7 +438,7 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place) {
     }
   }
   StopSignalScope signals;
-  MsaDriver driver(options, out, in_place);
+  MsaDriver driver(options, out, in_place, messages);
   return driver.Run();
 }
 

@@ -28,6 +28,8 @@
 #include <ostream>
 #include <string>
 
+#include "base/messages.h"
+
 namespace cstool {
 
 inline constexpr int64_t kCutMarginNs = 2000000;   // 2 ms
@@ -48,7 +50,8 @@ void ValidateMsaOptions(const MsaOptions& options);
 
 // Runs until the process exits, `count` intervals were shown, or SIGINT/SIGTERM.
 // `in_place`: refresh the table in place (stdout is a terminal). Returns the exit
-// status; a process that does not exist is cstool::Error with exit status 2.
-int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place);
+// status; a process that does not exist is cstool::Error with exit status 2. Warnings
+// and status lines (the trace saved, the process exited) go to `messages`.
+int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages);
 
 }  // namespace cstool

@@ -107,7 +107,7 @@ void Validate(const NmiInjectOptions& o) {
 
 }  // namespace
 
-int RunNmiInject(const NmiInjectOptions& options, std::ostream& out) {
+int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& messages) {
   Validate(options);
   InjectSource source = ParseInjectSource(options.source);
   // Set up the generator first: a source this machine cannot provide fails here,
@@ -116,10 +116,8 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out) {
   long max_rate = ReadKernelSysctl("perf_event_max_sample_rate", 0);
   if (source != InjectSource::kIpi && max_rate > 0 &&
       options.rate_hz > static_cast<double>(max_rate))
-    fmt::print(stderr,
-               "cstool nmi-inject: warning: kernel.perf_event_max_sample_rate is {}; perf will "
-               "throttle above it\n",
-               max_rate);
+    messages.Warning(fmt::format(
+        "kernel.perf_event_max_sample_rate is {}; perf will throttle above it", max_rate));
 
   StopSignalScope signals;  // from here on, Ctrl-C ends the run and cleans up
   CountPlan plan = PlanFor(source, options.cpu);
@@ -129,7 +127,7 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out) {
   config.cpus = {options.cpu};
   config.extra_events = plan.events;
   config.filter_pids = false;
-  TracefsSession session(config);
+  TracefsSession session(config, messages);
   CpuEventCounter counter(session, options.cpu);
   const int achieved_idx =
       plan.achieved_field.empty()

@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "base/messages.h"
+
 namespace cstool {
 
 struct NmiInjectOptions {
@@ -15,7 +17,7 @@ struct NmiInjectOptions {
   double duration_s = 10;  // --duration; 0 = until Ctrl-C
 };
 
-// Returns the exit status. Throws cstool::Error.
-int RunNmiInject(const NmiInjectOptions& options, std::ostream& out);
+// Returns the exit status; warnings go to `messages`. Throws cstool::Error.
+int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& messages);
 
 }  // namespace cstool

@@ -14,7 +14,7 @@
 
 namespace cstool {
 
-int RunReport(const ReportOptions& options, std::ostream& out) {
+int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
@@ -24,7 +24,7 @@ int RunReport(const ReportOptions& options, std::ostream& out) {
                                 .counter_windows = options.check,
                                 .extra_observers = exports.observers()});
   for (const std::string& d : analyzed->model.trace.damage)
-    fmt::print(stderr, "cstool report: warning: salvaged: {}\n", d);
+    messages.Warning(fmt::format("salvaged: {}", d));
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   std::optional<KernelCheckResult> check;
   if (options.check) {

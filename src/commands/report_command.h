@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/report_view.h"
+#include "base/messages.h"
 #include "commands/report_exports.h"
 
 namespace cstool {
@@ -20,7 +21,8 @@ struct ReportOptions {
   bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
 };
 
-// Returns the process exit status: 1 when --check found a disagreement.
-int RunReport(const ReportOptions& options, std::ostream& out);
+// Returns the process exit status: 1 when --check found a disagreement. Warnings (what
+// --salvage skipped) go to `messages`.
+int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages);
 
 }  // namespace cstool

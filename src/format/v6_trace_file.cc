@@ -7,6 +7,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -266,8 +267,50 @@ V6TraceFile::V6TraceFile(const std::string& path, const ReaderOptions& options)
   Parse(options);
 }
 
+// What a section of the file tells a later one.
+struct V6TraceFile::Sections {
+  std::vector<EventFormatText> formats;  // ftrace and event formats, parsed together
+  uint32_t cpus = 0;
+  struct BufferOption {
+    std::string name;
+    uint64_t offset = 0;
+    size_t option_at = 0;
+  };
+  std::vector<BufferOption> buffers;  // BUFFER options: instances' data tables
+  std::map<std::string, std::map<int32_t, CpuStatOption>> stats_by_buffer;
+  std::string stats_buffer;  // CPUSTAT options follow a "Buffer: NAME" marker per instance
+};
+
 void V6TraceFile::Parse(const ReaderOptions& options) {
   ByteCursor in(file_.bytes(), path_);
+  Sections sections;
+  ReadInitialFormat(in);
+  ReadHeaderInfo(in);
+  ReadFtraceEventFormats(in, sections);
+  ReadEventFormats(in, sections);
+  ParseEventFormats(tep_.get(), sections.formats, path_);
+  ReadKallsyms(in);
+  ReadPrintkFormats(in);
+  ReadProcessInfo(in);
+  ReadCpuCount(in, sections);
+
+  size_t section_at = in.pos();
+  std::string_view section = in.Bytes(10, "section marker");
+  if (section == std::string_view("options  \0", 10)) {
+    ReadOptions(in, sections);
+    section_at = in.pos();
+    section = in.Bytes(10, "section marker");
+  }
+  if (section == std::string_view("latency  \0", 10))
+    throw Error(
+        fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_, section_at));
+  if (section != std::string_view("flyrecord\0", 10))
+    in.Fail(section_at, "expected \"flyrecord\" section");
+  ReadFlyrecord(in, sections, options);
+}
+
+// Magic, version, endianness, long size and page size; sets up the tep_handle for them.
+void V6TraceFile::ReadInitialFormat(ByteCursor& in) {
   if (in.remaining() < tracefile::kTraceDatMagic.size() ||
       in.Bytes(tracefile::kTraceDatMagic.size(), "magic") != tracefile::kTraceDatMagic)
     throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
@@ -297,19 +340,24 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
       tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
   tep_set_long_size(tep, long_size_);
   tep_set_page_size(tep, static_cast<int>(page_size_));
+}
 
+// header_page (the ring-buffer page header, parsed) and header_event (skipped).
+void V6TraceFile::ReadHeaderInfo(ByteCursor& in) {
   in.Expect(std::string_view("header_page\0", 12), "header_page");
   const uint64_t header_page_size = in.U64("header_page size");
   std::string header_page(in.Bytes(header_page_size, "header_page"));
   if (auto bad = CheckFormatText(header_page, false))
     in.Fail(in.pos() - header_page_size + bad->first, "header_page: " + bad->second);
-  if (tep_parse_header_page(tep, header_page.data(), header_page.size(), long_size_) != 0)
+  if (tep_parse_header_page(tep_.get(), header_page.data(), header_page.size(), long_size_) != 0)
     in.Fail(in.pos() - header_page_size, "cannot parse header_page");
   in.Expect(std::string_view("header_event\0", 13), "header_event");
   const uint64_t header_event_size = in.U64("header_event size");
   in.Bytes(header_event_size, "header_event");
+}
 
-  std::vector<EventFormatText> formats;
+// The ftrace plugins' event formats (checked here, parsed with the other formats).
+void V6TraceFile::ReadFtraceEventFormats(ByteCursor& in, Sections& sections) {
   const size_t nr_ftrace_at = in.pos();
   const uint32_t nr_ftrace = in.U32("ftrace format count");
   if (nr_ftrace > kMaxFormats)
@@ -319,9 +367,12 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     std::string_view text = in.Bytes(size, "ftrace event format");
     if (auto bad = CheckFormatText(text, true))
       in.Fail(in.pos() - size + bad->first, "ftrace event format: " + bad->second);
-    formats.push_back({text, "ftrace", in.pos() - size});
+    sections.formats.push_back({text, "ftrace", in.pos() - size});
   }
+}
 
+// Every event system's event formats (checked here, parsed with the ftrace formats).
+void V6TraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
   const size_t nr_systems_at = in.pos();
   const uint32_t nr_systems = in.U32("event system count");
   if (nr_systems > kMaxFormats)
@@ -338,124 +389,129 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
       if (auto bad = CheckFormatText(text, true))
         in.Fail(in.pos() - size + bad->first,
                 fmt::format("{} event format: {}", system, bad->second));
-      formats.push_back({text, system, in.pos() - size});
+      sections.formats.push_back({text, system, in.pos() - size});
     }
   }
-  ParseEventFormats(tep, formats, path_);
+}
 
-  in.Bytes(in.U32("kallsyms size"), "kallsyms");
+// /proc/kallsyms: not needed (skipped).
+void V6TraceFile::ReadKallsyms(ByteCursor& in) { in.Bytes(in.U32("kallsyms size"), "kallsyms"); }
+
+// printk_formats: not needed (skipped).
+void V6TraceFile::ReadPrintkFormats(ByteCursor& in) {
   in.Bytes(in.U32("printk formats size"), "printk formats");
-  const uint64_t cmdlines_size = in.U64("saved cmdlines size");
-  RegisterCmdlines(tep, in.Bytes(cmdlines_size, "saved cmdlines"));
+}
 
+// saved_cmdlines: pid -> comm, registered with the tep_handle.
+void V6TraceFile::ReadProcessInfo(ByteCursor& in) {
+  const uint64_t cmdlines_size = in.U64("saved cmdlines size");
+  RegisterCmdlines(tep_.get(), in.Bytes(cmdlines_size, "saved cmdlines"));
+}
+
+void V6TraceFile::ReadCpuCount(ByteCursor& in, Sections& sections) {
   const size_t cpus_at = in.pos();
   const uint32_t cpus = in.U32("CPU count");
   if (cpus > kMaxCpus) in.Fail(cpus_at, fmt::format("implausible CPU count {}", cpus));
+  sections.cpus = cpus;
   cpus_ = static_cast<int>(cpus);
-  tep_set_cpus(tep, cpus_);
+  tep_set_cpus(tep_.get(), cpus_);
+}
 
-  struct BufferOption {
-    std::string name;
-    uint64_t offset = 0;
-    size_t option_at = 0;
-  };
-  std::vector<BufferOption> buffers;
-  std::map<std::string, std::map<int32_t, CpuStatOption>> stats_by_buffer;
-  std::string stats_buffer;  // CPUSTAT options follow a "Buffer: NAME" marker per instance
-
-  size_t section_at = in.pos();
-  std::string_view section = in.Bytes(10, "section marker");
-  if (section == std::string_view("options  \0", 10)) {
-    for (;;) {
-      const size_t option_at = in.pos();
-      const uint16_t id = in.U16("option id");
-      if (id == tracefile::kOptionDone) break;
-      const uint32_t size = in.U32("option size");
-      std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
-      switch (id) {
-        case tracefile::kOptionCpuStat: {
-          std::string name;
-          CpuStatOption stat;
-          if (ParseCpuStatBufferMarker(body, &name)) {
-            stats_buffer = name;
-          } else if (ParseCpuStat(body, &stat)) {
-            stats_by_buffer[stats_buffer][stat.cpu] = stat;
-          }
-          break;
+// The options up to the DONE option: CPUSTAT, TRACECLOCK, BUFFER and cstool's
+// recording info; the others are skipped.
+void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections) {
+  for (;;) {
+    const size_t option_at = in.pos();
+    const uint16_t id = in.U16("option id");
+    if (id == tracefile::kOptionDone) break;
+    const uint32_t size = in.U32("option size");
+    std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
+    switch (id) {
+      case tracefile::kOptionCpuStat: {
+        std::string name;
+        CpuStatOption stat;
+        if (ParseCpuStatBufferMarker(body, &name)) {
+          sections.stats_buffer = name;
+        } else if (ParseCpuStat(body, &stat)) {
+          sections.stats_by_buffer[sections.stats_buffer][stat.cpu] = stat;
         }
-        case tracefile::kOptionTraceClock:
-          trace_clock_ = ParseTraceClock(body);
-          break;
-        case tracefile::kOptionBuffer: {
-          ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
-          BufferOption b;
-          b.option_at = option_at;
-          try {
-            b.offset = opt.U64("buffer offset");
-            b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
-          } catch (const Error&) {
-            in.Fail(option_at, "malformed BUFFER option");
-          }
-          buffers.push_back(std::move(b));
-          break;
-        }
-        case tracefile::kOptionCstoolInfo: {
-          std::string_view text = body;
-          while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-          nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-          if (j.is_discarded() || !j.is_object())
-            in.Fail(option_at, "cstool recording info is not a JSON object");
-          try {
-            info_ = j.get<RecordingInfo>();
-          } catch (const std::exception& e) {
-            in.Fail(option_at, fmt::format("bad cstool recording info: {}", e.what()));
-          }
-          break;
-        }
-        default:
-          break;  // options cstool does not need (uname, version, date, ...)
+        break;
       }
+      case tracefile::kOptionTraceClock:
+        trace_clock_ = ParseTraceClock(body);
+        break;
+      case tracefile::kOptionBuffer: {
+        ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+        Sections::BufferOption b;
+        b.option_at = option_at;
+        try {
+          b.offset = opt.U64("buffer offset");
+          b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+        } catch (const Error&) {
+          in.Fail(option_at, "malformed BUFFER option");
+        }
+        sections.buffers.push_back(std::move(b));
+        break;
+      }
+      case tracefile::kOptionCstoolInfo: {
+        std::string_view text = body;
+        while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+        nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object())
+          in.Fail(option_at, "cstool recording info is not a JSON object");
+        try {
+          info_ = j.get<RecordingInfo>();
+        } catch (const std::exception& e) {
+          in.Fail(option_at, fmt::format("bad cstool recording info: {}", e.what()));
+        }
+        break;
+      }
+      default:
+        break;  // options cstool does not need (uname, version, date, ...)
     }
-    section_at = in.pos();
-    section = in.Bytes(10, "section marker");
   }
-  if (section == std::string_view("latency  \0", 10))
-    throw Error(
-        fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_, section_at));
-  if (section != std::string_view("flyrecord\0", 10))
-    in.Fail(section_at, "expected \"flyrecord\" section");
+}
 
-  auto read_cpu_table = [&](ByteCursor& c, const std::string& label) {
-    std::vector<CpuData> table(cpus);
-    for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
-      const size_t entry_at = c.pos();
-      table[cpu].offset = c.U64("CPU data offset");
-      table[cpu].size = c.U64("CPU data size");
-      CpuData& d = table[cpu];
-      if (d.size == 0) continue;
-      if (d.size % page_size_ != 0)
-        c.Fail(entry_at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}",
-                                     label, cpu, d.size, page_size_));
-      if (d.offset > file_.size() || d.size > file_.size() - d.offset) {
-        const std::string what = fmt::format(
-            "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
-            path_, file_.size(), label, cpu, d.size, d.offset);
-        if (!options.salvage) throw Error(what);
-        // Keep the whole pages that are there.
-        const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
-        const uint64_t keep = have / page_size_ * page_size_;
-        salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
-                                     d.offset + keep, keep / page_size_, d.size / page_size_));
-        d.size = keep;
-      }
+// One (offset, size) entry per CPU; with --salvage, data cut short by the end of the
+// file is kept up to its last whole page.
+std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c, uint32_t cpus,
+                                                            const std::string& label,
+                                                            bool salvage) {
+  std::vector<CpuData> table(cpus);
+  for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
+    const size_t entry_at = c.pos();
+    table[cpu].offset = c.U64("CPU data offset");
+    table[cpu].size = c.U64("CPU data size");
+    CpuData& d = table[cpu];
+    if (d.size == 0) continue;
+    if (d.size % page_size_ != 0)
+      c.Fail(entry_at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}",
+                                   label, cpu, d.size, page_size_));
+    if (d.offset > file_.size() || d.size > file_.size() - d.offset) {
+      const std::string what = fmt::format(
+          "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
+          path_, file_.size(), label, cpu, d.size, d.offset);
+      if (!salvage) throw Error(what);
+      // Keep the whole pages that are there.
+      const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
+      const uint64_t keep = have / page_size_ * page_size_;
+      salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
+                                   d.offset + keep, keep / page_size_, d.size / page_size_));
+      d.size = keep;
     }
-    return table;
-  };
-  std::vector<CpuData> top = read_cpu_table(in, "");
+  }
+  return table;
+}
 
-  const BufferOption* chosen = nullptr;
+// The per-CPU data table of the top instance, or of a buffer instance: the one asked
+// for, else the first when the top instance holds no data.
+void V6TraceFile::ReadFlyrecord(ByteCursor& in, const Sections& sections,
+                                const ReaderOptions& options) {
+  std::vector<CpuData> top = ReadCpuTable(in, sections.cpus, "", options.salvage);
+
+  const Sections::BufferOption* chosen = nullptr;
   if (!options.buffer.empty()) {
-    for (const auto& b : buffers)
+    for (const auto& b : sections.buffers)
       if (b.name == options.buffer) chosen = &b;
     if (chosen == nullptr)
       throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, options.buffer));
@@ -466,22 +522,18 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     return false;
   };
   cpu_data_ = top;
-  if (chosen == nullptr && !has_data(top)) {
-    for (const auto& b : buffers) {
-      chosen = &b;
-      break;
-    }
-  }
+  if (chosen == nullptr && !has_data(top) && !sections.buffers.empty())
+    chosen = &sections.buffers.front();
   if (chosen != nullptr) {
     ByteCursor c(file_.bytes(), path_);
     const std::string label = fmt::format("buffer \"{}\" ", chosen->name);
     c.Seek(chosen->offset, label + "data table");
     if (c.remaining() >= 10 && c.Bytes(10, "marker") != std::string_view("flyrecord\0", 10))
       c.Seek(chosen->offset, label + "data table");
-    cpu_data_ = read_cpu_table(c, label);
+    cpu_data_ = ReadCpuTable(c, sections.cpus, label, options.salvage);
     buffer_name_ = chosen->name;
   }
-  if (auto it = stats_by_buffer.find(buffer_name_); it != stats_by_buffer.end())
+  if (auto it = sections.stats_by_buffer.find(buffer_name_); it != sections.stats_by_buffer.end())
     cpu_stats_ = it->second;
 }
 

@@ -12,6 +12,8 @@
 
 namespace cstool {
 
+class ByteCursor;
+
 class V6TraceFile final : public TraceFileReader {
  public:
   // Throws cstool::Error on anything this parser cannot or will not read; call
@@ -32,7 +34,22 @@ class V6TraceFile final : public TraceFileReader {
   const std::vector<CpuData>& cpu_data() const { return cpu_data_; }
 
  private:
+  // One function per section of the v6 layout (man 5 trace-cmd.dat.v6), in file order;
+  // Parse walks them. Sections carries what a later section needs from an earlier one.
+  struct Sections;
   void Parse(const ReaderOptions& options);
+  void ReadInitialFormat(ByteCursor& in);
+  void ReadHeaderInfo(ByteCursor& in);
+  void ReadFtraceEventFormats(ByteCursor& in, Sections& sections);
+  void ReadEventFormats(ByteCursor& in, Sections& sections);
+  void ReadKallsyms(ByteCursor& in);
+  void ReadPrintkFormats(ByteCursor& in);
+  void ReadProcessInfo(ByteCursor& in);
+  void ReadCpuCount(ByteCursor& in, Sections& sections);
+  void ReadOptions(ByteCursor& in, Sections& sections);
+  void ReadFlyrecord(ByteCursor& in, const Sections& sections, const ReaderOptions& options);
+  std::vector<CpuData> ReadCpuTable(ByteCursor& c, uint32_t cpus, const std::string& label,
+                                    bool salvage);
 
   MappedFile file_;
   TepHandlePtr tep_;

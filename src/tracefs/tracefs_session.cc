@@ -160,7 +160,7 @@ void TracefsSession::CheckAccess() {
                 ExitCode::kUsage);
 }
 
-int TracefsSession::ReapStaleInstances() {
+int TracefsSession::ReapStaleInstances(Messages& messages) {
   const char* tracing = tracefs_tracing_dir();
   if (!tracing) return 0;
   std::vector<std::string> names;
@@ -183,17 +183,17 @@ int TracefsSession::ReapStaleInstances() {
     if (tracefs_instance_destroy(inst) == 0)
       ++reaped;
     else
-      fmt::print(stderr, "cstool record: warning: cannot remove stale instance '{}': {}\n", name,
-                 std::strerror(errno));
+      messages.Warning(
+          fmt::format("cannot remove stale instance '{}': {}", name, std::strerror(errno)));
     tracefs_instance_free(inst);
   }
   return reaped;
 }
 
-TracefsSession::TracefsSession(const SessionConfig& config) {
+TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) {
   CheckAccess();
-  ReapStaleInstances();
-  ResolveEvents(config);
+  ReapStaleInstances(messages);
+  ResolveEvents(config, messages);
 
   name_ = fmt::format("{}{}", kInstancePrefix, ::getpid());
   if (tracefs_instance_exists(name_.c_str())) {
@@ -212,7 +212,7 @@ TracefsSession::TracefsSession(const SessionConfig& config) {
 
 TracefsSession::~TracefsSession() = default;
 
-void TracefsSession::ResolveEvents(const SessionConfig& config) {
+void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messages) {
   std::set<std::string> seen;
   auto add = [&](const EventName& e) {
     if (seen.insert(e.Full()).second) events_.push_back(e);
@@ -253,7 +253,7 @@ void TracefsSession::ResolveEvents(const SessionConfig& config) {
     }
   }
   for (const auto& m : missing_)
-    fmt::print(stderr, "cstool record: warning: event {} is not available on this kernel\n", m);
+    messages.Warning(fmt::format("event {} is not available on this kernel", m));
 }
 
 void TracefsSession::Configure(const SessionConfig& config) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/messages.h"
+
 struct tracefs_instance;
 
 namespace cstool {
@@ -38,8 +40,9 @@ struct SessionConfig {
 class TracefsSession {
  public:
   // Checks privileges and tracefs, reaps stale instances, creates and configures the
-  // instance with tracing off. Throws cstool::Error (exit 2 for usage problems).
-  explicit TracefsSession(const SessionConfig& config);
+  // instance with tracing off; default events this kernel lacks are warnings. Throws
+  // cstool::Error (exit 2 for usage problems).
+  TracefsSession(const SessionConfig& config, Messages& messages);
   ~TracefsSession();
   TracefsSession(const TracefsSession&) = delete;
   TracefsSession& operator=(const TracefsSession&) = delete;
@@ -47,7 +50,7 @@ class TracefsSession {
   // Name prefix of every cstool instance; the suffix is the owner's pid.
   static constexpr const char* kInstancePrefix = "cstool-";
   // Removes cstool-<pid> instances whose owner is gone; returns how many.
-  static int ReapStaleInstances();
+  static int ReapStaleInstances(Messages& messages);
   // Throws unless we are root and tracefs is mounted or mountable.
   static void CheckAccess();
 
@@ -71,7 +74,7 @@ class TracefsSession {
   struct InstanceDeleter {
     void operator()(tracefs_instance* i) const;
   };
-  void ResolveEvents(const SessionConfig& config);
+  void ResolveEvents(const SessionConfig& config, Messages& messages);
   void Configure(const SessionConfig& config);
 
   std::string name_;

@@ -1,7 +1,8 @@
+#include "recording/record_options.h"
+
 #include <gtest/gtest.h>
 
 #include "base/errors.h"
-#include "commands/record_command.h"
 #include "kernel/child_process.h"
 
 namespace cstool {

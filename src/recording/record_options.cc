@@ -1,0 +1,24 @@
+#include "recording/record_options.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "base/errors.h"
+
+namespace cstool {
+
+void ValidateRecordOptions(const RecordOptions& o) {
+  if (o.command.empty() && o.pids.empty() && !o.system_wide)
+    throw Error("nothing to record: give -- CMD, -p PID or -a", ExitCode::kUsage);
+  if (o.buffer_kb == 0) throw Error("buffer size (-b) must be at least 1 KiB", ExitCode::kUsage);
+  if (o.duration_s < 0 || !std::isfinite(o.duration_s))
+    throw Error("duration (-N) must be a positive number of seconds", ExitCode::kUsage);
+  if (o.output.empty()) throw Error("empty output file name (-o)", ExitCode::kUsage);
+  if (o.no_defaults && o.events.empty())
+    throw Error("--no-defaults needs at least one -e event", ExitCode::kUsage);
+  for (int pid : o.pids)
+    if (pid <= 0) throw Error(fmt::format("invalid pid {}", pid), ExitCode::kUsage);
+}
+
+}  // namespace cstool

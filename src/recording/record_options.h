@@ -1,0 +1,40 @@
+// What a recording is asked to do (`cstool record`'s options; `cstool irq` fills them
+// in for its own recording).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tracefs/tracefs_session.h"
+
+namespace cstool {
+
+// Per-CPU ring buffer size. A two-thread pipe ping-pong at full speed (cstool_workload
+// pingpong, both threads on one CPU) produces ~1.8-2.5 M events/s, ~85-120 MB/s, on
+// that CPU of the 2-CPU test VM. Readers poll every 10 ms, so 4 MiB (~35 ms of that
+// stream) leaves room for reader threads delayed by other load; measured: 0 lost
+// events over repeated 200000-round-trip runs while compilers kept both CPUs busy,
+// where 4 KiB loses most events.
+inline constexpr size_t kDefaultBufferKb = 4096;
+
+struct RecordOptions {
+  std::string output = "cstool.dat";
+  size_t buffer_kb = kDefaultBufferKb;
+  bool system_wide = false;          // -a
+  std::vector<int> cpus;             // -C; empty = all online CPUs
+  std::vector<int> pids;             // -p
+  double duration_s = 0;             // -N; 0 = until the command exits or a signal
+  std::vector<std::string> events;   // -e SYSTEM:EVENT
+  bool no_defaults = false;          // --no-defaults: only the -e events
+  std::vector<std::string> command;  // after --
+  EventSet event_set = EventSet::kFull;
+  // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps
+  // them, so that every interrupt on a traced CPU is counted.
+  bool exclude_self = true;
+};
+
+// Validates the options (cstool::Error, exit 2, for usage mistakes).
+void ValidateRecordOptions(const RecordOptions& options);
+
+}  // namespace cstool

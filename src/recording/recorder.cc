@@ -1,0 +1,411 @@
+#include "recording/recorder.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "base/cpu_list.h"
+#include "base/errors.h"
+#include "base/stop_signal.h"
+#include "base/version.h"
+#include "format/trace_file_writer.h"
+#include "kernel/child_process.h"
+#include "kernel/kernel_capture.h"
+#include "kernel/proc_threads.h"
+#include "tracefs/cpu_reader.h"
+#include "tracefs/session_formats.h"
+#include "tracefs/tracefs_session.h"
+
+namespace cstool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kLoopTick = std::chrono::milliseconds(10);
+constexpr auto kThreadScanInterval = std::chrono::milliseconds(500);
+constexpr double kChildGraceSeconds = 5.0;
+
+int64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+int64_t TimevalNs(const timeval& tv) {
+  return int64_t{tv.tv_sec} * 1000000000 + int64_t{tv.tv_usec} * 1000;
+}
+
+// Keeps tid -> identity for every thread the recorder learnt about.
+class ThreadTable {
+ public:
+  void Add(const std::vector<ThreadIdentity>& threads) {
+    for (const auto& t : threads) {
+      auto& slot = threads_[t.tid];
+      if (slot.tid == 0 || !t.comm.empty()) slot = t;
+    }
+  }
+  std::vector<ThreadIdentity> List() const {
+    std::vector<ThreadIdentity> out;
+    for (const auto& [tid, t] : threads_) out.push_back(t);
+    return out;
+  }
+
+ private:
+  std::map<int, ThreadIdentity> threads_;
+};
+
+// "<pid> <comm>" lines: the kernel's saved_cmdlines, completed by threads from /proc.
+std::string SavedCmdlines(const std::vector<ThreadIdentity>& threads) {
+  std::map<int, std::string> comms;
+  try {
+    std::istringstream in(ReadTopLevelTracingFile("saved_cmdlines"));
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t sp = line.find(' ');
+      if (sp == std::string::npos) continue;
+      comms[std::atoi(line.c_str())] = line.substr(sp + 1);
+    }
+  } catch (const Error&) {
+    // saved_cmdlines is a convenience; /proc names follow.
+  }
+  for (const auto& t : threads)
+    if (!t.comm.empty()) comms[t.tid] = t.comm;
+  std::string out;
+  for (const auto& [pid, comm] : comms) out += fmt::format("{} {}\n", pid, comm);
+  return out;
+}
+
+uint64_t StatValue(const std::string& stats, std::string_view key) {
+  std::istringstream in(stats);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0 && line.size() > key.size() && line[key.size()] == ':')
+      return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10);
+  }
+  return 0;
+}
+
+std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu) {
+  return std::filesystem::path(fmt::format("{}.cpu{}.tmp", out.string(), cpu));
+}
+
+// One recording. Members are destroyed in reverse order: the kernel capture, the child
+// (killed if never reaped), the readers (and their page files), then the session.
+class Recorder {
+ public:
+  Recorder(const RecordOptions& options, Messages& messages, RecordListener* listener)
+      : o_(options), messages_(messages), listener_(listener), output_(options.output) {}
+
+  RecordResult Run() {
+    Prepare();
+    OpenSession();
+    StartTargets();
+    StartTracing();
+    ReadLoop();
+    StopAndDrain();
+    ReapChild();
+    CollectKernelCounters();
+    WriteFile();
+    return Result();
+  }
+
+ private:
+  void Prepare();
+  void OpenSession();
+  void StartTargets();
+  void StartTracing();
+  void ReadLoop();
+  bool ShouldStop();
+  void ReportProgress();
+  void StopAndDrain();
+  void ReapChild();
+  void CollectKernelCounters();
+  void WriteFile();
+  RecordResult Result();
+
+  const RecordOptions& o_;
+  Messages& messages_;
+  RecordListener* listener_;
+  const std::filesystem::path output_;
+
+  std::vector<int> online_;
+  std::vector<int> cpus_;
+  int file_cpus_ = 0;
+  std::optional<StopSignalScope> signals_;  // SIGINT/SIGTERM end the read loop
+  std::unique_ptr<TracefsSession> session_;
+  RecordingInfo info_;
+  std::vector<std::unique_ptr<CpuReader>> readers_;
+  ThreadTable threads_;
+  std::optional<ChildProcess> child_;
+  std::optional<KernelCapture> kernel_;
+
+  Clock::time_point started_;
+  std::optional<Clock::time_point> deadline_;  // -N
+  bool timed_out_ = false;
+  int signal_ = 0;
+  double seconds_ = 0;
+  uint64_t file_size_ = 0;
+};
+
+// Options, privileges, the command, pids and CPUs; fails before anything is set up if
+// the output cannot be created.
+void Recorder::Prepare() {
+  ValidateRecordOptions(o_);
+  TracefsSession::CheckAccess();  // privilege first: its message says what is needed
+  if (!o_.command.empty()) ResolveCommand(o_.command[0]);
+  for (int pid : o_.pids)
+    if (!ProcessExists(pid)) throw Error(fmt::format("no such process: {}", pid), ExitCode::kUsage);
+
+  online_ = OnlineCpus();
+  cpus_ = o_.cpus.empty() ? online_ : o_.cpus;
+  for (int c : cpus_)
+    if (!std::binary_search(online_.begin(), online_.end(), c))
+      throw Error(fmt::format("CPU {} is not online (online: {})", c, FormatCpuList(online_)),
+                  ExitCode::kUsage);
+  file_cpus_ = std::max(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)), cpus_.back() + 1);
+
+  signals_.emplace();
+
+  if (std::filesystem::is_directory(output_))
+    throw Error(fmt::format("output '{}' is a directory", output_.string()), ExitCode::kUsage);
+  // Fail now, not after the recording, if the output cannot be created.
+  std::filesystem::path probe = output_.string() + ".tmp";
+  if (FILE* f = std::fopen(probe.c_str(), "w")) {
+    std::fclose(f);
+    std::filesystem::remove(probe);
+  } else {
+    throw Error(fmt::format("cannot create '{}': {}", probe.string(), std::strerror(errno)));
+  }
+}
+
+// The tracefs instance (events, buffer size, clock, CPU mask) and one reader per CPU.
+void Recorder::OpenSession() {
+  SessionConfig config;
+  config.event_set = o_.no_defaults ? EventSet::kNone : o_.event_set;
+  config.buffer_kb = o_.buffer_kb;
+  config.cpus = o_.cpus;
+  config.extra_events = o_.events;
+  config.filter_pids = !o_.system_wide;
+  session_ = std::make_unique<TracefsSession>(config, messages_);
+
+  info_.tool_version = Version();
+  info_.command = o_.command;
+  info_.system_wide = o_.system_wide;
+  info_.trace_clock = session_->clock();
+  info_.missing_events = session_->missing_events();
+
+  for (int c : cpus_)
+    readers_.push_back(
+        std::make_unique<CpuReader>(session_->instance(), c, PagesFileFor(output_, c)));
+}
+
+// The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every
+// thread with -a; then the kernel's ground truth: taskstats exits and delay accounting
+// from before any traced thread can exit until the command is reaped.
+void Recorder::StartTargets() {
+  if (!o_.command.empty()) {
+    child_.emplace(o_.command);
+    info_.target_pids.push_back(child_->pid());
+    info_.child.pid = child_->pid();
+    session_->AddPids({child_->pid()});
+    std::string comm = std::filesystem::path(o_.command[0]).filename().string().substr(0, 15);
+    threads_.Add({{child_->pid(), child_->pid(), comm}});
+  }
+  for (int pid : o_.pids) {
+    info_.target_pids.push_back(pid);
+    auto list = ListThreads(pid);
+    threads_.Add(list);
+    std::vector<int> tids;
+    for (const auto& t : list) tids.push_back(t.tid);
+    if (tids.empty()) tids.push_back(pid);
+    session_->AddPids(tids);
+  }
+  if (o_.system_wide) threads_.Add(ListAllThreads());
+  kernel_.emplace(KernelCaptureOptions{.pids = info_.target_pids, .accept_all = o_.system_wide});
+  for (const std::string& w : kernel_->warnings()) messages_.Warning(w);
+}
+
+// Readers on, tracing on, the kernel's baseline, then the child released.
+void Recorder::StartTracing() {
+  for (auto& r : readers_) {
+    r->Start();
+    r->AvoidOwnCpu(online_);
+  }
+  if (o_.system_wide && o_.exclude_self) {
+    // Like trace-cmd: the recorder's own activity is not part of "everything".
+    std::vector<int> own;
+    for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
+    session_->ExcludePids(own);
+  }
+  // The child's switch-out into its release wait must happen before tracing starts:
+  // the baseline counters below include it, so the trace must not.
+  if (child_) child_->WaitUntilBlocked();
+  session_->Start();
+  info_.start_ts = MonotonicNs();
+  started_ = Clock::now();
+  if (o_.duration_s > 0)
+    deadline_ = started_ + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o_.duration_s));
+
+  if (child_) {
+    if (auto cs = ReadContextSwitches(child_->pid())) {
+      info_.child.baseline_nvcsw = cs->voluntary;
+      info_.child.baseline_nivcsw = cs->involuntary;
+    }
+  }
+  // While tracing is live (and the child still blocked): the report cuts the trace here.
+  kernel_->SnapshotStart(info_.target_pids);
+  if (child_) child_->Release();
+}
+
+// Whether the recording is over: a signal, the child reaped, every -p process gone,
+// -N passed, or a reader failed.
+bool Recorder::ShouldStop() {
+  if (StopSignalScope::Received()) return true;
+  if (child_ && child_->TryReap()) return true;
+  if (!child_ && !o_.system_wide && !o_.pids.empty() &&
+      std::none_of(o_.pids.begin(), o_.pids.end(), ProcessExists))
+    return true;
+  if (deadline_ && Clock::now() >= *deadline_) {
+    timed_out_ = true;
+    return true;
+  }
+  return std::any_of(readers_.begin(), readers_.end(), [](const auto& r) { return r->failed(); });
+}
+
+void Recorder::ReportProgress() {
+  if (listener_ == nullptr) return;
+  RecordCounts counts;
+  for (const auto& r : readers_) {
+    CpuRecordStats s = r->Stats();
+    counts.events += s.events;
+    counts.pages += s.pages;
+    counts.lost_events += s.lost_events;
+  }
+  listener_->Reading(counts);
+}
+
+// The readers move pages to their files meanwhile; this thread watches for the end and
+// keeps learning the targets' threads.
+void Recorder::ReadLoop() {
+  auto last_scan = Clock::now();
+  while (!ShouldStop()) {
+    if (Clock::now() - last_scan >= kThreadScanInterval) {
+      for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+      last_scan = Clock::now();
+    }
+    ReportProgress();
+    std::this_thread::sleep_for(kLoopTick);
+  }
+  if (listener_ != nullptr) listener_->Stopped();
+}
+
+// The threads still alive and their counters while tracing is still live; tracing off;
+// the rest of each ring buffer into the page files.
+void Recorder::StopAndDrain() {
+  for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+  std::set<int32_t> procs(info_.target_pids.begin(), info_.target_pids.end());
+  for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
+  std::vector<int32_t> list(procs.begin(), procs.end());
+  kernel_->SnapshotEnd(list);
+
+  session_->Stop();
+  info_.end_ts = MonotonicNs();
+  seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
+  for (auto& r : readers_) r->StopAndFlush();
+}
+
+// Ends the child the way the recording ended, and keeps its exit status and counters.
+void Recorder::ReapChild() {
+  signal_ = StopSignalScope::Received();
+  if (!child_) return;
+  if (!child_->reaped()) {
+    // SIGTERM to cstool, or SIGINT sent with kill(2), does not reach the child by
+    // itself; Ctrl-C on the terminal already did. -N ends the command like timeout(1).
+    if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) child_->Signal(signal_);
+    if (!signal_ && timed_out_) child_->Signal(SIGTERM);
+    child_->ReapWithin(kChildGraceSeconds);
+  }
+  if (child_->reaped()) {
+    info_.child.reaped = true;
+    info_.child.wait_status = child_->wait_status();
+    info_.child.exit_nvcsw = static_cast<uint64_t>(child_->usage().ru_nvcsw);
+    info_.child.exit_nivcsw = static_cast<uint64_t>(child_->usage().ru_nivcsw);
+    info_.child.utime_ns = TimevalNs(child_->usage().ru_utime);
+    info_.child.stime_ns = TimevalNs(child_->usage().ru_stime);
+  }
+}
+
+// Stops the taskstats listener (the child was reaped: its exits are in), restores delay
+// accounting, and keeps the kernel's counters for the file.
+void Recorder::CollectKernelCounters() { info_.kernel_counters = kernel_->Finish(); }
+
+// The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
+// stats, and the recording info as cstool's option.
+void Recorder::WriteFile() {
+  TraceFileContents contents = SessionTraceContents(*session_);
+  info_.threads = threads_.List();
+  contents.saved_cmdlines = SavedCmdlines(info_.threads);
+  contents.cpus.resize(static_cast<size_t>(file_cpus_));
+  for (auto& r : readers_) {
+    CpuRecordStats s = r->Stats();
+    std::string stats = session_->ReadCpuStats(r->cpu());
+    s.overrun = StatValue(stats, "overrun");
+    s.dropped = StatValue(stats, "dropped events");
+    info_.cpus.push_back(s);
+    auto& slot = contents.cpus[static_cast<size_t>(r->cpu())];
+    slot.stats = stats;
+    slot.pages_file = r->pages_file();
+  }
+  if (std::error_code ec; !std::filesystem::is_directory(
+          output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path(), ec))
+    throw Error(fmt::format("cannot write '{}': its directory was removed during the recording",
+                            output_.string()));
+  // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
+  contents.cstool_info_json =
+      nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  WriteTraceFile(output_, contents);
+  readers_.clear();  // removes the page files
+
+  struct stat st {};
+  file_size_ = ::stat(output_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+RecordResult Recorder::Result() {
+  RecordResult r;
+  r.path = output_.string();
+  r.seconds = seconds_;
+  r.file_size = file_size_;
+  if (child_) {
+    if (child_->reaped()) {
+      r.exit_status = child_->ExitCode();
+    } else {
+      r.still_running_pid = child_->pid();
+      r.exit_status = 128 + (signal_ ? signal_ : SIGTERM);
+    }
+  }  // -p / -a: a signal or -N is the normal way to stop
+  r.info = std::move(info_);
+  return r;
+}
+
+}  // namespace
+
+RecordResult Record(const RecordOptions& options, Messages& messages, RecordListener* listener) {
+  Recorder recorder(options, messages, listener);
+  return recorder.Run();
+}
+
+}  // namespace cstool

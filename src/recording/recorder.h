@@ -1,0 +1,53 @@
+// The recording engine: a private tracefs session, one reader per CPU, the optional
+// `-- CMD` child, the kernel's own counters, and the trace.dat file at the end. Used
+// by `cstool record` and `cstool irq`; what either shows the user around it (the
+// progress line, recording/progress_line.h; record's per-CPU table) is the command's.
+//
+// Record() walks the phases in order, one function each (recorder.cc): prepare
+// (options, privileges, CPUs, output), open the session and the readers, start the
+// targets (child, -p, -a) and the kernel capture, start tracing, the read loop, stop
+// and drain, reap the child, collect the kernel counters, write the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/messages.h"
+#include "model/recording_info.h"
+#include "recording/record_options.h"
+
+namespace cstool {
+
+// Totals over every CPU so far, while recording.
+struct RecordCounts {
+  uint64_t events = 0;
+  uint64_t pages = 0;  // ring-buffer pages (sub-buffers) read
+  uint64_t lost_events = 0;
+};
+
+// Follows the read loop (e.g. for a progress line).
+class RecordListener {
+ public:
+  virtual ~RecordListener() = default;
+  virtual void Reading(const RecordCounts& counts) = 0;  // every loop tick (10 ms)
+  virtual void Stopped() = 0;                            // once, when the loop ends
+};
+
+struct RecordResult {
+  std::string path;    // the file written
+  RecordingInfo info;  // as stored in the file: per-CPU counts, threads, child, ...
+  double seconds = 0;  // tracing time
+  uint64_t file_size = 0;
+  // The process exit status: the child's for `-- CMD` (128 + signal if it outlived
+  // the grace period), 0 for -p / -a.
+  int exit_status = 0;
+  // The `-- CMD` child's pid if it was still running at the end (0 otherwise).
+  int still_running_pid = 0;
+};
+
+// Records until the child exits, the -p processes are gone, -N passed or SIGINT/SIGTERM.
+// Warnings go to `messages`. Throws cstool::Error.
+RecordResult Record(const RecordOptions& options, Messages& messages,
+                    RecordListener* listener = nullptr);
+
+}  // namespace cstool
