@@ -356,19 +356,28 @@ void V6TraceFile::ReadHeaderInfo(ByteCursor& in) {
   in.Bytes(header_event_size, "header_event");
 }
 
+// `count` format texts of `system`, each checked and kept for parsing; `what` names
+// them in errors ("ftrace" / "event").
+void V6TraceFile::ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
+                                  std::string_view what, Sections& sections) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t size = in.U64(fmt::format("{} format size", what));
+    std::string_view text =
+        in.Bytes(size, what == "event" ? "event format" : "ftrace event format");
+    if (auto bad = CheckFormatText(text, true))
+      in.Fail(in.pos() - size + bad->first,
+              fmt::format("{} event format: {}", system, bad->second));
+    sections.formats.push_back({text, system, in.pos() - size});
+  }
+}
+
 // The ftrace plugins' event formats (checked here, parsed with the other formats).
 void V6TraceFile::ReadFtraceEventFormats(ByteCursor& in, Sections& sections) {
   const size_t nr_ftrace_at = in.pos();
   const uint32_t nr_ftrace = in.U32("ftrace format count");
   if (nr_ftrace > kMaxFormats)
     in.Fail(nr_ftrace_at, fmt::format("implausible ftrace format count {}", nr_ftrace));
-  for (uint32_t i = 0; i < nr_ftrace; ++i) {
-    const uint64_t size = in.U64("ftrace format size");
-    std::string_view text = in.Bytes(size, "ftrace event format");
-    if (auto bad = CheckFormatText(text, true))
-      in.Fail(in.pos() - size + bad->first, "ftrace event format: " + bad->second);
-    sections.formats.push_back({text, "ftrace", in.pos() - size});
-  }
+  ReadFormatTexts(in, nr_ftrace, "ftrace", "ftrace", sections);
 }
 
 // Every event system's event formats (checked here, parsed with the ftrace formats).
@@ -383,14 +392,7 @@ void V6TraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
     const uint32_t nr_events = in.U32("event count");
     if (nr_events > kMaxFormats)
       in.Fail(count_at, fmt::format("implausible event count {}", nr_events));
-    for (uint32_t e = 0; e < nr_events; ++e) {
-      const uint64_t size = in.U64("event format size");
-      std::string_view text = in.Bytes(size, "event format");
-      if (auto bad = CheckFormatText(text, true))
-        in.Fail(in.pos() - size + bad->first,
-                fmt::format("{} event format: {}", system, bad->second));
-      sections.formats.push_back({text, system, in.pos() - size});
-    }
+    ReadFormatTexts(in, nr_events, system, "event", sections);
   }
 }
 
