@@ -239,7 +239,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
     // A dying thread's first wakeup: taskstats_exit() waking the listener, right after
     // it sampled the thread's accounting.
-    if (waker.exit_accounting_pending) waker.exit_record_taken = true;
+    if (waker.exit_accounting_pending && !waker.exit_record_taken) {
+      waker.exit_record_taken = true;
+      NoteExitRecord(waker, e.c.ts);
+    }
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
@@ -351,6 +354,7 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
+  if (t.exit_record_ts < 0) NoteExitRecord(t, e.c.ts);
   for (Observer* p : On(Hook::kExit)) p->OnExit(t, e.c.ts);
 }
 

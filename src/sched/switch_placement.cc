@@ -40,6 +40,7 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
   t.placement.in_early_ns += ts - in_ts;
   t.run_start = -1;
   t.run_ns = 0;
+  t.run_ns_before_ipi = -1;
   if (caps_.stat_runtime && t.held_from < 0) {
     // The kernel may have switched it in before the model's instant too (a reused clock
     // whose update the trace does not show), but not before its wait began: hold that.
@@ -86,10 +87,27 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   t.settle_in_from = -1;
 }
 
+// The dying thread's exit record (taskstats) was taken at `ts`: it holds the accounting
+// as of the kernel's last update before then.
+void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
+  t.exit_record_ts = ts;
+  t.accounted_at_record = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+}
+
+// A dying thread whose exit record was taken, with no increment since: where the record
+// stands is known only at its next increment (or its end), so what the model inferred
+// after the record (a clock update, a reschedule IPI) must not make its segments final.
+bool StateMachine::ExitRecordUnsettled(const Thread& t) {
+  return t.exit_accounting_pending && t.exit_record_ts >= 0;
+}
+
 // Whatever is held becomes final as it is (the model's switch-in stays).
 void StateMachine::FlushHeld(Thread& t) {
   if (t.exit_accounting_pending) {  // no increment came after the exit began
-    t.accounted_at_exit = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+    t.accounted_at_exit = t.exit_record_ts >= 0 && t.accounted_at_record >= 0
+                              ? t.accounted_at_record
+                          : t.run_start >= 0 ? t.run_start + t.run_ns
+                                             : t.settle_in_from;
     t.exit_accounting_pending = false;
   }
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
@@ -100,6 +118,7 @@ void StateMachine::FlushHeld(Thread& t) {
   SettleOut(t, -1);
   t.run_start = -1;
   t.run_ns = 0;
+  t.run_ns_before_ipi = -1;
   if (t.held_from >= 0) ReleaseHeld(t, INT64_MAX);
 }
 
@@ -116,10 +135,17 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   // comes well into do_exit()) is in the record; the first one after it is not.
   if (t.exit_accounting_pending && (t.exiting || t.exit_record_taken)) {
     // The first increment after the exit began: the kernel's previous update (its start)
-    // is what the exit record holds; an update whose increment the trace lacks (done
-    // from an unfollowed task's context) is caught by that start too.
+    // is what the exit record holds. An update whose increment the trace lacks (done
+    // from an unfollowed task's context, e.g. another CPU reading the dying task's
+    // runtime) shows only as that start; it is in the record only if it came before the
+    // record was taken, else the record holds what the trace showed then.
     const int64_t before = t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN;
-    t.accounted_at_exit = std::min(e.c.ts, std::max(before, e.c.ts - runtime));
+    const int64_t update = e.c.ts - runtime;
+    if (t.exit_record_ts >= 0 && t.accounted_at_record >= 0)
+      t.accounted_at_exit = update <= t.exit_record_ts ? std::max(t.accounted_at_record, update)
+                                                       : t.accounted_at_record;
+    else
+      t.accounted_at_exit = std::min(e.c.ts, std::max(before, update));
     t.exit_accounting_pending = false;
   }
   if (t.settle_in_from >= 0) {
@@ -138,6 +164,9 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
+    // A missing increment assumed at a reschedule IPI is taken back: this increment's
+    // own clock tells whether one was missing (the rule below).
+    if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
     t.run_ns += runtime;
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
@@ -152,6 +181,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   } else {
     return;
   }
+  t.run_ns_before_ipi = -1;
   // The kernel has accounted the run up to here: what was held before is final.
   const int64_t accounted = std::min(t.run_start + t.run_ns, e.c.ts);
   if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
@@ -165,7 +195,7 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
   cpu.rq_clock_ts = ts;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
-      ts > t->held_from)
+      ts > t->held_from && !ExitRecordUnsettled(*t))
     ReleaseHeld(*t, ts);
 }
 
@@ -185,11 +215,14 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
   if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
   RequestClockSkip(cpu);
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs)
+  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs) {
+    if (t->run_ns_before_ipi < 0) t->run_ns_before_ipi = t->run_ns;
     t->run_ns = ts - kIncrementLagNs - t->run_start;
+  }
   if (t && t->on_cpu && t->run_start >= 0) {
     const int64_t accounted = t->run_start + t->run_ns;
-    if (t->held_from >= 0 && accounted > t->held_from) ReleaseHeld(*t, accounted);
+    if (t->held_from >= 0 && accounted > t->held_from && !ExitRecordUnsettled(*t))
+      ReleaseHeld(*t, accounted);
   }
 }
 
@@ -261,6 +294,7 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
   const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   t.run_start = -1;
   t.run_ns = 0;
+  t.run_ns_before_ipi = -1;
   ReleaseHeld(t, from);
   t.placement.out_early_ns += ts - from;
   if (by_increments && settled_by && caps_.stat_runtime && from < ts) {

@@ -75,6 +75,7 @@ struct Thread {
   // `run_start`, `run_ns` accounted so far. -1: not known.
   int64_t run_start = -1;
   int64_t run_ns = 0;
+  int64_t run_ns_before_ipi = -1;  // run_ns before a reschedule IPI assumed one missing
   // Preempted: switched out at `settle_out_from` by its increments, at `settle_out_to` by
   // the trace; the task that took the CPU (settles_out_of points back here) tells where.
   int64_t settle_out_from = -1;
@@ -88,6 +89,8 @@ struct Thread {
   // The exit record was taken: taskstats_exit() woke the recorder's listener (the first
   // wakeup from the thread itself since the exit began), or sched_process_exit was seen.
   bool exit_record_taken = false;
+  int64_t exit_record_ts = -1;       // when: the listener's wakeup or sched_process_exit
+  int64_t accounted_at_record = -1;  // the accounting the trace showed then (-1: none)
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

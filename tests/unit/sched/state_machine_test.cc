@@ -750,5 +750,43 @@ TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
   EXPECT_TILED(s);
 }
 
+// A reschedule IPI made the model assume a missing increment; the next increment, measured
+// from where the last one ended, shows none was missing: the assumption is taken back.
+TEST(StateMachine, IncrementTakesBackAnIncrementTheIpiAssumedMissing) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+  s.Vector(100'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Vector(101'000, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.StatRuntime(100'500, 0, 10, 90'000);  // from 10'500: nothing was missing; to 100'000
+  s.Switch(105'000, 0, 10, kR, 500);      // to an unfollowed task
+  s.Finish(110'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 100'000);
+  EXPECT_TILED(s);
+}
+
+// The exit record (taskstats, sampled before it wakes the recorder's listener) holds the
+// accounting as of the kernel's last update before it: an update the trace shows only by
+// the next increment's start counts only if it came before the record.
+TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
+  for (const auto& [runtime, expected] :
+       {std::pair<uint64_t, int64_t>{5'000, 10'000}, {18'000, 22'000}}) {
+    TraceCapabilities caps;
+    caps.stat_runtime = true;
+    Sim s(caps);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    s.SysEnter(20'000, 0, 10, kExitGroup);
+    s.Wake(25'000, 0, 10, 600, 1);  // taskstats_exit() wakes the listener: the record
+    s.Exit(26'000, 0, 10);
+    s.StatRuntime(40'000, 0, 10, runtime);  // its update at 40'000 - runtime
+    s.Switch(41'000, 0, 10, kStateZombie, 0);
+    s.Finish(50'000);
+    EXPECT_EQ(s.Report(10).thread->accounted_at_exit, expected) << "runtime " << runtime;
+  }
+}
+
 }  // namespace
 }  // namespace cstool::testing
