@@ -5,6 +5,7 @@
 
 #include "base/cpu_list.h"
 #include "cmd/commands.h"
+#include "cmd/duration_option.h"
 #include "commands/irq_command.h"
 
 namespace cstool::cmd {
@@ -12,8 +13,9 @@ namespace cstool::cmd {
 RunFn SetupIrq(CLI::App& sub) {
   auto options = std::make_shared<IrqOptions>();
   auto cpu_list = std::make_shared<std::string>();
-  sub.add_option("-N,--duration", options->duration_s,
-                 "Record for this many seconds (default: until Ctrl-C)");
+  CLI::Option* duration =
+      AddDurationOption(sub, options->duration_s,
+                        "Record for this many seconds, > 0 (omit -N to record until Ctrl-C)");
   sub.add_option("-C,--cpus", *cpu_list, "CPUs to watch, e.g. 0,1 or 0-3 (default: all)");
   sub.add_option("--format", options->format, "Output format: table or json")
       ->capture_default_str();
@@ -31,7 +33,8 @@ RunFn SetupIrq(CLI::App& sub) {
       "  cstool irq -C 1 --format json   CPU 1 until Ctrl-C, as JSON\n"
       "  cstool irq --affinity           where each IRQ may go and where it goes\n"
       "  cstool irq --affinity all=0     move every movable IRQ to CPU 0");
-  return [options, cpu_list](Messages& messages) -> int {
+  return [options, cpu_list, duration](Messages& messages) -> int {
+    CheckDuration(*duration, options->duration_s, "record until Ctrl-C");
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);
     return RunIrq(*options, std::cout, messages);
   };

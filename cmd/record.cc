@@ -6,6 +6,7 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "cmd/commands.h"
+#include "cmd/duration_option.h"
 #include "commands/record_command.h"
 
 namespace cstool::cmd {
@@ -21,7 +22,9 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_option("-C,--cpus", *cpu_list, "CPUs to trace, e.g. 0,1 or 0-3 (default: all)");
   sub.add_option("-p,--pid", options->pids, "Attach to this process and its threads (repeatable)")
       ->allow_extra_args(false);
-  sub.add_option("-N,--duration", options->duration_s, "Stop after this many seconds");
+  CLI::Option* duration = AddDurationOption(
+      sub, options->duration_s,
+      "Stop after this many seconds, > 0 (omit -N to stop when the command exits or on Ctrl-C)");
   sub.add_option("-e,--event", options->events,
                  "Also record SYSTEM:EVENT (or a whole SYSTEM) (repeatable)")
       ->allow_extra_args(false);
@@ -34,7 +37,9 @@ RunFn SetupRecord(CLI::App& sub) {
       "  cstool record -p 1234 -N 10 -o server.dat\n"
       "  cstool record -a -C 0 -N 2.5\n"
       "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
-  return [options, cpu_list](Messages& messages) -> int {
+  return [options, cpu_list, duration](Messages& messages) -> int {
+    CheckDuration(*duration, options->duration_s,
+                  "record until the command exits (or, with -p or -a, until Ctrl-C)");
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);
     return RunRecord(*options, messages);
   };

@@ -9,12 +9,15 @@ namespace cstool::cmd {
 
 RunFn SetupReport(CLI::App& sub) {
   auto opts = std::make_shared<ReportOptions>();
-  sub.add_option("file", opts->file, "Trace file (cstool or trace-cmd trace.dat v6/v7)")
-      ->capture_default_str();
+  CLI::Option* file =
+      sub.add_option("file", opts->file, "Trace file (cstool or trace-cmd trace.dat v6/v7)")
+          ->capture_default_str();
   sub.add_option("--format", opts->format, "Output format: table, json or csv")
       ->capture_default_str();
-  sub.add_option("-p,--pid", opts->view.pids, "Only threads of these processes (repeatable)");
-  sub.add_option("-t,--tid", opts->view.tids, "Only these threads (repeatable)");
+  sub.add_option("-p,--pid", opts->view.pids,
+                 "Only threads of these processes (repeatable; none matching is an error)");
+  sub.add_option("-t,--tid", opts->view.tids,
+                 "Only these threads (repeatable; none matching is an error)");
   sub.add_option("--sort", opts->view.sort,
                  "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
                  "tid, pid, or a microstate key (user, sys, sleep_futex, ...)")
@@ -31,7 +34,10 @@ RunFn SetupReport(CLI::App& sub) {
                "Report what a damaged file still holds (stops or skips at the damage)");
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
-  return [opts](Messages& messages) { return RunReport(*opts, std::cout, messages); };
+  return [opts, file](Messages& messages) {
+    opts->file_named = file->count() > 0;
+    return RunReport(*opts, std::cout, messages);
+  };
 }
 
 }  // namespace cstool::cmd

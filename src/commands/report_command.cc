@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "analysis/report_view.h"
@@ -13,9 +14,83 @@
 #include "pipeline/analyze_trace.h"
 
 namespace cstool {
+namespace {
+
+// How many processes or threads an error names before it says how many more there are.
+constexpr size_t kListed = 8;
+
+template <typename T, typename Text>
+std::string ListOf(const std::vector<T>& items, Text text) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < kListed; ++i)
+    out += (i == 0 ? "" : ", ") + text(items[i]);
+  if (items.size() > kListed) out += fmt::format(", ... ({} more)", items.size() - kListed);
+  return out;
+}
+
+std::string ProcessText(const ProcessTotals& p) { return fmt::format("{} {}", p.pid, p.comm); }
+std::string ThreadText(const ThreadReport* r) {
+  return fmt::format("{} {}", r->thread->tid, r->thread->comm);
+}
+
+// The selection as typed: "-p 12345 -t 7".
+std::string FilterText(const ViewOptions& v) {
+  std::string out;
+  for (int32_t pid : v.pids) out += fmt::format("{}-p {}", out.empty() ? "" : " ", pid);
+  for (int32_t tid : v.tids) out += fmt::format("{}-t {}", out.empty() ? "" : " ", tid);
+  return out;
+}
+
+// Why -p/-t selected nothing, and what the file holds instead: the processes (for -p)
+// or threads (for -t) of the workload the report would list without them, or the
+// threads of the -p processes when only the -t narrowing them matched nothing.
+std::string NothingSelected(const ReportModel& model, const SyscallTable& syscalls,
+                            const ReportOptions& options) {
+  const ViewOptions& asked = options.view;
+  const std::string head = fmt::format("no thread matches {}", FilterText(asked));
+  const std::string report = fmt::format("cstool report {}{}", options.file,
+                                         options.format == "table" ? "" : " --format table");
+  if (!asked.pids.empty() && !asked.tids.empty()) {
+    ViewOptions by_pid = asked;
+    by_pid.tids.clear();
+    ReportView v = BuildView(model, syscalls, by_pid);
+    if (!v.threads.empty())
+      return fmt::format("{}; the threads of {}: {} ({} {} lists them)", head, FilterText(by_pid),
+                         ListOf(v.threads, ThreadText), report, FilterText(by_pid));
+  }
+  ViewOptions unfiltered;
+  unfiltered.all_threads = asked.all_threads;
+  ReportView shown = BuildView(model, syscalls, unfiltered);
+  unfiltered.all_threads = true;
+  ReportView all = BuildView(model, syscalls, unfiltered);
+  const bool by_process = !asked.pids.empty() && !all.processes.empty();
+  const size_t outside = by_process ? all.processes.size() - shown.processes.size()
+                                    : all.threads.size() - shown.threads.size();
+  const char* what = by_process ? "processes" : "threads";
+  if (all.threads.empty()) return head + "; the file holds no threads";
+  if (shown.threads.empty())  // no recorded workload: name what there is
+    return fmt::format(
+        "{}; the file's {}: {} ({} --all-threads lists them)", head, what,
+        by_process ? ListOf(all.processes, ProcessText) : ListOf(all.threads, ThreadText), report);
+  std::string out = fmt::format(
+      "{}; the file's {}: {} ({} lists them", head, what,
+      by_process ? ListOf(shown.processes, ProcessText) : ListOf(shown.threads, ThreadText),
+      report);
+  if (outside > 0)
+    out += fmt::format("; {} more outside the recorded workload with --all-threads", outside);
+  return out + ")";
+}
+
+}  // namespace
 
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
+  std::error_code ec;
+  if (!options.file_named && !std::filesystem::exists(options.file, ec))
+    throw Error(
+        fmt::format("no recording here ({} does not exist): run `cstool record -- CMD` "
+                    "first, or name a file: cstool report FILE",
+                    options.file));
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
   auto analyzed = AnalyzeTrace(options.file, syscalls,
@@ -26,6 +101,10 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("salvaged: {}", d));
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
+  if (view.threads.empty() && (!options.view.pids.empty() || !options.view.tids.empty())) {
+    exports.Discard();
+    throw Error(NothingSelected(analyzed->model, syscalls, options));
+  }
   std::optional<KernelCheckResult> check;
   if (options.check) {
     check = CheckAgainstKernel(analyzed->model, view.threads);

@@ -13,6 +13,7 @@ namespace cstool {
 
 struct ReportOptions {
   std::string file = "cstool.dat";
+  bool file_named = false;  // FILE was given (else a missing cstool.dat gets a hint)
   std::string format = "table";
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
@@ -21,8 +22,9 @@ struct ReportOptions {
   bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
 };
 
-// Returns the process exit status: 1 when --check found a disagreement. Warnings (what
-// --salvage skipped) go to `messages`.
+// Returns the process exit status: 1 when --check found a disagreement. Throws
+// cstool::Error (exit 1) when -p/-t select no thread, naming what the file holds.
+// Warnings (what --salvage skipped) go to `messages`.
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages);
 
 }  // namespace cstool

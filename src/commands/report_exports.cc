@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "analysis/barscope.h"
 #include "analysis/timeline.h"
@@ -62,6 +63,20 @@ void ReportExports::Finish(const ReportView& view) {
     html.close();
     if (!html) throw OpenError(options_.html, "write");
   }
+}
+
+}  // namespace cstool
+
+namespace cstool {
+
+void ReportExports::Discard() {
+  std::error_code ignored;
+  if (timeline_) {
+    timeline_.reset();
+    timeline_file_.close();
+    std::filesystem::remove(options_.timeline, ignored);
+  }
+  if (barscope_) std::filesystem::remove(options_.html, ignored);
 }
 
 }  // namespace cstool

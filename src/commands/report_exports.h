@@ -33,6 +33,8 @@ class ReportExports {
   std::vector<Observer*> observers() const;
   // After the analysis: writes the HTML page and checks every file was written.
   void Finish(const ReportView& view);
+  // Instead of Finish when the report fails: removes the files it created.
+  void Discard();
 
  private:
   ExportOptions options_;

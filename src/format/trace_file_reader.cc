@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -102,8 +104,18 @@ void TraceFileReader::LoadSidecarInfo() {
 
 std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
                                                const ReaderOptions& options) {
+  // The reason, as the C library words it: "No such file or directory", "Permission
+  // denied"; a directory opens but cannot be read, so it is named before.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(EISDIR)));
+  errno = 0;
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("{}: cannot open", path));
+  if (!f) {
+    const int err = errno;
+    throw Error(
+        fmt::format("{}: cannot open: {}", path, err != 0 ? std::strerror(err) : "unknown error"));
+  }
   char head[32] = {};
   f.read(head, sizeof(head));
   const std::string_view got(head, static_cast<size_t>(f.gcount()));

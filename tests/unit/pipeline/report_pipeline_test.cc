@@ -140,8 +140,13 @@ TEST(ReportPipeline, FiltersSelectThreadsAndProcesses) {
   auto k = nlohmann::json::parse(one.out);
   ASSERT_EQ(k["threads"].size(), 1u);
   EXPECT_EQ(k["threads"][0]["tid"], tid);
+  // Selecting nothing is an error that says what the file holds
+  // (tests/unit/cmd/user_errors_test.cc).
   CommandResult none = RunCommand({CSTOOL_BINARY, "report", src, "--format", "json", "-p", "1"});
-  EXPECT_EQ(nlohmann::json::parse(none.out)["threads"].size(), 0u);
+  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(none.out, "");
+  EXPECT_TRUE(LastOwnLine(none.err).starts_with("cstool report: no thread matches -p 1;"))
+      << none.err;
 }
 
 }  // namespace

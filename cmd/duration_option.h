@@ -1,0 +1,32 @@
+// -N SECS for the commands that record (record, irq): a positive, finite number of
+// seconds. Leaving -N out is the only way to say "no time limit", so -N 0 (which once
+// meant "forever" silently) and negative values are usage errors that say so.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "base/errors.h"
+
+namespace cstool::cmd {
+
+inline CLI::Option* AddDurationOption(CLI::App& sub, double& seconds, const std::string& help) {
+  return sub.add_option("-N,--duration", seconds, help);
+}
+
+// Throws a usage error when -N was given and is not a positive number of seconds;
+// `without` says what the command does with no -N ("record until Ctrl-C").
+inline void CheckDuration(const CLI::Option& option, double seconds, std::string_view without) {
+  if (option.count() == 0 || (seconds > 0 && std::isfinite(seconds))) return;
+  const std::string given =
+      option.results().empty() ? fmt::format("{}", seconds) : option.results().back();
+  throw Error(fmt::format("-N {}: the duration must be a positive number of seconds; omit -N to {}",
+                          given, without),
+              ExitCode::kUsage);
+}
+
+}  // namespace cstool::cmd

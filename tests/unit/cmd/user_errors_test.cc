@@ -1,0 +1,174 @@
+// What a new user trips over (issue 20): a selection that matches nothing, -N 0, and
+// errors without their reason or next step. Each is one clear line and an exit status.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+std::string Fixture(const std::string& name) {
+  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+// A fresh empty directory, removed at the end of the test.
+class EmptyDir {
+ public:
+  EmptyDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "cstool-empty-XXXXXX").string();
+    path_ = ::mkdtemp(templ.data());
+  }
+  ~EmptyDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Item 2: -p/-t that select nothing are an error naming the selection and the file's
+// processes (or threads), not empty tables with exit status 0.
+TEST(SelectionMatchesNothing, PidNamesTheFilesProcesses) {
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, "-p", "12345"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(LastOwnLine(r.err),
+            "cstool report: no thread matches -p 12345; the file's processes: "
+            "16694 cstool_workload (cstool report " +
+                file + " lists them)");
+}
+
+TEST(SelectionMatchesNothing, TidNamesTheFilesThreads) {
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, "-t", "7", "--format", "json"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string line = LastOwnLine(r.err);
+  EXPECT_TRUE(
+      line.starts_with("cstool report: no thread matches -t 7; the file's threads: "
+                       "16694 cstool_workload, 16697 cstool_workload, 16698 "
+                       "cstool_workload (cstool report " +
+                       file + " --format table lists them"))
+      << line;
+}
+
+TEST(SelectionMatchesNothing, PidAndTidNameTheThreadsOfThePid) {
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, "-p", "16694", "-t", "1"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(LastOwnLine(r.err),
+            "cstool report: no thread matches -p 16694 -t 1; the threads of -p 16694: 16694 "
+            "cstool_workload, 16697 cstool_workload, 16698 cstool_workload (cstool report " +
+                file + " -p 16694 lists them)");
+}
+
+TEST(SelectionMatchesNothing, LeavesNoPictureFiles) {
+  EmptyDir dir;
+  const std::string json = dir.path() + "/t.json", html = dir.path() + "/t.html";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "-p", "1",
+                                "--timeline", json, "--html", html});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  EXPECT_FALSE(std::filesystem::exists(html));
+}
+
+TEST(SelectionMatchesNothing, AMatchingSelectionStillSucceeds) {
+  CommandResult r =
+      RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "-t", "16697"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("16697"), std::string::npos);
+}
+
+// Item 3: -N 0 no longer means "forever"; leaving -N out does. `timeout` keeps a
+// regression from hanging the suite (irq -N 0 used to record until killed).
+struct DurationCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::string expected;
+};
+
+void PrintTo(const DurationCase& c, std::ostream* os) {
+  for (const std::string& a : c.args) *os << a << ' ';
+}
+
+class DurationIsPositive : public ::testing::TestWithParam<DurationCase> {};
+
+TEST_P(DurationIsPositive, ZeroAndNegativeAreUsageErrors) {
+  std::vector<std::string> argv = {"timeout", "20", CSTOOL_BINARY};
+  argv.insert(argv.end(), GetParam().args.begin(), GetParam().args.end());
+  CommandResult r = RunCommand(argv);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(LastOwnLine(r.err), GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RecordAndIrq, DurationIsPositive,
+    ::testing::Values(
+        DurationCase{"IrqZero",
+                     {"irq", "-N", "0"},
+                     "cstool irq: -N 0: the duration must be a positive number of seconds; omit "
+                     "-N to record until Ctrl-C"},
+        DurationCase{"IrqNegative",
+                     {"irq", "--duration=-1"},
+                     "cstool irq: -N -1: the duration must be a positive number of seconds; omit "
+                     "-N to record until Ctrl-C"},
+        DurationCase{"RecordZero",
+                     {"record", "-N", "0", "--", "true"},
+                     "cstool record: -N 0: the duration must be a positive number of seconds; "
+                     "omit -N to record until the command exits (or, with -p or -a, until "
+                     "Ctrl-C)"},
+        DurationCase{"RecordNegative",
+                     {"record", "-N", "-0.5", "-a"},
+                     "cstool record: -N -0.5: the duration must be a positive number of seconds; "
+                     "omit -N to record until the command exits (or, with -p or -a, until "
+                     "Ctrl-C)"},
+        DurationCase{"RecordNan",
+                     {"record", "-N", "nan", "-a"},
+                     "cstool record: -N nan: the duration must be a positive number of seconds; "
+                     "omit -N to record until the command exits (or, with -p or -a, until "
+                     "Ctrl-C)"}),
+    [](const auto& info) { return info.param.name; });
+
+// Item 7: errors say why, and what to do next.
+TEST(TerseErrors, MissingFileSaysWhy) {
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", "/nonexistent/cstool-test.dat"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err),
+            "cstool report: /nonexistent/cstool-test.dat: cannot open: No such file or directory");
+}
+
+TEST(TerseErrors, DirectorySaysWhy) {
+  EmptyDir dir;
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", dir.path()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err), "cstool report: " + dir.path() + ": cannot open: Is a directory");
+}
+
+TEST(TerseErrors, NoRecordingHereSaysToRecordFirst) {
+  EmptyDir dir;
+  CommandResult r = RunCommand(
+      {"sh", "-c", "cd \"$0\" && exec \"$1\" report", dir.path(), std::string(CSTOOL_BINARY)});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err),
+            "cstool report: no recording here (cstool.dat does not exist): run `cstool record -- "
+            "CMD` first, or name a file: cstool report FILE");
+}
+
+TEST(TerseErrors, ExplainAnomaliesNeverPrintsTidMinusOne) {
+  for (const char* fixture : {"golden_mutex.dat", "small_v6.dat", "small_v7_zstd.dat"}) {
+    CommandResult r =
+        RunCommand({CSTOOL_BINARY, "report", Fixture(fixture), "--explain-anomalies"});
+    EXPECT_EQ(r.status, 0) << fixture << ": " << r.err;
+    EXPECT_EQ(r.out.find("tid -1"), std::string::npos) << fixture;
+    EXPECT_EQ(r.out.find(" -1 "), std::string::npos) << fixture;
+  }
+}
+
+}  // namespace
+}  // namespace cstool::testing
