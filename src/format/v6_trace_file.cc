@@ -356,14 +356,14 @@ void V6TraceFile::ReadHeaderInfo(ByteCursor& in) {
   in.Bytes(header_event_size, "header_event");
 }
 
-// `count` format texts of `system`, each checked and kept for parsing; `what` names
-// them in errors ("ftrace" / "event").
+// `count` format texts of `system`, each checked and kept for parsing; the labels name
+// its size field and its text in errors.
 void V6TraceFile::ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
-                                  std::string_view what, Sections& sections) {
+                                  std::string_view size_label, std::string_view text_label,
+                                  Sections& sections) {
   for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t size = in.U64(fmt::format("{} format size", what));
-    std::string_view text =
-        in.Bytes(size, what == "event" ? "event format" : "ftrace event format");
+    const uint64_t size = in.U64(size_label);
+    std::string_view text = in.Bytes(size, text_label);
     if (auto bad = CheckFormatText(text, true))
       in.Fail(in.pos() - size + bad->first,
               fmt::format("{} event format: {}", system, bad->second));
@@ -377,7 +377,7 @@ void V6TraceFile::ReadFtraceEventFormats(ByteCursor& in, Sections& sections) {
   const uint32_t nr_ftrace = in.U32("ftrace format count");
   if (nr_ftrace > kMaxFormats)
     in.Fail(nr_ftrace_at, fmt::format("implausible ftrace format count {}", nr_ftrace));
-  ReadFormatTexts(in, nr_ftrace, "ftrace", "ftrace", sections);
+  ReadFormatTexts(in, nr_ftrace, "ftrace", "ftrace format size", "ftrace event format", sections);
 }
 
 // Every event system's event formats (checked here, parsed with the ftrace formats).
@@ -392,7 +392,7 @@ void V6TraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
     const uint32_t nr_events = in.U32("event count");
     if (nr_events > kMaxFormats)
       in.Fail(count_at, fmt::format("implausible event count {}", nr_events));
-    ReadFormatTexts(in, nr_events, system, "event", sections);
+    ReadFormatTexts(in, nr_events, system, "event format size", "event format", sections);
   }
 }
 

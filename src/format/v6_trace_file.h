@@ -41,7 +41,8 @@ class V6TraceFile final : public TraceFileReader {
   void ReadInitialFormat(ByteCursor& in);
   void ReadHeaderInfo(ByteCursor& in);
   void ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
-                       std::string_view what, Sections& sections);
+                       std::string_view size_label, std::string_view text_label,
+                       Sections& sections);
   void ReadFtraceEventFormats(ByteCursor& in, Sections& sections);
   void ReadEventFormats(ByteCursor& in, Sections& sections);
   void ReadKallsyms(ByteCursor& in);

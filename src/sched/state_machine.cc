@@ -239,10 +239,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
     // A dying thread's first wakeup: taskstats_exit() waking the listener, right after
     // it sampled the thread's accounting.
-    if (waker.exit_accounting_pending && !waker.exit_record_taken) {
-      waker.exit_record_taken = true;
-      NoteExitRecord(waker, e.c.ts);
-    }
+    if (waker.exit_accounting_pending && waker.exit_record_ts < 0) NoteExitRecord(waker, e.c.ts);
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);

@@ -133,7 +133,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
   // comes well into do_exit()) is in the record; the first one after it is not.
-  if (t.exit_accounting_pending && (t.exiting || t.exit_record_taken)) {
+  if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     // The first increment after the exit began: the kernel's previous update (its start)
     // is what the exit record holds. An update whose increment the trace lacks (done
     // from an unfollowed task's context, e.g. another CPU reading the dying task's

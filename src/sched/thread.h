@@ -86,10 +86,10 @@ struct Thread {
   // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
   int64_t accounted_at_exit = -1;
   bool exit_accounting_pending = false;  // entered exit; no increment seen since
-  // The exit record was taken: taskstats_exit() woke the recorder's listener (the first
-  // wakeup from the thread itself since the exit began), or sched_process_exit was seen.
-  bool exit_record_taken = false;
-  int64_t exit_record_ts = -1;       // when: the listener's wakeup or sched_process_exit
+  // When the exit record was taken (-1: not yet): taskstats_exit() woke the recorder's
+  // listener (the first wakeup from the thread itself since the exit began), or
+  // sched_process_exit, whichever came first.
+  int64_t exit_record_ts = -1;
   int64_t accounted_at_record = -1;  // the accounting the trace showed then (-1: none)
 
   int64_t syscall = kSyscallUnknown;
