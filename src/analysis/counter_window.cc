@@ -79,8 +79,9 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, i
   for (WindowCut& c : cuts) {
     if (wait) {
       if (end <= c.ts) c.before.AddTime(s, end - start, unqueued);
-    } else if (c.ts > start) {
-      c.before.AddTime(s, std::min(end, c.ts) - start);
+    } else {
+      const int64_t to = IsOnCpu(s) ? std::min(c.ts, c.on_cpu_to) : c.ts;
+      if (to > start) c.before.AddTime(s, std::min(end, to) - start);
     }
     if (start <= c.ts && c.ts < end) {
       c.covered = true;

@@ -38,6 +38,10 @@ struct WindowTotals {
 struct WindowCut {
   int64_t ts = 0;
   WindowTotals before;
+  // /proc reads a thread's exec runtime as its last update left it (schedstat does not
+  // update a running task's): on-CPU time counts up to the kernel's last update at or
+  // before `ts`, known from the increment that spans it (none: up to `ts`).
+  int64_t on_cpu_to = std::numeric_limits<int64_t>::max();
   // What the trace knew about the thread at the cut: the state of the segment covering
   // it (if any), and the first known (not unknown) state starting after it.
   bool covered = false;
@@ -75,6 +79,12 @@ struct CounterWindow {
     AddSegmentToCuts(s, start, end, unqueued);
   }
   void AddSwitch(int64_t ts, bool voluntary);
+  // The kernel accounted the thread's run time from `from` to `to`: a cut inside that
+  // span saw the exec runtime of `from` (call before the segments it covers arrive).
+  void NoteAccounted(int64_t from, int64_t to) {
+    for (WindowCut& c : cuts)
+      if (from <= c.ts && c.ts < to && c.on_cpu_to > c.ts) c.on_cpu_to = from;
+  }
 
   // sched_wakeup queued the thread at `ts`, in the wait that began at `since`: remembered
   // until that wait's segment arrives (segments may be held back while the thread's

@@ -23,12 +23,15 @@ class CounterWindowObserver : public Observer {
   uint32_t Hooks() const override {
     if (!windows_) return HookBit(Hook::kExit);
     return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
-           HookBit(Hook::kEnqueued) | HookBit(Hook::kExit);
+           HookBit(Hook::kEnqueued) | HookBit(Hook::kExit) | HookBit(Hook::kRuntimeAccounted);
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
     model_.For(t).counter_window.NoteEnqueued(runnable_since, ts);
+  }
+  void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
+    model_.For(t).counter_window.NoteAccounted(from, to);
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).counter_window.AddSwitch(e.ts, e.voluntary);

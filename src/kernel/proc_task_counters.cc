@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <set>
+
+#include "base/unique_fd.h"
 
 namespace cstool {
 namespace {
@@ -29,28 +32,36 @@ void SetError(std::string* error, std::string msg) {
   if (error) *error = std::move(msg);
 }
 
-// Reads a small /proc file. nullopt with *err = errno on failure.
-std::optional<std::string> ReadFile(const std::string& path, int* err) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *err = errno;
-    return std::nullopt;
-  }
+// The whole of a small /proc file, read from its start (a seq_file regenerates its text
+// on a read at offset 0, so the same descriptor can be read again). nullopt with *err =
+// errno on failure.
+std::optional<std::string> ReadFromStart(int fd, int* err) {
   std::string out;
   char buf[4096];
   for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
+    ssize_t n = pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
       *err = errno;
-      close(fd);
       return std::nullopt;
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
-  close(fd);
   return out;
+}
+
+// Opens a /proc file; -1 with *err = errno on failure.
+int OpenProcFile(const std::string& path, int* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) *err = errno;
+  return fd;
+}
+
+std::optional<std::string> ReadFile(const std::string& path, int* err) {
+  UniqueFd fd(OpenProcFile(path, err));
+  if (fd.get() < 0) return std::nullopt;
+  return ReadFromStart(fd.get(), err);
 }
 
 bool IsGone(int err) { return err == ENOENT || err == ESRCH; }
@@ -177,26 +188,46 @@ std::optional<ProcSchedstat> ParseProcSchedstat(std::string_view text, std::stri
   return s;
 }
 
+// status (switch counts) and schedstat (times) are read back to back between two clock
+// reads, and the report cuts the trace at the second: the counters hold at one instant
+// inside that bracket. A reader preempted between the two (milliseconds on a busy CPU,
+// dozens of switches of a ping-pong thread) would move the cut away from that instant,
+// so a wide bracket is read again, keeping the narrowest of a few tries. Opening the
+// files (the path walk) stays outside the bracket.
+constexpr int64_t kNarrowReadNs = 50'000;
+constexpr int kReadTries = 4;
+
 std::optional<KernelTaskCounters> ReadProcTask(int32_t pid, int32_t tid, std::string* error,
                                                const std::string& proc_root) {
   const std::string dir = fmt::format("{}/{}/task/{}", proc_root, pid, tid);
   int err = 0;
-  auto status_text = ReadFile(dir + "/status", &err);
-  if (!status_text) {
-    if (!IsGone(err)) SetError(error, fmt::format("{}/status: {}", dir, std::strerror(err)));
+  auto fail = [&](const char* file) -> std::optional<KernelTaskCounters> {
+    if (!IsGone(err)) SetError(error, fmt::format("{}/{}: {}", dir, file, std::strerror(err)));
     return std::nullopt;
-  }
-  auto sched_text = ReadFile(dir + "/schedstat", &err);
-  if (!sched_text) {
-    if (!IsGone(err)) SetError(error, fmt::format("{}/schedstat: {}", dir, std::strerror(err)));
-    return std::nullopt;
-  }
+  };
   auto comm_text = ReadFile(dir + "/comm", &err);
-  if (!comm_text) {
-    if (!IsGone(err)) SetError(error, fmt::format("{}/comm: {}", dir, std::strerror(err)));
-    return std::nullopt;
+  if (!comm_text) return fail("comm");
+  UniqueFd status_fd(OpenProcFile(dir + "/status", &err));
+  if (status_fd.get() < 0) return fail("status");
+  UniqueFd sched_fd(OpenProcFile(dir + "/schedstat", &err));
+  if (sched_fd.get() < 0) return fail("schedstat");
+
+  std::optional<std::string> status_text, sched_text;
+  int64_t now = 0, span = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < kReadTries && span > kNarrowReadNs; ++i) {
+    const int64_t before = MonotonicNowNs();
+    auto status_try = ReadFromStart(status_fd.get(), &err);
+    if (!status_try) return fail("status");
+    auto sched_try = ReadFromStart(sched_fd.get(), &err);
+    if (!sched_try) return fail("schedstat");
+    const int64_t after = MonotonicNowNs();
+    if (after - before < span) {
+      span = after - before;
+      now = after;
+      status_text = std::move(status_try);
+      sched_text = std::move(sched_try);
+    }
   }
-  const int64_t now = MonotonicNowNs();
   // A file of a thread that died while being read can come back empty.
   if (status_text->empty() || sched_text->empty()) return std::nullopt;
 

@@ -56,6 +56,9 @@ struct RecordingInfo {
   int64_t end_ts = 0;                // trace-clock time tracing stopped
   std::vector<CpuRecordStats> cpus;
   std::vector<ThreadIdentity> threads;      // tid -> tgid for threads known to the recorder
+  // -a: the recorder's own threads, kept out of event tracing (set_event_notrace_pid, as
+  // trace-cmd does); only other threads' switches and wakeups show them.
+  std::vector<int32_t> untraced_tids;
   std::vector<std::string> missing_events;  // default events this kernel lacks
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
   nlohmann::json kernel_counters;  // the kernel's own per-thread counters, null when absent
@@ -82,6 +85,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
-                                                threads, missing_events, child, kernel_counters)
+                                                threads, untraced_tids, missing_events, child,
+                                                kernel_counters)
 
 }  // namespace cstool

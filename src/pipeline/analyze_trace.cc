@@ -42,6 +42,7 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   // A system-wide recording lists every thread too: their tgids group the report.
   for (const ThreadIdentity& t : info->threads)
     if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
+  policy.untraced_tids = info->untraced_tids;
   if (info->system_wide || info->target_pids.empty()) return policy;
   policy.all = false;
   policy.root_pids = info->target_pids;
@@ -118,6 +119,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
   t.notes = NotesFor(caps, t);
+  if (info && !info->untraced_tids.empty())
+    t.notes.push_back(fmt::format(
+        "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "
+        "not in the report; --all-threads shows what other threads' events tell of them",
+        info->untraced_tids.size()));
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
   const bool has_switch = std::find(t.missing_events.begin(), t.missing_events.end(),
                                     "sched:sched_switch") == t.missing_events.end();

@@ -247,8 +247,11 @@ void Recorder::StartTracing() {
   if (o_.system_wide && o_.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
     std::vector<int> own;
-    for (const auto& t : ListThreads(::getpid())) own.push_back(t.tid);
+    auto list = ListThreads(::getpid());
+    for (const auto& t : list) own.push_back(t.tid);
     session_->ExcludePids(own);
+    threads_.Add(list);
+    info_.untraced_tids.assign(own.begin(), own.end());
   }
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.

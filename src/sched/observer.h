@@ -88,6 +88,7 @@ enum class Hook : uint8_t {
   kLostEvents,
   kTraceEnd,
   kCpuCurrent,
+  kRuntimeAccounted,
   kCount
 };
 constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
@@ -118,6 +119,10 @@ class Observer {
   virtual void OnExit(const Thread&, int64_t /*ts*/) {}
   virtual void OnLostEvents(int32_t /*cpu*/, int64_t /*ts*/, int64_t /*count*/) {}
   virtual void OnTraceEnd(int64_t /*ts*/) {}
+  // The kernel added `thread`'s run time from `from` to `to` to its exec runtime (one
+  // sched_stat_runtime increment, computed with the runqueue clock): between two such
+  // updates, what /proc shows of it stands still. Before the segments up to `to` arrive.
+  virtual void OnRuntimeAccounted(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
 };
 
 }  // namespace cstool

@@ -128,9 +128,10 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
   // a wakeup here checked preemption there.
   Thread& t = Lookup(e.pid, e.comm);
+  const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
+  for (Observer* p : On(Hook::kRuntimeAccounted)) p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
-  const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
   // comes well into do_exit()) is in the record; the first one after it is not.
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
@@ -215,14 +216,11 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
   if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
   RequestClockSkip(cpu);
   Thread* t = cpu.current_known ? cpu.current : nullptr;
+  // The assumed increment stays a guess: what it covers stays held until the next
+  // increment or the next task's first one (at the switch) tells the kernel's clock.
   if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs) {
     if (t->run_ns_before_ipi < 0) t->run_ns_before_ipi = t->run_ns;
     t->run_ns = ts - kIncrementLagNs - t->run_start;
-  }
-  if (t && t->on_cpu && t->run_start >= 0) {
-    const int64_t accounted = t->run_start + t->run_ns;
-    if (t->held_from >= 0 && accounted > t->held_from && !ExitRecordUnsettled(*t))
-      ReleaseHeld(*t, accounted);
   }
 }
 
@@ -292,33 +290,41 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
   const bool by_increments = t.run_start >= 0;
   const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
+  // An increment a reschedule IPI assumed missing may not have been (the wakeup that sent
+  // it did its own, seen, remote update): the switch may be as early as the last seen one.
+  const int64_t earliest =
+      by_increments && t.run_ns_before_ipi >= 0
+          ? std::clamp(t.run_start + t.run_ns_before_ipi, t.held_from, from)
+          : from;
   t.run_start = -1;
   t.run_ns = 0;
   t.run_ns_before_ipi = -1;
-  ReleaseHeld(t, from);
+  ReleaseHeld(t, earliest);
   t.placement.out_early_ns += ts - from;
-  if (by_increments && settled_by && caps_.stat_runtime && from < ts) {
-    // What ran in [from, ts] stays held until `settled_by` tells where in it the kernel
-    // switched (SettleOut); the new state is in progress from ts until then.
+  if (by_increments && settled_by && caps_.stat_runtime && earliest < ts) {
+    // What ran in [earliest, ts] stays held until `settled_by` tells where in it the
+    // kernel switched (SettleOut); the new state is in progress from ts until then.
     if (settled_by->settles_out_of) SettleOut(*settled_by->settles_out_of, -1);
-    t.settle_out_from = from;
+    t.settle_out_from = earliest;
     t.settle_out_to = ts;
+    t.settle_out_default = from;
     t.settle_out_after = {t.state, t.abstract, ts, 0};
     settled_by->settles_out_of = &t;
     return;
   }
+  ReleaseHeld(t, from);
   t.held_segments.clear();
   t.held_from = -1;
   if (from < ts) t.since = from;
 }
 
-// The kernel switched `t` out at `end` (clamped to its settle window; -1: at the window's
-// start): held running time after it belongs to the state it switched out to.
+// The kernel switched `t` out at `end` (clamped to its settle window; -1: unknown, the
+// model's instant): held running time after it belongs to the state it switched out to.
 void StateMachine::SettleOut(Thread& t, int64_t end) {
   if (t.settle_out_from < 0) return;
-  end = end < 0 ? t.settle_out_from : std::clamp(end, t.settle_out_from, t.settle_out_to);
+  end = end < 0 ? t.settle_out_default : std::clamp(end, t.settle_out_from, t.settle_out_to);
   RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
-  t.placement.out_early_ns -= end - t.settle_out_from;
+  t.placement.out_early_ns -= end - t.settle_out_default;
   t.settle_out_from = -1;
   ReleaseHeld(t, INT64_MAX);
 }

@@ -76,10 +76,13 @@ struct Thread {
   int64_t run_start = -1;
   int64_t run_ns = 0;
   int64_t run_ns_before_ipi = -1;  // run_ns before a reschedule IPI assumed one missing
-  // Preempted: switched out at `settle_out_from` by its increments, at `settle_out_to` by
-  // the trace; the task that took the CPU (settles_out_of points back here) tells where.
+  // Preempted: switched out at `settle_out_from` by its increments at the earliest (before
+  // an increment a reschedule IPI assumed missing), at `settle_out_to` by the trace; the
+  // task that took the CPU (settles_out_of points back here) tells where, and if it never
+  // does, the model's instant `settle_out_default` stands.
   int64_t settle_out_from = -1;
   int64_t settle_out_to = -1;
+  int64_t settle_out_default = -1;
   Segment settle_out_after{};  // the state it switched out to
   Thread* settles_out_of = nullptr;
   // Where the kernel's accounting stood when the thread entered exit/exit_group: the

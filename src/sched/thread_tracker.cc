@@ -9,9 +9,15 @@ ThreadTracker::ThreadTracker(TrackingPolicy policy) : policy_(std::move(policy))
 }
 
 bool ThreadTracker::IsTrackedRoot(int32_t tid) const {
-  if (policy_.all) return true;
   return std::find(policy_.root_pids.begin(), policy_.root_pids.end(), tid) !=
          policy_.root_pids.end();
+}
+
+bool ThreadTracker::IsReportable(int32_t tid, int32_t tgid) const {
+  if (std::find(policy_.untraced_tids.begin(), policy_.untraced_tids.end(), tid) !=
+      policy_.untraced_tids.end())
+    return false;
+  return policy_.all || IsTrackedRoot(tid) || (tgid != 0 && IsTrackedRoot(tgid));
 }
 
 Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool in_trace) {
@@ -23,7 +29,7 @@ Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool 
   t.first_ts = ts;
   t.since = ts;
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
-  t.tracked = policy_.all || IsTrackedRoot(tid) || (t.tgid != 0 && IsTrackedRoot(t.tgid));
+  t.tracked = IsReportable(tid, t.tgid);
   by_tid_.Set(tid, t.id + 1);
   thread_ptrs_.push_back(&t);
   return t;

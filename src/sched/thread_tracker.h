@@ -22,6 +22,9 @@ struct TrackingPolicy {
   bool all = true;                 // -a recordings and foreign files: every thread
   std::vector<int32_t> root_pids;  // processes followed, with their descendants
   std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
+  // Threads that are never the report's even when `all`: the recorder's own, which it
+  // kept out of tracing (the model still follows them to know who holds each CPU).
+  std::vector<int32_t> untraced_tids;
 };
 
 class ThreadTracker {
@@ -67,6 +70,7 @@ class ThreadTracker {
 
  private:
   bool IsTrackedRoot(int32_t tid) const;
+  bool IsReportable(int32_t tid, int32_t tgid) const;
 
   TrackingPolicy policy_;
   std::deque<Thread> threads_;
