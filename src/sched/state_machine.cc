@@ -153,11 +153,13 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   sw.prev = prev;
   sw.next = next;
   sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
-  // An unfollowed prev's increments show only when a followed task's context did them:
-  // their sum tells its switch only when it is that recent (a wakeup's preemption).
+  // An unfollowed (or untraced) prev's increments show only when a followed task's
+  // context did them: their sum tells its switch only when it is that recent and the
+  // switch a preemption (the waker's update, then the reused clock); its own update at a
+  // voluntary switch is not in the trace.
   const bool prev_accounted =
-      prev && (follow_all_ || prev->tracked ||
-               (prev->run_start >= 0 && prev->run_start + prev->run_ns >= ts - kMaxIpiDelayNs));
+      prev && (prev->tracked || (!sw.voluntary && prev->run_start >= 0 &&
+                                 prev->run_start + prev->run_ns >= ts - kMaxIpiDelayNs));
   const int64_t kernel_ts =
       KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
   if (prev) {
@@ -400,7 +402,7 @@ void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t t
 
 void StateMachine::PushIrqHandlerEntry(const IrqHandlerEntry& e) {
   Cpu& cpu = Enter(e.c);
-  if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  NoteEventTask(cpu, e.c);
   PushIrqFrame(cpu, IrqKind::kHardirq, irq_names_.Irq(e.irq, e.name), e.c.ts);
 }
 
@@ -412,7 +414,7 @@ void StateMachine::PushIrqHandlerExit(const IrqHandlerExit& e) {
 void StateMachine::PushIrqVector(const IrqVector& e) {
   Cpu& cpu = Enter(e.c);
   if (e.entry) {
-    if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+    NoteEventTask(cpu, e.c);
     // The tick may end the running task's slice (a wakeup inside it overrides this); it
     // also reads the runqueue clock.
     if (e.name == "local_timer") {
@@ -431,7 +433,7 @@ void StateMachine::PushSoftirq(const Softirq& e) {
   Cpu& cpu = Enter(e.c);
   if (e.phase == SoftirqPhase::kRaise) return;
   if (e.phase == SoftirqPhase::kEntry) {
-    if (e.c.pid != 0 && !cpu.current_known) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+    NoteEventTask(cpu, e.c);
     PushIrqFrame(cpu, IrqKind::kSoftirq, irq_names_.Softirq(e.vec, e.name), e.c.ts);
   } else {
     PopIrqFrame(cpu, e.c.cpu, IrqKind::kSoftirq, e.c.ts);

@@ -123,6 +123,7 @@ class StateMachine final : public EventSink {
   // event), else by lookup; `comm` names it if it is new.
   Thread& EventThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
+  void NoteEventTask(Cpu& cpu, const EventCommon& c);
   void NoteFlags(Cpu& cpu, uint8_t flags);
   void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);

@@ -69,6 +69,17 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   return cpu.current == &t && cpu.current_known && t.on_cpu && t.cpu == cpu_id;
 }
 
+// An event's task (common_pid) is running on its CPU, whatever the event: an interrupt's
+// is the task it interrupted, an increment's the one whose context did the accounting.
+// The kernel (6.18) often records no switch from idle to it: this is where that shows.
+[[gnu::always_inline]] inline void StateMachine::NoteEventTask(Cpu& cpu, const EventCommon& c) {
+  if (c.pid == 0) return;
+  const Thread* cur = cpu.current;
+  if (cpu.current_known && cur && cur->tid == c.pid && cur->on_cpu) [[likely]]
+    return;
+  MarkOnCpu(cpu, c.cpu, &Lookup(c.pid, {}), c.ts);
+}
+
 // Runs for about every event: the common case (syscall state known, no observer wants
 // segments, as in a plain report) stays inline; the rest is out of line.
 [[gnu::always_inline]] inline void StateMachine::EmitSegment(Thread& t, Microstate s,

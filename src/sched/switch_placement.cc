@@ -123,7 +123,7 @@ void StateMachine::FlushHeld(Thread& t) {
 }
 
 void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
-  Enter(e.c);
+  NoteEventTask(Enter(e.c), e.c);
   if (e.pid == 0) return;
   // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
   // a wakeup here checked preemption there.

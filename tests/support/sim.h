@@ -161,10 +161,12 @@ class Sim {
   }
   void Lost(int64_t ts, int cpu, int64_t count) { sm_.PushLostEvents({ts, cpu, count}); }
   // Any event that shows the CPU's flags (e.g. the need-resched bit) at `ts`.
-  // The kernel's run-time increment of `pid` (running on `cpu`).
-  void StatRuntime(int64_t ts, int cpu, int pid, uint64_t runtime, uint8_t flags = 0) {
+  // The kernel's run-time increment of `pid`, done on `cpu` by `running` (default: `pid`
+  // itself; another task when a wakeup there accounted `pid` running on another CPU).
+  void StatRuntime(int64_t ts, int cpu, int pid, uint64_t runtime, uint8_t flags = 0,
+                   int running = -1) {
     SchedStatRuntime e;
-    e.c = C(ts, cpu, pid, flags);
+    e.c = C(ts, cpu, running < 0 ? pid : running, flags);
     e.comm = "task";
     e.pid = pid;
     e.runtime = runtime;

@@ -788,5 +788,79 @@ TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
   }
 }
 
+// A reschedule IPI long after the running task's last increment assumes one missing, but
+// the wakeup that sent it may have done that update itself, from the waker's CPU (seen):
+// the next task's first increment, measured from the clock both switched at, tells.
+TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissing) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.Switch(0, 1, 0, kR, 20);
+  s.StatRuntime(50'000, 1, 10, 40'000, 0, /*running=*/20);  // the wakeup's remote update
+  s.Vector(150'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Vector(151'000, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+  s.Switch(155'000, 0, 10, kR, 30);
+  s.StatRuntime(160'000, 0, 30, 110'000);  // from 50'000: the reused clock
+  s.SysEnter(165'000, 0, 30, kRead);
+  s.StatRuntime(170'000, 0, 30, 10'000);
+  s.Switch(170'000, 0, 30, kS, 0);
+  s.Finish(200'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 50'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 150'000);
+  EXPECT_EQ(s.Micro(30, M::kUser) + s.Micro(30, M::kSys), 120'000);
+  EXPECT_TILED(s);
+}
+
+// An interrupt's task is the one running there: on a CPU believed idle it is the switch
+// from idle the kernel did not trace, and the increment inside the interrupt is its run's
+// first (measured from the wakeup's clock).
+TEST(StateMachine, InterruptShowsTheUntracedSwitchFromIdle) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(1'000, 1, 10, kRead);
+  s.StatRuntime(2'000, 1, 10, 2'000);
+  s.Switch(2'000, 1, 10, kS, 0);
+  s.Switch(0, 0, 0, kR, 20);
+  s.WakeBoth(10'000, 0, 20, 10, 1);
+  s.Vector(30'000, 1, 10, true);
+  s.StatRuntime(30'500, 1, 10, 20'000);  // on CPU since 10'500
+  s.Vector(31'000, 1, 10, false);
+  s.StatRuntime(40'000, 1, 10, 9'500);
+  s.Switch(40'000, 1, 10, kS, 0);
+  s.Finish(50'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->placement.untraced_switch_ins, 1u);
+  EXPECT_EQ(s.Micro(10, M::kUser) + s.Micro(10, M::kSys) + s.Micro(10, M::kIrq), 2'000 + 29'500);
+  EXPECT_TILED(s);
+}
+
+// The recorder's own threads (-a) are not traced: their own updates, the one at a
+// voluntary switch included, are missing, so a recent remote increment of one does not
+// tell when it switched; the next task's wait runs to the traced switch.
+TEST(StateMachine, UntracedPrevsRemoteIncrementDoesNotPlaceItsVoluntarySwitch) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  TrackingPolicy policy;
+  policy.untraced_tids = {50};
+  Sim s(caps, policy);
+  s.Switch(0, 1, 0, kR, 50);
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(1'000, 0, 10, 1'000);
+  s.Switch(1'000, 0, 10, kS, 20);
+  s.WakeBoth(10'000, 0, 20, 10, 1);
+  s.StatRuntime(10'100, 0, 50, 10'000, 0, /*running=*/20);  // 50 accounted by the wakeup
+  s.Switch(20'000, 1, 50, kS, 10);
+  s.StatRuntime(25'000, 0, 10, 2'000, 0, /*running=*/20);  // a later remote update
+  s.Switch(30'000, 1, 10, kS, 0);
+  s.Finish(40'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 10'000);
+  EXPECT_FALSE(s.Report(50).thread->tracked);
+  EXPECT_TILED(s);
+}
+
 }  // namespace
 }  // namespace cstool::testing

@@ -34,6 +34,13 @@ TEST(ThreadTracker, FollowsRootsTheirThreadsAndHintedTgids) {
   EXPECT_FALSE(threads.Add(60, "other", 0, false).tracked);
 }
 
+TEST(ThreadTracker, FollowingAllLeavesOutTheUntracedThreadsAndTheirProcess) {
+  ThreadTracker threads({.all = true, .known_tgids = {{6, 5}}, .untraced_tids = {5, 6}});
+  EXPECT_FALSE(threads.Add(5, "cstool", 0, false).tracked);
+  EXPECT_FALSE(threads.Add(6, "cstool", 0, false).tracked);
+  EXPECT_TRUE(threads.Add(7, "other", 0, false).tracked);
+}
+
 TEST(ThreadTracker, ChildTgidFromTheCloneFlagsOfTaskNewtask) {
   ThreadTracker threads({});
   Thread& parent = threads.Add(100, "p", 0, false);
