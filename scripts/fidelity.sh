@@ -6,6 +6,7 @@
 # (ms and % of the kernel's value). Exits non-zero if any run did not PASS.
 #
 #   scripts/fidelity.sh [BUILD_DIR]        FIDELITY_LOADS="idle build" (default both)
+#   FIDELITY_KEEP=1 keeps the recordings (their directory is printed) to look into a FAIL.
 set -uo pipefail
 build=${1:-build}
 cstool=$(realpath "$build/cstool")
@@ -16,7 +17,7 @@ load_pids=()
 
 cleanup() {
   stop_load
-  rm -rf "$out"
+  if [ -n "${FIDELITY_KEEP:-}" ]; then echo "recordings kept in $out"; else rm -rf "$out"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -40,7 +41,8 @@ stop_load() {
   load_pids=()
 }
 
-# name | how it is recorded (after `cstool record -o FILE`)
+# name | how it is recorded (after `cstool record -o FILE`; ATTACH: `-p` on the command
+# started in the background; SYSTEM: `-a` while two workloads run)
 workloads=(
   "nanosleep-50us|-- $w nanosleep 3000 50"
   "nanosleep-1ms|-- $w nanosleep 300 1000"
@@ -54,6 +56,7 @@ workloads=(
   "pipeline|-- sh -c 'seq 1 300000 | cat | cat | wc -l >/dev/null'"
   "stop-cont|-- sh -c '$w cpubound 400 0 & p=\$!; sleep 0.1; kill -STOP \$p; sleep 0.1; kill -CONT \$p; wait'"
   "attach|ATTACH $w phases 1500"
+  "system-wide|SYSTEM"
 )
 
 summarize() {  # FILE NAME LOAD
@@ -71,7 +74,8 @@ def worst(k):
     w = c["worst_thread"][k]
     return "-" if w is None else "%+8.3f %+6.2f%%" % (w["diff_ns"] / 1e6, w["diff_pct"])
 exact = all(t.get("ok", {}).get("switches", True) for t in c["threads"])
-considered = c["compared"] + c["lost_events"] + c["partial"] + c["without_counters"]
+considered = (c["compared"] + c["lost_events"] + c["untraced"] + c["partial"] +
+              c["without_counters"])
 verdict = c["verdict"].split(":")[1].strip()
 print("%-16s %-6s %4d/%-4d %-6s %17s %17s  %s" % (name, load, c["compared"], considered,
       "yes" if exact else "NO", worst("on_cpu"), worst("wait_cpu"), verdict))
@@ -94,6 +98,17 @@ for load in $loads; do
       sleep 0.3
       "$cstool" record -o "$file" -p "$target" -N 0.8 >/dev/null 2>&1
       wait "$target"
+    elif [[ $how == SYSTEM ]]; then
+      # -a: every thread of the machine, with a cross-CPU ping-pong and a mutex running
+      # through the recording (sampled at both ends) and the load's compilers coming and going.
+      "$w" pingrate 3 -1 3000 >/dev/null &
+      local_a=$!
+      "$w" mutex 4 100000 >/dev/null &
+      local_b=$!
+      sleep 0.3
+      "$cstool" record -o "$file" -a -N 1.5 >/dev/null 2>&1
+      kill "$local_a" "$local_b" 2>/dev/null
+      wait "$local_a" "$local_b" 2>/dev/null
     else
       eval "\"$cstool\" record -o \"$file\" $how" >/dev/null 2>&1
     fi

@@ -74,8 +74,18 @@ int64_t CounterWindow::TakeUnqueued(int64_t start, int64_t end) {
   return ns;
 }
 
+void CounterWindow::EndTrace(int64_t ts) {
+  if (current_wait_.empty() || current_wait_.back().end != ts) return;
+  for (const WaitPart& w : current_wait_)
+    for (WindowCut& c : cuts)
+      if (w.end <= c.ts) c.before.AddTime(w.state, -(w.end - w.start), -w.unqueued);
+  current_wait_.clear();
+}
+
 void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
-  const bool wait = s == Microstate::kWaitCpuWakeup || s == Microstate::kWaitCpuPreempted;
+  const bool wait = IsWaitingForCpu(s);
+  if (!wait || (!current_wait_.empty() && current_wait_.back().end != start)) current_wait_.clear();
+  if (wait) current_wait_.push_back({s, start, end, unqueued});
   for (WindowCut& c : cuts) {
     if (wait) {
       if (end <= c.ts) c.before.AddTime(s, end - start, unqueued);

@@ -93,6 +93,9 @@ struct CounterWindow {
   // The part before the enqueue of the wait_cpu_wakeup segment [start, end), 0 if none
   // was noted; forgets it and any older wait's (one whose segment was empty, never sent).
   int64_t TakeUnqueued(int64_t start, int64_t end);
+  // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
+  // there) had not ended, so the kernel had not counted it at a cut after the end.
+  void EndTrace(int64_t ts);
 
  private:
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued);
@@ -101,6 +104,13 @@ struct CounterWindow {
     int64_t ns;     // its part before sched_wakeup
   };
   std::vector<Unqueued> unqueued_;
+  struct WaitPart {
+    Microstate state;
+    int64_t start;
+    int64_t end;
+    int64_t unqueued;
+  };
+  std::vector<WaitPart> current_wait_;  // the segments of the latest wait, in order
 };
 
 }  // namespace cstool

@@ -23,7 +23,8 @@ class CounterWindowObserver : public Observer {
   uint32_t Hooks() const override {
     if (!windows_) return HookBit(Hook::kExit);
     return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
-           HookBit(Hook::kEnqueued) | HookBit(Hook::kExit) | HookBit(Hook::kRuntimeAccounted);
+           HookBit(Hook::kEnqueued) | HookBit(Hook::kExit) | HookBit(Hook::kRuntimeAccounted) |
+           HookBit(Hook::kTraceEnd);
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
@@ -32,6 +33,9 @@ class CounterWindowObserver : public Observer {
   }
   void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
     model_.For(t).counter_window.NoteAccounted(from, to);
+  }
+  void OnTraceEnd(int64_t ts) override {
+    for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).counter_window.AddSwitch(e.ts, e.voluntary);

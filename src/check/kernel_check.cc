@@ -65,8 +65,8 @@ int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
   return std::max(time_abs_ns, rel) + std::max<int64_t>(unknown_ns, 0);
 }
 
-constexpr EnumNames<CheckStatus, 5> kCheckStatusNames{
-    {"agree", "DISAGREE", "lost", "partial", "none"}, "none"};
+constexpr EnumNames<CheckStatus, 6> kCheckStatusNames{
+    {"agree", "DISAGREE", "lost", "untraced", "partial", "none"}, "none"};
 static_assert(static_cast<size_t>(CheckStatus::kNoCounters) + 1 == kCheckStatusNames.size());
 
 std::string_view CheckStatusName(CheckStatus s) { return kCheckStatusNames(s); }
@@ -105,13 +105,23 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       c.note += "times not judged: running or queued, unseen, at the start sample";
     }
   }
+  const uint64_t untraced = t.placement.untraced_switch_outs;
+  if (untraced > 0) {
+    if (!c.note.empty()) c.note += "; ";
+    c.note += fmt::format("{} switch-out{} the kernel did not record (inferred)", untraced,
+                          untraced == 1 ? "" : "s");
+  }
+  const bool times_ok = !c.times_judged || (c.on_cpu_ok && c.wait_ok);
   if (m.mode == WindowMode::kPartial) {
     c.status = CheckStatus::kPartial;
   } else if (t.lost_touched) {
     c.status = CheckStatus::kLostEvents;
+  } else if (c.switches_ok && times_ok) {
+    c.status = CheckStatus::kAgree;
   } else {
-    bool times_ok = !c.times_judged || (c.on_cpu_ok && c.wait_ok);
-    c.status = c.switches_ok && times_ok ? CheckStatus::kAgree : CheckStatus::kDisagree;
+    // Switches the kernel did not record are inferred, and what ran unseen is unknown:
+    // such a thread is shown, not judged.
+    c.status = untraced > 0 ? CheckStatus::kUntraced : CheckStatus::kDisagree;
   }
   return c;
 }
@@ -160,6 +170,9 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       case CheckStatus::kLostEvents:
         ++res.lost;
         break;
+      case CheckStatus::kUntraced:
+        ++res.untraced;
+        break;
       case CheckStatus::kPartial:
         ++res.partial;
         break;
@@ -168,7 +181,8 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
         break;
     }
     bool judged_or_lost = c.status == CheckStatus::kAgree || c.status == CheckStatus::kDisagree ||
-                          c.status == CheckStatus::kLostEvents;
+                          c.status == CheckStatus::kLostEvents ||
+                          c.status == CheckStatus::kUntraced;
     if (judged_or_lost) {
       ProcessCheck& p = procs[c.pid];
       p.pid = c.pid;
@@ -177,9 +191,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       Add(p.traced, c.traced);
       Add(p.kernel, c.kernel);
       p.unknown_ns += c.unknown_ns;
-      // Worst status wins: DISAGREE over lost over agree.
+      // Worst status wins: DISAGREE over lost or untraced over agree.
       if (p.status == CheckStatus::kNoCounters || c.status == CheckStatus::kDisagree ||
-          (c.status == CheckStatus::kLostEvents && p.status == CheckStatus::kAgree))
+          ((c.status == CheckStatus::kLostEvents || c.status == CheckStatus::kUntraced) &&
+           p.status == CheckStatus::kAgree))
         p.status = c.status;
     }
     res.threads.push_back(std::move(c));
@@ -204,8 +219,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
 std::string KernelCheckResult::Verdict() const {
   if (!has_counters)
     return "kernel check: nothing to compare: the recording holds no kernel counters";
-  std::string others = fmt::format("{} partial, {} with lost events, {} without counters", partial,
-                                   lost, no_counters);
+  std::string others =
+      fmt::format("{} partial, {} with lost events, {} with switches the kernel did not record, {} "
+                  "without counters",
+                  partial, lost, untraced, no_counters);
   if (compared == 0) return fmt::format("kernel check: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
   return fmt::format(

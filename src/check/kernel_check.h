@@ -58,10 +58,12 @@ enum class CheckStatus {
   kAgree,
   kDisagree,
   kLostEvents,  // compared but not judged: lost events touched the thread
+  kUntraced,    // compared but not judged: the kernel recorded some of its switches not at all
   kPartial,     // window not covered (check/kernel_match.h)
   kNoCounters,  // the recording has no kernel record for it
 };
-std::string_view CheckStatusName(CheckStatus s);  // "agree", "DISAGREE", "lost", "partial", "none"
+// "agree", "DISAGREE", "lost", "untraced", "partial", "none"
+std::string_view CheckStatusName(CheckStatus s);
 
 struct CheckQuantities {
   int64_t voluntary = 0;
@@ -114,6 +116,7 @@ struct KernelCheckResult {
   uint32_t compared = 0;  // agree + disagree
   uint32_t agreeing = 0;
   uint32_t lost = 0;
+  uint32_t untraced = 0;
   uint32_t partial = 0;
   uint32_t no_counters = 0;
   // The judged thread whose difference used the most of its tolerance, per quantity.
@@ -126,7 +129,7 @@ struct KernelCheckResult {
   WorstThread worst_on_cpu;
   WorstThread worst_wait;
 
-  uint32_t Considered() const { return compared + lost + partial + no_counters; }
+  uint32_t Considered() const { return compared + lost + untraced + partial + no_counters; }
   // At least half of the threads that had counters or needed them were compared: a
   // verdict on 2 of 162 threads is no verdict.
   bool Covered() const { return !has_counters || compared * 2 >= Considered(); }

@@ -16,6 +16,7 @@ namespace cstool {
   X(kSleepSyscall, "sleep:")                \
   X(kSleepFault, "sleep:fault")             \
   X(kSleepKernel, "sleep:kernel")           \
+  X(kSleepUntraced, "sleep:untraced")       \
   X(kExit, "exit")                          \
   X(kStop, "stop")                          \
   X(kYield, "yield")                        \

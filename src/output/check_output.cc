@@ -130,6 +130,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
           {"agreeing", check.agreeing},
           {"partial", check.partial},
           {"lost_events", check.lost},
+          {"untraced", check.untraced},
           {"without_counters", check.no_counters},
           {"tolerance",
            {{"time_abs_ns", check.tolerance.time_abs_ns}, {"time_rel", check.tolerance.time_rel}}},

@@ -39,7 +39,8 @@ nlohmann::json SyscallsJson(const ReportView& view, const ThreadReport& r) {
 nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
   return {{"wakeup_to_switch_in_ns", p.in_early_ns},
           {"wakeup_to_switch_out_ns", p.out_early_ns},
-          {"untraced_switch_ins", p.untraced_switch_ins}};
+          {"untraced_switch_ins", p.untraced_switch_ins},
+          {"untraced_switch_outs", p.untraced_switch_outs}};
 }
 
 nlohmann::json IrqsJson(const ThreadReport& r) {

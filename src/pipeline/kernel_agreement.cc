@@ -20,9 +20,9 @@ std::string KernelAgreementLine(const std::string& file) {
     KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
     if (!check.has_counters) return "kernel agrees: not checked (no kernel counters recorded)";
     std::string line = fmt::format("kernel agrees: {}/{} threads", check.agreeing, check.compared);
-    if (check.partial + check.lost + check.no_counters > 0)
-      line += fmt::format(" ({} partial, {} with lost events, {} without counters)", check.partial,
-                          check.lost, check.no_counters);
+    if (check.partial + check.lost + check.untraced + check.no_counters > 0)
+      line += fmt::format(" ({} partial, {} with lost events, {} untraced, {} without counters)",
+                          check.partial, check.lost, check.untraced, check.no_counters);
     if (!check.passed()) line += "; see cstool report --check";
     return line;
   } catch (const std::exception& e) {

@@ -75,9 +75,10 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
 }
 
 // With a pid filter, unfollowed tasks show up only partly (as the other side of a
-// switch or a wakeup), so surprises about them are expected and not counted.
+// switch or a wakeup), and so do the recorder's own untraced threads with -a: surprises
+// about them are expected and not counted.
 void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
-  if (t && !t->tracked && !follow_all_) return;
+  if (t && !t->tracked) return;
   anomalies_.Add(a, n);
   if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
 }
@@ -102,6 +103,8 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
     ++t->placement.untraced_switch_ins;
     in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts), t->since);
     ResetClock(cpu);
+  } else if (t && cpu.current_known && cpu.current && cpu.current != t) {
+    ReplaceUntracedCurrent(cpu, cpu_id, ts);
   }
   SetCurrent(cpu, cpu_id, t, true, ts);  // the CPU's view: what the trace shows ran there
   if (!t) return;
@@ -119,6 +122,17 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
   } else if (s != t->state || a != t->abstract) {
     Transition(*t, s, a, ts);
   }
+}
+
+// Another task shows on `cpu` while its current one, a followed thread, still runs there
+// by the trace: the kernel switched that one out without a sched_switch. A followed
+// task's switch-out is recorded whatever the pid filter (it is the switch's prev), so
+// this is the kernel's omission, not the filter's.
+bool StateMachine::ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts) {
+  Thread* old = cpu.current;
+  if (!old || !old->tracked || !old->on_cpu || old->cpu != cpu_id) return false;
+  NoteUntracedSwitchOut(*old, ts);
+  return true;
 }
 
 // Every change of a CPU's current task goes through here, so that the observers see
@@ -142,7 +156,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   // believed current may be stale; only a followed task on either side is a surprise.
   if (cpu.current_known && cpu.current == nullptr && prev && !prev->on_cpu) {
     Flag(Anomaly::kMissingSwitchFromIdle, prev);
-  } else if (cpu.current_known && cpu.current != prev &&
+  } else if (cpu.current_known && cpu.current != prev && !ReplaceUntracedCurrent(cpu, e.c.cpu, ts) &&
              (follow_all_ || (prev && prev->tracked) || (cpu.current && cpu.current->tracked))) {
     Flag(Anomaly::kSwitchOutNotCurrent, prev && prev->tracked ? prev : cpu.current);
   }
@@ -251,7 +265,11 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // sched_waking of a task still on its CPU (it is about to sleep) is followed by its
   // switch-out and then by sched_wakeup once it is off the CPU: then the wakeup is
   // what makes it runnable.
+  if (!wakee.on_cpu && wakee.state == Microstate::kWaitCpuWakeup && !wakee.waking_unqueued &&
+      e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking))
+    NoteUntracedRun(wakee);
   if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
+    EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
@@ -369,6 +387,7 @@ void StateMachine::PushSchedProcessFree(const SchedProcessFree& e) {
 }
 
 void StateMachine::EndLifetime(Thread& t, int64_t ts) {
+  EmitUntracedSwitchOut(t, true);
   FlushHeld(t);
   Transition(t, t.state, t.abstract, ts);
   if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
@@ -547,6 +566,8 @@ void StateMachine::Finish(int64_t end_ts) {
   finished_ = true;
   end_ts = std::max(end_ts, last_ts_);
   for (Thread& t : threads_.threads()) {
+    // Not run again by the end: most likely asleep (a preempted task soon runs again).
+    EmitUntracedSwitchOut(t, true);
     FlushHeld(t);
     if (t.freed) continue;
     Transition(t, t.state, t.abstract, end_ts);

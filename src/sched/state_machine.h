@@ -129,6 +129,7 @@ class StateMachine final : public EventSink {
   Thread& Lookup(int32_t tid, std::string_view comm);
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
+  bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
@@ -157,6 +158,9 @@ class StateMachine final : public EventSink {
   static bool ExitRecordUnsettled(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
   void SettleOut(Thread& t, int64_t end);
+  void NoteUntracedSwitchOut(Thread& t, int64_t ts);
+  void NoteUntracedRun(Thread& t);
+  void EmitUntracedSwitchOut(Thread& t, bool voluntary);
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);

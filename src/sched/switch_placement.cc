@@ -36,6 +36,7 @@ namespace cstool {
 // one settles where in [in_ts, ts] the kernel switched it in; until then, and from each
 // increment to the next, its segments are held so that the switch-out can be placed.
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
+  EmitUntracedSwitchOut(t, false);  // runs again with no wakeup: it had been preempted
   SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
   t.placement.in_early_ns += ts - in_ts;
   t.run_start = -1;
@@ -327,6 +328,46 @@ void StateMachine::SettleOut(Thread& t, int64_t end) {
   t.placement.out_early_ns -= end - t.settle_out_default;
   t.settle_out_from = -1;
   ReleaseHeld(t, INT64_MAX);
+}
+
+// `t` ran on its CPU and another task now shows there with no sched_switch recorded for
+// `t` (the kernel omits the switch-outs of some tasks): its run ended at the kernel's last
+// update of it (its increments), or here without them. What it switched out to, a sleep
+// or a preemption, shows next (EmitUntracedSwitchOut); until then its state is unknown.
+void StateMachine::NoteUntracedSwitchOut(Thread& t, int64_t ts) {
+  Flag(Anomaly::kMissingSwitchOut, &t);
+  ++t.placement.untraced_switch_outs;
+  const int64_t end = t.run_start >= 0 ? std::min(t.run_start + t.run_ns, ts) : ts;
+  Transition(t, Microstate::kUnknown, AbstractState::kNone, ts);
+  RewindHeld(t, end, ts);
+  t.on_cpu = false;
+  t.untraced_out_ts = t.since;
+}
+
+// `t` is woken again, queued since its last wakeup by the trace: only a sleeping task can be
+// woken (a queued one is TASK_RUNNING and matches no wakeup), so it ran and slept again
+// with none of it recorded (the kernel traces nothing of some tasks but their wakeups).
+// What it did since the last wakeup is unknown; its voluntary switch comes now.
+void StateMachine::NoteUntracedRun(Thread& t) {
+  Flag(Anomaly::kMissingSwitchOut, &t);
+  ++t.placement.untraced_switch_ins;
+  ++t.placement.untraced_switch_outs;
+  t.state = Microstate::kUnknown;  // the open segment since that wakeup
+  t.untraced_out_ts = cur_ts_;
+}
+
+// The switch NoteUntracedSwitchOut placed: voluntary when a wakeup of the thread came
+// next (it had gone to sleep), involuntary when it ran again without one.
+void StateMachine::EmitUntracedSwitchOut(Thread& t, bool voluntary) {
+  if (t.untraced_out_ts < 0) return;
+  SwitchEvent sw;
+  sw.ts = t.untraced_out_ts;
+  sw.cpu = t.cpu;
+  sw.prev = &t;
+  sw.voluntary = voluntary;
+  sw.cause.kind = voluntary ? CauseKind::kSleepUntraced : CauseKind::kPreemptUnknown;
+  t.untraced_out_ts = -1;
+  EmitSwitch(&t, sw);
 }
 
 // After a switch (or a gap in the events): no skip is pending, nothing is held.

@@ -59,8 +59,12 @@ struct Thread {
     int64_t in_early_ns = 0;
     int64_t out_early_ns = 0;
     uint64_t untraced_switch_ins = 0;
+    uint64_t untraced_switch_outs = 0;
   };
   SwitchPlacement placement;
+  // Switched out at this instant with no sched_switch recorded (-1: not): a switch still
+  // to be emitted, voluntary if a wakeup of it comes next, involuntary if it runs again.
+  int64_t untraced_out_ts = -1;
   // While the kernel's instant of this thread's last switch-in or of its coming switch-out
   // is not known yet, its segments from `held_from` on wait here, to be relabelled.
   int64_t held_from = -1;

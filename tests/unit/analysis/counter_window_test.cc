@@ -35,5 +35,22 @@ TEST(CounterWindow, IncrementsBesideACutLeaveItAlone) {
   EXPECT_EQ(w.Before(100).on_cpu_ns, 100);
 }
 
+// The kernel adds run delay when the waiting thread gets the CPU: a wait the trace's end
+// cut short (its segments end at the end) had not been counted at a cut after that.
+TEST(CounterWindow, WaitInProgressAtTheEndIsNotCountedAtALaterCut) {
+  CounterWindow w;
+  w.cuts.push_back({1'000, {}});
+  w.AddSegment(Microstate::kWaitCpuWakeup, 0, 100, 10);  // an ended wait
+  w.AddSegment(Microstate::kUser, 100, 400);
+  w.AddSegment(Microstate::kWaitCpuPreempted, 400, 450);  // one wait, two segments
+  w.AddSegment(Microstate::kWaitCpuPreempted, 450, 900);
+  w.EndTrace(900);
+  EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
+  EXPECT_EQ(w.Before(1'000).QueuedWaitNs(), 90);
+  EXPECT_EQ(w.total.wait_cpu_ns, 600);  // the thread's own totals keep it
+  w.EndTrace(900);                      // once only
+  EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
+}
+
 }  // namespace
 }  // namespace cstool

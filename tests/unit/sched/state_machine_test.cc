@@ -497,11 +497,55 @@ TEST(StateMachine, SwitchInWithoutWakeupCountsAsWaitingForCpu) {
 }
 
 TEST(StateMachine, SwitchOutOfNonCurrentIsCounted) {
-  Sim s;
-  s.Switch(0, 0, 0, kR, 10);
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {12};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 10);   // unfollowed: its switch to 12 may be filtered out
   s.Switch(10, 0, 12, kS, 0);  // 12 was never switched in on CPU0
   s.Finish(20);
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 1u);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchOut), 0u);
+}
+
+// A followed task's switch-out is recorded whatever the filter: when another task shows
+// on its CPU without one, the kernel left it out. Its run ends at its last increment;
+// the switch counts as voluntary when a wakeup of it comes next.
+TEST(StateMachine, AnotherTaskOnTheCpuEndsAnUntracedRun) {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(4'000, 0, 10, 4'000);
+  s.SysEnter(8'000, 0, 12, kWrite);  // 12 runs on CPU0: 10's switch-out was not recorded
+  s.WakeBoth(9'000, 0, 12, 10, 0);
+  s.Switch(9'500, 0, 12, kS, 10);
+  s.Finish(20'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->placement.untraced_switch_outs, 1u);
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(s.Cause(10, "sleep:untraced"), 1u);
+  EXPECT_EQ(s.Micro(10, M::kSys), 3'000 + 10'500);  // to its last increment; again from 9'500
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchOut), 1u);
+  EXPECT_TILED(s);
+}
+
+// Only a sleeping task can be woken: a second wakeup of one queued since the first, with
+// no run recorded in between, means it ran and slept unrecorded.
+TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 20);
+  s.WakeBoth(1'000, 0, 20, 10, 1);
+  s.WakeBoth(5'000, 0, 20, 10, 1);
+  s.Finish(10'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(r.thread->placement.untraced_switch_ins, 1u);
+  EXPECT_EQ(r.thread->placement.untraced_switch_outs, 1u);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 1'000 + 4'000);  // before the trace saw it; unseen run
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 5'000);
+  EXPECT_TILED(s);
 }
 
 TEST(StateMachine, TrackingFollowsForksOfRootPids) {
