@@ -43,6 +43,13 @@ nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
           {"untraced_switch_outs", p.untraced_switch_outs}};
 }
 
+// The anomalies that concerned the thread, by name (the trace's table, per thread).
+nlohmann::json AnomaliesJson(const AnomalyCounters& a) {
+  nlohmann::json j = nlohmann::json::object();
+  a.ForEachNonZero([&](std::string_view name, uint64_t n) { j[std::string(name)] = n; });
+  return j;
+}
+
 nlohmann::json IrqsJson(const ThreadReport& r) {
   nlohmann::json j = nlohmann::json::object();
   for (auto& [name, s] : r.irqs) j[*name] = {{"count", s.count}, {"time_ns", s.time_ns}};
@@ -114,7 +121,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"irqs", IrqsJson(*r)},
                         {"wakeups", r->wakeups},
                         {"migrations", r->migrations},
-                        {"switch_placement", PlacementJson(r->placement)}};
+                        {"switch_placement", PlacementJson(r->placement)},
+                        {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
     threads.push_back(std::move(j));
   }

@@ -77,9 +77,10 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
 // With a pid filter, unfollowed tasks show up only partly (as the other side of a
 // switch or a wakeup), and so do the recorder's own untraced threads with -a: surprises
 // about them are expected and not counted.
-void StateMachine::Flag(Anomaly a, const Thread* t, uint64_t n) {
+void StateMachine::Flag(Anomaly a, Thread* t, uint64_t n) {
   if (t && !t->tracked) return;
   anomalies_.Add(a, n);
+  if (t) t->anomalies.Add(a, n);
   if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
 }
 

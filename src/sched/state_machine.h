@@ -125,7 +125,7 @@ class StateMachine final : public EventSink {
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteEventTask(Cpu& cpu, const EventCommon& c);
   void NoteFlags(Cpu& cpu, uint8_t flags);
-  void Flag(Anomaly a, const Thread* t, uint64_t n = 1);
+  void Flag(Anomaly a, Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/anomalies.h"
 #include "model/microstate.h"
 #include "model/syscall_table.h"
 
@@ -62,6 +63,7 @@ struct Thread {
     uint64_t untraced_switch_outs = 0;
   };
   SwitchPlacement placement;
+  AnomalyCounters anomalies;  // the anomalies that concerned this thread
   // Switched out at this instant with no sched_switch recorded (-1: not): a switch still
   // to be emitted, voluntary if a wakeup of it comes next, involuntary if it runs again.
   int64_t untraced_out_ts = -1;

@@ -528,6 +528,8 @@ TEST(StateMachine, AnotherTaskOnTheCpuEndsAnUntracedRun) {
   EXPECT_EQ(s.Cause(10, "sleep:untraced"), 1u);
   EXPECT_EQ(s.Micro(10, M::kSys), 3'000 + 10'500);  // to its last increment; again from 9'500
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchOut), 1u);
+  EXPECT_EQ(r.thread->anomalies.Get(Anomaly::kMissingSwitchOut), 1u);  // counted per thread
+  EXPECT_EQ(s.Report(12).thread->anomalies.Get(Anomaly::kMissingSwitchOut), 0u);
   EXPECT_TILED(s);
 }
 
