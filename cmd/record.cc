@@ -30,14 +30,19 @@ RunFn SetupRecord(CLI::App& sub) {
       ->allow_extra_args(false);
   sub.add_flag("--no-defaults", options->no_defaults,
                "Record only the -e events, not the default set");
+  auto recover = std::make_shared<std::string>();
+  sub.add_option("--recover", *recover,
+                 "Assemble FILE from what a recording into it left when it was killed");
   sub.add_option("command", options->command, "Command to run and trace (after --)");
   sub.footer(
       "Examples:\n"
       "  cstool record -- ./server --port 8080\n"
       "  cstool record -p 1234 -N 10 -o server.dat\n"
       "  cstool record -a -C 0 -N 2.5\n"
+      "  cstool record --recover trace.dat   # after the recorder was killed\n"
       "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
-  return [options, cpu_list, duration](Messages& messages) -> int {
+  return [options, cpu_list, duration, recover](Messages& messages) -> int {
+    if (!recover->empty()) return RunRecover(*recover, messages);
     CheckDuration(*duration, options->duration_s,
                   "record until the command exits (or, with -p or -a, until Ctrl-C)");
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);

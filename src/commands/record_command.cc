@@ -9,6 +9,7 @@
 #include "pipeline/kernel_agreement.h"
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
+#include "recording/recovery.h"
 
 namespace cstool {
 namespace {
@@ -56,6 +57,15 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
   if (result.still_running_pid != 0)
     messages.Warning(fmt::format("command (pid {}) is still running", result.still_running_pid));
   return result.exit_status;
+}
+
+int RunRecover(const std::string& file, Messages& messages) {
+  RecoveryResult r = RecoverRecording(file, messages);
+  messages.Status(fmt::format(
+      "recovered {:.1f} MiB of events on {} CPU{} into {} (killed while recording: no kernel "
+      "counters, and the pages not yet written then are missing)",
+      static_cast<double>(r.bytes) / (1024.0 * 1024.0), r.cpus, r.cpus == 1 ? "" : "s", file));
+  return 0;
 }
 
 }  // namespace cstool

@@ -2,6 +2,8 @@
 // the user how it went: the per-CPU table and the kernel's agreement.
 #pragma once
 
+#include <string>
+
 #include "base/messages.h"
 #include "recording/record_options.h"
 
@@ -9,5 +11,9 @@ namespace cstool {
 
 // Records; returns the process exit status (the child's for `-- CMD`).
 int RunRecord(const RecordOptions& options, Messages& messages);
+
+// `record --recover FILE`: assembles FILE from what a killed recording left
+// (recording/recovery.h). Returns the exit status.
+int RunRecover(const std::string& file, Messages& messages);
 
 }  // namespace cstool

@@ -62,6 +62,9 @@ struct RecordingInfo {
   std::vector<std::string> missing_events;  // default events this kernel lacks
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
   nlohmann::json kernel_counters;  // the kernel's own per-thread counters, null when absent
+  // Assembled by `record --recover` from what a killed recording left: no end, no loss
+  // statistics, no kernel counters; the pages read before the kill.
+  bool recovered = false;
 
   // In overwrite mode one overwritten event shows both in the page headers
   // (lost_events) and in the stop-time `overrun`; dropped events only in the stats.
@@ -86,6 +89,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
                                                 threads, untraced_tids, missing_events, child,
-                                                kernel_counters)
+                                                kernel_counters, recovered)
 
 }  // namespace cstool

@@ -119,6 +119,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
   t.notes = NotesFor(caps, t);
+  if (info && info->recovered)
+    t.notes.push_back(
+        "recovered from a recording that was killed (record --recover): no kernel counters, no "
+        "loss statistics, and the events read but not yet written at the kill are missing");
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(
         "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "

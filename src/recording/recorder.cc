@@ -26,6 +26,7 @@
 #include "kernel/child_process.h"
 #include "kernel/kernel_capture.h"
 #include "kernel/proc_threads.h"
+#include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
 #include "tracefs/session_formats.h"
 #include "tracefs/tracefs_session.h"
@@ -98,9 +99,26 @@ uint64_t StatValue(const std::string& stats, std::string_view key) {
   return 0;
 }
 
-std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu) {
-  return std::filesystem::path(fmt::format("{}.cpu{}.tmp", out.string(), cpu));
-}
+// The recovery note exists exactly while the page files do: removed with them when the
+// recording ends (normally or by an error), left with them by kill -9.
+class RecoveryNote {
+ public:
+  explicit RecoveryNote(std::filesystem::path out) : out_(std::move(out)) {}
+  ~RecoveryNote() {
+    std::error_code ec;
+    if (written_) std::filesystem::remove(RecoveryNoteFor(out_), ec);
+  }
+  RecoveryNote(const RecoveryNote&) = delete;
+  RecoveryNote& operator=(const RecoveryNote&) = delete;
+  void Write(const TraceFileContents& contents, const RecordingInfo& info, int file_cpus) {
+    WriteRecoveryNote(out_, contents, info, file_cpus);
+    written_ = true;
+  }
+
+ private:
+  std::filesystem::path out_;
+  bool written_ = false;
+};
 
 // One recording. Members are destroyed in reverse order: the kernel capture, the child
 // (killed if never reaped), the readers (and their page files), then the session.
@@ -113,6 +131,7 @@ class Recorder {
     Prepare();
     OpenSession();
     StartTargets();
+    WriteRecoveryNote();
     StartTracing();
     ReadLoop();
     StopAndDrain();
@@ -126,6 +145,7 @@ class Recorder {
   void Prepare();
   void OpenSession();
   void StartTargets();
+  void WriteRecoveryNote();
   void StartTracing();
   void ReadLoop();
   bool ShouldStop();
@@ -147,7 +167,9 @@ class Recorder {
   std::optional<StopSignalScope> signals_;  // SIGINT/SIGTERM end the read loop
   std::unique_ptr<TracefsSession> session_;
   RecordingInfo info_;
+  TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
   std::vector<std::unique_ptr<CpuReader>> readers_;
+  std::optional<RecoveryNote> recovery_note_;
   ThreadTable threads_;
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;
@@ -181,6 +203,14 @@ void Recorder::Prepare() {
 
   if (std::filesystem::is_directory(output_))
     throw Error(fmt::format("output '{}' is a directory", output_.string()), ExitCode::kUsage);
+  // A new recording would write over a killed one's pages: they are its only copy.
+  if (std::vector<std::filesystem::path> left = LeftoversOf(output_); !left.empty())
+    throw Error(fmt::format("'{}' has the leftovers of a recording that was killed ({}{}): "
+                            "recover them with `cstool record --recover {}`, or remove them",
+                            output_.string(), left.front().string(),
+                            left.size() > 1 ? fmt::format(" and {} more", left.size() - 1) : "",
+                            output_.string()),
+                ExitCode::kUsage);
   // Fail now, not after the recording, if the output cannot be created.
   std::filesystem::path probe = output_.string() + ".tmp";
   if (FILE* f = std::fopen(probe.c_str(), "w")) {
@@ -236,6 +266,16 @@ void Recorder::StartTargets() {
   if (o_.system_wide) threads_.Add(ListAllThreads());
   kernel_.emplace(KernelCaptureOptions{.pids = info_.target_pids, .accept_all = o_.system_wide});
   for (const std::string& w : kernel_->warnings()) messages_.Warning(w);
+}
+
+// What the file needs besides the pages, kept beside the page files before any is
+// written, so that a recording killed from here on can still be assembled.
+void Recorder::WriteRecoveryNote() {
+  contents_ = SessionTraceContents(*session_);
+  info_.threads = threads_.List();
+  contents_.saved_cmdlines = SavedCmdlines(info_.threads);
+  recovery_note_.emplace(output_);
+  recovery_note_->Write(contents_, info_, file_cpus_);
 }
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
@@ -359,7 +399,7 @@ void Recorder::CollectKernelCounters() { info_.kernel_counters = kernel_->Finish
 // The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
 // stats, and the recording info as cstool's option.
 void Recorder::WriteFile() {
-  TraceFileContents contents = SessionTraceContents(*session_);
+  TraceFileContents& contents = contents_;
   info_.threads = threads_.List();
   contents.saved_cmdlines = SavedCmdlines(info_.threads);
   contents.cpus.resize(static_cast<size_t>(file_cpus_));
@@ -382,6 +422,7 @@ void Recorder::WriteFile() {
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   WriteTraceFile(output_, contents);
   readers_.clear();  // removes the page files
+  recovery_note_.reset();
 
   struct stat st {};
   file_size_ = ::stat(output_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;

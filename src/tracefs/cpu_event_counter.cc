@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
 
 namespace cstool {
@@ -57,17 +58,12 @@ bool FormatField(std::string_view format, std::string_view field, int* offset, i
   return false;
 }
 
-void CpuEventCounter::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_close(t); }
 void CpuEventCounter::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
 
 CpuEventCounter::CpuEventCounter(const TracefsSession& session, int cpu)
     : session_(session), cpu_(cpu) {
-  tcpu_.reset(tracefs_cpu_open(session.instance(), cpu, /*nonblock=*/true));
-  if (!tcpu_)
-    throw Error(fmt::format("cannot open trace_pipe_raw of CPU {}: {}", cpu, std::strerror(errno)));
-  int size = tracefs_cpu_read_size(tcpu_.get());
-  if (size <= 0) throw Error(fmt::format("cannot get the sub-buffer size of CPU {}", cpu));
-  page_.resize(static_cast<size_t>(size));
+  pipe_ = std::make_unique<TracePipeRaw>(session.instance(), cpu);
+  page_.resize(pipe_->subbuf_size());
   kbuf_.reset(
       kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4, KBUFFER_ENDIAN_LITTLE));
   if (!kbuf_) throw Error("out of memory (kbuffer)");
@@ -93,8 +89,8 @@ int CpuEventCounter::WatchWhere(const EventName& event, std::string_view field, 
 
 void CpuEventCounter::Poll(const Callback& on_event, bool flush) {
   for (;;) {
-    int n = flush ? tracefs_cpu_flush(tcpu_.get(), page_.data())
-                  : tracefs_cpu_read(tcpu_.get(), page_.data(), /*nonblock=*/true);
+    int n = flush ? tracefs_cpu_flush(pipe_->get(), page_.data())
+                  : tracefs_cpu_read(pipe_->get(), page_.data(), /*nonblock=*/true);
     if (n <= 0) break;
     Count(n, on_event);
   }

@@ -11,10 +11,11 @@
 
 #include "tracefs/tracefs_session.h"
 
-struct tracefs_cpu;
 struct kbuffer;
 
 namespace cstool {
+
+class TracePipeRaw;
 
 class CpuEventCounter {
  public:
@@ -43,9 +44,6 @@ class CpuEventCounter {
     int field_size = 0;
     uint64_t value = 0;
   };
-  struct TcpuDeleter {
-    void operator()(tracefs_cpu* t) const;
-  };
   struct KbufferDeleter {
     void operator()(kbuffer* k) const;
   };
@@ -53,7 +51,7 @@ class CpuEventCounter {
 
   const TracefsSession& session_;
   int cpu_;
-  std::unique_ptr<tracefs_cpu, TcpuDeleter> tcpu_;
+  std::unique_ptr<TracePipeRaw> pipe_;
   std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
   std::vector<char> page_;
   std::vector<Watched> watched_;

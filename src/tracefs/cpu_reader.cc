@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
 
 namespace cstool {
@@ -25,7 +26,6 @@ constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
 
 }  // namespace
 
-void CpuReader::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_close(t); }
 void CpuReader::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
 
 CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file)
@@ -33,12 +33,8 @@ CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path 
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0)
     throw Error(fmt::format("cannot create '{}': {}", path_.string(), std::strerror(errno)));
-  tcpu_.reset(tracefs_cpu_open(instance, cpu, /*nonblock=*/true));
-  if (!tcpu_)
-    throw Error(fmt::format("cannot open trace_pipe_raw of CPU {}: {}", cpu, std::strerror(errno)));
-  int size = tracefs_cpu_read_size(tcpu_.get());
-  if (size <= 0) throw Error(fmt::format("cannot get the sub-buffer size of CPU {}", cpu));
-  subbuf_size_ = static_cast<size_t>(size);
+  pipe_ = std::make_unique<TracePipeRaw>(instance, cpu);
+  subbuf_size_ = pipe_->subbuf_size();
   page_.resize(subbuf_size_);
   kbuf_.reset(
       kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4, KBUFFER_ENDIAN_LITTLE));
@@ -78,7 +74,7 @@ void CpuReader::Run() {
   while (!stop_.load(std::memory_order_relaxed) && !failed_) {
     // Splice-based reads hand over only full sub-buffers, so the file holds no
     // half-empty pages; the partial rest is collected by StopAndFlush().
-    int n = tracefs_cpu_buffered_read(tcpu_.get(), page_.data(), /*nonblock=*/true);
+    int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
     if (n > 0) {
       Consume(n);
       continue;
@@ -88,6 +84,9 @@ void CpuReader::Run() {
           fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
       break;
     }
+    // Nothing to read: what is buffered goes to the file now, so that a recorder killed
+    // (kill -9, the OOM killer) leaves all but the last moments' pages.
+    if (!write_buffer_.empty()) FlushWriteBuffer();
     std::this_thread::sleep_for(kIdlePoll);
   }
 }
@@ -96,7 +95,7 @@ void CpuReader::StopAndFlush() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   while (!failed_) {
-    int n = tracefs_cpu_flush(tcpu_.get(), page_.data());
+    int n = tracefs_cpu_flush(pipe_->get(), page_.data());
     if (n <= 0) break;
     Consume(n);
   }

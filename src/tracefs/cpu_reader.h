@@ -14,10 +14,11 @@
 #include "model/recording_info.h"
 
 struct tracefs_instance;
-struct tracefs_cpu;
 struct kbuffer;
 
 namespace cstool {
+
+class TracePipeRaw;
 
 class CpuReader {
  public:
@@ -41,9 +42,6 @@ class CpuReader {
   CpuRecordStats Stats() const;  // safe to call while running
 
  private:
-  struct TcpuDeleter {
-    void operator()(tracefs_cpu* t) const;
-  };
   struct KbufferDeleter {
     void operator()(kbuffer* k) const;
   };
@@ -56,7 +54,7 @@ class CpuReader {
   int cpu_;
   std::filesystem::path path_;
   int fd_ = -1;
-  std::unique_ptr<tracefs_cpu, TcpuDeleter> tcpu_;
+  std::unique_ptr<TracePipeRaw> pipe_;
   std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
   size_t subbuf_size_ = 0;
   std::vector<char> page_;

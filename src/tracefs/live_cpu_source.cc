@@ -8,28 +8,10 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
 
 namespace cstool {
-
-void LiveCpuSource::TcpuDeleter::operator()(tracefs_cpu* t) const { tracefs_cpu_free_fd(t); }
-LiveCpuSource::Fd::~Fd() {
-  if (fd >= 0) ::close(fd);
-}
-
-namespace {
-
-// The instance's ring-buffer sub-buffer size (buffer_subbuf_size_kb, 6.x), else a page.
-size_t SubbufSize(tracefs_instance* instance) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  if (!tracefs_file_exists(instance, "buffer_subbuf_size_kb")) return page;
-  long long kb = 0;
-  if (tracefs_instance_file_read_number(instance, "buffer_subbuf_size_kb", &kb) != 0 || kb <= 0)
-    return page;
-  return static_cast<size_t>(kb) * 1024;
-}
-
-}  // namespace
 
 // Hands out the queued records of one CPU with ts <= cut, page by page. A span stays
 // valid until the next call: consumed pages are only dropped then.
@@ -57,17 +39,8 @@ LiveCpuSource::LiveCpuSource(tracefs_instance* instance, int cpu,
                              std::optional<std::filesystem::path> tee_file)
     : cpu_(cpu), tee_path_(std::move(tee_file)) {
   stats_.cpu = cpu;
-  const std::string file = fmt::format("per_cpu/cpu{}/trace_pipe_raw", cpu);
-  char* path = tracefs_instance_get_file(instance, file.c_str());
-  if (path) {
-    fd_.fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    tracefs_put_tracing_file(path);
-  }
-  if (fd_.fd < 0)
-    throw Error(fmt::format("cannot open trace_pipe_raw of CPU {}: {}", cpu, std::strerror(errno)));
-  subbuf_size_ = SubbufSize(instance);
-  tcpu_.reset(tracefs_cpu_alloc_fd(fd_.fd, static_cast<int>(subbuf_size_), /*nonblock=*/true));
-  if (!tcpu_) throw Error(fmt::format("cannot read trace_pipe_raw of CPU {}", cpu));
+  pipe_ = std::make_unique<TracePipeRaw>(instance, cpu);
+  subbuf_size_ = pipe_->subbuf_size();
   decoder_ = std::make_unique<RingPageDecoder>(static_cast<int>(sizeof(long)),
                                                static_cast<uint32_t>(subbuf_size_),
                                                fmt::format("trace_pipe_raw of CPU {}", cpu));
@@ -95,7 +68,7 @@ size_t LiveCpuSource::Drain(size_t max_pages) {
     }
     buf.resize(subbuf_size_);
     // read(2) of trace_pipe_raw: one (possibly partly filled) page, or 0 when empty.
-    int n = tracefs_cpu_read(tcpu_.get(), buf.data(), /*nonblock=*/true);
+    int n = tracefs_cpu_read(pipe_->get(), buf.data(), /*nonblock=*/true);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENODATA) break;
       throw Error(

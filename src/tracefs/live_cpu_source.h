@@ -15,12 +15,12 @@
 #include <span>
 #include <vector>
 
+#include "tracefs/trace_pipe_raw.h"
 #include "format/ring_page.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
 
 struct tracefs_instance;
-struct tracefs_cpu;
 
 namespace cstool {
 
@@ -47,7 +47,7 @@ class LiveCpuSource {
   int cpu() const { return cpu_; }
   // trace_pipe_raw's fd: poll(2) reports it readable once the ring buffer is filled to
   // the instance's buffer_percent.
-  int poll_fd() const { return fd_.fd; }
+  int poll_fd() const { return pipe_->fd(); }
   size_t queued_pages() const { return pages_.size(); }
   // events = records decoded, pages, bytes of event data, lost events/pages.
   const CpuRecordStats& stats() const { return stats_; }
@@ -60,21 +60,13 @@ class LiveCpuSource {
     std::vector<RawRecord> records;  // point into `bytes`; a loss marker may lead
     size_t next = 0;                 // first record not yet handed out
   };
-  struct TcpuDeleter {
-    void operator()(tracefs_cpu* t) const;  // frees the handle, not the fd
-  };
-  struct Fd {
-    int fd = -1;
-    ~Fd();
-  };
 
   void Tee(const uint8_t* page);
   void PopConsumed();
   void Recycle(std::vector<uint8_t> buf);
 
   int cpu_;
-  Fd fd_;  // per_cpu/cpuN/trace_pipe_raw, non-blocking; declared before tcpu_, freed after it
-  std::unique_ptr<tracefs_cpu, TcpuDeleter> tcpu_;
+  std::unique_ptr<TracePipeRaw> pipe_;  // per_cpu/cpuN/trace_pipe_raw, non-blocking
   size_t subbuf_size_ = 0;
   std::unique_ptr<RingPageDecoder> decoder_;
   std::deque<Page> pages_;

@@ -120,13 +120,42 @@ bool HasClock(const std::string& clocks, std::string_view name) {
   return false;
 }
 
-bool ProcessAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+// A killed recorder not yet reaped by its parent is a zombie: dead for its instance.
+bool ProcessAlive(int pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  std::getline(in, stat);
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
 
 std::string ProcessComm(int pid) {
   std::ifstream in(fmt::format("/proc/{}/comm", pid));
   std::string comm;
   std::getline(in, comm);
   return comm;
+}
+
+// The processes with a file of `dir` open ("pid 123 (sleep)"): why an instance is busy.
+std::string HoldersOf(const std::filesystem::path& dir) {
+  std::string holders;
+  std::error_code ec;
+  const std::string prefix = dir.string() + "/";
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = proc.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      if (std::filesystem::read_symlink(fd.path(), link_ec).string().rfind(prefix, 0) != 0)
+        continue;
+      holders += fmt::format("{}pid {} ({})", holders.empty() ? "" : ", ", pid,
+                             ProcessComm(std::atoi(pid.c_str())));
+      break;
+    }
+  }
+  return holders;
 }
 
 [[noreturn]] void FailWrite(const std::string& what) {
@@ -180,11 +209,16 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
     if (pid > 0 && ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
     if (!inst) continue;
-    if (tracefs_instance_destroy(inst) == 0)
+    if (tracefs_instance_destroy(inst) == 0) {
       ++reaped;
-    else
-      messages.Warning(
-          fmt::format("cannot remove stale instance '{}': {}", name, std::strerror(errno)));
+    } else {
+      const int err = errno;
+      const std::string holders =
+          err == EBUSY ? HoldersOf(std::filesystem::path(tracing) / "instances" / name) : "";
+      messages.Warning(fmt::format("cannot remove stale instance '{}': {}{}", name,
+                                   std::strerror(err),
+                                   holders.empty() ? "" : "; its files are open in " + holders));
+    }
     tracefs_instance_free(inst);
   }
   return reaped;

@@ -2,7 +2,7 @@
 // directory removed, a command that cannot be executed, SIGKILL of cstool, the tracefs
 // instance removed by another process, and running without privileges. Each must give
 // a clear message and a non-zero exit, leave no temporary files, and leave no cstool-*
-// instance behind (after SIGKILL: once the next recording has reaped it).
+// instance behind (after SIGKILL: once `record --recover` assembled what was written).
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -179,27 +179,57 @@ TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
   EXPECT_EQ(left, (std::vector<std::string>{"interp", "script"})) << "temporary files left";
 }
 
-TEST_F(RecordFaults, SigkillLeavesAnInstanceTheNextRecordingReaps) {
+// kill -9 (or the OOM killer) cannot clean up: what was written stays beside the output
+// until `record --recover` assembles it into a readable file; a new recording refuses to
+// write over it; and the killed recorder's instance can be removed even while the
+// command it started still runs (no inherited trace_pipe_raw keeps it busy).
+TEST_F(RecordFaults, SigkillLeavesWhatWasWrittenForRecover) {
   const fs::path out = dir_ / "killed.dat";
-  Background rec(
-      {kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "nanosleep", "100000", "1000"},
-      dir_ / "rec.err");
+  Background rec({kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "pingrate", "60",
+                  "-1", "2000"},
+                 dir_ / "rec.err");
   ASSERT_TRUE(rec.WaitLive());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
   const std::vector<pid_t> children = ChildrenOf(rec.pid());
   ASSERT_EQ(::kill(rec.pid(), SIGKILL), 0);
   EXPECT_EQ(rec.Wait(), 128 + SIGKILL);
-  for (pid_t c : children) ::kill(c, SIGKILL);  // the orphaned workload
   const fs::path stale = rec.instance();
-  EXPECT_TRUE(fs::exists(stale)) << "SIGKILL cannot clean up; the next run must";
+  EXPECT_TRUE(fs::exists(stale)) << "SIGKILL cannot clean up; recover or the next run must";
   EXPECT_FALSE(fs::exists(out));
-  // The next recording (same output name) reaps the instance and the stale page files.
-  CommandResult r = RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(fs::exists(stale));
-  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(dir_ / "killed.dat.recovery.json"));
+  EXPECT_GT(fs::file_size(dir_ / "killed.dat.cpu0.tmp") + fs::file_size(dir_ / "killed.dat.cpu1.tmp"),
+            0u);
+
+  CommandResult again = RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"});
+  EXPECT_EQ(again.status, 2) << again.err;
+  EXPECT_NE(LastOwnLine(again.err).find("cstool record --recover " + out.string()),
+            std::string::npos)
+      << again.err;
+
+  CommandResult early = RunCommand({kCstool, "report", out});
+  EXPECT_NE(early.status, 0);
+  EXPECT_NE(LastOwnLine(early.err).find("`cstool record --recover " + out.string() + "`"),
+            std::string::npos)
+      << early.err;
+
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  EXPECT_EQ(recover.status, 0) << recover.err;
+  EXPECT_NE(recover.err.find("recovered"), std::string::npos) << recover.err;
+  EXPECT_FALSE(fs::exists(stale)) << "removable while the orphaned command runs";
+  for (pid_t c : children) ::kill(c, SIGKILL);  // the orphaned workload
   std::vector<std::string> left = FilesIn(dir_);
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"killed.dat", "rec.err"}));
+
+  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(report.out.find("recovered from a recording that was killed"), std::string::npos);
+  EXPECT_NE(report.out.find("\"sleep:read\""), std::string::npos) << "the workload's switches";
+  if (::access("/usr/bin/trace-cmd", X_OK) == 0) {
+    CommandResult tc = RunCommand({"/usr/bin/trace-cmd", "report", "-i", out});
+    EXPECT_EQ(tc.status, 0) << tc.err;
+    EXPECT_NE(tc.out.find("sched_switch"), std::string::npos);
+  }
 }
 
 TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {

@@ -1,0 +1,157 @@
+#include "recording/recovery.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/errors.h"
+#include "tracefs/tracefs_session.h"
+
+namespace cstool {
+namespace {
+
+constexpr int kNoteVersion = 1;
+
+nlohmann::json ContentsJson(const TraceFileContents& c) {
+  nlohmann::json systems = nlohmann::json::array();
+  for (const EventSystemFormats& s : c.systems)
+    systems.push_back({{"system", s.system}, {"formats", s.formats}});
+  return {{"page_size", c.page_size},
+          {"header_page", c.header_page},
+          {"header_event", c.header_event},
+          {"ftrace_formats", c.ftrace_formats},
+          {"systems", systems},
+          {"kallsyms", c.kallsyms},
+          {"printk_formats", c.printk_formats},
+          {"saved_cmdlines", c.saved_cmdlines},
+          {"trace_clock", c.trace_clock}};
+}
+
+TraceFileContents ContentsFromJson(const nlohmann::json& j) {
+  TraceFileContents c;
+  c.page_size = j.at("page_size").get<uint32_t>();
+  c.header_page = j.at("header_page").get<std::string>();
+  c.header_event = j.at("header_event").get<std::string>();
+  c.ftrace_formats = j.at("ftrace_formats").get<std::vector<std::string>>();
+  for (const auto& s : j.at("systems"))
+    c.systems.push_back(
+        {s.at("system").get<std::string>(), s.at("formats").get<std::vector<std::string>>()});
+  c.kallsyms = j.at("kallsyms").get<std::string>();
+  c.printk_formats = j.at("printk_formats").get<std::string>();
+  c.saved_cmdlines = j.at("saved_cmdlines").get<std::string>();
+  c.trace_clock = j.at("trace_clock").get<std::string>();
+  return c;
+}
+
+}  // namespace
+
+std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out) {
+  return out.string() + ".recovery.json";
+}
+
+std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu) {
+  return fmt::format("{}.cpu{}.tmp", out.string(), cpu);
+}
+
+void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
+                       const RecordingInfo& info, int file_cpus) {
+  const nlohmann::json note = {{"version", kNoteVersion},
+                               {"recorder_pid", ::getpid()},
+                               {"file_cpus", file_cpus},
+                               {"contents", ContentsJson(contents)},
+                               {"info", info}};
+  const std::filesystem::path path = RecoveryNoteFor(out);
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << note.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (!f.flush())
+      throw Error(fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+}
+
+std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out) {
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  if (std::filesystem::exists(RecoveryNoteFor(out), ec)) found.push_back(RecoveryNoteFor(out));
+  const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
+  const std::string prefix = out.filename().string() + ".cpu";
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() > 4 && name.ends_with(".tmp") &&
+        name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4)
+      found.push_back(e.path());
+  }
+  return found;
+}
+
+RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& messages) {
+  const std::filesystem::path note_path = RecoveryNoteFor(out);
+  std::ifstream f(note_path, std::ios::binary);
+  if (!f) {
+    const bool pages = !LeftoversOf(out).empty();
+    throw Error(pages ? fmt::format("'{}' is missing: the recording was killed before tracing "
+                                    "started, and its page files cannot be read without it",
+                                    note_path.string())
+                      : fmt::format("nothing to recover: no '{}' (a recording into '{}' that "
+                                    "was killed leaves it)",
+                                    note_path.string(), out.string()),
+                ExitCode::kUsage);
+  }
+  std::stringstream text;
+  text << f.rdbuf();
+  TraceFileContents contents;
+  RecordingInfo info;
+  int file_cpus = 0;
+  try {
+    const nlohmann::json note = nlohmann::json::parse(text.str());
+    if (note.at("version").get<int>() != kNoteVersion)
+      throw Error(fmt::format("'{}' was written by another cstool version", note_path.string()));
+    contents = ContentsFromJson(note.at("contents"));
+    info = note.at("info").get<RecordingInfo>();
+    file_cpus = note.at("file_cpus").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("'{}' is damaged: {}", note_path.string(), e.what()));
+  }
+  if (file_cpus <= 0 || file_cpus > (1 << 16))
+    throw Error(fmt::format("'{}' is damaged: {} CPUs", note_path.string(), file_cpus));
+
+  RecoveryResult result;
+  contents.cpus.resize(static_cast<size_t>(file_cpus));
+  std::error_code ec;
+  for (int cpu = 0; cpu < file_cpus; ++cpu) {
+    const std::filesystem::path pages = PagesFileFor(out, cpu);
+    const auto size = std::filesystem::file_size(pages, ec);
+    if (ec) continue;
+    // A page cut short by the kill is not a page: keep whole sub-buffers only.
+    std::filesystem::resize_file(pages, size - size % contents.page_size, ec);
+    contents.cpus[static_cast<size_t>(cpu)].pages_file = pages;
+    result.bytes += size - size % contents.page_size;
+    ++result.cpus;
+  }
+  info.recovered = true;
+  info.kernel_counters = nullptr;  // the end samples and exit records were never taken
+  contents.cstool_info_json =
+      nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  WriteTraceFile(out, contents);
+  for (int cpu = 0; cpu < file_cpus; ++cpu) std::filesystem::remove(PagesFileFor(out, cpu), ec);
+  std::filesystem::remove(note_path, ec);
+  // The killed recorder's instance, if still there; the next recording would remove it.
+  try {
+    TracefsSession::CheckAccess();
+    TracefsSession::ReapStaleInstances(messages);
+  } catch (const Error& e) {
+    messages.Detail(fmt::format("its tracefs instance was left alone: {}", e.what()));
+  }
+  return result;
+}
+
+}  // namespace cstool

@@ -1,0 +1,40 @@
+// What a killed recording leaves, and making a trace.dat of it. While recording, the
+// per-CPU pages go to OUT.cpuN.tmp as they are read, and OUT.recovery.json holds what the
+// file needs besides them (the event formats, the recording info known at the start),
+// written before tracing starts. A recording that ends normally (a signal included)
+// writes OUT and removes both; after kill -9, an OOM kill or a power cut they remain, and
+// `cstool record --recover OUT` assembles them into OUT.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/messages.h"
+#include "format/trace_file_writer.h"
+#include "model/recording_info.h"
+
+namespace cstool {
+
+std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out);
+std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu);
+
+// Written atomically (a temporary file renamed over it). Throws cstool::Error.
+void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
+                       const RecordingInfo& info, int file_cpus);
+
+// The leftovers of an interrupted recording into `out`: its recovery note and page
+// files that exist, empty when there are none.
+std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out);
+
+struct RecoveryResult {
+  uint64_t bytes = 0;  // of event pages recovered
+  int cpus = 0;        // CPUs with pages
+};
+
+// Assembles `out` from its leftovers and removes them, and the killed recorder's tracefs
+// instance when this process may. Throws cstool::Error when there is no recovery note or
+// it is unreadable (the page files are left as they are).
+RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& messages);
+
+}  // namespace cstool
