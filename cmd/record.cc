@@ -22,6 +22,9 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_option("-C,--cpus", *cpu_list, "CPUs to trace, e.g. 0,1 or 0-3 (default: all)");
   sub.add_option("-p,--pid", options->pids, "Attach to this process and its threads (repeatable)")
       ->allow_extra_args(false);
+  sub.add_flag("--children", options->children,
+               "With -p: also the processes' existing descendants (later forks are followed "
+               "anyway)");
   CLI::Option* duration = AddDurationOption(
       sub, options->duration_s,
       "Stop after this many seconds, > 0 (omit -N to stop when the command exits or on Ctrl-C)");

@@ -55,6 +55,22 @@ std::vector<ThreadIdentity> ListAllThreads() {
   return out;
 }
 
+std::vector<int> DescendantsOf(int pid) {
+  std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
+  for (int p : NumericEntries("/proc")) {
+    const std::string stat = ReadLine(fmt::format("/proc/{}/stat", p));
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
+    parent_of.emplace_back(p, std::atoi(stat.c_str() + paren + 4));  // ") S PPID"
+  }
+  std::vector<int> out{pid};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (auto [p, ppid] : parent_of)
+      if (ppid == out[i]) out.push_back(p);
+  out.erase(out.begin());
+  return out;
+}
+
 bool ProcessExists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::optional<char> ProcessState(int pid) {

@@ -14,6 +14,9 @@ std::vector<ThreadIdentity> ListThreads(int pid);
 // Every thread on the system.
 std::vector<ThreadIdentity> ListAllThreads();
 bool ProcessExists(int pid);
+// The processes descended from `pid` (children, their children, ...), from the PPid of
+// every /proc/PID/stat, parents before children; empty if it has none.
+std::vector<int> DescendantsOf(int pid);
 // The state letter of /proc/PID/stat ('R', 'S', ...), or nullopt.
 std::optional<char> ProcessState(int pid);
 

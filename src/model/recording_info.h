@@ -46,6 +46,18 @@ struct ChildCounters {
   int64_t stime_ns = 0;
 };
 
+// A thread of a -p process as /proc showed it just before tracing began: the report
+// starts it in that state (asleep in its syscall, stopped, ...) rather than unknown, so
+// a process that stays asleep still has its rows.
+struct AttachSeed {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  std::string comm;
+  std::string state;     // the /proc state letter ("S", "D", "R", ...)
+  int64_t syscall = -2;  // blocked in this syscall; -1 outside one; -2 running or unknown
+  int32_t cpu = -1;
+};
+
 struct RecordingInfo {
   std::string tool_version;
   std::vector<std::string> command;  // argv of `-- CMD`, empty otherwise
@@ -61,6 +73,8 @@ struct RecordingInfo {
   std::vector<int32_t> untraced_tids;
   std::vector<std::string> missing_events;  // default events this kernel lacks
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
+  std::vector<AttachSeed> attach_seeds;     // -p: the targets' threads before tracing
+  int64_t attach_seed_ts = 0;               // trace-clock time after they were read
   nlohmann::json kernel_counters;  // the kernel's own per-thread counters, null when absent
   // Assembled by `record --recover` from what a killed recording left: no end, no loss
   // statistics, no kernel counters; the pages read before the kill.
@@ -83,12 +97,14 @@ struct RecordingInfo {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pages, bytes,
                                                 lost_events, lost_pages, overrun, dropped)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
                                                 threads, untraced_tids, missing_events, child,
-                                                kernel_counters, recovered)
+                                                attach_seeds, attach_seed_ts, kernel_counters,
+                                                recovered)
 
 }  // namespace cstool

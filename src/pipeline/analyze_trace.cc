@@ -89,8 +89,15 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& p : result->observers) result->machine->AddObserver(p.get());
   for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
 
+  if (const auto& info = reader->recording_info())
+    for (const AttachSeed& s : info->attach_seeds)
+      result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
+                                  s.syscall, s.cpu, info->attach_seed_ts);
   DecodeStats stats = DecodeTraceTo(*reader, decoder, *result->machine, {});
+  // A recording with no event (an attached process asleep throughout) still lasted.
   int64_t end = stats.last_ts;
+  if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
+    end = std::max(end, info->end_ts);
   result->machine->Finish(end);
 
   TraceSummary& t = model.trace;
@@ -99,6 +106,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;
   t.last_ts = stats.last_ts;
+  if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0) {  // the attached threads' rows start there
+    t.first_ts = stats.events > 0 ? std::min(stats.first_ts, info->attach_seed_ts)
+                                  : info->attach_seed_ts;
+    t.last_ts = end;
+  }
   t.missing_events = decoder.missing_events();
   const auto& info = reader->recording_info();
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {

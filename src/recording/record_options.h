@@ -22,6 +22,7 @@ struct RecordOptions {
   std::string output = "cstool.dat";
   size_t buffer_kb = kDefaultBufferKb;
   bool system_wide = false;          // -a
+  bool children = false;             // --children: -p processes' existing descendants too
   std::vector<int> cpus;             // -C; empty = all online CPUs
   std::vector<int> pids;             // -p
   double duration_s = 0;             // -N; 0 = until the command exits or a signal

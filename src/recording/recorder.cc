@@ -25,6 +25,7 @@
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/kernel_capture.h"
+#include "kernel/proc_seed.h"
 #include "kernel/proc_threads.h"
 #include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
@@ -147,6 +148,7 @@ class Recorder {
   void StartTargets();
   void WriteRecoveryNote();
   void StartTracing();
+  void ReadAttachSeeds();
   void ReadLoop();
   bool ShouldStop();
   void ReportProgress();
@@ -254,7 +256,24 @@ void Recorder::StartTargets() {
     std::string comm = std::filesystem::path(o_.command[0]).filename().string().substr(0, 15);
     threads_.Add({{child_->pid(), child_->pid(), comm}});
   }
+  std::vector<int> pids = o_.pids;
   for (int pid : o_.pids) {
+    std::vector<int> descendants = DescendantsOf(pid);
+    if (o_.children) {
+      pids.insert(pids.end(), descendants.begin(), descendants.end());
+    } else if (!descendants.empty()) {
+      // Their forks after the attach are followed; the ones already there are not.
+      messages_.Warning(fmt::format(
+          "process {} has {} descendant process{} that {} not recorded (e.g. {}); add "
+          "--children to record {}",
+          pid, descendants.size(), descendants.size() == 1 ? "" : "es",
+          descendants.size() == 1 ? "is" : "are", descendants.front(),
+          descendants.size() == 1 ? "it" : "them"));
+    }
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (int pid : pids) {
     info_.target_pids.push_back(pid);
     auto list = ListThreads(pid);
     threads_.Add(list);
@@ -278,6 +297,18 @@ void Recorder::WriteRecoveryNote() {
   recovery_note_->Write(contents_, info_, file_cpus_);
 }
 
+// -p: each target thread's state just before tracing starts, stamped after the reads
+// (and before any event): the report starts the threads in it.
+void Recorder::ReadAttachSeeds() {
+  for (int pid : info_.target_pids) {
+    if (child_ && pid == child_->pid()) continue;
+    for (const ThreadSeed& t : ReadProcSeed(pid).threads)
+      info_.attach_seeds.push_back(
+          {t.tid, t.tgid, t.comm, std::string(1, t.state), t.syscall, t.cpu});
+  }
+  if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNs();
+}
+
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
   for (auto& r : readers_) {
@@ -296,6 +327,7 @@ void Recorder::StartTracing() {
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.
   if (child_) child_->WaitUntilBlocked();
+  ReadAttachSeeds();
   session_->Start();
   info_.start_ts = MonotonicNs();
   started_ = Clock::now();

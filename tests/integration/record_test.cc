@@ -53,6 +53,23 @@ int DecodeStatus(int status) {
   return -1;
 }
 
+// How many processes have `pid` as their parent.
+int DescendantCount(pid_t pid) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 4 < stat.size() &&
+        std::atoi(stat.c_str() + paren + 4) == pid)
+      ++n;
+  }
+  return n;
+}
+
 class RecordTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -332,6 +349,36 @@ TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
     if (l.event == "sys_enter") seen.insert(l.pid);
   EXPECT_FALSE(seen.empty());
   for (int p : seen) EXPECT_TRUE(known.count(p)) << p;
+}
+
+// A process tree asleep throughout (a shell waiting for two sleeps): -p alone records
+// the shell's row and says how to take the children; with --children every process has
+// its row, all asleep, and the kernel agrees with each (no switches).
+TEST_F(RecordTest, AttachToASleepingTreeGivesEveryProcessItsRow) {
+  pid_t shell = Spawn({"/bin/sh", "-c", "sleep 5 & sleep 5 & wait"}, dir_ / "s.out",
+                      dir_ / "s.err");
+  for (int i = 0; i < 500 && DescendantCount(shell) < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const fs::path alone = dir_ / "alone.dat", tree = dir_ / "tree.dat";
+  Result r = Record({"-p", std::to_string(shell), "-N", "0.3", "-o", alone});
+  Result t = Record({"-p", std::to_string(shell), "--children", "-N", "0.3", "-o", tree});
+  ::kill(-shell, SIGKILL);
+  ::kill(shell, SIGKILL);
+  ::waitpid(shell, nullptr, 0);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("add --children to record them"), std::string::npos) << r.err;
+  ASSERT_EQ(t.status, 0) << t.err;
+  Result alone_json = Run({kCstool, "report", alone.string(), "--format", "json"});
+  EXPECT_EQ(nlohmann::json::parse(alone_json.out).at("threads").size(), 1u) << alone_json.out;
+  Result check = Run({kCstool, "report", tree.string(), "--check", "--format", "json"});
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
+  const auto j = nlohmann::json::parse(check.out);
+  ASSERT_EQ(j.at("threads").size(), 3u) << check.out;
+  for (const auto& th : j.at("threads")) {
+    EXPECT_EQ(th.at("microstates_ns").at("unknown"), 0) << th.dump();
+    EXPECT_GT(th.at("microstates_ns").at("sleep"), 0) << th.dump();
+  }
+  EXPECT_EQ(j.at("check").at("agreeing"), 3);
 }
 
 TEST_F(RecordTest, SystemWideOnOneCpu) {

@@ -37,6 +37,16 @@ TEST(RecordOptions, NeedsSomethingToRecord) {
   EXPECT_EQ(CodeOf(o), ExitCode::kOk);
 }
 
+TEST(RecordOptions, ChildrenGoWithAttach) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.children = true;
+  EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.command.clear();
+  o.pids = {1};
+  EXPECT_EQ(CodeOf(o), ExitCode::kOk);
+}
+
 TEST(RecordOptions, RejectsBadValues) {
   RecordOptions o;
   o.system_wide = true;
