@@ -11,8 +11,8 @@
 #include "commands/report_exports.h"
 #include "model/syscall_table.h"
 #include "output/output.h"
-#include "recording/recovery.h"
 #include "pipeline/analyze_trace.h"
+#include "recording/recovery.h"
 
 namespace cstool {
 namespace {
@@ -88,9 +88,10 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   std::error_code ec;
   if (!std::filesystem::exists(options.file, ec) && !LeftoversOf(options.file).empty())
-    throw Error(fmt::format("{} does not exist, but a recording into it was killed and left what "
-                            "it wrote: `cstool record --recover {}` makes it a readable file",
-                            options.file, options.file));
+    throw Error(
+        fmt::format("{} does not exist, but a recording into it was killed and left what "
+                    "it wrote: `cstool record --recover {}` makes it a readable file",
+                    options.file, options.file));
   if (!options.file_named && !std::filesystem::exists(options.file, ec))
     throw Error(
         fmt::format("no recording here ({} does not exist): run `cstool record -- CMD` "

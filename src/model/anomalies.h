@@ -24,7 +24,7 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
   X(kMissingSwitchFromIdle, "missing_switch_from_idle", kInfo,                                 \
     "a task ran on a CPU last seen idle with no sched_switch recorded (the kernel omits some " \
     "idle-to-task switches); the switch is placed where the kernel's accounting puts it")      \
-  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                           \
+  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                            \
     "a task shown running on a CPU was replaced there with no sched_switch recorded for it "   \
     "(the kernel omits the switch-outs of some tasks); the switch is counted, placed at its "  \
     "last run-time increment, and is voluntary if a wakeup of it comes next")                  \

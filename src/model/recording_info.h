@@ -67,7 +67,7 @@ struct RecordingInfo {
   int64_t start_ts = 0;              // trace-clock time tracing went live
   int64_t end_ts = 0;                // trace-clock time tracing stopped
   std::vector<CpuRecordStats> cpus;
-  std::vector<ThreadIdentity> threads;      // tid -> tgid for threads known to the recorder
+  std::vector<ThreadIdentity> threads;  // tid -> tgid for threads known to the recorder
   // -a: the recorder's own threads, kept out of event tracing (set_event_notrace_pid, as
   // trace-cmd does); only other threads' switches and wakeups show them.
   std::vector<int32_t> untraced_tids;

@@ -106,9 +106,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;
   t.last_ts = stats.last_ts;
-  if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0) {  // the attached threads' rows start there
-    t.first_ts = stats.events > 0 ? std::min(stats.first_ts, info->attach_seed_ts)
-                                  : info->attach_seed_ts;
+  if (const auto& info = reader->recording_info();
+      info && info->attach_seed_ts > 0) {  // the attached threads' rows start there
+    t.first_ts =
+        stats.events > 0 ? std::min(stats.first_ts, info->attach_seed_ts) : info->attach_seed_ts;
     t.last_ts = end;
   }
   t.missing_events = decoder.missing_events();

@@ -263,12 +263,12 @@ void Recorder::StartTargets() {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
     } else if (!descendants.empty()) {
       // Their forks after the attach are followed; the ones already there are not.
-      messages_.Warning(fmt::format(
-          "process {} has {} descendant process{} that {} not recorded (e.g. {}); add "
-          "--children to record {}",
-          pid, descendants.size(), descendants.size() == 1 ? "" : "es",
-          descendants.size() == 1 ? "is" : "are", descendants.front(),
-          descendants.size() == 1 ? "it" : "them"));
+      messages_.Warning(
+          fmt::format("process {} has {} descendant process{} that {} not recorded (e.g. {}); add "
+                      "--children to record {}",
+                      pid, descendants.size(), descendants.size() == 1 ? "" : "es",
+                      descendants.size() == 1 ? "is" : "are", descendants.front(),
+                      descendants.size() == 1 ? "it" : "them"));
     }
   }
   std::sort(pids.begin(), pids.end());

@@ -157,7 +157,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   // believed current may be stale; only a followed task on either side is a surprise.
   if (cpu.current_known && cpu.current == nullptr && prev && !prev->on_cpu) {
     Flag(Anomaly::kMissingSwitchFromIdle, prev);
-  } else if (cpu.current_known && cpu.current != prev && !ReplaceUntracedCurrent(cpu, e.c.cpu, ts) &&
+  } else if (cpu.current_known && cpu.current != prev &&
+             !ReplaceUntracedCurrent(cpu, e.c.cpu, ts) &&
              (follow_all_ || (prev && prev->tracked) || (cpu.current && cpu.current->tracked))) {
     Flag(Anomaly::kSwitchOutNotCurrent, prev && prev->tracked ? prev : cpu.current);
   }

@@ -37,7 +37,7 @@ namespace cstool {
 // increment to the next, its segments are held so that the switch-out can be placed.
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
   EmitUntracedSwitchOut(t, false);  // runs again with no wakeup: it had been preempted
-  SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
+  SettleOut(t, -1);                 // switched in again before the one it yielded to told its clock
   t.placement.in_early_ns += ts - in_ts;
   t.run_start = -1;
   t.run_ns = 0;
@@ -130,7 +130,8 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   // a wakeup here checked preemption there.
   Thread& t = Lookup(e.pid, e.comm);
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
-  for (Observer* p : On(Hook::kRuntimeAccounted)) p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
+  for (Observer* p : On(Hook::kRuntimeAccounted))
+    p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
@@ -293,10 +294,9 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
   const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   // An increment a reschedule IPI assumed missing may not have been (the wakeup that sent
   // it did its own, seen, remote update): the switch may be as early as the last seen one.
-  const int64_t earliest =
-      by_increments && t.run_ns_before_ipi >= 0
-          ? std::clamp(t.run_start + t.run_ns_before_ipi, t.held_from, from)
-          : from;
+  const int64_t earliest = by_increments && t.run_ns_before_ipi >= 0
+                               ? std::clamp(t.run_start + t.run_ns_before_ipi, t.held_from, from)
+                               : from;
   t.run_start = -1;
   t.run_ns = 0;
   t.run_ns_before_ipi = -1;

@@ -15,10 +15,10 @@
 #include <span>
 #include <vector>
 
-#include "tracefs/trace_pipe_raw.h"
 #include "format/ring_page.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
+#include "tracefs/trace_pipe_raw.h"
 
 struct tracefs_instance;
 

@@ -185,9 +185,9 @@ TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
 // command it started still runs (no inherited trace_pipe_raw keeps it busy).
 TEST_F(RecordFaults, SigkillLeavesWhatWasWrittenForRecover) {
   const fs::path out = dir_ / "killed.dat";
-  Background rec({kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "pingrate", "60",
-                  "-1", "2000"},
-                 dir_ / "rec.err");
+  Background rec(
+      {kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "pingrate", "60", "-1", "2000"},
+      dir_ / "rec.err");
   ASSERT_TRUE(rec.WaitLive());
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   const std::vector<pid_t> children = ChildrenOf(rec.pid());
@@ -197,8 +197,9 @@ TEST_F(RecordFaults, SigkillLeavesWhatWasWrittenForRecover) {
   EXPECT_TRUE(fs::exists(stale)) << "SIGKILL cannot clean up; recover or the next run must";
   EXPECT_FALSE(fs::exists(out));
   EXPECT_TRUE(fs::exists(dir_ / "killed.dat.recovery.json"));
-  EXPECT_GT(fs::file_size(dir_ / "killed.dat.cpu0.tmp") + fs::file_size(dir_ / "killed.dat.cpu1.tmp"),
-            0u);
+  EXPECT_GT(
+      fs::file_size(dir_ / "killed.dat.cpu0.tmp") + fs::file_size(dir_ / "killed.dat.cpu1.tmp"),
+      0u);
 
   CommandResult again = RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"});
   EXPECT_EQ(again.status, 2) << again.err;

@@ -355,8 +355,8 @@ TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
 // the shell's row and says how to take the children; with --children every process has
 // its row, all asleep, and the kernel agrees with each (no switches).
 TEST_F(RecordTest, AttachToASleepingTreeGivesEveryProcessItsRow) {
-  pid_t shell = Spawn({"/bin/sh", "-c", "sleep 5 & sleep 5 & wait"}, dir_ / "s.out",
-                      dir_ / "s.err");
+  pid_t shell =
+      Spawn({"/bin/sh", "-c", "sleep 5 & sleep 5 & wait"}, dir_ / "s.out", dir_ / "s.err");
   for (int i = 0; i < 500 && DescendantCount(shell) < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const fs::path alone = dir_ / "alone.dat", tree = dir_ / "tree.dat";

@@ -28,6 +28,13 @@ inline constexpr uint16_t kR = 0;
 inline constexpr uint16_t kS = kStateInterruptible;
 inline constexpr uint16_t kD = kStateUninterruptible;
 
+// A trace with the kernel's run-time increments (sched_stat_runtime).
+inline TraceCapabilities WithIncrements() {
+  TraceCapabilities caps;
+  caps.stat_runtime = true;
+  return caps;
+}
+
 class Sim {
  public:
   explicit Sim(TraceCapabilities caps = {}, TrackingPolicy policy = {})

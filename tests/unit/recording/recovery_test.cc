@@ -33,7 +33,7 @@ class Recovery : public ::testing::Test {
 TEST_F(Recovery, LeftoversAreTheNoteAndThePageFilesOfThatOutputOnly) {
   EXPECT_TRUE(LeftoversOf(out_).empty());
   WriteFile(PagesFileFor(out_, 1), "x");
-  WriteFile(dir_ / "t.dat.cpuX.tmp", "x");     // not a CPU number
+  WriteFile(dir_ / "t.dat.cpuX.tmp", "x");      // not a CPU number
   WriteFile(dir_ / "other.dat.cpu0.tmp", "x");  // another output's
   EXPECT_EQ(LeftoversOf(out_), std::vector<fs::path>{PagesFileFor(out_, 1)});
   WriteRecoveryNote(out_, {}, {}, 2);

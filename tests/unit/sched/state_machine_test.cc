@@ -512,9 +512,7 @@ TEST(StateMachine, SwitchOutOfNonCurrentIsCounted) {
 // on its CPU without one, the kernel left it out. Its run ends at its last increment;
 // the switch counts as voluntary when a wakeup of it comes next.
 TEST(StateMachine, AnotherTaskOnTheCpuEndsAnUntracedRun) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1'000, 0, 10, kRead);
   s.StatRuntime(4'000, 0, 10, 4'000);
@@ -676,9 +674,7 @@ TEST(StateMachine, NoSkipWithoutNeedResched) {
 // With sched_stat_runtime, the kernel's own increments place the switches: the first
 // one of a run is measured from the switch-in, and the run ends where they add up to.
 TEST(StateMachine, RuntimeIncrementsPlaceBothSwitches) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1, 0, 10, kRead);
   s.Switch(5, 0, 10, kS, 0);
@@ -699,9 +695,7 @@ TEST(StateMachine, RuntimeIncrementsPlaceBothSwitches) {
 }
 
 TEST(StateMachine, RuntimeIncrementsEndAPreemptedRun) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1, 0, 10, kWrite);
   s.StatRuntime(10, 0, 10, 10);               // switched in at 0, accounted to 10
@@ -738,9 +732,7 @@ TEST(StateMachine, UntracedSwitchFromIdleIsPlacedAtTheWakeup) {
 // An increment whose start is after the traced switch-in is not the run's first (that
 // one was done from an unfollowed task's context): the model's instant stands.
 TEST(StateMachine, LateFirstIncrementDoesNotMoveTheSwitchIn) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1'000, 0, 10, kRead);
   s.StatRuntime(2'000, 0, 10, 2'000);
@@ -762,9 +754,7 @@ TEST(StateMachine, LateFirstIncrementDoesNotMoveTheSwitchIn) {
 // unfollowed context, so the task's increments stop early; the reschedule IPI (with
 // need-resched set) shows about when the kernel accounted it last.
 TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.StatRuntime(10'000, 0, 10, 10'000);  // switched in at 0, accounted to 10'000
   s.Vector(100'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
@@ -779,9 +769,7 @@ TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
 // A preemption whose last increment is missing: the next task's first increment tells
 // the clock both switched at.
 TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1'000, 0, 10, kWrite);
   s.StatRuntime(50'000, 0, 10, 50'000);  // accounted to 50'000
@@ -799,9 +787,7 @@ TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
 // A reschedule IPI made the model assume a missing increment; the next increment, measured
 // from where the last one ended, shows none was missing: the assumption is taken back.
 TEST(StateMachine, IncrementTakesBackAnIncrementTheIpiAssumedMissing) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
   s.Vector(100'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
@@ -819,9 +805,7 @@ TEST(StateMachine, IncrementTakesBackAnIncrementTheIpiAssumedMissing) {
 TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
   for (const auto& [runtime, expected] :
        {std::pair<uint64_t, int64_t>{5'000, 10'000}, {18'000, 22'000}}) {
-    TraceCapabilities caps;
-    caps.stat_runtime = true;
-    Sim s(caps);
+    Sim s(WithIncrements());
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
     s.SysEnter(20'000, 0, 10, kExitGroup);
@@ -838,9 +822,7 @@ TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
 // the wakeup that sent it may have done that update itself, from the waker's CPU (seen):
 // the next task's first increment, measured from the clock both switched at, tells.
 TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissing) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
   s.StatRuntime(10'000, 0, 10, 10'000);
   s.Switch(0, 1, 0, kR, 20);
@@ -863,9 +845,7 @@ TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissi
 // from idle the kernel did not trace, and the increment inside the interrupt is its run's
 // first (measured from the wakeup's clock).
 TEST(StateMachine, InterruptShowsTheUntracedSwitchFromIdle) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
-  Sim s(caps);
+  Sim s(WithIncrements());
   s.Switch(0, 1, 0, kR, 10);
   s.SysEnter(1'000, 1, 10, kRead);
   s.StatRuntime(2'000, 1, 10, 2'000);
@@ -888,11 +868,9 @@ TEST(StateMachine, InterruptShowsTheUntracedSwitchFromIdle) {
 // voluntary switch included, are missing, so a recent remote increment of one does not
 // tell when it switched; the next task's wait runs to the traced switch.
 TEST(StateMachine, UntracedPrevsRemoteIncrementDoesNotPlaceItsVoluntarySwitch) {
-  TraceCapabilities caps;
-  caps.stat_runtime = true;
   TrackingPolicy policy;
   policy.untraced_tids = {50};
-  Sim s(caps, policy);
+  Sim s(WithIncrements(), policy);
   s.Switch(0, 1, 0, kR, 50);
   s.Switch(0, 0, 0, kR, 10);
   s.StatRuntime(1'000, 0, 10, 1'000);
