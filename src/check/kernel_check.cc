@@ -105,6 +105,15 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       c.note += "times not judged: running or queued, unseen, at the start sample";
     }
   }
+  // Unknown time widens the tolerance; past the base tolerance it would hide anything.
+  const int64_t base =
+      std::min(tol.TimeFor(c.kernel.on_cpu_ns, 0), tol.TimeFor(c.kernel.wait_cpu_ns, 0));
+  if (c.times_judged && c.unknown_ns > base) {
+    c.times_judged = false;
+    if (!c.note.empty()) c.note += "; ";
+    c.note += fmt::format("times not judged: {:.3f} ms the trace could not classify",
+                          static_cast<double>(c.unknown_ns) / 1e6);
+  }
   const uint64_t untraced = t.placement.untraced_switch_outs;
   if (untraced > 0) {
     if (!c.note.empty()) c.note += "; ";

@@ -11,24 +11,18 @@
 // sched_process_exit tracepoint, so the trace's switches (and time) at or after that
 // event — the final switch — are left out of the traced side.
 //
+// Cuts: the trace is cut where the kernel's values were taken. A /proc sample holds a
+// running thread's exec runtime as of its last update (the increment spanning the
+// sample starts there, analysis/counter_window.h); run delay grows when a waiting thread
+// gets the CPU, so a wait belongs to the window in which it ended, and a wait the trace's
+// end cut short to none.
+//
 // Tolerances (CheckTolerance): switch counts must be equal. Times may differ by
-// max(time_abs_ns, time_rel * kernel value) plus the thread's unknown time inside the
-// window, because the kernel's values are not taken at the trace's instants:
-//   - sum_exec_runtime of a thread that is on a CPU is only brought up to date at the
-//     scheduler tick or a switch, so an exit record or a /proc read of a running thread
-//     lags by up to one tick (4 ms at HZ=250) — the exit record is always of a running
-//     thread;
-//   - run_delay grows only when the waiting thread gets the CPU: a thread queued at an
-//     end sample has its current wait in the trace but not in the kernel;
-//   - the kernel stamps waits and runs with the runqueue clock at enqueue and early in
-//     __schedule(), the trace at sched_waking and at the end of the switch; measured:
-//     ~1 us per switch for task-context wakeups (pipe ping-pong), ~20 us per wakeup for
-//     timer wakeups on a CPU busy with another task (nanosleep under load), where the
-//     kernel counts as running what the trace counts as waiting.
-// The run delay side is counted like the kernel counts it: a wait belongs to the window
-// in which it ended. A thread alive at the start that was running or queued when it was
-// sampled, before the trace had seen it, has its times shown but not judged
-// (ThreadCheck::times_judged).
+// max(time_abs_ns, time_rel * kernel value) plus the thread's unknown time (what the
+// trace could not classify). Times are shown but not judged (ThreadCheck::times_judged)
+// when the unknown time alone exceeds the base tolerance (it would make any difference
+// pass), or when a thread alive at the start was running or queued, unseen, when it was
+// sampled.
 // Measured on the reference VM: see man/cstool-report.1, "KERNEL CHECK".
 #pragma once
 

@@ -267,8 +267,14 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // sched_waking of a task still on its CPU (it is about to sleep) is followed by its
   // switch-out and then by sched_wakeup once it is off the CPU: then the wakeup is
   // what makes it runnable.
+  // Woken again while queued by the trace: it ran unseen. Whether it also slept again or
+  // is still running towards sleep (a wakeup before its schedule(), no switch) the trace
+  // cannot tell for a task it shows running otherwise (this kernel leaves out switches
+  // from idle, and the task's own events may all be in the kernel); for a task it never
+  // saw run, or whose switch-outs it misses, it did sleep.
   if (!wakee.on_cpu && wakee.state == Microstate::kWaitCpuWakeup && !wakee.waking_unqueued &&
-      e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking))
+      e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking) &&
+      (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
     NoteUntracedRun(wakee);
   if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep

@@ -19,6 +19,7 @@ namespace cstool::testing {
 inline constexpr int64_t kRead = 0;
 inline constexpr int64_t kWrite = 1;
 inline constexpr int64_t kPoll = 7;
+inline constexpr int64_t kWait4 = 61;
 inline constexpr int64_t kSchedYield = 24;
 inline constexpr int64_t kFutex = 202;
 inline constexpr int64_t kClockNanosleep = 230;

@@ -181,6 +181,31 @@ TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
   EXPECT_TRUE(res.processes[0].switches_ok);
 }
 
+// Unknown time widens a thread's tolerance only up to the base tolerance: a thread
+// mostly unknown to the trace is shown, not judged, and kept out of the worst thread.
+TEST(KernelCheck, ThreadMostlyUnknownIsNotJudgedOnTimes) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 50 * kMs));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.counter_window.AddSegment(Microstate::kUnknown, 130 * kMs, 180 * kMs);
+  f.Exit(r, 450 * kMs);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_FALSE(c.times_judged);
+  EXPECT_NE(c.note.find("50.000 ms the trace could not classify"), std::string::npos) << c.note;
+  EXPECT_EQ(c.status, CheckStatus::kAgree);  // switch counts still judged
+  EXPECT_EQ(f.Check().worst_wait.tid, 0);
+
+  // A little unknown time (within the base tolerance) keeps the times judged.
+  Fixture g;
+  g.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 0));
+  ThreadReport& q = g.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  q.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  q.counter_window.AddSegment(Microstate::kUnknown, 130 * kMs, 130 * kMs + 100'000);
+  g.Exit(q, 450 * kMs);
+  EXPECT_TRUE(CompareThread(q, g.Match(q), {}).times_judged);
+}
+
 // run_delay starts at the enqueue: the time between sched_waking and sched_wakeup is
 // left out of the comparison (it is still wait_cpu_wakeup in the microstates).
 TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {

@@ -548,6 +548,25 @@ TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
   EXPECT_TILED(s);
 }
 
+// A task the trace has shown running can be woken twice with no switch in between: it
+// ran unseen (a switch from idle this kernel leaves out) and was woken again before its
+// schedule() took it off the CPU. That is no switch, and none is counted.
+TEST(StateMachine, SecondWakeupOfATaskSeenRunningCountsNoSwitch) {
+  Sim s;
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(100, 1, 10, kWait4);
+  s.Switch(200, 1, 10, kS, 0);
+  s.Switch(0, 0, 0, kR, 20);
+  s.WakeBoth(1'000, 0, 20, 10, 1);
+  s.WakeBoth(5'000, 0, 20, 10, 1);
+  s.SysExit(6'000, 1, 10, kWait4);
+  s.Finish(10'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(r.thread->placement.untraced_switch_outs, 0u);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, TrackingFollowsForksOfRootPids) {
   TrackingPolicy policy;
   policy.all = false;
