@@ -34,9 +34,16 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_flag("--no-defaults", options->no_defaults,
                "Record only the -e events, not the default set");
   auto recover = std::make_shared<std::string>();
-  sub.add_option("--recover", *recover,
-                 "Assemble FILE from what a recording into it left when it was killed");
-  sub.add_option("command", options->command, "Command to run and trace (after --)");
+  CLI::Option* recover_option =
+      sub.add_option("--recover", *recover,
+                     "Assemble FILE from what a recording into it left when it was killed")
+          ->type_name("FILE");
+  CLI::Option* command =
+      sub.add_option("command", options->command, "Command to run and trace (after --)");
+  for (const char* name : {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus"})
+    recover_option->excludes(sub.get_option(name));
+  recover_option->excludes(command);
+  recover_option->excludes(duration);
   sub.footer(
       "Examples:\n"
       "  cstool record -- ./server --port 8080\n"

@@ -130,7 +130,11 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   } else {
     // Switches the kernel did not record are inferred, and what ran unseen is unknown:
     // such a thread is shown, not judged.
-    c.status = untraced > 0 ? CheckStatus::kUntraced : CheckStatus::kDisagree;
+    // (an inferred switch may have been given the wrong kind, or one inferred that was not)
+    const auto off = static_cast<uint64_t>(std::llabs(c.traced.voluntary - c.kernel.voluntary) +
+                                           std::llabs(c.traced.involuntary - c.kernel.involuntary));
+    c.status = untraced > 0 && times_ok && off <= 2 * untraced ? CheckStatus::kUntraced
+                                                               : CheckStatus::kDisagree;
   }
   return c;
 }

@@ -87,6 +87,8 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
   std::error_code ec;
+  if (!std::filesystem::exists(options.file, ec) && LiveRecorderOf(options.file) != 0)
+    throw Error(fmt::format("{} is still being recorded (stop the recording first)", options.file));
   if (!std::filesystem::exists(options.file, ec) && !LeftoversOf(options.file).empty())
     throw Error(
         fmt::format("{} does not exist, but a recording into it was killed and left what "

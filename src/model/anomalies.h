@@ -24,10 +24,10 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
   X(kMissingSwitchFromIdle, "missing_switch_from_idle", kInfo,                                 \
     "a task ran on a CPU last seen idle with no sched_switch recorded (the kernel omits some " \
     "idle-to-task switches); the switch is placed where the kernel's accounting puts it")      \
-  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                            \
-    "a task shown running on a CPU was replaced there with no sched_switch recorded for it "   \
-    "(the kernel omits the switch-outs of some tasks); the switch is counted, placed at its "  \
-    "last run-time increment, and is voluntary if a wakeup of it comes next")                  \
+  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                           \
+    "a task shown running on a CPU was replaced there (or woken again while queued) with no "  \
+    "sched_switch recorded for it (the kernel omits the switch-outs of some tasks); the "      \
+    "switch is counted at its last run-time increment, voluntary unless it runs again first")  \
   X(kSwitchInWithoutWakeup, "switch_in_without_wakeup", kInfo,                                 \
     "switched in while believed asleep and no wakeup was seen (a pending signal kept it "      \
     "runnable); its wait counts as waiting for a CPU")                                         \

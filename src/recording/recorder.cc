@@ -132,7 +132,6 @@ class Recorder {
     Prepare();
     OpenSession();
     StartTargets();
-    WriteRecoveryNote();
     StartTracing();
     ReadLoop();
     StopAndDrain();
@@ -205,6 +204,11 @@ void Recorder::Prepare() {
 
   if (std::filesystem::is_directory(output_))
     throw Error(fmt::format("output '{}' is a directory", output_.string()), ExitCode::kUsage);
+  if (const int pid = LiveRecorderOf(output_))
+    throw Error(fmt::format("a recording into '{}' is in progress (cstool pid {}); choose "
+                            "another output (-o)",
+                            output_.string(), pid),
+                ExitCode::kUsage);
   // A new recording would write over a killed one's pages: they are its only copy.
   if (std::vector<std::filesystem::path> left = LeftoversOf(output_); !left.empty())
     throw Error(fmt::format("'{}' has the leftovers of a recording that was killed ({}{}): "
@@ -328,6 +332,7 @@ void Recorder::StartTracing() {
   // the baseline counters below include it, so the trace must not.
   if (child_) child_->WaitUntilBlocked();
   ReadAttachSeeds();
+  WriteRecoveryNote();  // all it knows before the first page: seeds, untraced threads
   session_->Start();
   info_.start_ts = MonotonicNs();
   started_ = Clock::now();

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "kernel/proc_threads.h"
 #include "tracefs/tracefs_session.h"
 
 namespace cstool {
@@ -78,17 +79,39 @@ void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents
   if (ec) throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
 }
 
+int LiveRecorderOf(const std::filesystem::path& out) {
+  std::ifstream f(RecoveryNoteFor(out), std::ios::binary);
+  if (!f) return 0;
+  std::stringstream text;
+  text << f.rdbuf();
+  const nlohmann::json note = nlohmann::json::parse(text.str(), nullptr, false);
+  if (!note.is_object() || !note.contains("recorder_pid") || !note["recorder_pid"].is_number())
+    return 0;
+  const int pid = note["recorder_pid"].get<int>();
+  if (pid <= 0 || pid == ::getpid() || !ProcessExists(pid)) return 0;
+  const std::optional<char> state = ProcessState(pid);
+  return state && *state != 'Z' ? pid : 0;
+}
+
 std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out) {
   std::vector<std::filesystem::path> found;
   std::error_code ec;
-  if (std::filesystem::exists(RecoveryNoteFor(out), ec)) found.push_back(RecoveryNoteFor(out));
+  const bool note = std::filesystem::exists(RecoveryNoteFor(out), ec);
+  if (note) found.push_back(RecoveryNoteFor(out));
   const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
   const std::string prefix = out.filename().string() + ".cpu";
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.size() > 4 && name.ends_with(".tmp") &&
-        name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4)
-      found.push_back(e.path());
+    if (name.rfind(prefix, 0) != 0 || !name.ends_with(".tmp") ||
+        name.find_first_not_of("0123456789", prefix.size()) != name.size() - 4)
+      continue;
+    // Empty page files without a note: killed before tracing began, nothing to keep.
+    std::error_code size_ec;
+    if (!note && std::filesystem::file_size(e.path(), size_ec) == 0 && !size_ec) {
+      std::filesystem::remove(e.path(), size_ec);
+      continue;
+    }
+    found.push_back(e.path());
   }
   return found;
 }
@@ -108,6 +131,11 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   }
   std::stringstream text;
   text << f.rdbuf();
+  if (const int pid = LiveRecorderOf(out))
+    throw Error(fmt::format("a recording into '{}' is still in progress (cstool pid {}): stop it "
+                            "with Ctrl-C or kill -INT {}, it writes the file itself",
+                            out.string(), pid, pid),
+                ExitCode::kUsage);
   TraceFileContents contents;
   RecordingInfo info;
   int file_cpus = 0;
@@ -123,6 +151,9 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   }
   if (file_cpus <= 0 || file_cpus > (1 << 16))
     throw Error(fmt::format("'{}' is damaged: {} CPUs", note_path.string(), file_cpus));
+  if (contents.page_size < 512 || (contents.page_size & (contents.page_size - 1)) != 0)
+    throw Error(
+        fmt::format("'{}' is damaged: page size {}", note_path.string(), contents.page_size));
 
   RecoveryResult result;
   contents.cpus.resize(static_cast<size_t>(file_cpus));
@@ -131,8 +162,9 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     const std::filesystem::path pages = PagesFileFor(out, cpu);
     const auto size = std::filesystem::file_size(pages, ec);
     if (ec) continue;
-    // A page cut short by the kill is not a page: keep whole sub-buffers only.
+    // A page cut short by the kill is not a page: keep whole pages only.
     std::filesystem::resize_file(pages, size - size % contents.page_size, ec);
+    if (ec) throw Error(fmt::format("cannot truncate '{}': {}", pages.string(), ec.message()));
     contents.cpus[static_cast<size_t>(cpu)].pages_file = pages;
     result.bytes += size - size % contents.page_size;
     ++result.cpus;

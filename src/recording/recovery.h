@@ -2,7 +2,7 @@
 // per-CPU pages go to OUT.cpuN.tmp as they are read, and OUT.recovery.json holds what the
 // file needs besides them (the event formats, the recording info known at the start),
 // written before tracing starts. A recording that ends normally (a signal included)
-// writes OUT and removes both; after kill -9, an OOM kill or a power cut they remain, and
+// writes OUT and removes both; after kill -9 or an OOM kill they remain, and
 // `cstool record --recover OUT` assembles them into OUT.
 #pragma once
 
@@ -23,8 +23,12 @@ std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu);
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
                        const RecordingInfo& info, int file_cpus);
 
+// The pid of a recorder still writing into `out` (its note names it and it lives), or 0.
+int LiveRecorderOf(const std::filesystem::path& out);
+
 // The leftovers of an interrupted recording into `out`: its recovery note and page
-// files that exist, empty when there are none.
+// files that exist, empty when there are none. Empty page files without a note (killed
+// before tracing began: nothing to keep) are removed instead.
 std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out);
 
 struct RecoveryResult {

@@ -180,7 +180,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
   if (prev) {
     if (!prev->on_cpu) {
-      // First sight, or its switch-in was lost: it ran until now.
+      // First sight, or its switch-in was lost: it ran until now. A switch-out inferred
+      // before that was a preemption (it ran again with no wakeup).
+      EmitUntracedSwitchOut(*prev, false);
       if (prev->state != Microstate::kUnknown) Flag(Anomaly::kEventFromSleepingThread, prev);
       prev->on_cpu = true;
       Microstate s = RunningState(*prev, cpu);
@@ -274,7 +276,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // saw run, or whose switch-outs it misses, it did sleep.
   if (!wakee.on_cpu && wakee.state == Microstate::kWaitCpuWakeup && !wakee.waking_unqueued &&
       e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking) &&
-      (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
+      wakee.tracked && (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
     NoteUntracedRun(wakee);
   if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep

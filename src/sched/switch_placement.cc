@@ -38,7 +38,7 @@ namespace cstool {
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
   EmitUntracedSwitchOut(t, false);  // runs again with no wakeup: it had been preempted
   t.seen_running = true;
-  SettleOut(t, -1);                 // switched in again before the one it yielded to told its clock
+  SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
   t.placement.in_early_ns += ts - in_ts;
   t.run_start = -1;
   t.run_ns = 0;
@@ -343,6 +343,7 @@ void StateMachine::NoteUntracedSwitchOut(Thread& t, int64_t ts) {
   RewindHeld(t, end, ts);
   t.on_cpu = false;
   t.untraced_out_ts = t.since;
+  t.untraced_out_cpu = t.cpu;
 }
 
 // `t` is woken again, queued since its last wakeup by the trace: only a sleeping task can be
@@ -355,6 +356,7 @@ void StateMachine::NoteUntracedRun(Thread& t) {
   ++t.placement.untraced_switch_outs;
   t.state = Microstate::kUnknown;  // the open segment since that wakeup
   t.untraced_out_ts = cur_ts_;
+  t.untraced_out_cpu = t.cpu;
 }
 
 // The switch NoteUntracedSwitchOut placed: voluntary when a wakeup of the thread came
@@ -363,7 +365,7 @@ void StateMachine::EmitUntracedSwitchOut(Thread& t, bool voluntary) {
   if (t.untraced_out_ts < 0) return;
   SwitchEvent sw;
   sw.ts = t.untraced_out_ts;
-  sw.cpu = t.cpu;
+  sw.cpu = t.untraced_out_cpu;
   sw.prev = &t;
   sw.voluntary = voluntary;
   sw.cause.kind = voluntary ? CauseKind::kSleepUntraced : CauseKind::kPreemptUnknown;

@@ -67,7 +67,8 @@ struct Thread {
   // Switched out at this instant with no sched_switch recorded (-1: not): a switch still
   // to be emitted, voluntary if a wakeup of it comes next, involuntary if it runs again.
   int64_t untraced_out_ts = -1;
-  bool seen_running = false;  // the trace has shown it on a CPU at least once
+  int32_t untraced_out_cpu = -1;  // where it ran then
+  bool seen_running = false;      // the trace has shown it on a CPU at least once
   // While the kernel's instant of this thread's last switch-in or of its coming switch-out
   // is not known yet, its segments from `held_from` on wait here, to be relabelled.
   int64_t held_from = -1;

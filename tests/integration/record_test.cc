@@ -53,9 +53,9 @@ int DecodeStatus(int status) {
   return -1;
 }
 
-// How many processes have `pid` as their parent.
-int DescendantCount(pid_t pid) {
-  int n = 0;
+// The processes that have `pid` as their parent.
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -65,9 +65,9 @@ int DescendantCount(pid_t pid) {
     const size_t paren = stat.rfind(')');
     if (paren != std::string::npos && paren + 4 < stat.size() &&
         std::atoi(stat.c_str() + paren + 4) == pid)
-      ++n;
+      out.push_back(std::stoi(name));
   }
-  return n;
+  return out;
 }
 
 class RecordTest : public ::testing::Test {
@@ -357,12 +357,12 @@ TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
 TEST_F(RecordTest, AttachToASleepingTreeGivesEveryProcessItsRow) {
   pid_t shell =
       Spawn({"/bin/sh", "-c", "sleep 5 & sleep 5 & wait"}, dir_ / "s.out", dir_ / "s.err");
-  for (int i = 0; i < 500 && DescendantCount(shell) < 2; ++i)
+  for (int i = 0; i < 500 && ChildrenOf(shell).size() < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const fs::path alone = dir_ / "alone.dat", tree = dir_ / "tree.dat";
   Result r = Record({"-p", std::to_string(shell), "-N", "0.3", "-o", alone});
   Result t = Record({"-p", std::to_string(shell), "--children", "-N", "0.3", "-o", tree});
-  ::kill(-shell, SIGKILL);
+  for (pid_t child : ChildrenOf(shell)) ::kill(child, SIGKILL);
   ::kill(shell, SIGKILL);
   ::waitpid(shell, nullptr, 0);
   ASSERT_EQ(r.status, 0) << r.err;

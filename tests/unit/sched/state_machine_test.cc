@@ -548,6 +548,22 @@ TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
   EXPECT_TILED(s);
 }
 
+// A switch-out inferred from another task on the CPU, followed by the task switching
+// out elsewhere with no wakeup or switch-in seen in between: it ran again, so the
+// inferred one was a preemption, counted before the traced switch.
+TEST(StateMachine, InferredSwitchOutBeforeAnUnseenRunIsInvoluntary) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 12, kWrite);  // 12 on CPU0: 10's switch-out was not recorded
+  s.Switch(5'000, 1, 10, kS, 0);     // 10 runs on CPU1, switched in unseen
+  s.Finish(10'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.involuntary, 1u);
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(s.Cause(10, "preempt:unknown"), 1u);
+  EXPECT_TILED(s);
+}
+
 // A task the trace has shown running can be woken twice with no switch in between: it
 // ran unseen (a switch from idle this kernel leaves out) and was woken again before its
 // schedule() took it off the CPU. That is no switch, and none is counted.

@@ -34,7 +34,7 @@ TEST(ThreadTracker, FollowsRootsTheirThreadsAndHintedTgids) {
   EXPECT_FALSE(threads.Add(60, "other", 0, false).tracked);
 }
 
-TEST(ThreadTracker, FollowingAllLeavesOutTheUntracedThreadsAndTheirProcess) {
+TEST(ThreadTracker, FollowingAllLeavesOutTheUntracedThreads) {
   ThreadTracker threads({.all = true, .known_tgids = {{6, 5}}, .untraced_tids = {5, 6}});
   EXPECT_FALSE(threads.Add(5, "cstool", 0, false).tracked);
   EXPECT_FALSE(threads.Add(6, "cstool", 0, false).tracked);
