@@ -15,8 +15,10 @@ out=$(mktemp -d /tmp/cstool-fidelity.XXXXXX)
 loads=${FIDELITY_LOADS:-idle build}
 load_pids=()
 
+workload_pids=()  # the system-wide row's background workloads
 cleanup() {
   stop_load
+  for p in "${workload_pids[@]}"; do kill "$p" 2>/dev/null; done
   if [ -n "${FIDELITY_KEEP:-}" ]; then echo "recordings kept in $out"; else rm -rf "$out"; fi
 }
 trap cleanup EXIT
@@ -102,13 +104,14 @@ for load in $loads; do
       # -a: every thread of the machine, with a cross-CPU ping-pong and a mutex running
       # through the recording (sampled at both ends) and the load's compilers coming and going.
       "$w" pingrate 3 -1 3000 >/dev/null &
-      local_a=$!
+      workload_pids=($!)
       "$w" mutex 4 100000 >/dev/null &
-      local_b=$!
+      workload_pids+=($!)
       sleep 0.3
       "$cstool" record -o "$file" -a -N 1.5 >/dev/null 2>&1
-      kill "$local_a" "$local_b" 2>/dev/null
-      wait "$local_a" "$local_b" 2>/dev/null
+      kill "${workload_pids[@]}" 2>/dev/null
+      wait "${workload_pids[@]}" 2>/dev/null
+      workload_pids=()
     else
       eval "\"$cstool\" record -o \"$file\" $how" >/dev/null 2>&1
     fi
