@@ -107,7 +107,7 @@ const BenchFile& File() {
 }
 
 void BM_ReadMerge(benchmark::State& state) {
-  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFastV6, ""});
+  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFast, ""});
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     std::vector<std::unique_ptr<CpuRecordStream>> streams;
@@ -139,7 +139,7 @@ void ReplayBench(benchmark::State& state, ReaderBackend backend) {
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
 
-void BM_ReadMergeDecode(benchmark::State& state) { ReplayBench(state, ReaderBackend::kFastV6); }
+void BM_ReadMergeDecode(benchmark::State& state) { ReplayBench(state, ReaderBackend::kFast); }
 BENCHMARK(BM_ReadMergeDecode)->Unit(benchmark::kMillisecond);
 
 void BM_LibtracecmdReadMergeDecode(benchmark::State& state) {
@@ -149,7 +149,7 @@ BENCHMARK(BM_LibtracecmdReadMergeDecode)->Unit(benchmark::kMillisecond);
 
 // Decoding alone, over records already in memory (no page walking, no merge).
 void BM_DecodeOnly(benchmark::State& state) {
-  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFastV6, ""});
+  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFast, ""});
   std::vector<RawRecord> all;
   auto stream = reader->OpenCpu(0);
   for (auto b = stream->NextBatch(); !b.empty(); b = stream->NextBatch())

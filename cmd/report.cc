@@ -1,5 +1,6 @@
 // `cstool report`: option parsing only; the work is in commands/report_command.
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "cmd/commands.h"
@@ -32,6 +33,15 @@ RunFn SetupReport(CLI::App& sub) {
                  "Also write a self-contained HTML page with barscopes and the tables");
   sub.add_flag("--salvage", opts->salvage,
                "Report what a damaged file still holds (stops or skips at the damage)");
+  sub.add_option("--reader", opts->reader,
+                 "Trace file reader: auto (cstool's own for v6/v7, else libtracecmd), fast "
+                 "(cstool's own only), libtracecmd")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ReaderBackend>{{"auto", ReaderBackend::kAuto},
+                                               {"fast", ReaderBackend::kFast},
+                                               {"libtracecmd", ReaderBackend::kLibTracecmd}},
+          CLI::ignore_case))
+      ->capture_default_str();
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts, file](Messages& messages) {

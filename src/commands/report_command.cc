@@ -104,6 +104,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   auto analyzed = AnalyzeTrace(options.file, syscalls,
                                {.explain_anomalies = options.explain_anomalies,
                                 .salvage = options.salvage,
+                                .reader = options.reader,
                                 .counter_windows = options.check,
                                 .extra_observers = exports.observers()});
   for (const std::string& d : analyzed->model.trace.damage)

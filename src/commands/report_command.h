@@ -8,6 +8,7 @@
 #include "analysis/report_view.h"
 #include "base/messages.h"
 #include "commands/report_exports.h"
+#include "format/trace_file_reader.h"
 
 namespace cstool {
 
@@ -20,6 +21,7 @@ struct ReportOptions {
   bool check = false;     // --check: compare with the kernel's counters (check/kernel_check.h)
   ExportOptions exports;  // --timeline, --html
   bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
+  ReaderBackend reader = ReaderBackend::kAuto;  // --reader
 };
 
 // Returns the process exit status: 1 when --check found a disagreement. Throws

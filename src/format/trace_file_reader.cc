@@ -13,6 +13,7 @@
 #include "format/trace_file_format.h"
 #include "format/tracecmd_trace_file.h"
 #include "format/v6_trace_file.h"
+#include "format/v7_trace_file.h"
 
 namespace cstool {
 namespace {
@@ -137,18 +138,31 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
     throw Error(
         fmt::format("{}: corrupt file at offset {}: bad endianness byte", path, version_end + 1));
 
+  // The own parsers when they can read the file, else libtracecmd.
+  auto fast = [&]() -> std::unique_ptr<TraceFileReader> {
+    if (version == "7") return std::make_unique<V7TraceFile>(path, options);
+    return std::make_unique<V6TraceFile>(path, options);
+  };
   std::unique_ptr<TraceFileReader> reader;
-  const bool fast_ok = V6TraceFile::CanRead(got);
   switch (options.backend) {
-    case ReaderBackend::kFastV6:
-      reader = std::make_unique<V6TraceFile>(path, options);
+    case ReaderBackend::kFast:
+      reader = fast();
       break;
     case ReaderBackend::kLibTracecmd:
       reader = std::make_unique<TracecmdTraceFile>(path, options);
+      // libtracecmd skips cstool's own option: take it from the own parser when it can
+      // read the file, so that both backends report the same recording.
+      if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got)) {
+        try {
+          reader->AdoptRecordingInfo(fast()->recording_info());
+        } catch (const Error&) {
+          // Damage the own parser refuses: libtracecmd's view stands alone.
+        }
+      }
       break;
     case ReaderBackend::kAuto:
-      if (fast_ok)
-        reader = std::make_unique<V6TraceFile>(path, options);
+      if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got))
+        reader = fast();
       else
         reader = std::make_unique<TracecmdTraceFile>(path, options);
       break;

@@ -1,11 +1,11 @@
 // Opening a trace.dat file and streaming its raw records per CPU.
 //
 // Two backends present one interface:
-//  - the fast path, an own parser for uncompressed trace-cmd v6 files in host byte
-//    order (mmap, every header section bounds-checked, ring-buffer pages walked
-//    in place: records point straight into the mapping);
+//  - the fast path, own parsers for trace-cmd v6 and v7 files in host byte order (mmap,
+//    every header section bounds-checked, ring-buffer pages walked in place: records
+//    point straight into the mapping; v7's zstd/zlib chunks decompressed one at a time);
 //  - the compatibility path through libtracecmd for everything else trace-cmd reads
-//    (v7, compressed sections, foreign byte order).
+//    (foreign byte order, compression cstool does not know).
 // Corrupt or truncated input throws cstool::Error naming the file and byte offset.
 #pragma once
 
@@ -58,8 +58,8 @@ struct CpuStatOption {
 };
 
 enum class ReaderBackend {
-  kAuto,    // fast path when possible, else libtracecmd
-  kFastV6,  // own v6 parser only (throws if the file needs libtracecmd)
+  kAuto,  // fast path when possible, else libtracecmd
+  kFast,  // own v6/v7 parser only (throws if the file needs libtracecmd)
   kLibTracecmd,
 };
 
@@ -85,7 +85,7 @@ class TraceFileReader {
   int long_size() const { return long_size_; }
   uint32_t page_size() const { return page_size_; }
   bool big_endian() const { return big_endian_; }
-  // "fast-v6" or "libtracecmd".
+  // "fast-v6", "fast-v7" or "libtracecmd".
   virtual const char* backend_name() const = 0;
   // Name of the buffer (instance) read; empty for the top-level buffer.
   const std::string& buffer_name() const { return buffer_name_; }
@@ -120,6 +120,8 @@ class TraceFileReader {
  public:
   // Loads FILE.cstool.json into recording_info() unless the file itself carried one.
   void LoadSidecarInfo();
+  // For a backend that cannot see cstool's option (libtracecmd skips unknown options).
+  void AdoptRecordingInfo(std::optional<RecordingInfo> info) { info_ = std::move(info); }
 };
 
 // Opens `path` with the backend the options and the file call for.

@@ -55,6 +55,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                                             const AnalyzeOptions& options) {
   ReaderOptions reader_options;
   reader_options.salvage = options.salvage;
+  reader_options.backend = options.reader;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs

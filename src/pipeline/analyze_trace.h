@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/report_model.h"
+#include "format/trace_file_reader.h"
 #include "model/syscall_table.h"
 #include "sched/observer.h"
 #include "sched/state_machine.h"
@@ -25,6 +26,7 @@ struct AnalyzedTrace {
 struct AnalyzeOptions {
   bool explain_anomalies = false;  // fill trace.anomaly_details
   bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
+  ReaderBackend reader = ReaderBackend::kAuto;  // which trace.dat reader (ReaderOptions)
   // Per-thread windows cut where the kernel's counters were sampled (ThreadReport::
   // counter_window), which only `report --check` reads: a observer call per state segment,
   // so only when asked for.

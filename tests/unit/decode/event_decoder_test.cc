@@ -192,7 +192,7 @@ print fmt: "x=%d", REC->x
   const std::string path = TempPath("cstool_decoder");
   t.Write(path);
 
-  for (ReaderBackend b : {ReaderBackend::kFastV6, ReaderBackend::kLibTracecmd}) {
+  for (ReaderBackend b : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
     SCOPED_TRACE(static_cast<int>(b));
     auto reader = OpenTraceFile(path, {b, ""});
     EventDecoder dec(reader->tep());
@@ -309,10 +309,10 @@ TEST(EventDecoder, LostEventsAndRecordingInfoRoundTrip) {
   t.Append(1, 150 + (uint64_t{1} << 30), t.NewRecord(se, 2));
   const std::string path = TempPath("cstool_lost");
   t.Write(path);
-  for (ReaderBackend b : {ReaderBackend::kFastV6, ReaderBackend::kLibTracecmd}) {
+  for (ReaderBackend b : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
     SCOPED_TRACE(static_cast<int>(b));
     auto reader = OpenTraceFile(path, {b, ""});
-    if (b == ReaderBackend::kFastV6) {
+    if (b == ReaderBackend::kFast) {
       ASSERT_TRUE(reader->recording_info().has_value());
       EXPECT_EQ(reader->recording_info()->tool_version, "test");
       EXPECT_EQ(reader->recording_info()->cpus[0].overrun, 6u);
@@ -348,7 +348,7 @@ TEST(EventDecoder, LossBeforeEveryPageKeepsEveryRecordAndMarker) {
   }
   const std::string path = TempPath("cstool_lost_every_page");
   t.Write(path);
-  auto reader = OpenTraceFile(path, {ReaderBackend::kFastV6, ""});
+  auto reader = OpenTraceFile(path, {ReaderBackend::kFast, ""});
   CollectSink sink;
   DecodeStats st = DecodeTrace(*reader, sink);
   EXPECT_EQ(st.events, static_cast<uint64_t>(kRecords));

@@ -1,0 +1,289 @@
+#include "format/fast_trace_file.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "base/byte_cursor.h"
+#include "base/errors.h"
+#include "base/isolated_call.h"
+#include "base/library_leaks.h"
+#include "format/compression.h"
+#include "format/page_stream.h"
+#include "format/trace_file_format.h"
+
+namespace cstool {
+namespace {
+
+// Sanity limits: larger values can only come from a corrupt file.
+constexpr uint32_t kMaxFormats = 1u << 20;
+constexpr uint32_t kMaxCpus = 1u << 16;
+constexpr size_t kMaxNameLength = 4096;
+
+void RegisterCmdlines(tep_handle* tep, std::string_view text) {
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    int pid = 0;
+    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
+    if (ec != std::errc{} || p == line.data() + line.size() || *p != ' ') continue;
+    std::string comm(p + 1, line.data() + line.size());
+    tep_register_comm(tep, comm.c_str(), pid);
+  }
+}
+
+// libtraceevent's format parser is not hardened against damaged text (it can crash),
+// so format texts are checked first: printable ASCII, the expected section lines, and
+// balanced brackets and quotes. Returns the index of the first bad byte and why.
+std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view text,
+                                                              bool event_format) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(text[i]);
+    if (!(ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)))
+      return std::make_pair(i, fmt::format("byte 0x{:02x} in a format text", ch));
+  }
+  if (!event_format) return std::nullopt;
+  if (!text.starts_with("name: ")) return std::make_pair(size_t{0}, std::string("no \"name:\""));
+  for (std::string_view key : {"\nID: ", "\nformat:\n", "\nprint fmt: "})
+    if (text.find(key) == std::string_view::npos)
+      return std::make_pair(size_t{0},
+                            fmt::format("no \"{}\" line", key.substr(1, key.size() - 2)));
+  std::string stack;
+  bool in_string = false, in_char = false;
+  for (size_t i = text.find("\nprint fmt: "); i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string || in_char) {
+      if (ch == '\\') {
+        ++i;
+      } else if ((in_string && ch == '"') || (in_char && ch == '\'')) {
+        in_string = in_char = false;
+      }
+      continue;
+    }
+    switch (ch) {
+      case '"':
+        in_string = true;
+        break;
+      case '\'':
+        in_char = true;
+        break;
+      case '(':
+        stack.push_back(')');
+        break;
+      case '[':
+        stack.push_back(']');
+        break;
+      case '{':
+        stack.push_back('}');
+        break;
+      case ')':
+      case ']':
+      case '}':
+        if (stack.empty() || stack.back() != ch)
+          return std::make_pair(i, std::string("unbalanced brackets in print fmt"));
+        stack.pop_back();
+        break;
+      default:
+        break;
+    }
+  }
+  if (in_string || in_char || !stack.empty())
+    return std::make_pair(text.size(), std::string("unterminated print fmt"));
+  return std::nullopt;
+}
+
+// libtraceevent's format parser can crash on a damaged format (a NULL dereference in
+// libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
+// formats are parsed once in a throw-away child first; a crash there names the format
+// and its offset instead of killing cstool. Then they are parsed here for real
+// (failures of tep_parse_event itself only make that event unusable).
+template <typename Format>
+void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats,
+                       const std::string& path) {
+  // Shared with the child: the index of the format it is parsing.
+  void* shared =
+      ::mmap(nullptr, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) throw Error(fmt::format("mmap: {}", std::strerror(errno)));
+  auto* current = static_cast<volatile uint32_t*>(shared);
+  *current = 0;
+  std::optional<std::string> crash = CrashOfIsolatedCall([&] {
+    TepHandlePtr trial(tep_alloc());
+    if (!trial) return;
+    tep_set_file_bigendian(trial.get(),
+                           tep_is_file_bigendian(tep) ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+    tep_set_long_size(trial.get(), tep_get_long_size(tep));
+    for (uint32_t i = 0; i < formats.size(); ++i) {
+      *current = i;
+      const Format& f = formats[i];
+      tep_parse_event(trial.get(), f.text.data(), f.text.size(), f.system.c_str());
+    }
+  });
+  const uint32_t at = *current;
+  ::munmap(shared, sizeof(uint32_t));
+  if (crash && at < formats.size())
+    throw Error(fmt::format("{}: damaged {} event format at offset {}: libtraceevent's parser {}",
+                            path, formats[at].system, formats[at].offset, *crash));
+  LibraryLeaksIgnored known_leaks;
+  for (const Format& f : formats)
+    tep_parse_event(tep, f.text.data(), f.text.size(), f.system.c_str());
+}
+
+}  // namespace
+
+FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& options)
+    : file_(path), tep_(tep_alloc()), salvage_(options.salvage) {
+  path_ = path;
+  if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
+}
+
+void FastTraceFile::ReadSizes(ByteCursor& in) {
+  const size_t endian_at = in.pos();
+  big_endian_ = in.U8("endianness") != 0;
+  if (big_endian_ != (std::endian::native == std::endian::big))
+    throw Error(
+        fmt::format("{}: byte order at offset {} differs from the host's", path_, endian_at));
+  const size_t long_at = in.pos();
+  long_size_ = in.U8("long size");
+  if (long_size_ != 4 && long_size_ != 8)
+    in.Fail(long_at, fmt::format("long size {} is neither 4 nor 8", long_size_));
+  const size_t page_at = in.pos();
+  page_size_ = in.U32("page size");
+  if (page_size_ < 256 || page_size_ > (1u << 24) || (page_size_ & (page_size_ - 1)) != 0)
+    in.Fail(page_at, fmt::format("implausible page size {}", page_size_));
+
+  tep_handle* tep = tep_.get();
+  tep_set_file_bigendian(tep, big_endian_ ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(
+      tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_long_size(tep, long_size_);
+  tep_set_page_size(tep, static_cast<int>(page_size_));
+}
+
+void FastTraceFile::ReadHeaderInfo(ByteCursor& in) {
+  in.Expect(std::string_view("header_page\0", 12), "header_page");
+  const uint64_t header_page_size = in.U64("header_page size");
+  std::string header_page(in.Bytes(header_page_size, "header_page"));
+  if (auto bad = CheckFormatText(header_page, false))
+    in.Fail(in.pos() - header_page_size + bad->first, "header_page: " + bad->second);
+  if (tep_parse_header_page(tep_.get(), header_page.data(), header_page.size(), long_size_) != 0)
+    in.Fail(in.pos() - header_page_size, "cannot parse header_page");
+  in.Expect(std::string_view("header_event\0", 13), "header_event");
+  const uint64_t header_event_size = in.U64("header_event size");
+  in.Bytes(header_event_size, "header_event");
+}
+
+// `count` format texts of `system`, each checked and kept for parsing; the labels name
+// its size field and its text in errors.
+void FastTraceFile::ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
+                                    std::string_view size_label, std::string_view text_label,
+                                    Sections& sections) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t size = in.U64(size_label);
+    std::string_view text = in.Bytes(size, text_label);
+    if (auto bad = CheckFormatText(text, true))
+      in.Fail(in.pos() - size + bad->first,
+              fmt::format("{} event format: {}", system, bad->second));
+    sections.formats.push_back({text, system, in.pos() - size});
+  }
+}
+
+void FastTraceFile::ReadFtraceEventFormats(ByteCursor& in, Sections& sections) {
+  const size_t nr_ftrace_at = in.pos();
+  const uint32_t nr_ftrace = in.U32("ftrace format count");
+  if (nr_ftrace > kMaxFormats)
+    in.Fail(nr_ftrace_at, fmt::format("implausible ftrace format count {}", nr_ftrace));
+  ReadFormatTexts(in, nr_ftrace, "ftrace", "ftrace format size", "ftrace event format", sections);
+}
+
+void FastTraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
+  const size_t nr_systems_at = in.pos();
+  const uint32_t nr_systems = in.U32("event system count");
+  if (nr_systems > kMaxFormats)
+    in.Fail(nr_systems_at, fmt::format("implausible event system count {}", nr_systems));
+  for (uint32_t s = 0; s < nr_systems; ++s) {
+    std::string system(in.CString(kMaxNameLength, "event system name"));
+    const size_t count_at = in.pos();
+    const uint32_t nr_events = in.U32("event count");
+    if (nr_events > kMaxFormats)
+      in.Fail(count_at, fmt::format("implausible event count {}", nr_events));
+    ReadFormatTexts(in, nr_events, system, "event format size", "event format", sections);
+  }
+}
+
+void FastTraceFile::ParseFormats(const Sections& sections) {
+  ParseEventFormats(tep_.get(), sections.formats, path_);
+}
+
+void FastTraceFile::ReadProcessInfo(ByteCursor& in) {
+  const uint64_t cmdlines_size = in.U64("saved cmdlines size");
+  RegisterCmdlines(tep_.get(), in.Bytes(cmdlines_size, "saved cmdlines"));
+}
+
+void FastTraceFile::SetCpus(uint32_t cpus, const ByteCursor& in, size_t at) {
+  if (cpus > kMaxCpus) in.Fail(at, fmt::format("implausible CPU count {}", cpus));
+  cpus_ = static_cast<int>(cpus);
+  tep_set_cpus(tep_.get(), cpus_);
+}
+
+bool FastTraceFile::ReadCommonOption(uint16_t id, std::string_view body, size_t option_at,
+                                     const ByteCursor& in, Sections& sections) {
+  switch (id) {
+    case tracefile::kOptionCpuStat: {
+      std::string name;
+      CpuStatOption stat;
+      if (ParseCpuStatBufferMarker(body, &name)) {
+        sections.stats_buffer = name;
+      } else if (ParseCpuStat(body, &stat)) {
+        sections.stats_by_buffer[sections.stats_buffer][stat.cpu] = stat;
+      }
+      return true;
+    }
+    case tracefile::kOptionTraceClock:
+      trace_clock_ = ParseTraceClock(body);
+      return true;
+    case tracefile::kOptionCstoolInfo: {
+      std::string_view text = body;
+      while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded() || !j.is_object())
+        in.Fail(option_at, "cstool recording info is not a JSON object");
+      try {
+        info_ = j.get<RecordingInfo>();
+      } catch (const std::exception& e) {
+        in.Fail(option_at, fmt::format("bad cstool recording info: {}", e.what()));
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void FastTraceFile::KeepCpuStats(const Sections& sections) {
+  if (auto it = sections.stats_by_buffer.find(buffer_name_); it != sections.stats_by_buffer.end())
+    cpu_stats_ = it->second;
+}
+
+std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
+  if (cpu < 0 || cpu >= cpus_)
+    throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
+  const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
+  SalvageLog* salvage = salvage_ ? &salvage_log_ : nullptr;
+  const uint32_t per_batch = PagesPerBatch(page_size_);
+  std::unique_ptr<PageSource> source;
+  if (data_compression_.empty() || d.size == 0)
+    source = std::make_unique<MappedPageSource>(file_, d.offset, d.size, page_size_, per_batch);
+  else
+    source = std::make_unique<ChunkPageSource>(file_, d.offset, page_size_,
+                                               MakeDecompressor(data_compression_), cpu, salvage);
+  return std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
+                                            per_batch, path_, salvage);
+}
+
+}  // namespace cstool

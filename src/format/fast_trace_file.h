@@ -1,0 +1,88 @@
+// What cstool's own trace.dat parsers (v6_trace_file.h, v7_trace_file.h) share: the
+// mapped file, the tep_handle, the readers of the sections both versions store the same
+// way (header page, event formats, saved cmdlines, the common options) and the per-CPU
+// streams over in-place or compressed ring-buffer pages. Each version's class only
+// walks its own layout.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "format/trace_file_reader.h"
+#include "format/trace_handles.h"
+
+namespace cstool {
+
+class ByteCursor;
+
+class FastTraceFile : public TraceFileReader {
+ public:
+  tep_handle* tep() const override { return tep_.get(); }
+  std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
+
+  // Where each CPU's data lies: whole pages in place, or (compression() not empty) its
+  // chunk table.
+  struct CpuData {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  const std::vector<CpuData>& cpu_data() const { return cpu_data_; }
+  // The per-CPU data's compression ("zstd", "zlib"); empty when stored in place.
+  const std::string& compression() const { return data_compression_; }
+
+ protected:
+  FastTraceFile(const std::string& path, const ReaderOptions& options);
+
+  // One event format text, kept until all are parsed together.
+  struct EventFormatText {
+    std::string_view text;
+    std::string system;
+    size_t offset;  // in the file (or in its decompressed section)
+  };
+  // What one section tells a later one.
+  struct Sections {
+    std::vector<EventFormatText> formats;
+    // CPUSTAT options follow a "Buffer: NAME" marker per instance.
+    std::map<std::string, std::map<int32_t, CpuStatOption>> stats_by_buffer;
+    std::string stats_buffer;
+  };
+
+  // Endianness, long size and page size (the bytes after the version string), and the
+  // tep_handle set up for them.
+  void ReadSizes(ByteCursor& in);
+  // header_page (parsed) and header_event (skipped).
+  void ReadHeaderInfo(ByteCursor& in);
+  // The ftrace plugins' formats, then every event system's (checked, kept in sections).
+  void ReadFtraceEventFormats(ByteCursor& in, Sections& sections);
+  void ReadEventFormats(ByteCursor& in, Sections& sections);
+  // Parses every format kept so far (a damaged one names its offset, never crashes).
+  void ParseFormats(const Sections& sections);
+  // saved_cmdlines: pid -> comm, registered with the tep_handle.
+  void ReadProcessInfo(ByteCursor& in);
+  // The number of CPUs in the file (read at `at`).
+  void SetCpus(uint32_t cpus, const ByteCursor& in, size_t at);
+  // An option both versions store alike (CPUSTAT, TRACECLOCK, cstool's recording info);
+  // false if `id` is none of them.
+  bool ReadCommonOption(uint16_t id, std::string_view body, size_t option_at, const ByteCursor& in,
+                        Sections& sections);
+  // Takes the CPUSTAT options of the buffer read.
+  void KeepCpuStats(const Sections& sections);
+
+  MappedFile file_;
+  TepHandlePtr tep_;
+  std::vector<CpuData> cpu_data_;
+  std::string data_compression_;
+  bool salvage_ = false;
+
+ private:
+  void ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
+                       std::string_view size_label, std::string_view text_label,
+                       Sections& sections);
+};
+
+}  // namespace cstool

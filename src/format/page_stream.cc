@@ -1,0 +1,228 @@
+#include "format/page_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+constexpr uint32_t kBatchBytes = 16 * 1024;
+constexpr uint64_t kReleaseBytes = uint64_t{1} << 20;  // release consumed data in 1 MiB steps
+// trace-cmd writes chunks of a few pages; larger ones can only come from damage.
+constexpr uint32_t kMaxChunkBytes = 64u << 20;
+
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Combines two loss counts (-1 = unknown).
+int64_t AddLost(int64_t a, int64_t b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  if (a < 0 || b < 0) return -1;
+  return a + b;
+}
+
+}  // namespace
+
+uint32_t PagesPerBatch(uint32_t page_size) {
+  return std::clamp<uint32_t>(kBatchBytes / page_size, 1, 4);
+}
+
+// ---- MappedPageSource ------------------------------------------------------------
+
+MappedPageSource::MappedPageSource(const MappedFile& file, uint64_t offset, uint64_t size,
+                                   uint32_t page_size, uint32_t pages_per_run)
+    : file_(file),
+      offset_(offset),
+      released_(offset),
+      end_(offset + size),
+      run_bytes_(uint64_t{pages_per_run} * page_size) {}
+
+PageRun MappedPageSource::NextRun() {
+  // The previous run is no longer referenced: let its pages leave memory, so that
+  // reading a large file needs memory bounded by the batch, not by the file.
+  if (offset_ - released_ >= kReleaseBytes) {
+    file_.Release(released_, offset_ - released_);
+    released_ = offset_;
+  }
+  if (offset_ >= end_) return {};
+  const uint64_t n = std::min(run_bytes_, end_ - offset_);
+  // Records are read once, so every line is a cache miss, and the hardware prefetcher
+  // stops at 4 KiB boundaries: ask now for the next run's pages, which then arrive
+  // while this run's records are merged and analysed.
+  const uint8_t* base = file_.data();
+  const uint64_t ahead_end = std::min(end_, offset_ + n + run_bytes_);
+  for (uint64_t line = offset_ + n; line < ahead_end; line += 64) __builtin_prefetch(base + line);
+  PageRun run{{base + offset_, n}, offset_, 0, true};
+  offset_ += n;
+  return run;
+}
+
+// ---- ChunkPageSource -------------------------------------------------------------
+
+ChunkPageSource::ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
+                                 std::unique_ptr<Decompressor> decompressor, int cpu,
+                                 SalvageLog* salvage)
+    : file_(file),
+      pos_(offset),
+      released_(offset),
+      // trace-cmd 3.1's stated size leaves out the 4-byte chunk count, so the chunk table
+      // itself says where the data ends; the file's end bounds it.
+      end_(file.size()),
+      page_size_(page_size),
+      decompressor_(std::move(decompressor)),
+      cpu_(cpu),
+      salvage_(salvage) {}
+
+bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
+  if (pos_ - released_ >= kReleaseBytes) {
+    file_.Release(released_, pos_ - released_);
+    released_ = pos_;
+  }
+  const std::string& path = file_.path();
+  auto cut_short = [&](const std::string& what) {
+    if (salvage_ == nullptr) throw Error(what);
+    salvage_->Add(fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));
+    chunks_left_ = 0;
+    return false;
+  };
+  if (!loaded_) {
+    loaded_ = true;
+    if (end_ - pos_ < 4)
+      return cut_short(
+          fmt::format("{}: truncated at offset {} (CPU {} chunk count)", path, file_.size(), cpu_));
+    chunks_left_ = Load32(file_.data() + pos_);
+    pos_ += 4;
+  }
+  while (chunks_left_ > 0) {
+    chunk_at_ = pos_;
+    if (end_ - pos_ < 8)
+      return cut_short(
+          fmt::format("{}: truncated at offset {} (CPU {} chunk {} header at offset {})", path,
+                      file_.size(), cpu_, chunk_index_, pos_));
+    const uint32_t zsize = Load32(file_.data() + pos_);
+    const uint32_t size = Load32(file_.data() + pos_ + 4);
+    if (end_ - pos_ - 8 < zsize)
+      return cut_short(fmt::format(
+          "{}: truncated at offset {} (CPU {} chunk {} at offset {}: {} compressed bytes)", path,
+          file_.size(), cpu_, chunk_index_, pos_, zsize));
+    const std::span<const uint8_t> in(file_.data() + pos_ + 8, zsize);
+    pos_ += 8 + uint64_t{zsize};
+    --chunks_left_;
+    const uint32_t index = chunk_index_++;
+    std::string damage;
+    if (size == 0 || size % page_size_ != 0 || size > kMaxChunkBytes) {
+      damage = fmt::format(
+          "{}: corrupt file at offset {}: CPU {} chunk {} claims {} uncompressed bytes (not a "
+          "multiple of the page size {} up to {})",
+          path, chunk_at_, cpu_, index, size, page_size_, kMaxChunkBytes);
+    } else {
+      buffer_.resize(size);
+      try {
+        decompressor_->Decompress(in, buffer_,
+                                  fmt::format("{}: corrupt file at offset {} (CPU {} chunk {})",
+                                              path, chunk_at_, cpu_, index));
+        return true;
+      } catch (const Error& e) {
+        damage = e.what();
+      }
+    }
+    if (salvage_ == nullptr) throw Error(damage);
+    salvage_->Add(fmt::format("{}; chunk skipped, counted as lost events", damage));
+    *lost_before = -1;
+  }
+  return false;
+}
+
+PageRun ChunkPageSource::NextRun() {
+  int64_t lost = 0;
+  if (!LoadChunk(&lost)) {
+    // Damage after the last good chunk still counts as a gap.
+    if (lost != 0) return {{}, chunk_at_, lost, false};
+    return {};
+  }
+  return {{buffer_.data(), buffer_.size()}, chunk_at_, lost, false};
+}
+
+// ---- PageRecordStream ------------------------------------------------------------
+
+PageRecordStream::PageRecordStream(std::unique_ptr<PageSource> source, int cpu, int long_size,
+                                   uint32_t page_size, uint32_t pages_per_batch,
+                                   const std::string& path, SalvageLog* salvage)
+    : source_(std::move(source)),
+      cpu_(cpu),
+      pages_(long_size, page_size, path),
+      pages_per_batch_(pages_per_batch),
+      salvage_(salvage) {}
+
+RawRecord* PageRecordStream::Buffer() {
+  // Room for pages_per_batch_ pages of records plus one loss marker per page.
+  if (!buf_)
+    buf_ = std::make_unique_for_overwrite<RawRecord[]>(
+        size_t{pages_per_batch_} * (pages_.max_records() + 1) + 1);
+  return buf_.get();
+}
+
+std::span<const RawRecord> PageRecordStream::NextBatch() {
+  const uint32_t page_size = pages_.page_size();
+  size_t n = 0;
+  bool exhausted = false;
+  // Whole pages until the batch holds records: pages without any (empty, or skipped
+  // by --salvage) must not end the stream, since an empty batch means "no more". A new
+  // run is fetched only while the batch is empty: fetching may reuse the memory the
+  // batch's records point into.
+  for (uint32_t pages = 0; n == 0 || pages < pages_per_batch_; ++pages) {
+    if (run_pos_ >= run_.pages.size()) {
+      if (n != 0) break;
+      run_ = source_->NextRun();
+      run_pos_ = 0;
+      if (run_.lost_before != 0) pending_lost_ = AddLost(pending_lost_, run_.lost_before);
+      if (run_.pages.empty()) {
+        if (run_.lost_before != 0) continue;  // a skipped chunk; more may follow
+        exhausted = true;
+        break;
+      }
+    }
+    RawRecord* out = Buffer();
+    const uint8_t* page = run_.pages.data() + run_pos_;
+    // Pages in place lie at their file offset; decompressed ones are named by their chunk.
+    const uint64_t page_offset = run_.file_offset + (run_.in_place ? run_pos_ : 0);
+    run_pos_ += page_size;
+    int64_t lost = 0;
+    uint32_t got = 0;
+    try {
+      got = pages_.Decode(page, page_offset, cpu_, out + n, &lost);
+    } catch (const Error& e) {
+      if (salvage_ == nullptr) throw;
+      // The page's events are gone: a gap of unknown size, like a ring-buffer loss.
+      salvage_->Add(fmt::format("{}; page skipped, counted as lost events", e.what()));
+      lost = -1;
+      got = 0;
+    }
+    if (lost != 0) pending_lost_ = AddLost(pending_lost_, lost);
+    if (got == 0) continue;
+    if (pending_lost_ != 0) {  // rare: shift the page's records to put the marker first
+      std::memmove(out + n + 1, out + n, got * sizeof(RawRecord));
+      out[n] = RawRecord{out[n + 1].ts, nullptr, 0, cpu_, pending_lost_};
+      pending_lost_ = 0;
+      ++n;
+    }
+    n += got;
+    last_ts_ = out[n - 1].ts;
+  }
+  if (n == 0 && exhausted && pending_lost_ != 0) {  // losses after the last record
+    Buffer()[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};
+    pending_lost_ = 0;
+    n = 1;
+  }
+  return {buf_ ? buf_.get() : nullptr, n};
+}
+
+}  // namespace cstool

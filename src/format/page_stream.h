@@ -1,0 +1,107 @@
+// A CPU's records read from whole ring-buffer pages, wherever the pages come from: in
+// place from the mapped file (v6, and v7 without compression) or decompressed chunk by
+// chunk (compressed v7). Memory stays bounded by a batch and one chunk per CPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "format/compression.h"
+#include "format/ring_page.h"
+#include "format/trace_file_reader.h"
+
+namespace cstool {
+
+// A run of whole pages; valid until the next NextRun call on its source.
+struct PageRun {
+  std::span<const uint8_t> pages;  // empty: the source is exhausted
+  uint64_t file_offset = 0;        // of the first page, or of its compressed chunk
+  int64_t lost_before = 0;         // -1: data before this run was skipped (salvage)
+  bool in_place = false;           // pages lie at file_offset in the file (not decompressed)
+};
+
+class PageSource {
+ public:
+  virtual ~PageSource() = default;
+  virtual PageRun NextRun() = 0;
+};
+
+// Pages in place in the mapped file, `pages_per_run` at a time; what was read is handed
+// back to the kernel in 1 MiB steps and the next run is prefetched.
+class MappedPageSource final : public PageSource {
+ public:
+  MappedPageSource(const MappedFile& file, uint64_t offset, uint64_t size, uint32_t page_size,
+                   uint32_t pages_per_run);
+  PageRun NextRun() override;
+
+ private:
+  const MappedFile& file_;
+  uint64_t offset_;
+  uint64_t released_;
+  uint64_t end_;
+  uint64_t run_bytes_;
+};
+
+// One CPU's compressed chunks (u32 count, then per chunk: u32 compressed size, u32
+// uncompressed size, the compressed bytes), decompressed one at a time. With a salvage
+// log, a damaged chunk is skipped (a gap of unknown size) and a chunk table cut short
+// by the end of the file is read up to the cut; without one, both throw.
+class ChunkPageSource final : public PageSource {
+ public:
+  ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
+                  std::unique_ptr<Decompressor> decompressor, int cpu, SalvageLog* salvage);
+  PageRun NextRun() override;
+
+ private:
+  // Reads the next chunk into buffer_; false at the end.
+  bool LoadChunk(int64_t* lost_before);
+
+  const MappedFile& file_;
+  uint64_t pos_;  // next chunk header
+  uint64_t released_;
+  uint64_t end_;
+  uint32_t page_size_;
+  std::unique_ptr<Decompressor> decompressor_;
+  int cpu_;
+  SalvageLog* salvage_;
+  uint32_t chunks_left_ = 0;
+  uint32_t chunk_index_ = 0;
+  uint64_t chunk_at_ = 0;
+  std::vector<uint8_t> buffer_;
+  bool loaded_ = false;
+};
+
+// The CpuRecordStream over a PageSource: decodes up to `pages_per_batch` pages per batch
+// (a batch never spans two runs) and puts a loss marker before the first record after
+// each gap.
+class PageRecordStream final : public CpuRecordStream {
+ public:
+  PageRecordStream(std::unique_ptr<PageSource> source, int cpu, int long_size, uint32_t page_size,
+                   uint32_t pages_per_batch, const std::string& path, SalvageLog* salvage);
+  int cpu() const override { return cpu_; }
+  std::span<const RawRecord> NextBatch() override;
+
+ private:
+  RawRecord* Buffer();
+
+  std::unique_ptr<PageSource> source_;
+  int cpu_;
+  RingPageDecoder pages_;
+  uint32_t pages_per_batch_;
+  SalvageLog* salvage_;
+  PageRun run_;
+  uint64_t run_pos_ = 0;  // bytes of run_ decoded
+  int64_t pending_lost_ = 0;
+  int64_t last_ts_ = 0;
+  std::unique_ptr<RawRecord[]> buf_;  // allocated when the first page is decoded
+};
+
+// Pages per batch for a page size: about 16 KiB (four 4 KiB pages; one for larger
+// pages), so the records buffer stays small whatever page size a damaged file claims.
+uint32_t PagesPerBatch(uint32_t page_size);
+
+}  // namespace cstool

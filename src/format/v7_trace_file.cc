@@ -1,0 +1,297 @@
+#include "format/v7_trace_file.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "base/byte_cursor.h"
+#include "base/errors.h"
+#include "format/compression.h"
+#include "format/trace_file_format.h"
+
+namespace cstool {
+namespace {
+
+constexpr size_t kMaxNameLength = 4096;
+constexpr uint16_t kSectionCompressed = 1;
+// A chain of options sections longer than this can only be a loop in a damaged file.
+constexpr int kMaxOptionsSections = 1024;
+// Decompressed metadata larger than this can only come from damage.
+constexpr uint32_t kMaxSectionBytes = 1u << 30;
+
+// Section and option ids of v7 (trace-cmd's enum tracecmd_option_id).
+constexpr uint16_t kSectionOptions = 0;
+constexpr uint16_t kOptionHeaderInfo = 16;
+constexpr uint16_t kOptionFtraceEvents = 17;
+constexpr uint16_t kOptionEventFormats = 18;
+constexpr uint16_t kOptionCmdlines = 21;
+constexpr uint16_t kOptionBufferText = 22;
+
+}  // namespace
+
+bool V7TraceFile::CanRead(std::string_view head) {
+  const size_t m = tracefile::kTraceDatMagic.size();
+  if (head.size() < m + 9 || head.substr(0, m) != tracefile::kTraceDatMagic) return false;
+  if (head.substr(m, 2) != std::string_view("7\0", 2)) return false;
+  const bool file_big = head[m + 2] != 0;
+  if (file_big != (std::endian::native == std::endian::big)) return false;
+  // endianness, long size, page size (4), then the compression name.
+  const std::string_view rest = head.substr(m + 2 + 1 + 1 + 4);
+  const size_t nul = rest.find('\0');
+  if (nul == std::string_view::npos) return false;
+  const std::string_view name = rest.substr(0, nul);
+  return name == "none" || IsKnownCompression(name);
+}
+
+V7TraceFile::V7TraceFile(const std::string& path, const ReaderOptions& options)
+    : FastTraceFile(path, options) {
+  Parse(options);
+  section_bodies_.clear();
+  section_labels_.clear();
+}
+
+void V7TraceFile::Parse(const ReaderOptions& options) {
+  ByteCursor in(file_.bytes(), path_);
+  Sections sections;
+  Layout layout;
+  const uint64_t options_at = ReadInitialFormat(in);
+  ReadOptions(options_at, sections, layout);
+  ReadMetadata(layout, sections);
+  ReadFlyrecord(layout, options);
+  KeepCpuStats(sections);
+}
+
+// Magic, version, sizes, the compression header and where the first options section
+// lies; sets up the tep_handle.
+uint64_t V7TraceFile::ReadInitialFormat(ByteCursor& in) {
+  if (in.remaining() < tracefile::kTraceDatMagic.size() ||
+      in.Bytes(tracefile::kTraceDatMagic.size(), "magic") != tracefile::kTraceDatMagic)
+    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
+  const size_t version_at = in.pos();
+  std::string_view version = in.CString(16, "version string");
+  if (version != "7")
+    throw Error(
+        fmt::format("{}: file version \"{}\" at offset {} is not v7", path_, version, version_at));
+  file_version_ = 7;
+  ReadSizes(in);
+  const size_t compression_at = in.pos();
+  file_compression_ = std::string(in.CString(kMaxNameLength, "compression name"));
+  in.CString(kMaxNameLength, "compression version");
+  if (file_compression_ != "none" && !IsKnownCompression(file_compression_))
+    in.Fail(compression_at, fmt::format("unknown compression \"{}\"", file_compression_));
+  return in.U64("options offset");
+}
+
+ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_view what) {
+  ByteCursor in(file_.bytes(), path_);
+  in.Seek(offset, fmt::format("{} section", what));
+  const uint16_t got = in.U16("section id");
+  if (got != id)
+    in.Fail(offset, fmt::format("expected the {} section (id {}), found id {}", what, id, got));
+  const uint16_t flags = in.U16("section flags");
+  in.U32("section description");
+  const uint64_t size = in.U64("section size");
+  if ((flags & kSectionCompressed) == 0) {
+    in.Need(size, what);
+    return ByteCursor(file_.bytes().first(in.pos() + size), path_, in.pos());
+  }
+  if (file_compression_ == "none")
+    in.Fail(offset, fmt::format("{} section is flagged compressed in an uncompressed file", what));
+  const size_t block_at = in.pos();
+  const uint32_t zsize = in.U32("compressed size");
+  const uint32_t usize = in.U32("uncompressed size");
+  if (usize > kMaxSectionBytes)
+    in.Fail(block_at, fmt::format("implausible uncompressed {} size {}", what, usize));
+  std::string_view z = in.Bytes(zsize, what);
+  std::vector<uint8_t>& body = section_bodies_.emplace_back(usize);
+  MakeDecompressor(file_compression_)
+      ->Decompress(
+          {reinterpret_cast<const uint8_t*>(z.data()), z.size()}, body,
+          fmt::format("{}: corrupt file at offset {} ({} section)", path_, block_at, what));
+  // Offsets in errors are then within the decompressed section.
+  const std::string& label = section_labels_.emplace_back(fmt::format(
+      "{} ({} section at offset {}, {}-decompressed)", path_, what, offset, file_compression_));
+  return ByteCursor(body, label);
+}
+
+// Every options section of the chain: BUFFER, the metadata sections' offsets, and the
+// options ReadCommonOption knows; the others are skipped.
+void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layout) {
+  for (int n = 0; offset != 0; ++n) {
+    if (n == kMaxOptionsSections)
+      throw Error(fmt::format("{}: corrupt file at offset {}: options sections form a loop", path_,
+                              offset));
+    ByteCursor in = OpenSection(offset, kSectionOptions, "options");
+    offset = 0;
+    for (;;) {
+      const size_t option_at = in.pos();
+      const uint16_t id = in.U16("option id");
+      const uint32_t size = in.U32("option size");
+      std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
+      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+      if (id == tracefile::kOptionDone) {  // its payload: the next options section
+        if (size >= 8) offset = opt.U64("next options offset");
+        break;
+      }
+      if (ReadCommonOption(id, body, option_at, in, sections)) continue;
+      switch (id) {
+        case tracefile::kOptionBuffer:
+          ReadBufferOption(body, option_at, in, layout);
+          break;
+        case kOptionBufferText:
+          layout.has_latency_buffer = true;
+          break;
+        case kOptionHeaderInfo:
+        case kOptionFtraceEvents:
+        case kOptionEventFormats:
+        case kOptionCmdlines:
+          if (size < 8) in.Fail(option_at, fmt::format("option {} is too short", id));
+          layout.section_at[id] = opt.U64("section offset");
+          break;
+        default:
+          break;  // kallsyms, printk formats, uname, version, date, ...
+      }
+    }
+  }
+}
+
+void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                                   Layout& layout) {
+  ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+  BufferOption b;
+  b.option_at = option_at;
+  try {
+    b.offset = opt.U64("buffer offset");
+    b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+    b.clock = std::string(opt.CString(kMaxNameLength, "buffer clock"));
+    b.page_size = opt.U32("buffer page size");
+    const uint32_t count = opt.U32("buffer CPU count");
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t cpu = opt.U32("CPU id");
+      CpuData d;
+      d.offset = opt.U64("CPU data offset");
+      d.size = opt.U64("CPU data size");
+      if (!b.cpus.emplace(cpu, d).second)
+        in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
+    }
+  } catch (const Error&) {
+    in.Fail(option_at, "malformed BUFFER option");
+  }
+  layout.buffers.push_back(std::move(b));
+}
+
+// Header page, event formats and saved cmdlines, wherever the options put them
+// (kallsyms and printk formats are not needed).
+void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
+  auto at = [&](uint16_t id) -> const uint64_t* {
+    auto it = layout.section_at.find(id);
+    return it == layout.section_at.end() ? nullptr : &it->second;
+  };
+  const uint64_t* header = at(kOptionHeaderInfo);
+  if (header == nullptr)
+    throw Error(
+        fmt::format("{}: corrupt file: no HEADER_INFO option (ring-buffer page layout)", path_));
+  {
+    ByteCursor in = OpenSection(*header, kOptionHeaderInfo, "header info");
+    ReadHeaderInfo(in);
+  }
+  if (const uint64_t* p = at(kOptionFtraceEvents)) {
+    ByteCursor in = OpenSection(*p, kOptionFtraceEvents, "ftrace events");
+    ReadFtraceEventFormats(in, sections);
+  }
+  if (const uint64_t* p = at(kOptionEventFormats)) {
+    ByteCursor in = OpenSection(*p, kOptionEventFormats, "event formats");
+    ReadEventFormats(in, sections);
+  }
+  ParseFormats(sections);
+  if (const uint64_t* p = at(kOptionCmdlines)) {
+    ByteCursor in = OpenSection(*p, kOptionCmdlines, "saved cmdlines");
+    ReadProcessInfo(in);
+  }
+}
+
+// The buffer asked for, else the top instance if it holds data, else the first other
+// instance (trace-cmd extract -B stores instances beside an empty top). Its CPU table
+// gives the CPU count, as in libtracecmd.
+void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& options) {
+  auto has_data = [](const BufferOption& b) {
+    for (const auto& [cpu, d] : b.cpus)
+      if (d.size > 0) return true;
+    return false;
+  };
+  const BufferOption* top = nullptr;
+  const BufferOption* first_instance = nullptr;
+  const BufferOption* chosen = nullptr;
+  for (const auto& b : layout.buffers) {
+    if (b.name.empty() && top == nullptr) top = &b;
+    if (!b.name.empty() && first_instance == nullptr) first_instance = &b;
+    if (!options.buffer.empty() && b.name == options.buffer) chosen = &b;
+  }
+  if (!options.buffer.empty() && chosen == nullptr)
+    throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, options.buffer));
+  if (chosen == nullptr) chosen = (top != nullptr && has_data(*top)) ? top : first_instance;
+  if (chosen == nullptr) chosen = top;
+  if (chosen == nullptr) {
+    if (layout.has_latency_buffer)
+      throw Error(fmt::format("{}: latency-format trace holds no raw events", path_));
+    throw Error(fmt::format("{}: corrupt file: no BUFFER option (no trace data)", path_));
+  }
+  // The clock: the TRACECLOCK option's, else the top instance's.
+  if (trace_clock_.empty() && top != nullptr) trace_clock_ = ParseTraceClock(top->clock);
+
+  const std::string label = chosen->name.empty() ? "" : fmt::format("buffer \"{}\" ", chosen->name);
+  if (chosen->page_size != 0 && chosen->page_size != page_size_)
+    throw Error(
+        fmt::format("{}: corrupt file at offset {}: {}page size {} differs from the file's {}",
+                    path_, chosen->option_at, label, chosen->page_size, page_size_));
+  ByteCursor in(file_.bytes(), path_);
+  in.Seek(chosen->offset, label + "flyrecord section");
+  const uint16_t id = in.U16("section id");
+  if (id != tracefile::kOptionBuffer)
+    in.Fail(chosen->offset, fmt::format("expected the {}flyrecord section (id {}), found id {}",
+                                        label, tracefile::kOptionBuffer, id));
+  const uint16_t flags = in.U16("section flags");
+  if ((flags & kSectionCompressed) != 0) {
+    if (file_compression_ == "none")
+      in.Fail(chosen->offset, "flyrecord section is flagged compressed in an uncompressed file");
+    data_compression_ = file_compression_;
+  }
+
+  const uint32_t cpus = chosen->cpus.empty() ? 0 : chosen->cpus.rbegin()->first + 1;
+  SetCpus(cpus, in, chosen->option_at);
+  cpu_data_.assign(cpus, CpuData{});
+  for (const auto& [cpu, d] : chosen->cpus) {
+    CpuData& out = cpu_data_[cpu];
+    out = d;
+    if (d.size == 0) continue;
+    const bool in_place = data_compression_.empty();
+    if (in_place && d.size % page_size_ != 0)
+      in.Fail(chosen->option_at,
+              fmt::format("{}CPU {} data size {} is not a multiple of the page size {}", label, cpu,
+                          d.size, page_size_));
+    // Chunks are bounded by the file's end as they are read (their table says how long
+    // they are); pages in place by the size the option gives.
+    if (!in_place && d.offset > file_.size()) {
+      if (!salvage_)
+        throw Error(fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {})", path_,
+                                file_.size(), label, cpu, d.offset));
+      salvage_log_.Add(
+          fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {}); CPU {} "
+                      "not read",
+                      path_, file_.size(), label, cpu, d.offset, cpu));
+      out.size = 0;
+    } else if (in_place && (d.offset > file_.size() || d.size > file_.size() - d.offset)) {
+      const std::string what = fmt::format(
+          "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
+          path_, file_.size(), label, cpu, d.size, d.offset);
+      if (!salvage_) throw Error(what);
+      const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
+      const uint64_t keep = have / page_size_ * page_size_;  // the whole pages that are there
+      salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {}", what, cpu, d.offset + keep));
+      out.size = keep;
+    }
+  }
+  buffer_name_ = chosen->name;
+}
+
+}  // namespace cstool

@@ -1,0 +1,67 @@
+// The fast path of TraceFileReader for trace-cmd v7 files in host byte order, with or
+// without compression (none, zstd, zlib). The file is memory-mapped; metadata sections
+// are decompressed when flagged, and each CPU's ring-buffer pages are read in place or
+// decompressed chunk by chunk while streaming (format/page_stream.h).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/fast_trace_file.h"
+
+namespace cstool {
+
+class V7TraceFile final : public FastTraceFile {
+ public:
+  // Throws cstool::Error on anything this parser cannot or will not read; call
+  // CanRead() first to pick the backend.
+  V7TraceFile(const std::string& path, const ReaderOptions& options);
+
+  // True if the first bytes announce a v7 file in host byte order whose compression
+  // cstool knows (the name must lie within `head`).
+  static bool CanRead(std::string_view head);
+
+  const char* backend_name() const override { return "fast-v7"; }
+
+ private:
+  // What the options say about one ring buffer (a BUFFER option).
+  struct BufferOption {
+    std::string name;  // "" for the top instance
+    std::string clock;
+    uint64_t offset = 0;  // of its flyrecord section
+    uint32_t page_size = 0;
+    std::map<uint32_t, CpuData> cpus;
+    size_t option_at = 0;
+  };
+  // What the options sections tell the other sections.
+  struct Layout {
+    std::map<uint16_t, uint64_t> section_at;  // metadata section id -> its offset
+    std::vector<BufferOption> buffers;
+    bool has_latency_buffer = false;
+  };
+
+  // One function per part of the v7 layout (man 5 trace-cmd.dat.v7); Parse walks them.
+  void Parse(const ReaderOptions& options);
+  uint64_t ReadInitialFormat(ByteCursor& in);
+  void ReadOptions(uint64_t offset, Sections& sections, Layout& layout);
+  void ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                        Layout& layout);
+  void ReadMetadata(const Layout& layout, Sections& sections);
+  void ReadFlyrecord(const Layout& layout, const ReaderOptions& options);
+
+  // A cursor over the body of the section at `offset`, which must have id `id`: in place,
+  // or decompressed into storage kept until parsing ends.
+  ByteCursor OpenSection(uint64_t offset, uint16_t id, std::string_view what);
+
+  std::string file_compression_;  // "none", "zstd", "zlib"
+  // Decompressed section bodies and the labels their cursors name in errors; the
+  // event format texts point into them until they are parsed.
+  std::deque<std::vector<uint8_t>> section_bodies_;
+  std::deque<std::string> section_labels_;
+};
+
+}  // namespace cstool

@@ -1,0 +1,186 @@
+// Damaged v7 files on the own parser: every error names the file and an offset (a chunk
+// of compressed CPU data by its CPU and index), nothing crashes, and --salvage skips a
+// damaged chunk as a gap or reads up to a cut.
+#include "format/v7_trace_file.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "base/errors.h"
+#include "decode/decode_trace.h"
+#include "format/compression.h"
+#include "tests/support/files.h"
+
+namespace cstool {
+namespace {
+
+using testing::ReadWholeFile;
+const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
+
+struct Outcome {
+  std::string error;  // empty: read to the end
+  DecodeStats stats;
+  std::vector<std::string> damage;
+};
+
+class V7Damage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    original_ = ReadWholeFile(kFixtures + "small_v7_zstd.dat");
+    ASSERT_GT(original_.size(), 20000u);
+    path_ = (std::filesystem::temp_directory_path() /
+             ("cstool_v7_" + std::to_string(::getpid()) + ".dat"))
+                .string();
+    V7TraceFile f(kFixtures + "small_v7_zstd.dat", {});
+    ASSERT_EQ(f.compression(), "zstd");
+    for (const auto& d : f.cpu_data()) data_.push_back(d);
+    ASSERT_EQ(data_.size(), 2u);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  Outcome Read(const std::string& image, bool salvage = false) {
+    {
+      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+      out.write(image.data(), static_cast<std::streamsize>(image.size()));
+    }
+    Outcome o;
+    try {
+      V7TraceFile reader(path_, {ReaderBackend::kFast, "", salvage});
+      EventSink sink;
+      o.stats = DecodeTrace(reader, sink);
+      o.damage = reader.salvage_log().entries();
+    } catch (const Error& e) {
+      o.error = e.what();
+      EXPECT_NE(o.error.find(path_), std::string::npos) << o.error;
+      EXPECT_NE(o.error.find("offset"), std::string::npos) << o.error;
+    }
+    return o;
+  }
+
+  std::string original_;
+  std::string path_;
+  std::vector<FastTraceFile::CpuData> data_;
+};
+
+// The fixture's last section (offset 24344, to the end) holds the strings that describe
+// sections, which cstool does not need; every cut before it loses a section or chunk
+// the file still points to.
+constexpr size_t kStringsSection = 24344;
+
+TEST_F(V7Damage, TruncatedAnywhereGivesErrorWithOffset) {
+  ASSERT_EQ(original_.compare(kStringsSection, 2, std::string("\x0f\x00", 2)), 0)
+      << "fixture layout changed";
+  for (size_t len = 0; len < original_.size(); len += 37) {
+    SCOPED_TRACE(len);
+    const Outcome o = Read(original_.substr(0, len));
+    EXPECT_EQ(o.error.empty(), len >= kStringsSection) << o.error;
+  }
+}
+
+TEST_F(V7Damage, DamagedChunkNamesCpuAndChunk) {
+  // CPU 0's data: u32 chunk count (2), then per chunk u32 compressed size, u32 size and
+  // the zstd frame. Damage the second chunk (the first holds the overrun's lost flag).
+  uint32_t count = 0, zsize0 = 0;
+  std::memcpy(&count, original_.data() + data_[0].offset, 4);
+  std::memcpy(&zsize0, original_.data() + data_[0].offset + 4, 4);
+  ASSERT_EQ(count, 2u);
+  const size_t chunk1 = data_[0].offset + 4 + 8 + zsize0;
+  std::string img = original_;
+  for (size_t i = chunk1 + 8 + 8; i < chunk1 + 8 + 40; ++i) img[i] = static_cast<char>(~img[i]);
+  Outcome strict = Read(img);
+  EXPECT_NE(strict.error.find(fmt::format("corrupt file at offset {} (CPU 0 chunk 1)", chunk1)),
+            std::string::npos)
+      << strict.error;
+  EXPECT_NE(strict.error.find("zstd"), std::string::npos) << strict.error;
+
+  Outcome full = Read(original_);
+  ASSERT_TRUE(full.error.empty()) << full.error;
+  Outcome salvaged = Read(img, /*salvage=*/true);
+  ASSERT_TRUE(salvaged.error.empty()) << salvaged.error;
+  ASSERT_EQ(salvaged.damage.size(), 1u);
+  EXPECT_NE(salvaged.damage[0].find("chunk skipped, counted as lost events"), std::string::npos)
+      << salvaged.damage[0];
+  // CPU 0 lost its second chunk (a gap of unknown size); CPU 1 is whole.
+  EXPECT_LT(salvaged.stats.events_per_cpu[0], full.stats.events_per_cpu[0]);
+  EXPECT_GT(salvaged.stats.events_per_cpu[0], 0u);
+  EXPECT_EQ(salvaged.stats.events_per_cpu[1], full.stats.events_per_cpu[1]);
+  EXPECT_EQ(salvaged.stats.lost_gaps_per_cpu[0], full.stats.lost_gaps_per_cpu[0] + 1);
+}
+
+TEST_F(V7Damage, ImplausibleChunkSizeIsAnError) {
+  std::string img = original_;
+  const uint32_t odd = 4096 * 3 + 1;  // not a whole number of pages
+  std::memcpy(img.data() + data_[1].offset + 8, &odd, 4);
+  Outcome strict = Read(img);
+  EXPECT_NE(strict.error.find("CPU 1 chunk 0 claims 12289 uncompressed bytes"), std::string::npos)
+      << strict.error;
+}
+
+TEST_F(V7Damage, SalvageReadsChunksUpToTheCut) {
+  // CPU 1's only chunk claims more bytes than the file has, as if the file had been cut
+  // there (a real cut would also lose the options section stored after the data):
+  // nothing of CPU 1, all of CPU 0.
+  std::string img = original_;
+  const uint32_t huge = 1u << 30;
+  std::memcpy(img.data() + data_[1].offset + 4, &huge, 4);
+  Outcome strict = Read(img);
+  EXPECT_NE(strict.error.find("truncated at offset"), std::string::npos) << strict.error;
+  Outcome full = Read(original_);
+  Outcome part = Read(img, /*salvage=*/true);
+  ASSERT_TRUE(part.error.empty()) << part.error;
+  ASSERT_EQ(part.damage.size(), 1u);
+  EXPECT_NE(part.damage[0].find("read CPU 1 up to chunk 0"), std::string::npos) << part.damage[0];
+  EXPECT_EQ(part.stats.events_per_cpu[0], full.stats.events_per_cpu[0]);
+  EXPECT_EQ(part.stats.events_per_cpu[1], 0u);
+}
+
+TEST_F(V7Damage, FlippedBytesNeverCrash) {
+  // Every 61st byte (each read of a damaged header parses the formats in a child
+  // process first, so a dense sweep would take minutes); salvage only in the CPU data.
+  for (size_t at = 0; at < original_.size(); at += 61) {
+    std::string img = original_;
+    img[at] = static_cast<char>(img[at] ^ 0x5a);
+    SCOPED_TRACE(at);
+    Read(img);
+    if (at >= data_[0].offset) Read(img, /*salvage=*/true);
+  }
+}
+
+TEST(Compression, RoundTripsAndRejectsDamage) {
+  std::vector<uint8_t> in(3 * 4096);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>((i * 7) % 13);
+  for (const char* name : {"zstd", "zlib"}) {
+    SCOPED_TRACE(name);
+    auto c = MakeCompressor(name);
+    EXPECT_STREQ(c->name(), name);
+    EXPECT_FALSE(c->version().empty());
+    std::vector<uint8_t> z(c->Bound(in.size()));
+    z.resize(c->Compress(in, z));
+    EXPECT_LT(z.size(), in.size() / 4);
+    std::vector<uint8_t> out(in.size());
+    MakeDecompressor(name)->Decompress(z, out, "block");
+    EXPECT_EQ(out, in);
+    // A block shorter than the file says, and a damaged block, are errors naming it.
+    std::vector<uint8_t> bigger(in.size() + 4096);
+    EXPECT_THROW(MakeDecompressor(name)->Decompress(z, bigger, "block"), Error);
+    std::vector<uint8_t> bad = z;
+    for (size_t i = bad.size() / 2; i < bad.size(); ++i) bad[i] = static_cast<uint8_t>(~bad[i]);
+    try {
+      MakeDecompressor(name)->Decompress(bad, out, "block at offset 7");
+      ADD_FAILURE() << "damage not noticed";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("block at offset 7: ", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_THROW(MakeDecompressor("lzo"), Error);
+  EXPECT_FALSE(IsKnownCompression("none"));
+}
+
+}  // namespace
+}  // namespace cstool
