@@ -177,8 +177,9 @@ TEST_F(BadFile, V7WithBrokenCompressionBlock) {
       // libtracecmd may print its own lines first; cstool's is the last one (a sanitizer
       // build may add notes of its own, "==PID==..." lines, after it).
       EXPECT_EQ(LastOwnLine(r.err).find("cstool report: " + path_), 0u);
-      if (std::string(reader) == "fast")
+      if (std::string(reader) == "fast") {
         EXPECT_NE(LastOwnLine(r.err).find("corrupt file at offset"), std::string::npos);
+      }
     }
   }
   EXPECT_GT(frames, 5u);
