@@ -57,7 +57,8 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
 
 // The held segments of `t` between `from` and `to` take the state of `as`.
 void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as) {
-  std::vector<Thread::Segment> held;
+  ScratchSegments scratch(held_scratch_);
+  std::vector<Thread::Segment>& held = scratch.get();
   held.swap(t.held_segments);
   for (const Thread::Segment& seg : held) {
     const int64_t a = std::max(seg.start, from);
@@ -266,7 +267,8 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
 // The held segments of `t` ending by `before` become final; the rest stay held from there.
 void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   if (t.settle_in_from >= 0 || t.settle_out_from >= 0) return;  // not final yet
-  std::vector<Thread::Segment> held;
+  ScratchSegments scratch(held_scratch_);
+  std::vector<Thread::Segment>& held = scratch.get();
   held.swap(t.held_segments);
   const bool all = before == INT64_MAX;
   t.held_from = all ? -1 : before;
