@@ -1,16 +1,22 @@
 // Throughput of the report pipeline's front half on a synthetic multi-million-event
-// v6 file built from real event formats (tests/support/synthetic_trace.h):
+// v6 file built from real event formats (tests/support/synthetic_trace.h), with 2 CPUs
+// and with 64 (the same events spread over 64 streams: the merge's heap path):
 //   (a) BM_ReadMerge        per-CPU page walking + k-way merge, no decoding
 //   (b) BM_ReadMergeDecode  the same + decoding every record into a no-op EventSink
-//   (c) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
+//   (c) BM_ReadMergeDecodeV7  (b) on the file converted to v7 with zstd chunks
+//       (`trace-cmd convert --file-version 7 --compression zstd`): decompression included
+//   (d) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
 // items_per_second is events/s. Formats come from /sys/kernel/tracing/events when it is
 // readable, else from the snapshot in tests/fixtures/formats/events.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "decode/decode_trace.h"
 #include "decode/event_decoder.h"
@@ -21,7 +27,6 @@
 namespace cstool {
 namespace {
 
-constexpr int kCpus = 2;
 constexpr uint64_t kEvents = 4'000'000;
 
 std::string EventsDir() {
@@ -32,14 +37,17 @@ std::string EventsDir() {
       .string();
 }
 
-// Builds the benchmark file once per process; removes it at exit.
+// Builds the benchmark file (and its v7 conversion) once per process; removes both at exit.
 class BenchFile {
  public:
-  BenchFile() {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("cstool_decode_bench_" + std::to_string(::getpid()) + ".dat"))
-                .string();
-    SyntheticTrace t(EventsDir(), kCpus);
+  explicit BenchFile(int cpus) {
+    const std::string stem =
+        (std::filesystem::temp_directory_path() /
+         ("cstool_decode_bench_" + std::to_string(::getpid()) + "_" + std::to_string(cpus)))
+            .string();
+    path_ = stem + ".dat";
+    v7_path_ = stem + ".v7.dat";
+    SyntheticTrace t(EventsDir(), cpus);
     const int sw = t.AddEvent("sched", "sched_switch");
     const int waking = t.AddEvent("sched", "sched_waking");
     const int wakeup = t.AddEvent("sched", "sched_wakeup");
@@ -72,7 +80,8 @@ class BenchFile {
         {rec(t.NewRecord(fork, 1).SetString("parent_comm", "p").SetString("child_comm", "c"))},
     };
     const int weights[] = {40, 20, 25, 14, 1};  // percent
-    uint64_t ts[kCpus] = {1'000'000, 1'000'050};
+    std::vector<uint64_t> ts(static_cast<size_t>(cpus));
+    for (int c = 0; c < cpus; ++c) ts[static_cast<size_t>(c)] = 1'000'000 + 50 * c;
     uint64_t x = 88172645463325252ull;
     uint64_t written = 0;
     while (written < kEvents) {
@@ -80,7 +89,7 @@ class BenchFile {
       x ^= x >> 7;
       x ^= x << 17;
       // The CPU whose clock is behind runs next, so the streams interleave in time.
-      const int cpu = ts[0] <= ts[1] ? 0 : 1;
+      const int cpu = static_cast<int>(std::min_element(ts.begin(), ts.end()) - ts.begin());
       int pick = static_cast<int>((x >> 8) % 100), b = 0;
       while (pick >= weights[b]) pick -= weights[b++];
       const int32_t pid = static_cast<int32_t>(100 + ((x >> 20) & 63));
@@ -93,21 +102,31 @@ class BenchFile {
       }
     }
     t.Write(path_);
+    const std::string convert = "trace-cmd convert -i " + path_ + " -o " + v7_path_ +
+                                " --file-version 7 --compression zstd >/dev/null 2>&1";
+    if (std::system(convert.c_str()) != 0) v7_path_.clear();
   }
-  ~BenchFile() { std::filesystem::remove(path_); }
+  ~BenchFile() {
+    std::filesystem::remove(path_);
+    if (!v7_path_.empty()) std::filesystem::remove(v7_path_);
+  }
   const std::string& path() const { return path_; }
+  const std::string& v7_path() const { return v7_path_; }  // empty without trace-cmd
 
  private:
   std::string path_;
+  std::string v7_path_;
 };
 
-const BenchFile& File() {
-  static BenchFile file;
-  return file;
+const BenchFile& File(int64_t cpus = 2) {
+  static BenchFile two(2);
+  if (cpus == 2) return two;
+  static BenchFile many(64);
+  return many;
 }
 
 void BM_ReadMerge(benchmark::State& state) {
-  auto reader = OpenTraceFile(File().path(), {ReaderBackend::kFast, ""});
+  auto reader = OpenTraceFile(File(state.range(0)).path(), {ReaderBackend::kFast, ""});
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     std::vector<std::unique_ptr<CpuRecordStream>> streams;
@@ -125,10 +144,14 @@ void BM_ReadMerge(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
-BENCHMARK(BM_ReadMerge)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadMerge)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
 
-void ReplayBench(benchmark::State& state, ReaderBackend backend) {
-  auto reader = OpenTraceFile(File().path(), {backend, ""});
+void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend backend) {
+  if (path.empty()) {
+    state.SkipWithError("no v7 file (trace-cmd convert failed or is missing)");
+    return;
+  }
+  auto reader = OpenTraceFile(path, {backend, ""});
   EventDecoder decoder(reader->tep());
   EventSink sink;  // every Push* is a no-op
   uint64_t n = 0;
@@ -139,11 +162,18 @@ void ReplayBench(benchmark::State& state, ReaderBackend backend) {
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
 
-void BM_ReadMergeDecode(benchmark::State& state) { ReplayBench(state, ReaderBackend::kFast); }
-BENCHMARK(BM_ReadMergeDecode)->Unit(benchmark::kMillisecond);
+void BM_ReadMergeDecode(benchmark::State& state) {
+  ReplayBench(state, File(state.range(0)).path(), ReaderBackend::kFast);
+}
+BENCHMARK(BM_ReadMergeDecode)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
+
+void BM_ReadMergeDecodeV7(benchmark::State& state) {
+  ReplayBench(state, File(state.range(0)).v7_path(), ReaderBackend::kFast);
+}
+BENCHMARK(BM_ReadMergeDecodeV7)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
 
 void BM_LibtracecmdReadMergeDecode(benchmark::State& state) {
-  ReplayBench(state, ReaderBackend::kLibTracecmd);
+  ReplayBench(state, File().path(), ReaderBackend::kLibTracecmd);
 }
 BENCHMARK(BM_LibtracecmdReadMergeDecode)->Unit(benchmark::kMillisecond);
 

@@ -3,23 +3,28 @@
 // Set-up (once per process): `cstool record -- cstool_workload pingpong N 0` into
 // /tmp (N = $CSTOOL_BENCH_ROUND_TRIPS, default 300000: about 4M events with the default
 // event set), plus a small recording (2000 round trips) for the memory comparison.
-// Both files are deleted at exit.
+// Each recording is also converted to trace-cmd's v7 format with zstd-compressed chunks
+// (`trace-cmd convert --file-version 7 --compression zstd`, trace-cmd's own writer), the
+// kind of file users bring from trace-cmd. All files are deleted at exit.
 //
 //   BM_Decode           reader + merge + decode into a no-op EventSink (events/s)
 //   BM_Analyze          AnalyzeTrace: decode + state machine + every report observer
 //   BM_AnalyzeForCheck  the same plus the kernel windows `report --check` needs
-//   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS
-//   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same file, wall time
+//   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS,
+//                       on the v6 recording and on its v7 conversion
+//   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same files, wall time
 //
 // After the runs a summary (medians over repetitions) is printed; scripts/bench.sh
 // collects it into the `make bench` table.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/bench_util.h"
 #include "decode/decode_trace.h"
@@ -61,16 +66,27 @@ class Recording {
     lost_ = static_cast<uint64_t>(std::max(0.0, bench::NumberAfter(r.err, "lost ")));
     events_ = CountEvents(path_);
     bytes_ = std::filesystem::file_size(path_);
+    v7_path_ = path_.substr(0, path_.size() - 4) + ".v7.dat";
+    auto c = RunProcess({"trace-cmd", "convert", "-i", path_, "-o", v7_path_, "--file-version", "7",
+                         "--compression", "zstd"});
+    if (!c.ok()) {
+      std::fprintf(stderr, "report_bench: trace-cmd convert failed:\n%s\n", c.err.c_str());
+      std::exit(1);
+    }
+    v7_bytes_ = std::filesystem::file_size(v7_path_);
   }
-  ~Recording() { std::filesystem::remove(path_); }
-  const std::string& path() const { return path_; }
+  ~Recording() {
+    std::filesystem::remove(path_);
+    std::filesystem::remove(v7_path_);
+  }
+  const std::string& path(bool v7 = false) const { return v7 ? v7_path_ : path_; }
   uint64_t events() const { return events_; }
-  uint64_t bytes() const { return bytes_; }
+  uint64_t bytes(bool v7 = false) const { return v7 ? v7_bytes_ : bytes_; }
   uint64_t lost() const { return lost_; }
 
  private:
-  std::string path_;
-  uint64_t events_ = 0, bytes_ = 0, lost_ = 0;
+  std::string path_, v7_path_;
+  uint64_t events_ = 0, bytes_ = 0, v7_bytes_ = 0, lost_ = 0;
 };
 
 const Recording& Large() {
@@ -112,12 +128,13 @@ BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5
 void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.counter_windows = true}); }
 BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
-// The whole `cstool report` process (file open, analysis, JSON rendering).
+// The whole `cstool report` process (file open, analysis, table rendering).
 void BM_ReportProcess(benchmark::State& state) {
   const Recording& rec = state.range(0) ? Large() : Small();
+  const bool v7 = state.range(1) != 0;
   double rss = 0, wall = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({CSTOOL_BINARY, "report", rec.path()}, false);
+    auto r = RunProcess({CSTOOL_BINARY, "report", rec.path(v7)}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
       break;
@@ -130,9 +147,8 @@ void BM_ReportProcess(benchmark::State& state) {
   state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_ReportProcess)
-    ->ArgName("large")
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgNames({"large", "v7"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1)
@@ -142,7 +158,8 @@ void BM_TraceCmdProfile(benchmark::State& state) {
   const Recording& rec = Large();
   double wall = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", rec.path()}, false);
+    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", rec.path(state.range(0) != 0)},
+                        false);
     if (!r.ok()) {
       state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
       break;
@@ -152,6 +169,9 @@ void BM_TraceCmdProfile(benchmark::State& state) {
   state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
 }
 BENCHMARK(BM_TraceCmdProfile)
+    ->ArgName("v7")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1)
@@ -160,55 +180,60 @@ BENCHMARK(BM_TraceCmdProfile)
 void PrintSummary(const bench::CollectingReporter& rep) {
   const Recording& large = Large();
   const Recording& small = Small();
-  auto m = [&](const char* name, const char* counter) { return rep.MedianOf(name, counter); };
+  auto m = [&](const std::string& name, const char* counter) {
+    return rep.MedianOf(name.c_str(), counter);
+  };
   const double decode = m("BM_Decode", "items_per_second");
   const double analyze = m("BM_Analyze", "items_per_second");
   const double analyze_check = m("BM_AnalyzeForCheck", "items_per_second");
-  const double report_s = m("BM_ReportProcess/large:1", "real_time_s");
-  const double tc_s = m("BM_TraceCmdProfile", "real_time_s");
   std::printf("\n== report summary (medians) ==\n");
-  std::printf("trace file: pingpong recording, %llu events, %.1f MiB, %llu lost\n",
-              static_cast<unsigned long long>(large.events()), large.bytes() / 1048576.0,
-              static_cast<unsigned long long>(large.lost()));
+  std::printf(
+      "trace file: pingpong recording, %llu events, %llu lost; v6 %.1f MiB, v7+zstd %.1f MiB\n",
+      static_cast<unsigned long long>(large.events()),
+      static_cast<unsigned long long>(large.lost()), large.bytes() / 1048576.0,
+      large.bytes(true) / 1048576.0);
   std::printf("%-46s %12s\n", "measure", "value");
-  auto row = [](const char* what, double v, const char* unit) {
+  auto row = [](const std::string& what, double v, const char* unit) {
     if (v < 0)
-      std::printf("%-46s %12s\n", what, "n/a");
+      std::printf("%-46s %12s\n", what.c_str(), "n/a");
     else
-      std::printf("%-46s %12.2f %s\n", what, v, unit);
+      std::printf("%-46s %12.2f %s\n", what.c_str(), v, unit);
   };
   row("decode only (reader+merge+decode)", decode / 1e6, "M events/s");
   row("decode + state machine + analyses", analyze / 1e6, "M events/s");
   row("  + kernel windows (report --check)", analyze_check / 1e6, "M events/s");
-  row("cstool report (process)", report_s, "s");
-  row("  = events/s", report_s > 0 ? large.events() / report_s / 1e6 : -1, "M events/s");
-  row("trace-cmd report --profile (process)", tc_s, "s");
-  row("  = events/s", tc_s > 0 ? large.events() / tc_s / 1e6 : -1, "M events/s");
-  row("speedup vs trace-cmd report --profile", report_s > 0 && tc_s > 0 ? tc_s / report_s : -1,
-      "x");
-  char what[96];
-  std::snprintf(what, sizeof what, "peak RSS, small file (%llu events)",
-                static_cast<unsigned long long>(small.events()));
-  row(what, m("BM_ReportProcess/large:0", "peak_rss_kb") / 1024.0, "MiB");
-  std::snprintf(what, sizeof what, "peak RSS, large file (%llu events)",
-                static_cast<unsigned long long>(large.events()));
-  const double rss_large = m("BM_ReportProcess/large:1", "peak_rss_kb") / 1024.0;
-  const double rss_small = m("BM_ReportProcess/large:0", "peak_rss_kb") / 1024.0;
-  row(what, rss_large, "MiB");
-
   auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
+  std::vector<std::string> targets;
+  for (int v7 = 0; v7 <= 1; ++v7) {
+    const char* fmt = v7 ? "v7+zstd" : "v6";
+    const std::string suffix = v7 ? "/v7:1" : "/v7:0";
+    const double report_s = m("BM_ReportProcess/large:1" + suffix, "real_time_s");
+    const double tc_s = m(std::string("BM_TraceCmdProfile/v7:") + (v7 ? "1" : "0"), "real_time_s");
+    std::printf("-- %s file --\n", fmt);
+    row("cstool report (process)", report_s, "s");
+    row("  = events/s", report_s > 0 ? large.events() / report_s / 1e6 : -1, "M events/s");
+    row("trace-cmd report --profile (process)", tc_s, "s");
+    row("  = events/s", tc_s > 0 ? large.events() / tc_s / 1e6 : -1, "M events/s");
+    const double speedup = report_s > 0 && tc_s > 0 ? tc_s / report_s : -1;
+    row("speedup vs trace-cmd report --profile", speedup, "x");
+    const double rss_small = m("BM_ReportProcess/large:0" + suffix, "peak_rss_kb") / 1024.0;
+    const double rss_large = m("BM_ReportProcess/large:1" + suffix, "peak_rss_kb") / 1024.0;
+    row(fmt::format("peak RSS, small file ({} events)", small.events()), rss_small, "MiB");
+    row(fmt::format("peak RSS, large file ({} events)", large.events()), rss_large, "MiB");
+    targets.push_back(
+        fmt::format("TARGET report {} >= 10x faster than trace-cmd report --profile: "
+                    "{:.1f}x -> {}",
+                    fmt, speedup, verdict(speedup >= 10)));
+    // Streaming: a file with ~100x the events may not need 10% more memory.
+    targets.push_back(fmt::format(
+        "TARGET report {} memory bounded by threads, not events: peak RSS {:.1f} MiB ({} events) "
+        "vs {:.1f} MiB ({} events) -> {}",
+        fmt, rss_small, small.events(), rss_large, large.events(),
+        verdict(rss_small > 0 && rss_large <= rss_small * 1.10)));
+  }
   std::printf("TARGET report decode+analysis >= 25 M events/s: %.1f M events/s -> %s\n",
               analyze / 1e6, verdict(analyze >= 25e6));
-  const double speedup = report_s > 0 && tc_s > 0 ? tc_s / report_s : 0;
-  std::printf("TARGET report >= 10x faster than trace-cmd report --profile: %.1fx -> %s\n", speedup,
-              verdict(speedup >= 10));
-  // Streaming: a file with ~100x the events may not need more than a few MiB more.
-  std::printf(
-      "TARGET report memory bounded by threads, not events: peak RSS %.1f MiB (%llu events) vs "
-      "%.1f MiB (%llu events) -> %s\n",
-      rss_small, static_cast<unsigned long long>(small.events()), rss_large,
-      static_cast<unsigned long long>(large.events()),
-      verdict(rss_small > 0 && rss_large - rss_small < 16));
+  for (const std::string& t : targets) std::printf("%s\n", t.c_str());
 }
 
 }  // namespace

@@ -14,8 +14,12 @@ namespace cstool::cmd {
 RunFn SetupRecord(CLI::App& sub) {
   auto options = std::make_shared<RecordOptions>();
   auto cpu_list = std::make_shared<std::string>();
-  sub.add_option("-o,--output", options->output, "Output file (trace.dat v6)")
+  sub.add_option("-o,--output", options->output, "Output file (trace.dat v6; v7 with --compress)")
       ->capture_default_str();
+  sub.add_flag("--compress{zstd}", options->compression,
+               "Write trace-cmd's v7 format with compressed chunks, compressed while "
+               "recording: --compress (zstd) or --compress=zlib")
+      ->type_name("ALGO");
   sub.add_option("-b,--buffer-size", options->buffer_kb, "Ring buffer size per CPU in KiB")
       ->capture_default_str();
   sub.add_flag("-a,--all", options->system_wide, "Trace every task, not just the targets");
@@ -40,7 +44,8 @@ RunFn SetupRecord(CLI::App& sub) {
           ->type_name("FILE");
   CLI::Option* command =
       sub.add_option("command", options->command, "Command to run and trace (after --)");
-  for (const char* name : {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus"})
+  for (const char* name :
+       {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress"})
     recover_option->excludes(sub.get_option(name));
   recover_option->excludes(command);
   recover_option->excludes(duration);

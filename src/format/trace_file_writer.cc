@@ -8,10 +8,14 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string_view>
 
 #include "base/errors.h"
+#include "format/compression.h"
 #include "format/trace_file_format.h"
+#include "format/trace_file_reader.h"
 
 namespace cstool {
 namespace {
@@ -47,6 +51,7 @@ class HeaderBuffer {
   }
   size_t size() const { return out_.size(); }
   const std::string& str() const { return out_; }
+  char* data() { return out_.data(); }
 
  private:
   std::string out_;
@@ -135,12 +140,59 @@ class TempOutput {
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+uint64_t FileSize(const std::filesystem::path& file) {
+  if (file.empty()) return 0;
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0)
+    throw Error(fmt::format("cannot read '{}': {}", file.string(), std::strerror(errno)));
+  return static_cast<uint64_t>(st.st_size);
+}
+
+void WriteV6(const std::filesystem::path& path, const TraceFileContents& c);
+void WriteV7(const std::filesystem::path& path, const TraceFileContents& c);
+
 }  // namespace
+
+void AppendChunk(Compressor& compressor, std::string_view pages, std::string& out) {
+  const size_t at = out.size();
+  out.resize(at + 8 + compressor.Bound(pages.size()));
+  const size_t n =
+      compressor.Compress({reinterpret_cast<const uint8_t*>(pages.data()), pages.size()},
+                          {reinterpret_cast<uint8_t*>(out.data() + at + 8), out.size() - at - 8});
+  const uint32_t sizes[2] = {static_cast<uint32_t>(n), static_cast<uint32_t>(pages.size())};
+  std::memcpy(out.data() + at, sizes, 8);
+  out.resize(at + 8 + n);
+}
+
+ChunkExtent ScanChunks(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", file.string(), std::strerror(errno)));
+  ChunkExtent e;
+  const uint64_t size = FileSize(file);
+  for (;;) {
+    uint32_t header[2];
+    if (size - e.bytes < 8 || ::pread(fd, header, 8, static_cast<off_t>(e.bytes)) != 8 ||
+        size - e.bytes - 8 < header[0])
+      break;
+    e.bytes += 8 + uint64_t{header[0]};
+    ++e.chunks;
+  }
+  ::close(fd);
+  return e;
+}
 
 void WriteTraceFile(const std::filesystem::path& path, const TraceFileContents& c) {
   if (c.page_size == 0 || (c.page_size & (c.page_size - 1)) != 0)
     throw Error(fmt::format("invalid page size {}", c.page_size));
+  if (c.compression.empty())
+    WriteV6(path, c);
+  else
+    WriteV7(path, c);
+}
 
+namespace {
+
+void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
   HeaderBuffer h;
   h.Bytes(tracefile::kMagic);
   h.Bytes(tracefile::kTracing);
@@ -179,17 +231,7 @@ void WriteTraceFile(const std::filesystem::path& path, const TraceFileContents& 
 
   // Sizes of the page files decide the offsets in the flyrecord table.
   std::vector<uint64_t> sizes;
-  for (const auto& cpu : c.cpus) {
-    uint64_t size = 0;
-    if (!cpu.pages_file.empty()) {
-      struct stat st {};
-      if (::stat(cpu.pages_file.c_str(), &st) != 0)
-        throw Error(
-            fmt::format("cannot read '{}': {}", cpu.pages_file.string(), std::strerror(errno)));
-      size = static_cast<uint64_t>(st.st_size);
-    }
-    sizes.push_back(size);
-  }
+  for (const auto& cpu : c.cpus) sizes.push_back(FileSize(cpu.pages_file));
   uint64_t offset = AlignUp(h.size() + 16 * c.cpus.size(), c.page_size);
   std::vector<uint64_t> offsets;
   for (uint64_t size : sizes) {
@@ -215,4 +257,163 @@ void WriteTraceFile(const std::filesystem::path& path, const TraceFileContents& 
   out.Commit();
 }
 
+// v7: the initial header, then sections back to back (libtracecmd walks them one after
+// the other): the metadata (compressed), the options, the flyrecord section with each
+// CPU's chunks, and the strings that name the sections.
+void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
+  std::unique_ptr<Compressor> compressor = MakeCompressor(c.compression);
+  // Section descriptions, by offset in the strings section.
+  std::string strings;
+  auto describe = [&](std::string_view what) {
+    const size_t at = strings.size();
+    strings.append(what);
+    strings.push_back('\0');
+    return static_cast<uint32_t>(at);
+  };
+  auto section = [](HeaderBuffer& out, uint16_t id, uint16_t flags, uint32_t desc, uint64_t size) {
+    out.Number<uint16_t>(id);
+    out.Number<uint16_t>(flags);
+    out.Number<uint32_t>(desc);
+    out.Number<uint64_t>(size);
+  };
+  constexpr uint16_t kCompressed = 1;
+  auto compressed_section = [&](HeaderBuffer& out, uint16_t id, std::string_view what,
+                                const std::string& body) {
+    std::string block;
+    AppendChunk(*compressor, body, block);
+    section(out, id, kCompressed, describe(what), block.size());
+    out.Bytes(block);
+  };
+
+  HeaderBuffer h;
+  h.Bytes(tracefile::kMagic);
+  h.Bytes(tracefile::kTracing);
+  h.CString("7");
+  h.Number<uint8_t>(0);  // little endian
+  h.Number<uint8_t>(sizeof(long));
+  h.Number<uint32_t>(c.page_size);
+  h.CString(compressor->name());
+  h.CString(compressor->version());
+  const size_t options_offset_at = h.size();
+  h.Number<uint64_t>(0);  // filled in below
+
+  std::map<uint16_t, uint64_t> metadata_at;  // option id -> section offset
+  {
+    HeaderBuffer b;
+    b.CString(tracefile::kHeaderPage);
+    b.Sized64(c.header_page);
+    b.CString(tracefile::kHeaderEvent);
+    b.Sized64(c.header_event);
+    metadata_at[16] = h.size();
+    compressed_section(h, 16, "headers", b.str());
+  }
+  {
+    HeaderBuffer b;
+    b.Number<uint32_t>(static_cast<uint32_t>(c.ftrace_formats.size()));
+    for (const auto& f : c.ftrace_formats) b.Sized64(f);
+    metadata_at[17] = h.size();
+    compressed_section(h, 17, "ftrace events", b.str());
+  }
+  {
+    HeaderBuffer b;
+    b.Number<uint32_t>(static_cast<uint32_t>(c.systems.size()));
+    for (const auto& sys : c.systems) {
+      b.CString(sys.system);
+      b.Number<uint32_t>(static_cast<uint32_t>(sys.formats.size()));
+      for (const auto& f : sys.formats) b.Sized64(f);
+    }
+    metadata_at[18] = h.size();
+    compressed_section(h, 18, "events format", b.str());
+  }
+  {
+    HeaderBuffer b;
+    b.Sized32(c.kallsyms);
+    metadata_at[19] = h.size();
+    compressed_section(h, 19, "kallsyms", b.str());
+  }
+  {
+    HeaderBuffer b;
+    b.Sized32(c.printk_formats);
+    metadata_at[20] = h.size();
+    compressed_section(h, 20, "printk", b.str());
+  }
+  {
+    HeaderBuffer b;
+    b.Sized64(c.saved_cmdlines);
+    metadata_at[21] = h.size();
+    compressed_section(h, 21, "command lines", b.str());
+  }
+
+  // Each CPU's whole chunks; the options need their offsets, which follow the options.
+  std::vector<ChunkExtent> extents;
+  for (const auto& cpu : c.cpus)
+    extents.push_back(cpu.pages_file.empty() ? ChunkExtent{} : ScanChunks(cpu.pages_file));
+  auto options_body = [&](uint64_t flyrecord_at, const std::vector<uint64_t>& data_at) {
+    HeaderBuffer o;
+    uint32_t cpus = static_cast<uint32_t>(c.cpus.size());
+    o.Option(tracefile::kOptionCpuCount, std::string_view(reinterpret_cast<char*>(&cpus), 4));
+    for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu)
+      o.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, c.cpus[cpu].stats));
+    if (!c.trace_clock.empty()) o.Option(tracefile::kOptionTraceClock, c.trace_clock);
+    if (!c.cstool_info_json.empty()) o.Option(tracefile::kOptionCstoolInfo, c.cstool_info_json);
+    for (const auto& [id, at] : metadata_at)
+      o.Option(id, std::string_view(reinterpret_cast<const char*>(&at), 8));
+    HeaderBuffer buffer;
+    buffer.Number<uint64_t>(flyrecord_at);
+    buffer.CString("");  // the top instance
+    buffer.CString(ParseTraceClock(c.trace_clock).empty() ? "local"
+                                                          : ParseTraceClock(c.trace_clock));
+    buffer.Number<uint32_t>(c.page_size);
+    buffer.Number<uint32_t>(cpus);
+    for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
+      const bool has = extents[cpu].chunks > 0;
+      buffer.Number<uint32_t>(cpu);
+      buffer.Number<uint64_t>(has ? data_at[cpu] : 0);
+      buffer.Number<uint64_t>(has ? 4 + extents[cpu].bytes : 0);
+    }
+    o.Option(tracefile::kOptionBuffer, buffer.str());
+    o.Number<uint16_t>(tracefile::kOptionDone);
+    o.Number<uint32_t>(8);
+    o.Number<uint64_t>(0);  // no further options section
+    return o.str();
+  };
+  const uint32_t options_desc = describe("options");
+  const uint32_t flyrecord_desc = describe("buffer flyrecord ");
+  const uint32_t strings_desc = describe("strings");
+  const uint64_t options_at = h.size();
+  const uint64_t flyrecord_at =
+      options_at + 16 + options_body(0, std::vector<uint64_t>(c.cpus.size())).size();
+  // CPU data from the first page boundary after the flyrecord section's header.
+  std::vector<uint64_t> data_at;
+  uint64_t end = AlignUp(flyrecord_at + 16, c.page_size);
+  for (const ChunkExtent& e : extents) {
+    data_at.push_back(end);
+    if (e.chunks > 0) end += 4 + e.bytes;
+  }
+  const std::string options = options_body(flyrecord_at, data_at);
+  section(h, 0, 0, options_desc, options.size());
+  h.Bytes(options);
+  section(h, tracefile::kOptionBuffer, kCompressed, flyrecord_desc, end - (flyrecord_at + 16));
+  std::memcpy(h.data() + options_offset_at, &options_at, 8);
+
+  TempOutput out(path);
+  out.Write(h.str());
+  uint64_t written = h.size();
+  out.Write(std::string(AlignUp(written, c.page_size) - written, '\0'));
+  for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu) {
+    if (extents[cpu].chunks == 0) continue;
+    out.Write(std::string_view(reinterpret_cast<const char*>(&extents[cpu].chunks), 4));
+    out.CopyFrom(c.cpus[cpu].pages_file, extents[cpu].bytes);
+  }
+  // Last, as it names every section (itself included).
+  std::string block;
+  AppendChunk(*compressor, strings, block);
+  HeaderBuffer tail;
+  section(tail, 15, kCompressed, strings_desc, block.size());
+  tail.Bytes(block);
+  out.Write(tail.str());
+  out.Commit();
+}
+
+}  // namespace
 }  // namespace cstool

@@ -33,6 +33,9 @@ struct RecordOptions {
   // -a: keep cstool's own threads' events out (like trace-cmd). `cstool irq` keeps
   // them, so that every interrupt on a traced CPU is counted.
   bool exclude_self = true;
+  // --compress: "" writes v6 with raw pages; "zstd" or "zlib" writes v7 with compressed
+  // chunks (compressed while recording).
+  std::string compression;
 };
 
 // Validates the options (cstool::Error, exit 2, for usage mistakes).

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "format/compression.h"
 #include "kernel/proc_threads.h"
 #include "tracefs/tracefs_session.h"
 
@@ -30,7 +31,8 @@ nlohmann::json ContentsJson(const TraceFileContents& c) {
           {"kallsyms", c.kallsyms},
           {"printk_formats", c.printk_formats},
           {"saved_cmdlines", c.saved_cmdlines},
-          {"trace_clock", c.trace_clock}};
+          {"trace_clock", c.trace_clock},
+          {"compression", c.compression}};
 }
 
 TraceFileContents ContentsFromJson(const nlohmann::json& j) {
@@ -46,6 +48,9 @@ TraceFileContents ContentsFromJson(const nlohmann::json& j) {
   c.printk_formats = j.at("printk_formats").get<std::string>();
   c.saved_cmdlines = j.at("saved_cmdlines").get<std::string>();
   c.trace_clock = j.at("trace_clock").get<std::string>();
+  c.compression = j.value("compression", std::string());
+  if (!c.compression.empty() && !IsKnownCompression(c.compression))
+    throw Error(fmt::format("unknown compression \"{}\"", c.compression));
   return c;
 }
 
@@ -162,11 +167,13 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     const std::filesystem::path pages = PagesFileFor(out, cpu);
     const auto size = std::filesystem::file_size(pages, ec);
     if (ec) continue;
-    // A page cut short by the kill is not a page: keep whole pages only.
-    std::filesystem::resize_file(pages, size - size % contents.page_size, ec);
+    // A page (or compressed chunk) cut short by the kill is not one: keep whole ones.
+    const uint64_t keep =
+        contents.compression.empty() ? size - size % contents.page_size : ScanChunks(pages).bytes;
+    std::filesystem::resize_file(pages, keep, ec);
     if (ec) throw Error(fmt::format("cannot truncate '{}': {}", pages.string(), ec.message()));
     contents.cpus[static_cast<size_t>(cpu)].pages_file = pages;
-    result.bytes += size - size % contents.page_size;
+    result.bytes += keep;
     ++result.cpus;
   }
   info.recovered = true;

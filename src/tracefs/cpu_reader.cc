@@ -12,6 +12,8 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "format/compression.h"
+#include "format/trace_file_writer.h"
 #include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
 
@@ -28,8 +30,10 @@ constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
 
 void CpuReader::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
 
-CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file)
+CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file,
+                     const std::string& compression)
     : cpu_(cpu), path_(std::move(pages_file)) {
+  if (!compression.empty()) compressor_ = MakeCompressor(compression);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0)
     throw Error(fmt::format("cannot create '{}': {}", path_.string(), std::strerror(errno)));
@@ -134,9 +138,21 @@ void CpuReader::Consume(int n) {
 }
 
 void CpuReader::FlushWriteBuffer() {
+  // Compressed: the buffered pages become one chunk (up to kWriteBufferBytes of pages;
+  // fewer when the reader flushes because the buffer went idle).
+  std::string_view out = write_buffer_;
+  if (compressor_ && !write_buffer_.empty() && !failed_) {
+    chunk_.clear();
+    try {
+      AppendChunk(*compressor_, write_buffer_, chunk_);
+    } catch (const Error& e) {
+      SetError(fmt::format("cannot compress '{}': {}", path_.string(), e.what()));
+    }
+    out = chunk_;
+  }
   size_t off = 0;
-  while (off < write_buffer_.size() && !failed_) {
-    ssize_t n = ::write(fd_, write_buffer_.data() + off, write_buffer_.size() - off);
+  while (off < out.size() && !failed_) {
+    ssize_t n = ::write(fd_, out.data() + off, out.size() - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       SetError(fmt::format("cannot write '{}': {}", path_.string(),

@@ -1,6 +1,8 @@
 // One reader thread per traced CPU: moves raw ring-buffer sub-buffers from the
 // instance's per_cpu/cpuN/trace_pipe_raw into a temporary page file, counting events
-// and missed events per page (kbuffer) on the way.
+// and missed events per page (kbuffer) on the way. With a compression, the file gets
+// compressed chunks of pages instead (format/trace_file_writer.h: AppendChunk), written
+// as they fill, so nothing is ever stored uncompressed.
 #pragma once
 
 #include <atomic>
@@ -18,13 +20,16 @@ struct kbuffer;
 
 namespace cstool {
 
+class Compressor;
 class TracePipeRaw;
 
 class CpuReader {
  public:
   // Opens trace_pipe_raw of `cpu` and creates `pages_file` (removed again when the
   // reader is destroyed). Throws cstool::Error naming the path on failure.
-  CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file);
+  // `compression`: "" for raw pages, else "zstd" or "zlib".
+  CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file,
+            const std::string& compression = "");
   ~CpuReader();
   CpuReader(const CpuReader&) = delete;
   CpuReader& operator=(const CpuReader&) = delete;
@@ -59,6 +64,8 @@ class CpuReader {
   size_t subbuf_size_ = 0;
   std::vector<char> page_;
   std::string write_buffer_;
+  std::unique_ptr<Compressor> compressor_;  // null: pages are written as they are
+  std::string chunk_;                       // a compressed chunk on its way to the file
 
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -183,11 +183,15 @@ TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
 // until `record --recover` assembles it into a readable file; a new recording refuses to
 // write over it; and the killed recorder's instance can be removed even while the
 // command it started still runs (no inherited trace_pipe_raw keeps it busy).
-TEST_F(RecordFaults, SigkillLeavesWhatWasWrittenForRecover) {
+class SigkillRecover : public RecordFaults, public ::testing::WithParamInterface<const char*> {};
+
+// Without and with --compress (the page files then hold compressed chunks).
+TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   const fs::path out = dir_ / "killed.dat";
-  Background rec(
-      {kCstool, "record", "-o", out, "-N", "60", "--", kWorkload, "pingrate", "60", "-1", "2000"},
-      dir_ / "rec.err");
+  std::vector<std::string> argv = {kCstool, "record", "-o", out, "-N", "60"};
+  if (*GetParam() != '\0') argv.push_back(GetParam());
+  argv.insert(argv.end(), {"--", kWorkload, "pingrate", "60", "-1", "2000"});
+  Background rec(argv, dir_ / "rec.err");
   ASSERT_TRUE(rec.WaitLive());
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   const std::vector<pid_t> children = ChildrenOf(rec.pid());
@@ -233,6 +237,11 @@ TEST_F(RecordFaults, SigkillLeavesWhatWasWrittenForRecover) {
     EXPECT_NE(tc.out.find("sched_switch"), std::string::npos);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover, ::testing::Values("", "--compress"),
+                         [](const auto& info) {
+                           return std::string(*info.param ? "Compressed" : "Pages");
+                         });
 
 TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
   const fs::path out = dir_ / "x.dat";

@@ -2,6 +2,7 @@
 // file with the real `trace-cmd report` and the RecordingInfo stored in the file.
 // Tests skip (with the reason) only when tracefs cannot be used (not root, no tracefs).
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -196,6 +197,39 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   bool child_known = false;
   for (const auto& t : info.threads) child_known |= t.tid == info.child.pid && t.tgid == t.tid;
   EXPECT_TRUE(child_known);
+}
+
+// --compress writes v7 with chunks compressed while recording: trace-cmd reads every
+// event, cstool's reader and libtracecmd give the same report, and the kernel agrees.
+TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
+  for (const char* algorithm : {"zstd", "zlib"}) {
+    SCOPED_TRACE(algorithm);
+    fs::path out = dir_ / fmt::format("pp-{}.dat", algorithm);
+    Result r = Record(
+        {fmt::format("--compress={}", algorithm), "-o", out, "--", kWorkload, "pingpong", "2000"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto reader = OpenTraceFile(out.string());
+    EXPECT_EQ(reader->file_version(), 7);
+    EXPECT_STREQ(reader->backend_name(), "fast-v7");
+    RecordingInfo info = Info(out);
+    EXPECT_EQ(info.cpus.size(), static_cast<size_t>(reader->cpus()));
+    // 48 bytes per event uncompressed; the chunks are several times smaller.
+    EXPECT_LT(fs::file_size(out) * 3, TotalEvents(info) * 48);
+    Result check = Run({kCstool, "report", out.string(), "--check"});
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
+    if (std::string(algorithm) != "zstd") continue;  // Debian's libtracecmd has no zlib
+    Result rep = Report(out);
+    ASSERT_EQ(rep.status, 0) << rep.err;
+    EXPECT_EQ(EventLines(rep.out).size(), TotalEvents(info));
+    Result fast = Run({kCstool, "report", out.string(), "--format", "json", "--reader", "fast"});
+    Result lib =
+        Run({kCstool, "report", out.string(), "--format", "json", "--reader", "libtracecmd"});
+    ASSERT_EQ(fast.status, 0) << fast.err;
+    EXPECT_EQ(fast.out, lib.out);
+  }
+  Result bad = Record({"--compress=lzo", "-o", dir_ / "x.dat", "--", "/bin/true"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--compress takes zstd or zlib"), std::string::npos) << bad.err;
 }
 
 TEST_F(RecordTest, ConcurrentRecordingsSeeOnlyTheirOwnWorkload) {
