@@ -14,12 +14,16 @@ namespace cstool::cmd {
 RunFn SetupRecord(CLI::App& sub) {
   auto options = std::make_shared<RecordOptions>();
   auto cpu_list = std::make_shared<std::string>();
-  sub.add_option("-o,--output", options->output, "Output file (trace.dat v6; v7 with --compress)")
+  sub.add_option("-o,--output", options->output,
+                 "Output file (trace-cmd trace.dat: v7 compressed, v6 with --compress=none)")
       ->capture_default_str();
-  sub.add_flag("--compress{zstd}", options->compression,
-               "Write trace-cmd's v7 format with compressed chunks, compressed while "
-               "recording: --compress (zstd) or --compress=zlib")
-      ->type_name("ALGO");
+  // A bare --compress means the default, zstd (the callback below fills it in).
+  CLI::Option* compress =
+      sub.add_option("--compress", options->compression,
+                     "Compression of the per-CPU data, done while recording: zstd (the "
+                     "default), zlib, or none (trace.dat v6 with the raw pages)")
+          ->expected(0, 1)
+          ->type_name("[=ALGO]");
   sub.add_option("-b,--buffer-size", options->buffer_kb, "Ring buffer size per CPU in KiB")
       ->capture_default_str();
   sub.add_flag("-a,--all", options->system_wide, "Trace every task, not just the targets");
@@ -56,8 +60,9 @@ RunFn SetupRecord(CLI::App& sub) {
       "  cstool record -a -C 0 -N 2.5\n"
       "  cstool record --recover trace.dat   # after the recorder was killed\n"
       "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
-  return [options, cpu_list, duration, recover](Messages& messages) -> int {
+  return [options, cpu_list, duration, recover, compress](Messages& messages) -> int {
     if (!recover->empty()) return RunRecover(*recover, messages);
+    if (compress->count() > 0 && options->compression.empty()) options->compression = "zstd";
     CheckDuration(*duration, options->duration_s,
                   "record until the command exits (or, with -p or -a, until Ctrl-C)");
     if (!cpu_list->empty()) options->cpus = ParseCpuList(*cpu_list);

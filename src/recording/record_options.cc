@@ -19,10 +19,10 @@ void ValidateRecordOptions(const RecordOptions& o) {
     throw Error("--no-defaults needs at least one -e event", ExitCode::kUsage);
   for (int pid : o.pids)
     if (pid <= 0) throw Error(fmt::format("invalid pid {}", pid), ExitCode::kUsage);
-  if (!o.compression.empty() && o.compression != "zstd" && o.compression != "zlib")
-    throw Error(
-        fmt::format("unknown compression \"{}\": --compress takes zstd or zlib", o.compression),
-        ExitCode::kUsage);
+  if (o.compression != "none" && o.compression != "zstd" && o.compression != "zlib")
+    throw Error(fmt::format("unknown compression \"{}\": --compress takes zstd, zlib or none",
+                            o.compression),
+                ExitCode::kUsage);
   if (o.children && o.pids.empty())
     throw Error("--children goes with -p PID (a -- CMD's children are always recorded)",
                 ExitCode::kUsage);

@@ -245,7 +245,7 @@ void Recorder::OpenSession() {
 
   for (int c : cpus_)
     readers_.push_back(std::make_unique<CpuReader>(session_->instance(), c,
-                                                   PagesFileFor(output_, c), o_.compression));
+                                                   PagesFileFor(output_, c), o_.FileCompression()));
 }
 
 // The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every
@@ -295,7 +295,7 @@ void Recorder::StartTargets() {
 // written, so that a recording killed from here on can still be assembled.
 void Recorder::WriteRecoveryNote() {
   contents_ = SessionTraceContents(*session_);
-  contents_.compression = o_.compression;
+  contents_.compression = o_.FileCompression();
   info_.threads = threads_.List();
   contents_.saved_cmdlines = SavedCmdlines(info_.threads);
   recovery_note_.emplace(output_);

@@ -185,11 +185,11 @@ TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
 // command it started still runs (no inherited trace_pipe_raw keeps it busy).
 class SigkillRecover : public RecordFaults, public ::testing::WithParamInterface<const char*> {};
 
-// Without and with --compress (the page files then hold compressed chunks).
+// Without and with compression (the page files then hold compressed chunks).
 TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   const fs::path out = dir_ / "killed.dat";
   std::vector<std::string> argv = {kCstool, "record", "-o", out, "-N", "60"};
-  if (*GetParam() != '\0') argv.push_back(GetParam());
+  argv.push_back(GetParam());
   argv.insert(argv.end(), {"--", kWorkload, "pingrate", "60", "-1", "2000"});
   Background rec(argv, dir_ / "rec.err");
   ASSERT_TRUE(rec.WaitLive());
@@ -238,9 +238,9 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover, ::testing::Values("", "--compress"),
-                         [](const auto& info) {
-                           return std::string(*info.param ? "Compressed" : "Pages");
+INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover,
+                         ::testing::Values("--compress=none", "--compress"), [](const auto& info) {
+                           return std::string(info.index == 0 ? "Pages" : "Compressed");
                          });
 
 TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {

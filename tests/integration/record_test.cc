@@ -199,8 +199,8 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   EXPECT_TRUE(child_known);
 }
 
-// --compress writes v7 with chunks compressed while recording: trace-cmd reads every
-// event, cstool's reader and libtracecmd give the same report, and the kernel agrees.
+// --compress (the default: zstd) writes v7 with chunks compressed while recording: trace-cmd reads
+// every event, cstool's reader and libtracecmd give the same report, and the kernel agrees.
 TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
   for (const char* algorithm : {"zstd", "zlib"}) {
     SCOPED_TRACE(algorithm);
@@ -227,9 +227,16 @@ TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
     ASSERT_EQ(fast.status, 0) << fast.err;
     EXPECT_EQ(fast.out, lib.out);
   }
+  // zstd is the default; none writes v6 with the raw pages.
+  Result plain = Record({"-o", dir_ / "default.dat", "--", "/bin/true"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(OpenTraceFile((dir_ / "default.dat").string())->file_version(), 7);
+  Result v6 = Record({"--compress=none", "-o", dir_ / "v6.dat", "--", "/bin/true"});
+  ASSERT_EQ(v6.status, 0) << v6.err;
+  EXPECT_STREQ(OpenTraceFile((dir_ / "v6.dat").string())->backend_name(), "fast-v6");
   Result bad = Record({"--compress=lzo", "-o", dir_ / "x.dat", "--", "/bin/true"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("--compress takes zstd or zlib"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--compress takes zstd, zlib or none"), std::string::npos) << bad.err;
 }
 
 TEST_F(RecordTest, ConcurrentRecordingsSeeOnlyTheirOwnWorkload) {
