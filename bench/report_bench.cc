@@ -1,6 +1,7 @@
 // `cstool report` throughput on a real recording of a context-switch-heavy workload.
 //
-// Set-up (once per process): `cstool record -- cstool_workload pingpong N 0` into
+// Set-up (once per process): `cstool record --compress=none -- cstool_workload pingpong N 0`
+// (a v6 file with the raw pages) into
 // /tmp (N = $CSTOOL_BENCH_ROUND_TRIPS, default 300000: about 4M events with the default
 // event set), plus a small recording (2000 round trips) for the memory comparison.
 // Each recording is also converted to trace-cmd's v7 format with zstd-compressed chunks
@@ -56,7 +57,7 @@ class Recording {
     path_ = (std::filesystem::temp_directory_path() /
              ("cstool_report_bench_" + tag + "_" + std::to_string(::getpid()) + ".dat"))
                 .string();
-    auto r = RunProcess({CSTOOL_BINARY, "record", "-o", path_, "--",
+    auto r = RunProcess({CSTOOL_BINARY, "record", "--compress=none", "-o", path_, "--",
                          std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "pingpong",
                          std::to_string(round_trips), "0"});
     if (!r.ok()) {

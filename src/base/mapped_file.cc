@@ -53,7 +53,13 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 
 void MappedFile::Release(uint64_t offset, uint64_t size) const {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t begin = (offset + page - 1) / page * page;
+  // A sequential reader is done with everything before `offset` too, and the kernel's
+  // fault-around maps the whole 64 KiB-aligned block around each later fault, pages of
+  // the range released last time included: start that far back, or those pages stay
+  // resident for good (a few per release, growing with the file).
+  constexpr uint64_t kFaultAroundBytes = 64 * 1024;
+  const uint64_t begin =
+      (offset > kFaultAroundBytes ? offset - kFaultAroundBytes : 0) / page * page;
   const uint64_t end = std::min<uint64_t>(offset + size, size_) / page * page;
   // The mapping is read-only and private: dropped pages are re-read from the file if
   // touched again, so this only lowers the resident set.

@@ -22,8 +22,9 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
-  // Drops the whole system pages inside [offset, offset + size) from the resident set
-  // (a reader done with them); the bytes stay readable.
+  // Drops the system pages up to the last one ending by offset + size from the resident
+  // set, from a little before `offset` (what fault-around mapped again since the last
+  // call): a sequential reader is done with them; the bytes stay readable.
   void Release(uint64_t offset, uint64_t size) const;
 
   // Files up to this size are pre-faulted when mapped: about what a reader keeps mapped
