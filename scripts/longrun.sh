@@ -13,17 +13,20 @@ seconds=${1:-600}; shift || true
 work=${1:-/tmp/cstool-longrun}; shift || true
 [ "${1:-}" = "--" ] && shift
 if [ $# -eq 0 ]; then set -- "$build/workloads/cstool_workload" pingrate "$seconds" -1 50000; fi
+record_secs=$((seconds + 10))  # the workload ends first, by itself
 mkdir -p "$work"
 out="$work/long.dat"
 rm -f "$out"
-"$build/cstool" record -N "$seconds" -o "$out" -- "$@" >"$work/workload.out" 2>"$work/record.err" &
+"$build/cstool" record -N "$record_secs" -o "$out" -- "$@" >"$work/workload.out" 2>"$work/record.err" &
 pid=$!
+# Whatever ends this script ends the recording too (it writes its file on SIGINT).
+trap 'kill -INT "$pid" 2>/dev/null || true' EXIT
 echo "# cstool record (pid $pid) for ${seconds}s: $*"
 printf '%6s %10s %14s\n' t_s rss_kb bytes_written
 t=0
 while kill -0 "$pid" 2>/dev/null; do
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-  bytes=$(cat "$out".cpu*.tmp 2>/dev/null | wc -c)
+  bytes=$( (cat "$out".cpu*.tmp 2>/dev/null || true) | wc -c)
   [ -n "$rss" ] && printf '%6d %10d %14d\n' "$t" "$rss" "$bytes"
   sleep 10
   t=$((t + 10))

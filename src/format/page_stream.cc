@@ -1,8 +1,11 @@
 #include "format/page_stream.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "base/errors.h"
@@ -11,9 +14,8 @@ namespace cstool {
 namespace {
 
 constexpr uint32_t kBatchBytes = 16 * 1024;
-constexpr uint64_t kReleaseBytes = uint64_t{1} << 20;  // release consumed data in 1 MiB steps
-// Compressed data is about ten times denser: released in smaller steps, it holds about
-// as many events in memory as the pages in place do.
+// Compressed chunks are read from the mapping and released behind the reader in these
+// steps, so memory does not grow with the file.
 constexpr uint64_t kReleaseCompressedBytes = uint64_t{128} << 10;
 // trace-cmd writes chunks of a few pages; larger ones can only come from damage.
 constexpr uint32_t kMaxChunkBytes = 64u << 20;
@@ -38,32 +40,34 @@ uint32_t PagesPerBatch(uint32_t page_size) {
   return std::clamp<uint32_t>(kBatchBytes / page_size, 1, 4);
 }
 
-// ---- MappedPageSource ------------------------------------------------------------
+// ---- ReadPageSource --------------------------------------------------------------
 
-MappedPageSource::MappedPageSource(const MappedFile& file, uint64_t offset, uint64_t size,
-                                   uint32_t page_size, uint32_t pages_per_run)
-    : file_(file),
+ReadPageSource::ReadPageSource(const std::string& path, uint64_t offset, uint64_t size,
+                               uint64_t run_bytes)
+    : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
+      path_(path),
       offset_(offset),
-      released_(offset),
       end_(offset + size),
-      run_bytes_(uint64_t{pages_per_run} * page_size) {}
+      buffer_(run_bytes) {
+  if (fd_.get() < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  ::posix_fadvise(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(size),
+                  POSIX_FADV_SEQUENTIAL);
+}
 
-PageRun MappedPageSource::NextRun() {
-  // The previous run is no longer referenced: let its pages leave memory, so that
-  // reading a large file needs memory bounded by the batch, not by the file.
-  if (offset_ - released_ >= kReleaseBytes) {
-    file_.Release(released_, offset_ - released_);
-    released_ = offset_;
-  }
+PageRun ReadPageSource::NextRun() {
   if (offset_ >= end_) return {};
-  const uint64_t n = std::min(run_bytes_, end_ - offset_);
-  // Records are read once, so every line is a cache miss, and the hardware prefetcher
-  // stops at 4 KiB boundaries: ask now for the next run's pages, which then arrive
-  // while this run's records are merged and analysed.
-  const uint8_t* base = file_.data();
-  const uint64_t ahead_end = std::min(end_, offset_ + n + run_bytes_);
-  for (uint64_t line = offset_ + n; line < ahead_end; line += 64) __builtin_prefetch(base + line);
-  PageRun run{{base + offset_, n}, offset_, 0, true};
+  const uint64_t n = std::min<uint64_t>(buffer_.size(), end_ - offset_);
+  uint64_t got = 0;
+  while (got < n) {
+    const ssize_t r =
+        ::pread(fd_.get(), buffer_.data() + got, n - got, static_cast<off_t>(offset_ + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw Error(fmt::format("{}: cannot read at offset {}: {}", path_, offset_ + got,
+                              r == 0 ? "file ends" : std::strerror(errno)));
+    got += static_cast<uint64_t>(r);
+  }
+  PageRun run{{buffer_.data(), n}, offset_, 0, true};
   offset_ += n;
   return run;
 }

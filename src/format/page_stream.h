@@ -1,6 +1,6 @@
-// A CPU's records read from whole ring-buffer pages, wherever the pages come from: in
-// place from the mapped file (v6, and v7 without compression) or decompressed chunk by
-// chunk (compressed v7). Memory stays bounded by a batch and one chunk per CPU.
+// A CPU's records read from whole ring-buffer pages, wherever the pages come from: read
+// from the file as they are (v6, and v7 without compression) or decompressed chunk by
+// chunk (compressed v7). Memory stays bounded by a batch and one run or chunk per CPU.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "base/unique_fd.h"
 #include "format/compression.h"
 #include "format/ring_page.h"
 #include "format/trace_file_reader.h"
@@ -30,20 +31,19 @@ class PageSource {
   virtual PageRun NextRun() = 0;
 };
 
-// Pages in place in the mapped file, `pages_per_run` at a time; what was read is handed
-// back to the kernel in 1 MiB steps and the next run is prefetched.
-class MappedPageSource final : public PageSource {
+// Pages read from the file into a buffer of its own, `run_bytes` at a time (pread): no
+// page faults and no page-table churn, which mapping a large file in place costs.
+class ReadPageSource final : public PageSource {
  public:
-  MappedPageSource(const MappedFile& file, uint64_t offset, uint64_t size, uint32_t page_size,
-                   uint32_t pages_per_run);
+  ReadPageSource(const std::string& path, uint64_t offset, uint64_t size, uint64_t run_bytes);
   PageRun NextRun() override;
 
  private:
-  const MappedFile& file_;
+  UniqueFd fd_;
+  std::string path_;
   uint64_t offset_;
-  uint64_t released_;
   uint64_t end_;
-  uint64_t run_bytes_;
+  std::vector<uint8_t> buffer_;
 };
 
 // One CPU's compressed chunks (u32 count, then per chunk: u32 compressed size, u32
