@@ -143,7 +143,16 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
   if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
 }
 
-void FastTraceFile::ReadSizes(ByteCursor& in) {
+void FastTraceFile::ReadInitialFormat(ByteCursor& in, std::string_view version) {
+  if (in.remaining() < tracefile::kTraceDatMagic.size() ||
+      in.Bytes(tracefile::kTraceDatMagic.size(), "magic") != tracefile::kTraceDatMagic)
+    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
+  const size_t version_at = in.pos();
+  const std::string_view got = in.CString(16, "version string");
+  if (got != version)
+    throw Error(fmt::format("{}: file version \"{}\" at offset {} is not v{}", path_, got,
+                            version_at, version));
+  file_version_ = version == "7" ? 7 : 6;
   const size_t endian_at = in.pos();
   big_endian_ = in.U8("endianness") != 0;
   if (big_endian_ != (std::endian::native == std::endian::big))
@@ -164,6 +173,15 @@ void FastTraceFile::ReadSizes(ByteCursor& in) {
       tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
   tep_set_long_size(tep, long_size_);
   tep_set_page_size(tep, static_cast<int>(page_size_));
+}
+
+FastTraceFile::BufferOptionHead FastTraceFile::ReadBufferOptionHead(ByteCursor& opt,
+                                                                    size_t option_at) {
+  BufferOptionHead b;
+  b.option_at = option_at;
+  b.offset = opt.U64("buffer offset");
+  b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+  return b;
 }
 
 void FastTraceFile::ReadHeaderInfo(ByteCursor& in) {

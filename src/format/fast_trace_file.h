@@ -38,6 +38,15 @@ class FastTraceFile : public TraceFileReader {
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);
 
+  // What every BUFFER option starts with.
+  struct BufferOptionHead {
+    std::string name;  // "" for the top instance
+    uint64_t offset = 0;
+    size_t option_at = 0;
+  };
+  // Reads the head of the BUFFER option at `option_at` from `opt`, its payload.
+  static BufferOptionHead ReadBufferOptionHead(ByteCursor& opt, size_t option_at);
+
   // One event format text, kept until all are parsed together.
   struct EventFormatText {
     std::string_view text;
@@ -52,9 +61,9 @@ class FastTraceFile : public TraceFileReader {
     std::string stats_buffer;
   };
 
-  // Endianness, long size and page size (the bytes after the version string), and the
-  // tep_handle set up for them.
-  void ReadSizes(ByteCursor& in);
+  // Magic, version (which must be `version`), endianness, long size and page size, and
+  // the tep_handle set up for them.
+  void ReadInitialFormat(ByteCursor& in, std::string_view version);
   // header_page (parsed) and header_event (skipped).
   void ReadHeaderInfo(ByteCursor& in);
   // The ftrace plugins' formats, then every event system's (checked, kept in sections).

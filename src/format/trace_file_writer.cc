@@ -298,21 +298,23 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   h.Number<uint64_t>(0);  // filled in below
 
   std::map<uint16_t, uint64_t> metadata_at;  // option id -> section offset
+  auto metadata = [&](uint16_t id, std::string_view what, const HeaderBuffer& body) {
+    metadata_at[id] = h.size();
+    compressed_section(h, id, what, body.str());
+  };
   {
     HeaderBuffer b;
     b.CString(tracefile::kHeaderPage);
     b.Sized64(c.header_page);
     b.CString(tracefile::kHeaderEvent);
     b.Sized64(c.header_event);
-    metadata_at[16] = h.size();
-    compressed_section(h, 16, "headers", b.str());
+    metadata(16, "headers", b);
   }
   {
     HeaderBuffer b;
     b.Number<uint32_t>(static_cast<uint32_t>(c.ftrace_formats.size()));
     for (const auto& f : c.ftrace_formats) b.Sized64(f);
-    metadata_at[17] = h.size();
-    compressed_section(h, 17, "ftrace events", b.str());
+    metadata(17, "ftrace events", b);
   }
   {
     HeaderBuffer b;
@@ -322,27 +324,15 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
       b.Number<uint32_t>(static_cast<uint32_t>(sys.formats.size()));
       for (const auto& f : sys.formats) b.Sized64(f);
     }
-    metadata_at[18] = h.size();
-    compressed_section(h, 18, "events format", b.str());
+    metadata(18, "events format", b);
   }
-  {
-    HeaderBuffer b;
-    b.Sized32(c.kallsyms);
-    metadata_at[19] = h.size();
-    compressed_section(h, 19, "kallsyms", b.str());
-  }
-  {
-    HeaderBuffer b;
-    b.Sized32(c.printk_formats);
-    metadata_at[20] = h.size();
-    compressed_section(h, 20, "printk", b.str());
-  }
-  {
-    HeaderBuffer b;
-    b.Sized64(c.saved_cmdlines);
-    metadata_at[21] = h.size();
-    compressed_section(h, 21, "command lines", b.str());
-  }
+  HeaderBuffer kallsyms, printk, cmdlines;
+  kallsyms.Sized32(c.kallsyms);
+  metadata(19, "kallsyms", kallsyms);
+  printk.Sized32(c.printk_formats);
+  metadata(20, "printk", printk);
+  cmdlines.Sized64(c.saved_cmdlines);
+  metadata(21, "command lines", cmdlines);
 
   // Each CPU's whole chunks; the options need their offsets, which follow the options.
   std::vector<ChunkExtent> extents;

@@ -9,12 +9,6 @@
 #include "format/trace_file_format.h"
 
 namespace cstool {
-namespace {
-
-constexpr size_t kMaxNameLength = 4096;
-
-}  // namespace
-
 bool V6TraceFile::CanRead(std::string_view head) {
   if (head.size() < tracefile::kTraceDatMagic.size() + 3) return false;
   if (head.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic) return false;
@@ -32,7 +26,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   ByteCursor in(file_.bytes(), path_);
   Sections sections;
   std::vector<BufferOption> buffers;
-  ReadInitialFormat(in);
+  ReadInitialFormat(in, "6");
   ReadHeaderInfo(in);
   ReadFtraceEventFormats(in, sections);
   ReadEventFormats(in, sections);
@@ -56,20 +50,6 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     in.Fail(section_at, "expected \"flyrecord\" section");
   ReadFlyrecord(in, buffers, options);
   KeepCpuStats(sections);
-}
-
-// Magic, version, endianness, long size and page size; sets up the tep_handle for them.
-void V6TraceFile::ReadInitialFormat(ByteCursor& in) {
-  if (in.remaining() < tracefile::kTraceDatMagic.size() ||
-      in.Bytes(tracefile::kTraceDatMagic.size(), "magic") != tracefile::kTraceDatMagic)
-    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
-  const size_t version_at = in.pos();
-  std::string_view version = in.CString(16, "version string");
-  if (version != "6")
-    throw Error(
-        fmt::format("{}: file version \"{}\" at offset {} is not v6", path_, version, version_at));
-  file_version_ = 6;
-  ReadSizes(in);
 }
 
 // /proc/kallsyms: not needed (skipped).
@@ -98,15 +78,11 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
     if (ReadCommonOption(id, body, option_at, in, sections)) continue;
     if (id != tracefile::kOptionBuffer) continue;  // uname, version, date, ...
     ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
-    BufferOption b;
-    b.option_at = option_at;
     try {
-      b.offset = opt.U64("buffer offset");
-      b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+      buffers.push_back(ReadBufferOptionHead(opt, option_at));
     } catch (const Error&) {
       in.Fail(option_at, "malformed BUFFER option");
     }
-    buffers.push_back(std::move(b));
   }
 }
 

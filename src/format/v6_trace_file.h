@@ -24,13 +24,8 @@ class V6TraceFile final : public FastTraceFile {
  private:
   // One function per section of the v6 layout (man 5 trace-cmd.dat.v6), in file order;
   // Parse walks them. BufferOption is what the options tell the flyrecord section.
-  struct BufferOption {
-    std::string name;
-    uint64_t offset = 0;
-    size_t option_at = 0;
-  };
+  using BufferOption = BufferOptionHead;
   void Parse(const ReaderOptions& options);
-  void ReadInitialFormat(ByteCursor& in);
   void ReadKallsyms(ByteCursor& in);
   void ReadPrintkFormats(ByteCursor& in);
   void ReadCpuCount(ByteCursor& in);

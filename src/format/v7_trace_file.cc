@@ -54,7 +54,7 @@ void V7TraceFile::Parse(const ReaderOptions& options) {
   ByteCursor in(file_.bytes(), path_);
   Sections sections;
   Layout layout;
-  const uint64_t options_at = ReadInitialFormat(in);
+  const uint64_t options_at = ReadHeader(in);
   ReadOptions(options_at, sections, layout);
   ReadMetadata(layout, sections);
   ReadFlyrecord(layout, options);
@@ -63,17 +63,8 @@ void V7TraceFile::Parse(const ReaderOptions& options) {
 
 // Magic, version, sizes, the compression header and where the first options section
 // lies; sets up the tep_handle.
-uint64_t V7TraceFile::ReadInitialFormat(ByteCursor& in) {
-  if (in.remaining() < tracefile::kTraceDatMagic.size() ||
-      in.Bytes(tracefile::kTraceDatMagic.size(), "magic") != tracefile::kTraceDatMagic)
-    throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path_));
-  const size_t version_at = in.pos();
-  std::string_view version = in.CString(16, "version string");
-  if (version != "7")
-    throw Error(
-        fmt::format("{}: file version \"{}\" at offset {} is not v7", path_, version, version_at));
-  file_version_ = 7;
-  ReadSizes(in);
+uint64_t V7TraceFile::ReadHeader(ByteCursor& in) {
+  ReadInitialFormat(in, "7");
   const size_t compression_at = in.pos();
   file_compression_ = std::string(in.CString(kMaxNameLength, "compression name"));
   in.CString(kMaxNameLength, "compression version");
@@ -159,10 +150,8 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
                                    Layout& layout) {
   ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
   BufferOption b;
-  b.option_at = option_at;
   try {
-    b.offset = opt.U64("buffer offset");
-    b.name = std::string(opt.CString(kMaxNameLength, "buffer name"));
+    static_cast<BufferOptionHead&>(b) = ReadBufferOptionHead(opt, option_at);
     b.clock = std::string(opt.CString(kMaxNameLength, "buffer clock"));
     b.page_size = opt.U32("buffer page size");
     const uint32_t count = opt.U32("buffer CPU count");

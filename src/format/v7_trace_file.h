@@ -29,13 +29,10 @@ class V7TraceFile final : public FastTraceFile {
 
  private:
   // What the options say about one ring buffer (a BUFFER option).
-  struct BufferOption {
-    std::string name;  // "" for the top instance
+  struct BufferOption : BufferOptionHead {  // offset: of its flyrecord section
     std::string clock;
-    uint64_t offset = 0;  // of its flyrecord section
     uint32_t page_size = 0;
     std::map<uint32_t, CpuData> cpus;
-    size_t option_at = 0;
   };
   // What the options sections tell the other sections.
   struct Layout {
@@ -46,7 +43,7 @@ class V7TraceFile final : public FastTraceFile {
 
   // One function per part of the v7 layout (man 5 trace-cmd.dat.v7); Parse walks them.
   void Parse(const ReaderOptions& options);
-  uint64_t ReadInitialFormat(ByteCursor& in);
+  uint64_t ReadHeader(ByteCursor& in);
   void ReadOptions(uint64_t offset, Sections& sections, Layout& layout);
   void ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                         Layout& layout);
