@@ -38,7 +38,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   data_ = static_cast<uint8_t*>(base);
   if (size_ > 0) {
     // Pre-fault small files (fast); large ones are read in place and released behind
-    // the readers (ReleaseBefore), so memory does not grow with the file.
+    // the readers (Release), so memory does not grow with the file.
     const int populate = size_ <= kPopulateLimit ? MAP_POPULATE : 0;
     void* m = ::mmap(base, size_, PROT_READ, MAP_PRIVATE | MAP_FIXED | populate, fd.get(), 0);
     if (m == MAP_FAILED) {

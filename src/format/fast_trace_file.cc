@@ -1,8 +1,10 @@
 #include "format/fast_trace_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -22,7 +24,6 @@ namespace {
 
 // Sanity limits: larger values can only come from a corrupt file.
 constexpr uint32_t kMaxFormats = 1u << 20;
-constexpr uint32_t kMaxCpus = 1u << 16;
 constexpr size_t kMaxNameLength = 4096;
 constexpr uint64_t kReadRunBytes = 256 * 1024;
 
@@ -138,8 +139,13 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats,
 }  // namespace
 
 FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& options)
-    : file_(path), tep_(tep_alloc()), salvage_(options.salvage) {
+    : file_(path),
+      data_fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
+      tep_(tep_alloc()),
+      salvage_(options.salvage) {
   path_ = path;
+  if (data_fd_.get() < 0)
+    throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
 }
 
@@ -266,6 +272,12 @@ bool FastTraceFile::ReadCommonOption(uint16_t id, std::string_view body, size_t 
     case tracefile::kOptionTraceClock:
       trace_clock_ = ParseTraceClock(body);
       return true;
+    case tracefile::kOptionDate:
+    case tracefile::kOptionOffset:
+    case tracefile::kOptionTimeShift:
+    case tracefile::kOptionTsc2Nsec:
+      timestamp_option_ = id;
+      return true;
     case tracefile::kOptionCstoolInfo: {
       std::string_view text = body;
       while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
@@ -284,6 +296,23 @@ bool FastTraceFile::ReadCommonOption(uint16_t id, std::string_view body, size_t 
   }
 }
 
+void FastTraceFile::CheckParsed() const {
+  if (timestamp_option_ != 0)
+    throw FastPathUnsupported(fmt::format(
+        "{}: option {} shifts or converts the timestamps (trace-cmd record --date, --ts-offset, "
+        "tsc2nsec or a guest's time sync), which only libtracecmd applies",
+        path_, timestamp_option_));
+  if (!data_compression_.empty()) return;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const CpuData& d : cpu_data_)
+    if (d.size > 0) ranges.emplace_back(d.offset, d.offset + d.size);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      throw Error(fmt::format("{}: corrupt file: CPU data at offset {} overlaps another CPU's",
+                              path_, ranges[i].first));
+}
+
 void FastTraceFile::KeepCpuStats(const Sections& sections) {
   if (auto it = sections.stats_by_buffer.find(buffer_name_); it != sections.stats_by_buffer.end())
     cpu_stats_ = it->second;
@@ -298,11 +327,14 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   std::unique_ptr<PageSource> source;
   // Pages in place are read with pread into a buffer of their own: walking them in the
   // mapping instead cost a third more time (page faults, page-table churn, releases).
+  // A run holds at least one page, whatever page size the file claims.
   if (data_compression_.empty() || d.size == 0)
-    source = std::make_unique<ReadPageSource>(path_, d.offset, d.size, kReadRunBytes);
+    source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size,
+                                              std::max<uint64_t>(kReadRunBytes, page_size_));
   else
     source = std::make_unique<ChunkPageSource>(file_, d.offset, page_size_,
-                                               MakeDecompressor(data_compression_), cpu, salvage);
+                                               MakeDecompressor(data_compression_), cpu, salvage,
+                                               ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
   return std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
                                             per_batch, path_, salvage);
 }

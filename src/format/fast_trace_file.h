@@ -12,13 +12,23 @@
 #include <string_view>
 #include <vector>
 
+#include "base/errors.h"
 #include "base/mapped_file.h"
+#include "base/unique_fd.h"
 #include "format/trace_file_reader.h"
 #include "format/trace_handles.h"
 
 namespace cstool {
 
 class ByteCursor;
+
+// A valid file the own parsers do not read the way libtracecmd does (timestamp
+// conversions, instances with their own page size): OpenTraceFile falls back to
+// libtracecmd for it unless the fast path was asked for.
+class FastPathUnsupported : public Error {
+ public:
+  using Error::Error;
+};
 
 class FastTraceFile : public TraceFileReader {
  public:
@@ -37,6 +47,9 @@ class FastTraceFile : public TraceFileReader {
 
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);
+
+  // Sanity limit: a larger CPU number can only come from a corrupt file.
+  static constexpr uint32_t kMaxCpus = 1u << 16;
 
   // What every BUFFER option starts with.
   struct BufferOptionHead {
@@ -81,12 +94,24 @@ class FastTraceFile : public TraceFileReader {
                         Sections& sections);
   // Takes the CPUSTAT options of the buffer read.
   void KeepCpuStats(const Sections& sections);
+  // Both checks end a parse: a timestamp option (FastPathUnsupported), and
+  // pages in place that overlap between CPUs (each CPU's read buffer is then
+  // bounded by its own data, and all of them by the file).
+  void CheckParsed() const;
 
   MappedFile file_;
+  UniqueFd data_fd_;  // the pages in place are read through it (pread)
   TepHandlePtr tep_;
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
   bool salvage_ = false;
+  // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
+  // TSC2NSEC): libtracecmd applies it, the own parsers do not.
+  uint16_t timestamp_option_ = 0;
+  // Decompressed chunk bytes held by this file's CPU streams at once, and the most a file
+  // may make them hold (a damaged one could claim huge chunks on many CPUs).
+  uint64_t chunk_bytes_held_ = 0;
+  static constexpr uint64_t kMaxChunkBytesHeld = uint64_t{1} << 30;
 
  private:
   void ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,

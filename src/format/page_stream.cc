@@ -17,8 +17,10 @@ constexpr uint32_t kBatchBytes = 16 * 1024;
 // Compressed chunks are read from the mapping and released behind the reader in these
 // steps, so memory does not grow with the file.
 constexpr uint64_t kReleaseCompressedBytes = uint64_t{128} << 10;
-// trace-cmd writes chunks of a few pages; larger ones can only come from damage.
-constexpr uint32_t kMaxChunkBytes = 64u << 20;
+// trace-cmd writes chunks of a few pages and cstool of up to 64; larger ones can only
+// come from damage.
+constexpr uint64_t kMaxChunkPages = 256;
+constexpr uint64_t kMaxChunkBytes = 4u << 20;
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -42,25 +44,22 @@ uint32_t PagesPerBatch(uint32_t page_size) {
 
 // ---- ReadPageSource --------------------------------------------------------------
 
-ReadPageSource::ReadPageSource(const std::string& path, uint64_t offset, uint64_t size,
+ReadPageSource::ReadPageSource(int fd, const std::string& path, uint64_t offset, uint64_t size,
                                uint64_t run_bytes)
-    : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
-      path_(path),
-      offset_(offset),
-      end_(offset + size),
-      buffer_(run_bytes) {
-  if (fd_.get() < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  ::posix_fadvise(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(size),
-                  POSIX_FADV_SEQUENTIAL);
+    : fd_(fd), path_(path), offset_(offset), end_(offset + size), run_bytes_(run_bytes) {
+  if (size > 0)
+    ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(size),
+                    POSIX_FADV_SEQUENTIAL);
 }
 
 PageRun ReadPageSource::NextRun() {
   if (offset_ >= end_) return {};
+  if (buffer_.empty()) buffer_.resize(std::min(run_bytes_, end_ - offset_));
   const uint64_t n = std::min<uint64_t>(buffer_.size(), end_ - offset_);
   uint64_t got = 0;
   while (got < n) {
     const ssize_t r =
-        ::pread(fd_.get(), buffer_.data() + got, n - got, static_cast<off_t>(offset_ + got));
+        ::pread(fd_, buffer_.data() + got, n - got, static_cast<off_t>(offset_ + got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0)
       throw Error(fmt::format("{}: cannot read at offset {}: {}", path_, offset_ + got,
@@ -76,7 +75,7 @@ PageRun ReadPageSource::NextRun() {
 
 ChunkPageSource::ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
                                  std::unique_ptr<Decompressor> decompressor, int cpu,
-                                 SalvageLog* salvage)
+                                 SalvageLog* salvage, ChunkBudget budget)
     : file_(file),
       pos_(offset),
       released_(offset),
@@ -86,7 +85,11 @@ ChunkPageSource::ChunkPageSource(const MappedFile& file, uint64_t offset, uint32
       page_size_(page_size),
       decompressor_(std::move(decompressor)),
       cpu_(cpu),
-      salvage_(salvage) {}
+      salvage_(salvage),
+      budget_(budget),
+      max_chunk_bytes_(std::max(kMaxChunkBytes, kMaxChunkPages * page_size)) {}
+
+ChunkPageSource::~ChunkPageSource() { *budget_.held -= buffer_.capacity(); }
 
 bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
   if (pos_ - released_ >= kReleaseCompressedBytes) {
@@ -125,12 +128,23 @@ bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
     --chunks_left_;
     const uint32_t index = chunk_index_++;
     std::string damage;
-    if (size == 0 || size % page_size_ != 0 || size > kMaxChunkBytes) {
+    if (size == 0 || size % page_size_ != 0 || size > max_chunk_bytes_) {
       damage = fmt::format(
           "{}: corrupt file at offset {}: CPU {} chunk {} claims {} uncompressed bytes (not a "
           "multiple of the page size {} up to {})",
-          path, chunk_at_, cpu_, index, size, page_size_, kMaxChunkBytes);
+          path, chunk_at_, cpu_, index, size, page_size_, max_chunk_bytes_);
     } else {
+      if (size > buffer_.capacity()) {
+        // Every CPU holds one chunk while the merge runs: together they stay bounded.
+        const uint64_t before = buffer_.capacity();
+        if (*budget_.held + (size - before) > budget_.limit)
+          throw Error(fmt::format(
+              "{}: corrupt file at offset {}: CPU {} chunk {} of {} bytes would make the CPUs' "
+              "chunks hold more than {} bytes at once",
+              path, chunk_at_, cpu_, index, size, budget_.limit));
+        buffer_.reserve(size);
+        *budget_.held += buffer_.capacity() - before;
+      }
       buffer_.resize(size);
       try {
         decompressor_->Decompress(in, buffer_,
@@ -186,7 +200,8 @@ std::span<const RawRecord> PageRecordStream::NextBatch() {
   // run is fetched only while the batch is empty: fetching may reuse the memory the
   // batch's records point into.
   for (uint32_t pages = 0; n == 0 || pages < pages_per_batch_; ++pages) {
-    if (run_pos_ >= run_.pages.size()) {
+    // A run is whole pages; anything shorter than a page at its end is not read.
+    if (run_pos_ + page_size > run_.pages.size()) {
       if (n != 0) break;
       run_ = source_->NextRun();
       run_pos_ = 0;

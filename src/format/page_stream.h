@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "base/mapped_file.h"
-#include "base/unique_fd.h"
 #include "format/compression.h"
 #include "format/ring_page.h"
 #include "format/trace_file_reader.h"
@@ -31,19 +30,28 @@ class PageSource {
   virtual PageRun NextRun() = 0;
 };
 
-// Pages read from the file into a buffer of its own, `run_bytes` at a time (pread): no
-// page faults and no page-table churn, which mapping a large file in place costs.
+// Pages read from the file (`fd`, not owned) into a buffer of its own, `run_bytes` (a
+// multiple of the page size) at a time with pread: no page faults and no page-table churn,
+// which walking a large file in its mapping costs. The buffer is no larger than the data.
 class ReadPageSource final : public PageSource {
  public:
-  ReadPageSource(const std::string& path, uint64_t offset, uint64_t size, uint64_t run_bytes);
+  ReadPageSource(int fd, const std::string& path, uint64_t offset, uint64_t size,
+                 uint64_t run_bytes);
   PageRun NextRun() override;
 
  private:
-  UniqueFd fd_;
+  int fd_;
   std::string path_;
   uint64_t offset_;
   uint64_t end_;
-  std::vector<uint8_t> buffer_;
+  uint64_t run_bytes_;
+  std::vector<uint8_t> buffer_;  // allocated at the first run
+};
+
+// What the chunk sources of one file may hold decompressed at once, together.
+struct ChunkBudget {
+  uint64_t* held;
+  uint64_t limit;
 };
 
 // One CPU's compressed chunks (u32 count, then per chunk: u32 compressed size, u32
@@ -53,7 +61,9 @@ class ReadPageSource final : public PageSource {
 class ChunkPageSource final : public PageSource {
  public:
   ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
-                  std::unique_ptr<Decompressor> decompressor, int cpu, SalvageLog* salvage);
+                  std::unique_ptr<Decompressor> decompressor, int cpu, SalvageLog* salvage,
+                  ChunkBudget budget);
+  ~ChunkPageSource() override;
   PageRun NextRun() override;
 
  private:
@@ -68,6 +78,8 @@ class ChunkPageSource final : public PageSource {
   std::unique_ptr<Decompressor> decompressor_;
   int cpu_;
   SalvageLog* salvage_;
+  ChunkBudget budget_;
+  uint64_t max_chunk_bytes_;
   uint32_t chunks_left_ = 0;
   uint32_t chunk_index_ = 0;
   uint64_t chunk_at_ = 0;

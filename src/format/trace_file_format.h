@@ -58,6 +58,8 @@ inline constexpr uint16_t kOptionHook = 6;
 inline constexpr uint16_t kOptionOffset = 7;
 inline constexpr uint16_t kOptionCpuCount = 8;
 inline constexpr uint16_t kOptionVersion = 9;
+inline constexpr uint16_t kOptionTimeShift = 12;
+inline constexpr uint16_t kOptionTsc2Nsec = 14;
 
 // cstool's own option: "cs" in ASCII, far above trace-cmd's ids.
 inline constexpr uint16_t kOptionCstoolInfo = 0x6373;

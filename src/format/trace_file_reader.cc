@@ -156,15 +156,20 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
         try {
           reader->AdoptRecordingInfo(fast()->recording_info());
         } catch (const Error&) {
-          // Damage the own parser refuses: libtracecmd's view stands alone.
+          // Damage the own parser refuses, or a file it leaves to libtracecmd: no info.
         }
       }
       break;
     case ReaderBackend::kAuto:
-      if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got))
-        reader = fast();
-      else
+      if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got)) {
+        try {
+          reader = fast();
+        } catch (const FastPathUnsupported&) {
+          reader = std::make_unique<TracecmdTraceFile>(path, options);
+        }
+      } else {
         reader = std::make_unique<TracecmdTraceFile>(path, options);
+      }
       break;
   }
   reader->LoadSidecarInfo();

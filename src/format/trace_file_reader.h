@@ -1,9 +1,10 @@
 // Opening a trace.dat file and streaming its raw records per CPU.
 //
 // Two backends present one interface:
-//  - the fast path, own parsers for trace-cmd v6 and v7 files in host byte order (mmap,
-//    every header section bounds-checked, ring-buffer pages walked in place: records
-//    point straight into the mapping; v7's zstd/zlib chunks decompressed one at a time);
+//  - the fast path, own parsers for trace-cmd v6 and v7 files in host byte order (the
+//    header mapped and every section bounds-checked; each CPU's ring-buffer pages read
+//    with pread into a buffer of its own, or v7's zstd/zlib chunks decompressed one at a
+//    time; records point into those buffers until the stream's next batch);
 //  - the compatibility path through libtracecmd for everything else trace-cmd reads
 //    (foreign byte order, compression cstool does not know).
 // Corrupt or truncated input throws cstool::Error naming the file and byte offset.

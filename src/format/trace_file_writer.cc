@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/errors.h"
+#include "base/unique_fd.h"
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
@@ -165,10 +166,13 @@ void AppendChunk(Compressor& compressor, std::string_view pages, std::string& ou
 }
 
 ChunkExtent ScanChunks(const std::filesystem::path& file) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", file.string(), std::strerror(errno)));
+  const UniqueFd owner(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  const int fd = owner.get();
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0)
+    throw Error(fmt::format("cannot read '{}': {}", file.string(), std::strerror(errno)));
   ChunkExtent e;
-  const uint64_t size = FileSize(file);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
   for (;;) {
     uint32_t header[2];
     if (size - e.bytes < 8 || ::pread(fd, header, 8, static_cast<off_t>(e.bytes)) != 8 ||
@@ -177,7 +181,6 @@ ChunkExtent ScanChunks(const std::filesystem::path& file) {
     e.bytes += 8 + uint64_t{header[0]};
     ++e.chunks;
   }
-  ::close(fd);
   return e;
 }
 

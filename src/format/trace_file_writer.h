@@ -20,7 +20,7 @@ struct EventSystemFormats {
 struct CpuTraceData {
   std::string stats;  // per_cpu/cpuN/stats (without the "CPU: N" line)
   // Raw sub-buffer pages, or with TraceFileContents::compression their compressed
-  // chunks, each "u32 compressed size, u32 size, compressed bytes" (WriteChunk); empty
+  // chunks, each "u32 compressed size, u32 size, compressed bytes" (AppendChunk); empty
   // path = no data.
   std::filesystem::path pages_file;
 };

@@ -50,6 +50,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
     in.Fail(section_at, "expected \"flyrecord\" section");
   ReadFlyrecord(in, buffers, options);
   KeepCpuStats(sections);
+  CheckParsed();
 }
 
 // /proc/kallsyms: not needed (skipped).

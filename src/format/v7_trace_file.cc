@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <set>
 
 #include "base/byte_cursor.h"
 #include "base/errors.h"
@@ -15,7 +16,7 @@ namespace {
 constexpr size_t kMaxNameLength = 4096;
 constexpr uint16_t kSectionCompressed = 1;
 // A chain of options sections longer than this can only be a loop in a damaged file.
-constexpr int kMaxOptionsSections = 1024;
+constexpr size_t kMaxOptionsSections = 1024;
 // Decompressed metadata larger than this can only come from damage.
 constexpr uint32_t kMaxSectionBytes = 1u << 30;
 
@@ -59,6 +60,7 @@ void V7TraceFile::Parse(const ReaderOptions& options) {
   ReadMetadata(layout, sections);
   ReadFlyrecord(layout, options);
   KeepCpuStats(sections);
+  CheckParsed();
 }
 
 // Magic, version, sizes, the compression header and where the first options section
@@ -73,7 +75,8 @@ uint64_t V7TraceFile::ReadHeader(ByteCursor& in) {
   return in.U64("options offset");
 }
 
-ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_view what) {
+ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_view what,
+                                    std::vector<uint8_t>* storage) {
   ByteCursor in(file_.bytes(), path_);
   in.Seek(offset, fmt::format("{} section", what));
   const uint16_t got = in.U16("section id");
@@ -94,7 +97,12 @@ ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_vi
   if (usize > kMaxSectionBytes)
     in.Fail(block_at, fmt::format("implausible uncompressed {} size {}", what, usize));
   std::string_view z = in.Bytes(zsize, what);
-  std::vector<uint8_t>& body = section_bodies_.emplace_back(usize);
+  decompressed_bytes_ += usize;
+  if (decompressed_bytes_ > kMaxSectionBytes)
+    in.Fail(block_at, fmt::format("the metadata sections decompress to more than {} bytes",
+                                  kMaxSectionBytes));
+  std::vector<uint8_t>& body = storage != nullptr ? *storage : section_bodies_.emplace_back();
+  body.assign(usize, 0);
   MakeDecompressor(file_compression_)
       ->Decompress(
           {reinterpret_cast<const uint8_t*>(z.data()), z.size()}, body,
@@ -108,11 +116,13 @@ ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_vi
 // Every options section of the chain: BUFFER, the metadata sections' offsets, and the
 // options ReadCommonOption knows; the others are skipped.
 void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layout) {
-  for (int n = 0; offset != 0; ++n) {
-    if (n == kMaxOptionsSections)
+  std::set<uint64_t> visited;
+  std::vector<uint8_t> body_storage;  // what an option needs later is copied out of it
+  while (offset != 0) {
+    if (!visited.insert(offset).second || visited.size() > kMaxOptionsSections)
       throw Error(fmt::format("{}: corrupt file at offset {}: options sections form a loop", path_,
                               offset));
-    ByteCursor in = OpenSection(offset, kSectionOptions, "options");
+    ByteCursor in = OpenSection(offset, kSectionOptions, "options", &body_storage);
     offset = 0;
     for (;;) {
       const size_t option_at = in.pos();
@@ -150,6 +160,7 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
                                    Layout& layout) {
   ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
   BufferOption b;
+  std::vector<std::pair<uint32_t, CpuData>> entries;
   try {
     static_cast<BufferOptionHead&>(b) = ReadBufferOptionHead(opt, option_at);
     b.clock = std::string(opt.CString(kMaxNameLength, "buffer clock"));
@@ -160,11 +171,15 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
       CpuData d;
       d.offset = opt.U64("CPU data offset");
       d.size = opt.U64("CPU data size");
-      if (!b.cpus.emplace(cpu, d).second)
-        in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
+      entries.emplace_back(cpu, d);
     }
   } catch (const Error&) {
     in.Fail(option_at, "malformed BUFFER option");
+  }
+  for (const auto& [cpu, d] : entries) {
+    if (cpu >= kMaxCpus) in.Fail(option_at, fmt::format("implausible CPU number {}", cpu));
+    if (!b.cpus.emplace(cpu, d).second)
+      in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
   }
   layout.buffers.push_back(std::move(b));
 }
@@ -230,7 +245,7 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
 
   const std::string label = chosen->name.empty() ? "" : fmt::format("buffer \"{}\" ", chosen->name);
   if (chosen->page_size != 0 && chosen->page_size != page_size_)
-    throw Error(
+    throw FastPathUnsupported(
         fmt::format("{}: corrupt file at offset {}: {}page size {} differs from the file's {}",
                     path_, chosen->option_at, label, chosen->page_size, page_size_));
   ByteCursor in(file_.bytes(), path_);

@@ -51,14 +51,17 @@ class V7TraceFile final : public FastTraceFile {
   void ReadFlyrecord(const Layout& layout, const ReaderOptions& options);
 
   // A cursor over the body of the section at `offset`, which must have id `id`: in place,
-  // or decompressed into storage kept until parsing ends.
-  ByteCursor OpenSection(uint64_t offset, uint16_t id, std::string_view what);
+  // or decompressed into `storage` (valid until its next use) or, without one, into
+  // storage kept until parsing ends.
+  ByteCursor OpenSection(uint64_t offset, uint16_t id, std::string_view what,
+                         std::vector<uint8_t>* storage = nullptr);
 
   std::string file_compression_;  // "none", "zstd", "zlib"
   // Decompressed section bodies and the labels their cursors name in errors; the
   // event format texts point into them until they are parsed.
   std::deque<std::vector<uint8_t>> section_bodies_;
   std::deque<std::string> section_labels_;
+  uint64_t decompressed_bytes_ = 0;  // all sections together, bounded
 };
 
 }  // namespace cstool

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "format/trace_file_reader.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
@@ -227,6 +228,9 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"killed.dat", "rec.err"}));
 
+  // The recovered file is what the option asked for: v6 with raw pages, or v7 chunks.
+  EXPECT_EQ(OpenTraceFile(out.string())->file_version(),
+            std::string(GetParam()) == "--compress=none" ? 6 : 7);
   CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_NE(report.out.find("recovered from a recording that was killed"), std::string::npos);

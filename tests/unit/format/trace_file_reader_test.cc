@@ -1,6 +1,7 @@
 #include "format/trace_file_reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include "base/errors.h"
 #include "decode/decode_trace.h"
 #include "decode/event_decoder.h"
+#include "tests/support/synthetic_trace.h"
 
 namespace cstool {
 namespace {
@@ -211,6 +213,24 @@ TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
     EXPECT_NE(std::string(e.what()).find(".cstool.json"), std::string::npos);
   }
   std::filesystem::remove_all(dir);
+}
+
+// Pages larger than the reader's 256 KiB runs are read whole (each run holds a page).
+TEST(TraceFileReader, PagesLargerThanAReadRun) {
+  const std::string events = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/events";
+  SyntheticTrace t(events, 2, 1u << 20);
+  const int se = t.AddEvent("raw_syscalls", "sys_enter");
+  const auto r = t.NewRecord(se, 100).Set("id", 1);
+  for (uint64_t i = 0; i < 100000; ++i) t.Append(static_cast<int>(i % 2), 1000 + i, r);
+  const std::string file = (std::filesystem::temp_directory_path() /
+                            ("cstool_big_pages_" + std::to_string(::getpid()) + ".dat"))
+                               .string();
+  t.Write(file);
+  Replayed fast = ReplayFile(file, ReaderBackend::kFast);
+  Replayed lib = ReplayFile(file, ReaderBackend::kLibTracecmd);
+  std::filesystem::remove(file);
+  EXPECT_EQ(fast.stats.events, 100000u);
+  ExpectSameReplay(fast, lib);
 }
 
 TEST(TraceFileReader, NotATraceFile) {

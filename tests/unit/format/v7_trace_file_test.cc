@@ -15,6 +15,7 @@
 #include "base/errors.h"
 #include "decode/decode_trace.h"
 #include "format/compression.h"
+#include "format/trace_file_format.h"
 #include "tests/support/files.h"
 
 namespace cstool {
@@ -150,6 +151,63 @@ TEST_F(V7Damage, FlippedBytesNeverCrash) {
     Read(img);
     if (at >= data_[0].offset) Read(img, /*salvage=*/true);
   }
+}
+
+// The uncompressed options section at `at`: the offset of the first option with `id`.
+size_t OptionAt(const std::string& image, size_t at, uint16_t id) {
+  for (size_t p = at + 16;;) {
+    uint16_t got = 0;
+    uint32_t size = 0;
+    std::memcpy(&got, image.data() + p, 2);
+    std::memcpy(&size, image.data() + p + 2, 4);
+    if (got == id) return p;
+    if (got == 0) return std::string::npos;
+    p += 6 + size;
+  }
+}
+
+// The fixture's first options section (uncompressed, at 8021) and the last one (at
+// 24226), as trace-cmd dump --sections lists them.
+constexpr size_t kFirstOptions = 8021;
+constexpr size_t kLastOptions = 24226;
+
+TEST_F(V7Damage, OptionsSectionPointingAtItselfIsALoop) {
+  std::string img = original_;
+  const size_t done = OptionAt(img, kLastOptions, 0);
+  ASSERT_NE(done, std::string::npos);
+  const uint64_t self = kLastOptions;
+  std::memcpy(img.data() + done + 6, &self, 8);
+  Outcome o = Read(img);
+  EXPECT_NE(o.error.find("options sections form a loop"), std::string::npos) << o.error;
+}
+
+TEST_F(V7Damage, HugeCpuNumberIsAnError) {
+  std::string img = original_;
+  const size_t buffer = OptionAt(img, kLastOptions, 3);
+  ASSERT_NE(buffer, std::string::npos);
+  // BUFFER payload: u64 offset, name, clock, u32 page size, u32 count, then the CPUs.
+  size_t p = buffer + 6 + 8;
+  p = img.find('\0', p) + 1;
+  p = img.find('\0', p) + 1;
+  p += 8;
+  const uint32_t cpu = 0xffffffff;
+  std::memcpy(img.data() + p, &cpu, 4);
+  Outcome o = Read(img);
+  EXPECT_NE(o.error.find("implausible CPU number 4294967295"), std::string::npos) << o.error;
+}
+
+// A file whose timestamps libtracecmd would shift (here an OFFSET option, as
+// `trace-cmd record --ts-offset` writes) is left to libtracecmd.
+TEST_F(V7Damage, TimestampOptionGoesToLibtracecmd) {
+  std::string img = original_;
+  const size_t uname = OptionAt(img, kFirstOptions, tracefile::kOptionUname);
+  ASSERT_NE(uname, std::string::npos);
+  const uint16_t offset_id = tracefile::kOptionOffset;
+  std::memcpy(img.data() + uname, &offset_id, 2);  // its text reads as offset 0
+  Outcome fast = Read(img);
+  EXPECT_NE(fast.error.find("only libtracecmd applies"), std::string::npos) << fast.error;
+  EXPECT_STREQ(OpenTraceFile(path_)->backend_name(), "libtracecmd");
+  EXPECT_THROW(OpenTraceFile(path_, {ReaderBackend::kFast, ""}), FastPathUnsupported);
 }
 
 TEST(Compression, RoundTripsAndRejectsDamage) {
