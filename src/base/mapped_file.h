@@ -27,8 +27,8 @@ class MappedFile {
   // call): a sequential reader is done with them; the bytes stay readable.
   void Release(uint64_t offset, uint64_t size) const;
 
-  // Files up to this size are pre-faulted when mapped: about what a reader keeps mapped
-  // anyway before releasing (1 MiB steps), so RSS stays bounded for any file size.
+  // Files up to this size are pre-faulted when mapped (fast); larger ones fault in as
+  // they are read, so RSS stays bounded for any file size.
   static constexpr size_t kPopulateLimit = size_t{1} << 20;
 
  private:

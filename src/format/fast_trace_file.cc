@@ -313,6 +313,25 @@ void FastTraceFile::CheckParsed() const {
                               path_, ranges[i].first));
 }
 
+void FastTraceFile::CheckPagesInPlace(CpuData& d, size_t cpu, const std::string& label,
+                                      const ByteCursor& in, size_t at) {
+  if (d.size == 0) return;
+  if (d.size % page_size_ != 0)
+    in.Fail(at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}", label,
+                            cpu, d.size, page_size_));
+  if (d.offset <= file_.size() && d.size <= file_.size() - d.offset) return;
+  const std::string what = fmt::format(
+      "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
+      path_, file_.size(), label, cpu, d.size, d.offset);
+  if (!salvage_) throw Error(what);
+  // Keep the whole pages that are there.
+  const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
+  const uint64_t keep = have / page_size_ * page_size_;
+  salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
+                               d.offset + keep, keep / page_size_, d.size / page_size_));
+  d.size = keep;
+}
+
 void FastTraceFile::KeepCpuStats(const Sections& sections) {
   if (auto it = sections.stats_by_buffer.find(buffer_name_); it != sections.stats_by_buffer.end())
     cpu_stats_ = it->second;

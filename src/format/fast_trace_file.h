@@ -92,6 +92,11 @@ class FastTraceFile : public TraceFileReader {
   // false if `id` is none of them.
   bool ReadCommonOption(uint16_t id, std::string_view body, size_t option_at, const ByteCursor& in,
                         Sections& sections);
+  // Checks one CPU's pages in place (read at `at` by `in`): a whole number of pages,
+  // within the file; with salvage, data cut short by the file's end is kept up to its
+  // last whole page.
+  void CheckPagesInPlace(CpuData& d, size_t cpu, const std::string& label, const ByteCursor& in,
+                         size_t at);
   // Takes the CPUSTAT options of the buffer read.
   void KeepCpuStats(const Sections& sections);
   // Both checks end a parse: a timestamp option (FastPathUnsupported), and

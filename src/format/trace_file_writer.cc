@@ -354,8 +354,8 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
     HeaderBuffer buffer;
     buffer.Number<uint64_t>(flyrecord_at);
     buffer.CString("");  // the top instance
-    buffer.CString(ParseTraceClock(c.trace_clock).empty() ? "local"
-                                                          : ParseTraceClock(c.trace_clock));
+    const std::string clock = ParseTraceClock(c.trace_clock);
+    buffer.CString(clock.empty() ? "local" : clock);
     buffer.Number<uint32_t>(c.page_size);
     buffer.Number<uint32_t>(cpus);
     for (uint32_t cpu = 0; cpu < cpus; ++cpu) {

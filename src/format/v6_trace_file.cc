@@ -89,30 +89,14 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
 
 // One (offset, size) entry per CPU; with --salvage, data cut short by the end of the
 // file is kept up to its last whole page.
-std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c, const std::string& label,
-                                                            bool salvage) {
+std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c,
+                                                            const std::string& label) {
   std::vector<CpuData> table(static_cast<size_t>(cpus_));
   for (size_t cpu = 0; cpu < table.size(); ++cpu) {
     const size_t entry_at = c.pos();
     table[cpu].offset = c.U64("CPU data offset");
     table[cpu].size = c.U64("CPU data size");
-    CpuData& d = table[cpu];
-    if (d.size == 0) continue;
-    if (d.size % page_size_ != 0)
-      c.Fail(entry_at, fmt::format("{}CPU {} data size {} is not a multiple of the page size {}",
-                                   label, cpu, d.size, page_size_));
-    if (d.offset > file_.size() || d.size > file_.size() - d.offset) {
-      const std::string what = fmt::format(
-          "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
-          path_, file_.size(), label, cpu, d.size, d.offset);
-      if (!salvage) throw Error(what);
-      // Keep the whole pages that are there.
-      const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
-      const uint64_t keep = have / page_size_ * page_size_;
-      salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
-                                   d.offset + keep, keep / page_size_, d.size / page_size_));
-      d.size = keep;
-    }
+    CheckPagesInPlace(table[cpu], cpu, label, c, entry_at);
   }
   return table;
 }
@@ -121,7 +105,7 @@ std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c, const
 // for, else the first when the top instance holds no data.
 void V6TraceFile::ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,
                                 const ReaderOptions& options) {
-  std::vector<CpuData> top = ReadCpuTable(in, "", options.salvage);
+  std::vector<CpuData> top = ReadCpuTable(in, "");
 
   const BufferOption* chosen = nullptr;
   if (!options.buffer.empty()) {
@@ -143,7 +127,7 @@ void V6TraceFile::ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>&
     c.Seek(chosen->offset, label + "data table");
     if (c.remaining() >= 10 && c.Bytes(10, "marker") != std::string_view("flyrecord\0", 10))
       c.Seek(chosen->offset, label + "data table");
-    cpu_data_ = ReadCpuTable(c, label, options.salvage);
+    cpu_data_ = ReadCpuTable(c, label);
     buffer_name_ = chosen->name;
   }
 }

@@ -32,7 +32,7 @@ class V6TraceFile final : public FastTraceFile {
   void ReadOptions(ByteCursor& in, Sections& sections, std::vector<BufferOption>& buffers);
   void ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,
                      const ReaderOptions& options);
-  std::vector<CpuData> ReadCpuTable(ByteCursor& c, const std::string& label, bool salvage);
+  std::vector<CpuData> ReadCpuTable(ByteCursor& c, const std::string& label);
 };
 
 }  // namespace cstool

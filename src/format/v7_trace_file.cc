@@ -267,15 +267,13 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
   for (const auto& [cpu, d] : chosen->cpus) {
     CpuData& out = cpu_data_[cpu];
     out = d;
-    if (d.size == 0) continue;
-    const bool in_place = data_compression_.empty();
-    if (in_place && d.size % page_size_ != 0)
-      in.Fail(chosen->option_at,
-              fmt::format("{}CPU {} data size {} is not a multiple of the page size {}", label, cpu,
-                          d.size, page_size_));
+    if (data_compression_.empty()) {
+      CheckPagesInPlace(out, cpu, label, in, chosen->option_at);
+      continue;
+    }
     // Chunks are bounded by the file's end as they are read (their table says how long
-    // they are); pages in place by the size the option gives.
-    if (!in_place && d.offset > file_.size()) {
+    // they are).
+    if (d.size > 0 && d.offset > file_.size()) {
       if (!salvage_)
         throw Error(fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {})", path_,
                                 file_.size(), label, cpu, d.offset));
@@ -284,15 +282,6 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
                       "not read",
                       path_, file_.size(), label, cpu, d.offset, cpu));
       out.size = 0;
-    } else if (in_place && (d.offset > file_.size() || d.size > file_.size() - d.offset)) {
-      const std::string what = fmt::format(
-          "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
-          path_, file_.size(), label, cpu, d.size, d.offset);
-      if (!salvage_) throw Error(what);
-      const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
-      const uint64_t keep = have / page_size_ * page_size_;  // the whole pages that are there
-      salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {}", what, cpu, d.offset + keep));
-      out.size = keep;
     }
   }
   buffer_name_ = chosen->name;
