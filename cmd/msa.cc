@@ -18,6 +18,8 @@ RunFn SetupMsa(CLI::App& sub) {
   sub.add_option("-n,--count", options->count, "Stop after this many intervals (0: no limit)")
       ->capture_default_str();
   sub.add_flag("-A,--processes", options->per_process, "One row per process instead of per thread");
+  sub.add_flag("--children", options->children,
+               "Also the process's existing descendants (its later forks are always followed)");
   sub.add_option("--format", options->format, "Output format: table or json (JSON lines)")
       ->capture_default_str();
   sub.add_option("-o,--output", options->output,

@@ -23,6 +23,9 @@ RunFn SetupReport(CLI::App& sub) {
                  "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
                  "tid, pid, or a microstate key (user, sys, sleep_futex, ...)")
       ->capture_default_str();
+  sub.add_flag("--tree", opts->view.tree,
+               "Order processes as their tree (parents before children, siblings by creation) "
+               "and threads by their process, instead of by --sort");
   sub.add_flag("--explain-anomalies", opts->explain_anomalies,
                "List every anomaly with its time, CPU and thread");
   sub.add_flag("--check", opts->check,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
 
 #include "base/errors.h"
 
@@ -76,6 +77,43 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   into.migrations += r.migrations;
 }
 
+// The parent process as `t` tells it: the process of the thread that forked it, when
+// that is another process (a thread's creator is in its own process), or 0.
+int32_t ForkParent(const Thread& t) {
+  const Thread* creator = t.forked_by;
+  return creator && PidKnown(*creator) && creator->tgid != t.tgid ? creator->tgid : 0;
+}
+
+// The parents /proc showed the recorder (processes alive before the trace), by pid.
+std::unordered_map<int32_t, int32_t> ProcParents(const TraceSummary& trace) {
+  std::unordered_map<int32_t, int32_t> out;
+  if (!trace.has_recording_info) return out;
+  for (const ThreadIdentity& t : trace.recording.threads)
+    if (t.tid == t.tgid && t.ppid != 0) out.emplace(t.tgid, t.ppid);
+  return out;
+}
+
+// --tree: processes in the tree's preorder, threads by their process's place in it
+// (creation order within), threads of unknown processes last.
+void OrderAsTree(ReportView& view) {
+  std::vector<ProcessTotals> ordered;
+  ordered.reserve(view.processes.size());
+  for (size_t i : view.tree.preorder) ordered.push_back(std::move(view.processes[i]));
+  view.processes = std::move(ordered);
+  view.tree = BuildProcessTree(view.processes);
+  std::unordered_map<int32_t, size_t> rank;
+  for (size_t i = 0; i < view.processes.size(); ++i) rank.emplace(view.processes[i].pid, i);
+  auto rank_of = [&rank](const Thread& t) {
+    auto it = PidKnown(t) ? rank.find(t.tgid) : rank.end();
+    return it == rank.end() ? SIZE_MAX : it->second;
+  };
+  std::stable_sort(view.threads.begin(), view.threads.end(),
+                   [&](const ThreadReport* a, const ThreadReport* b) {
+                     const size_t ra = rank_of(*a->thread), rb = rank_of(*b->thread);
+                     return ra != rb ? ra < rb : a->thread->id < b->thread->id;
+                   });
+}
+
 }  // namespace
 
 std::vector<std::string> SortKeys() {
@@ -138,6 +176,7 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                    });
 
   std::map<int32_t, ProcessTotals> procs;
+  const std::unordered_map<int32_t, int32_t> proc_parents = ProcParents(model.trace);
   for (const ThreadReport* r : view.threads) {
     const Thread& t = *r->thread;
     // Threads of unknown processes are left out rather than summed into one "-" row: such
@@ -151,14 +190,24 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
     p.pid = t.tgid;
     if (p.comm.empty() || t.tid == p.pid) p.comm = t.comm;
     ++p.threads;
+    if (p.ppid == 0) p.ppid = ForkParent(t);
+    p.first_ts = std::min(p.first_ts, t.first_ts);
+    p.end_ts = std::max(p.end_ts, t.end_ts);
     p.lifetime_sum += r->Lifetime();
     p.lost_touched = p.lost_touched || t.lost_touched;
     Accumulate(p.sum, *r);
   }
-  for (auto& [pid, p] : procs) view.processes.push_back(std::move(p));
+  for (auto& [pid, p] : procs) {
+    if (p.ppid == 0)
+      if (auto it = proc_parents.find(pid); it != proc_parents.end()) p.ppid = it->second;
+    view.ppids.emplace(pid, p.ppid);
+    view.processes.push_back(std::move(p));
+  }
   std::stable_sort(view.processes.begin(), view.processes.end(), [](auto& a, auto& b) {
     return a.sum.voluntary + a.sum.involuntary > b.sum.voluntary + b.sum.involuntary;
   });
+  view.tree = BuildProcessTree(view.processes);
+  if (options.tree) OrderAsTree(view);
   return view;
 }
 

@@ -4,26 +4,38 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "analysis/process_tree.h"
 #include "analysis/report_model.h"
 #include "model/syscall_table.h"
 
 namespace cstool {
+
+// A thread's process is known when the file tells its tgid (sched/thread_groups.h); a
+// report then shows it as unknown (PidText "-", JSON null), never as the tid.
+inline bool PidKnown(const Thread& t) { return t.tgid != 0; }
 
 struct ViewOptions {
   std::vector<int32_t> pids;  // -p: only these processes
   std::vector<int32_t> tids;  // -t: only these threads
   std::string sort = "switches";
   bool all_threads = false;  // also untracked threads
+  // --tree: processes in tree order (parents before children, siblings by creation) and
+  // threads by their process in that order, instead of by `sort`.
+  bool tree = false;
 };
 
 struct ProcessTotals {
   int32_t pid = 0;
+  int32_t ppid = 0;  // the parent process; 0 when neither the trace nor /proc told it
   std::string comm;
   uint32_t threads = 0;
   ThreadReport sum;  // thread == nullptr; lifetimes summed over threads
   int64_t lifetime_sum = 0;
+  int64_t first_ts = INT64_MAX;  // the earliest start and latest end of its threads
+  int64_t end_ts = INT64_MIN;
   bool lost_touched = false;
 };
 
@@ -35,7 +47,16 @@ struct ReportView {
   const KernelCheckResult* check = nullptr;  // --check result, rendered when set
   std::vector<const ThreadReport*> threads;
   std::vector<ProcessTotals> processes;  // of the threads whose process is known
+  ProcessTree tree;                      // over `processes`, indexed like them
   uint32_t ungrouped_threads = 0;        // threads whose process is not known
+
+  std::unordered_map<int32_t, int32_t> ppids;  // pid -> ppid of `processes`
+
+  // The parent of the process of `t` (0: unknown).
+  int32_t PpidOf(const Thread& t) const {
+    auto it = PidKnown(t) ? ppids.find(t.tgid) : ppids.end();
+    return it == ppids.end() ? 0 : it->second;
+  }
 
   // What the header says when some threads could not be grouped; empty when none.
   std::string UngroupedNote() const;
@@ -55,9 +76,6 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
 // Valid --sort keys, for help text and errors.
 std::vector<std::string> SortKeys();
 
-// A thread's process is known when the file tells its tgid (sched/thread_groups.h); a
-// report then shows it as unknown (PidText "-", JSON null), never as the tid.
-inline bool PidKnown(const Thread& t) { return t.tgid != 0; }
 inline std::string PidText(const Thread& t) { return PidKnown(t) ? std::to_string(t.tgid) : "-"; }
 // Pictures need a number to group a thread's track under: its process, or the thread
 // itself when that is unknown. A track key, never shown as the thread's pid.

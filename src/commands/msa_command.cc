@@ -123,6 +123,9 @@ class MsaDriver {
   IntervalStatsObserver interval_stats_;
   IntervalStatsObserver total_stats_;
   std::set<int32_t> filtered_tids_;
+  // The process and, with --children, its descendants when msa attached; tasks they
+  // create later are followed through the fork events.
+  std::vector<int32_t> pids_;
 
   std::string comm_;
   int64_t wall_offset_ = 0;
@@ -146,14 +149,20 @@ void MsaDriver::SetUp() {
     tracefs_instance_file_write(session_->instance(), "buffer_percent", kWakePercent);
   exit_fd_ = std::make_unique<ProcessExitFd>(o_.pid);
 
-  std::vector<ThreadIdentity> threads = ListThreads(o_.pid);
-  if (threads.empty())
-    throw Error(fmt::format("process {} exited before msa could attach", o_.pid));
+  pids_ = {o_.pid};
+  const std::vector<int> descendants = DescendantsOf(o_.pid);
+  if (o_.children)
+    pids_.insert(pids_.end(), descendants.begin(), descendants.end());
+  else if (!descendants.empty())
+    messages_.Warning(UnfollowedDescendantsWarning(o_.pid, descendants));
   std::vector<int> tids;
-  for (const auto& t : threads) {
-    tids.push_back(t.tid);
-    filtered_tids_.insert(t.tid);
-  }
+  for (int32_t pid : pids_)
+    for (const ThreadIdentity& t : ListThreads(pid)) {
+      tids.push_back(t.tid);
+      filtered_tids_.insert(t.tid);
+    }
+  if (ListThreads(o_.pid).empty())
+    throw Error(fmt::format("process {} exited before msa could attach", o_.pid));
   session_->AddPids(tids);
 
   std::vector<int> cpus = OnlineCpus();
@@ -204,7 +213,7 @@ bool MsaDriver::Attach() {
   std::optional<ProcSeed> seed;
   bool exact = false;
   for (int attempt = 0; attempt < kMaxWindowAttempts; ++attempt) {
-    seed = ReadProcSeed(o_.pid);
+    seed = ReadProcSeed(pids_);
     if (seed->threads.empty())
       throw Error(fmt::format("process {} exited while msa was attaching", o_.pid));
     std::vector<int> new_tids;
@@ -230,7 +239,7 @@ bool MsaDriver::Attach() {
 
   TrackingPolicy policy;
   policy.all = false;
-  policy.root_pids = {o_.pid};
+  policy.root_pids = pids_;
   for (const ThreadSeed& t : seed->threads) policy.known_tgids.emplace_back(t.tid, t.tgid);
   machine_ =
       std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_), std::move(policy));
@@ -247,7 +256,7 @@ bool MsaDriver::Attach() {
 std::optional<KernelSwitchSnapshot> MsaDriver::ReadWindowEnd() {
   std::optional<KernelSwitchSnapshot> snapshot;
   for (int attempt = 0; attempt < kMaxWindowAttempts; ++attempt) {
-    ProcSeed seed = ReadProcSeed(o_.pid);
+    ProcSeed seed = ReadProcSeed(pids_);
     if (seed.threads.empty()) return std::nullopt;
     const int64_t end = seed.read_end_ns + kSwitchSlackNs;
     SleepUntil(end + kCutMarginNs, /*interruptible=*/false);
@@ -305,7 +314,7 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
   RecordingInfo info;
   info.tool_version = Version();
   info.command = {"cstool", "msa", std::to_string(o_.pid)};
-  info.target_pids = {o_.pid};
+  info.target_pids = pids_;
   info.trace_clock = session_->clock();
   info.start_ts = trace_start_;
   info.end_ts = end_ts;

@@ -40,6 +40,7 @@ struct MsaOptions {
   double interval_s = 1.0;   // -T
   uint64_t count = 0;        // -n; 0 = until the process exits or a signal
   bool per_process = false;  // -A
+  bool children = false;     // --children: also the process's existing descendants
   std::string format = "table";
   std::string output;  // -o: also save the raw trace (trace.dat v6)
   size_t buffer_kb = 4096;

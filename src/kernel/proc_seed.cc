@@ -69,12 +69,18 @@ int64_t ParseProcSyscall(std::string_view text) {
   return nr < 0 ? kNotInSyscall : nr;
 }
 
-ProcSeed ReadProcSeed(int32_t pid) {
+ProcSeed ReadProcSeed(int32_t pid) { return ReadProcSeed(std::vector<int32_t>{pid}); }
+
+ProcSeed ReadProcSeed(const std::vector<int32_t>& pids) {
   ProcSeed seed;
-  std::vector<ThreadIdentity> threads = ListThreads(pid);
+  std::vector<ThreadIdentity> threads;
+  for (int32_t pid : pids) {
+    std::vector<ThreadIdentity> of_pid = ListThreads(pid);
+    threads.insert(threads.end(), of_pid.begin(), of_pid.end());
+  }
   seed.read_start_ns = MonotonicNowNs();
   for (const ThreadIdentity& id : threads) {
-    const std::string dir = fmt::format("/proc/{}/task/{}/", pid, id.tid);
+    const std::string dir = fmt::format("/proc/{}/task/{}/", id.tgid, id.tid);
     auto status_text = ReadSmallFile(dir + "status");
     auto stat_text = ReadSmallFile(dir + "stat");
     if (!status_text || !stat_text) continue;

@@ -45,6 +45,8 @@ int64_t ParseProcSyscall(std::string_view text);
 // Reads every thread of `pid`. Threads that vanish while being read are skipped; an
 // empty list means the process is gone.
 ProcSeed ReadProcSeed(int32_t pid);
+// The same for the threads of several processes, read within one bracket.
+ProcSeed ReadProcSeed(const std::vector<int32_t>& pids);
 
 // True when `pid` no longer has a thread that can run: no /proc entry, or only
 // zombie/dead threads left (a process whose parent has not reaped it yet).

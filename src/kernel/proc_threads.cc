@@ -37,12 +37,27 @@ std::string ReadLine(const std::string& path) {
   return line;
 }
 
+// The state letter and parent pid of /proc/PID/stat ("PID (comm) S PPID ..."); the comm
+// may hold spaces and parentheses, so the fields are found after its last ')'.
+struct StatHead {
+  char state = '?';
+  int ppid = 0;
+};
+std::optional<StatHead> ReadStatHead(int pid) {
+  const std::string stat = ReadLine(fmt::format("/proc/{}/stat", pid));
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 4 >= stat.size()) return std::nullopt;
+  return StatHead{stat[paren + 2], std::atoi(stat.c_str() + paren + 4)};
+}
+
 }  // namespace
 
 std::vector<ThreadIdentity> ListThreads(int pid) {
   std::vector<ThreadIdentity> out;
+  const std::optional<StatHead> head = ReadStatHead(pid);
+  const int ppid = head ? head->ppid : 0;
   for (int tid : NumericEntries(fmt::format("/proc/{}/task", pid)))
-    out.push_back({tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid))});
+    out.push_back({tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid});
   return out;
 }
 
@@ -57,12 +72,8 @@ std::vector<ThreadIdentity> ListAllThreads() {
 
 std::vector<int> DescendantsOf(int pid) {
   std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
-  for (int p : NumericEntries("/proc")) {
-    const std::string stat = ReadLine(fmt::format("/proc/{}/stat", p));
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
-    parent_of.emplace_back(p, std::atoi(stat.c_str() + paren + 4));  // ") S PPID"
-  }
+  for (int p : NumericEntries("/proc"))
+    if (std::optional<StatHead> head = ReadStatHead(p)) parent_of.emplace_back(p, head->ppid);
   std::vector<int> out{pid};
   for (size_t i = 0; i < out.size(); ++i)
     for (auto [p, ppid] : parent_of)
@@ -71,13 +82,21 @@ std::vector<int> DescendantsOf(int pid) {
   return out;
 }
 
+std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descendants) {
+  const bool one = descendants.size() == 1;
+  return fmt::format(
+      "process {} has {} descendant process{} that {} not followed (e.g. {}); add --children to "
+      "include {}",
+      pid, descendants.size(), one ? "" : "es", one ? "is" : "are",
+      descendants.empty() ? 0 : descendants.front(), one ? "it" : "them");
+}
+
 bool ProcessExists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::optional<char> ProcessState(int pid) {
-  std::string stat = ReadLine(fmt::format("/proc/{}/stat", pid));
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return std::nullopt;
-  return stat[paren + 2];
+  std::optional<StatHead> head = ReadStatHead(pid);
+  if (!head) return std::nullopt;
+  return head->state;
 }
 
 std::optional<ContextSwitches> ReadContextSwitches(int pid) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/recording_info.h"
@@ -17,6 +18,9 @@ bool ProcessExists(int pid);
 // The processes descended from `pid` (children, their children, ...), from the PPid of
 // every /proc/PID/stat, parents before children; empty if it has none.
 std::vector<int> DescendantsOf(int pid);
+// What `record -p` and `msa` say when `pid` has descendants they do not follow (their
+// later forks are followed; the ones already there are not): names --children.
+std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descendants);
 // The state letter of /proc/PID/stat ('R', 'S', ...), or nullopt.
 std::optional<char> ProcessState(int pid);
 

@@ -27,6 +27,7 @@ struct ThreadIdentity {
   int32_t tid = 0;
   int32_t tgid = 0;
   std::string comm;
+  int32_t ppid = 0;  // the process's parent as /proc showed it; 0 when not read
 };
 
 // The kernel's own switch counters for the `-- CMD` child process: a baseline read
@@ -96,7 +97,7 @@ struct RecordingInfo {
 // member's default.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pages, bytes,
                                                 lost_events, lost_pages, overrun, dropped)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm, ppid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,

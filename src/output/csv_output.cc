@@ -19,7 +19,7 @@ class CsvOutput : public Output {
  public:
   explicit CsvOutput(std::ostream& os) : os_(os) {}
   void Render(const ReportView& view) override {
-    std::string header = "tid,pid,comm,lifetime_ns";
+    std::string header = "tid,pid,ppid,comm,lifetime_ns";
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
@@ -27,9 +27,11 @@ class CsvOutput : public Output {
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
-      // An unknown process leaves the pid field empty.
-      std::string row = fmt::format("{},{},{},{}", t.tid, PidKnown(t) ? std::to_string(t.tgid) : "",
-                                    Quote(t.comm), r->Lifetime());
+      // An unknown process (or parent) leaves the field empty.
+      const int32_t ppid = view.PpidOf(t);
+      std::string row =
+          fmt::format("{},{},{},{},{}", t.tid, PidKnown(t) ? std::to_string(t.tgid) : "",
+                      ppid != 0 ? std::to_string(ppid) : "", Quote(t.comm), r->Lifetime());
       for (int64_t v : r->microstates) row += fmt::format(",{}", v);
       row += fmt::format(",{},{}", r->voluntary, r->involuntary);
       for (uint64_t v : r->preempted_at) row += fmt::format(",{}", v);

@@ -43,6 +43,15 @@ nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
           {"untraced_switch_outs", p.untraced_switch_outs}};
 }
 
+// A process with all its descendants (the command tree's totals).
+nlohmann::json SubtreeJson(const SubtreeTotals& t) {
+  return {{"processes", t.processes},
+          {"threads", t.threads},
+          {"wall_ns", t.Wall()},
+          {"microstates_ns", MicrostatesJson(t.microstates)},
+          {"switches", {{"voluntary", t.voluntary}, {"involuntary", t.involuntary}}}};
+}
+
 // The anomalies that concerned the thread, by name (the trace's table, per thread).
 nlohmann::json AnomaliesJson(const AnomalyCounters& a) {
   nlohmann::json j = nlohmann::json::object();
@@ -127,8 +136,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
     threads.push_back(std::move(j));
   }
   nlohmann::json processes = nlohmann::json::array();
-  for (const ProcessTotals& p : view.processes) {
+  for (size_t i = 0; i < view.processes.size(); ++i) {
+    const ProcessTotals& p = view.processes[i];
     processes.push_back({{"pid", p.pid},
+                         {"ppid", p.ppid != 0 ? nlohmann::json(p.ppid) : nullptr},
                          {"comm", p.comm},
                          {"threads", p.threads},
                          {"lifetime_ns", p.lifetime_sum},
@@ -137,9 +148,13 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"microstates_ns", MicrostatesJson(p.sum.microstates)},
                          {"syscalls", SyscallsJson(view, p.sum)},
                          {"irqs", IrqsJson(p.sum)},
-                         {"switch_placement", PlacementJson(p.sum.placement)}});
+                         {"switch_placement", PlacementJson(p.sum.placement)},
+                         {"tree", SubtreeJson(view.tree.subtree[i])}});
   }
-  nlohmann::json report = {{"trace", trace}, {"threads", threads}, {"processes", processes}};
+  nlohmann::json roots = nlohmann::json::array();
+  for (size_t i : view.tree.roots) roots.push_back(view.processes[i].pid);
+  nlohmann::json report = {
+      {"trace", trace}, {"threads", threads}, {"processes", processes}, {"tree_roots", roots}};
   if (view.check) report["check"] = CheckToJson(*view.check);
   return report;
 }

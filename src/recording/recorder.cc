@@ -56,7 +56,10 @@ class ThreadTable {
   void Add(const std::vector<ThreadIdentity>& threads) {
     for (const auto& t : threads) {
       auto& slot = threads_[t.tid];
+      const int32_t ppid = slot.ppid;
       if (slot.tid == 0 || !t.comm.empty()) slot = t;
+      // The parent first seen stays: an orphan reparented later was still created by it.
+      if (ppid != 0) slot.ppid = ppid;
     }
   }
   std::vector<ThreadIdentity> List() const {
@@ -258,7 +261,7 @@ void Recorder::StartTargets() {
     info_.child.pid = child_->pid();
     session_->AddPids({child_->pid()});
     std::string comm = std::filesystem::path(o_.command[0]).filename().string().substr(0, 15);
-    threads_.Add({{child_->pid(), child_->pid(), comm}});
+    threads_.Add({{child_->pid(), child_->pid(), comm, static_cast<int32_t>(::getpid())}});
   }
   std::vector<int> pids = o_.pids;
   for (int pid : o_.pids) {
@@ -266,13 +269,7 @@ void Recorder::StartTargets() {
     if (o_.children) {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
     } else if (!descendants.empty()) {
-      // Their forks after the attach are followed; the ones already there are not.
-      messages_.Warning(
-          fmt::format("process {} has {} descendant process{} that {} not recorded (e.g. {}); add "
-                      "--children to record {}",
-                      pid, descendants.size(), descendants.size() == 1 ? "" : "es",
-                      descendants.size() == 1 ? "is" : "are", descendants.front(),
-                      descendants.size() == 1 ? "it" : "them"));
+      messages_.Warning(UnfollowedDescendantsWarning(pid, descendants));
     }
   }
   std::sort(pids.begin(), pids.end());

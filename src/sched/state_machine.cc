@@ -350,6 +350,7 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
   Thread& child = NewThread(e.child_pid, e.child_comm, e.c.ts, true);
   if (child.tgid == 0) child.tgid = tgid;
   threads_.Forked(parent, child, kind);
+  child.forked_by = &parent;
   child.tracked = child.tracked || parent.tracked;
   child.user_thread = parent.user_thread;
   // Until wake_up_new_task it is not runnable, but it is nothing else either: count

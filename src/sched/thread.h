@@ -107,6 +107,9 @@ struct Thread {
   int64_t syscall_start = 0;
   bool syscall_enter_seen = false;
   uint32_t last_waker = UINT32_MAX;
+  // The thread whose fork created this one (sched_process_fork), null when the trace does
+  // not show it: a child process's parent process is the creator's thread group.
+  const Thread* forked_by = nullptr;
 
   // Pending resolution: while `syscall == kSyscallUnknown`, segments and sleep causes
   // that depend on it wait here and are relabelled once the first syscall event (or an

@@ -251,6 +251,47 @@ TEST_F(MsaTest, TableOnAPipeAndProcessRows) {
   EXPECT_NE(r.out.find("cstool_workload"), std::string::npos) << r.out;
 }
 
+// A shell asleep in wait over two sleeping children: msa alone shows the shell's row and
+// names --children; with it, each process of the tree has its row (asleep), and the
+// kernel's counters at attach cover all of their threads.
+TEST_F(MsaTest, ChildrenTakesTheExistingDescendants) {
+  workload_ =
+      testing::Spawn({"/bin/sh", "-c", "sleep 5 & sleep 5 & wait"}, "/dev/null", "/dev/null");
+  for (int i = 0; i < 500 && DescendantsOf(workload_).size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::vector<int> sleeps = DescendantsOf(workload_);
+  ASSERT_EQ(sleeps.size(), 2u);
+  auto msa = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {
+        kCstool, "msa", std::to_string(workload_), "-T", "0.2", "-n", "1", "--format", "json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing::RunCommand(argv);
+  };
+  const testing::CommandResult alone = msa({});
+  const testing::CommandResult tree = msa({"--children"});
+  for (int pid : sleeps) ::kill(pid, SIGKILL);
+
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  EXPECT_NE(alone.err.find("add --children to include them"), std::string::npos) << alone.err;
+  std::vector<json> frames = JsonLines(alone.out);
+  ASSERT_EQ(frames.size(), 1u) << alone.out;
+  EXPECT_EQ(frames[0]["threads"].size(), 1u) << alone.out;
+  ASSERT_NE(RowOf(frames[0], workload_), nullptr) << alone.out;
+
+  ASSERT_EQ(tree.status, 0) << tree.err;
+  EXPECT_EQ(tree.err.find("--children"), std::string::npos) << tree.err;
+  frames = JsonLines(tree.out);
+  ASSERT_EQ(frames.size(), 1u) << tree.out;
+  EXPECT_EQ(frames[0]["threads"].size(), 3u) << tree.out;
+  const std::map<int, Counters> attach = KernelSnapshot(frames[0]["kernel_attach"]);
+  for (int pid : std::vector<int>{workload_, sleeps[0], sleeps[1]}) {
+    const json* row = RowOf(frames[0], pid);
+    ASSERT_NE(row, nullptr) << pid << " " << tree.out;
+    EXPECT_EQ(Dominant(*row), "sleep") << row->dump();
+    EXPECT_EQ(attach.count(pid), 1u) << frames[0]["kernel_attach"].dump();
+  }
+}
+
 TEST_F(MsaTest, NonexistentPidIsAUsageError) {
   pid_t gone = ::fork();
   if (gone == 0) ::_exit(0);

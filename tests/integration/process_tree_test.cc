@@ -37,6 +37,32 @@ TEST(ProcessTree, ForkExecStormIsCheckedThreadByThread) {
   uint32_t trues = 0;
   for (const auto& t : report.at("threads")) trues += t.at("comm") == "true";
   EXPECT_EQ(trues, 30u);
+
+  // The command tree: the shell is the one root, every other process hangs below it
+  // (the traced forks), and the root's totals are the kernel's own for the whole command
+  // (wait4's rusage covers what the shell waited for): switch counts exactly.
+  const nlohmann::json& child = report.at("trace").at("child");
+  const int shell = child.at("pid").get<int>();
+  EXPECT_EQ(report.at("tree_roots"), nlohmann::json::array({shell}));
+  const nlohmann::json* root = nullptr;
+  for (const auto& p : report.at("processes")) {
+    if (p.at("pid") == shell) {
+      root = &p;
+      // The recorder, which forked it: a process outside the report.
+      EXPECT_TRUE(p.at("ppid").is_number()) << p.dump();
+      for (const auto& q : report.at("processes")) EXPECT_NE(q.at("pid"), p.at("ppid"));
+    } else {
+      EXPECT_FALSE(p.at("ppid").is_null()) << p.dump();
+    }
+  }
+  ASSERT_NE(root, nullptr);
+  const nlohmann::json& tree = root->at("tree");
+  EXPECT_EQ(tree.at("processes").get<size_t>(), report.at("processes").size());
+  EXPECT_EQ(tree.at("threads").get<size_t>(), report.at("threads").size());
+  EXPECT_EQ(tree.at("switches").at("voluntary").get<uint64_t>(),
+            child.at("exit_nvcsw").get<uint64_t>() - child.at("baseline_nvcsw").get<uint64_t>());
+  EXPECT_EQ(tree.at("switches").at("involuntary").get<uint64_t>(),
+            child.at("exit_nivcsw").get<uint64_t>() - child.at("baseline_nivcsw").get<uint64_t>());
 }
 
 }  // namespace

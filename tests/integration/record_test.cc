@@ -407,7 +407,7 @@ TEST_F(RecordTest, AttachToASleepingTreeGivesEveryProcessItsRow) {
   ::kill(shell, SIGKILL);
   ::waitpid(shell, nullptr, 0);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("add --children to record them"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("add --children to include them"), std::string::npos) << r.err;
   ASSERT_EQ(t.status, 0) << t.err;
   Result alone_json = Run({kCstool, "report", alone.string(), "--format", "json"});
   EXPECT_EQ(nlohmann::json::parse(alone_json.out).at("threads").size(), 1u) << alone_json.out;
@@ -420,6 +420,17 @@ TEST_F(RecordTest, AttachToASleepingTreeGivesEveryProcessItsRow) {
     EXPECT_GT(th.at("microstates_ns").at("sleep"), 0) << th.dump();
   }
   EXPECT_EQ(j.at("check").at("agreeing"), 3);
+  // The tree from /proc's parents: the shell over its two sleeps.
+  EXPECT_EQ(j.at("tree_roots"), nlohmann::json::array({shell})) << check.out;
+  for (const auto& p : j.at("processes")) {
+    if (p.at("pid") == shell) {
+      EXPECT_EQ(p.at("ppid"), ::getpid()) << p.dump();  // the test spawned the shell
+      EXPECT_EQ(p.at("tree").at("processes"), 3) << p.dump();
+    } else {
+      EXPECT_EQ(p.at("ppid"), shell) << p.dump();
+      EXPECT_EQ(p.at("comm"), "sleep");
+    }
+  }
 }
 
 TEST_F(RecordTest, SystemWideOnOneCpu) {

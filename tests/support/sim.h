@@ -104,6 +104,15 @@ class Sim {
     e.old_pid = old_pid;
     sm_.PushSchedProcessExec(e);
   }
+  // task:task_rename (prctl PR_SET_NAME, or the comm an exec gives).
+  void Rename(int64_t ts, int cpu, int tid, std::string_view comm) {
+    TaskRename r;
+    r.c = C(ts, cpu, tid);
+    r.pid = tid;
+    r.oldcomm = "task";
+    r.newcomm = comm;
+    sm_.PushTaskRename(r);
+  }
   void SysEnter(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
     sm_.PushSysEnter({C(ts, cpu, tid, flags), nr});
   }

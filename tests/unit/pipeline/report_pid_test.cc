@@ -115,8 +115,8 @@ TEST_F(UnknownPid, JsonSaysNullAndNotesItOnce) {
 
 TEST_F(UnknownPid, CsvLeavesThePidEmpty) {
   std::string csv = Render(View(), "csv");
-  EXPECT_EQ(Count(csv, "\n300,,task,"), 1u) << csv;
-  EXPECT_EQ(Count(csv, "\n101,100,task,"), 1u) << csv;
+  EXPECT_EQ(Count(csv, "\n300,,,task,"), 1u) << csv;  // no pid, so no ppid either
+  EXPECT_EQ(Count(csv, "\n101,100,,task,"), 1u) << csv;
 }
 
 TEST_F(UnknownPid, HtmlShowsDashAndNotesItAtTheTop) {
