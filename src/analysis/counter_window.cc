@@ -4,7 +4,7 @@
 
 namespace cstool {
 
-void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
+void WindowTotals::AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust) {
   switch (s) {
     case Microstate::kUser:
     case Microstate::kSys:
@@ -15,7 +15,9 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
     case Microstate::kWaitCpuWakeup:
     case Microstate::kWaitCpuPreempted:
       wait_cpu_ns += dur;
-      wait_unqueued_ns += unqueued;
+      wait_unqueued_ns += adjust.unqueued;
+      asleep_queued_ns += adjust.asleep_queued;
+      asleep_maybe_queued_ns += adjust.asleep_maybe_queued;
       break;
     case Microstate::kUnknown:
       unknown_ns += dur;
@@ -26,9 +28,14 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, int64_t unqueued) {
 }
 
 WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
-  return {voluntary - o.voluntary,   involuntary - o.involuntary,
-          on_cpu_ns - o.on_cpu_ns,   wait_cpu_ns - o.wait_cpu_ns,
-          unknown_ns - o.unknown_ns, wait_unqueued_ns - o.wait_unqueued_ns};
+  return {voluntary - o.voluntary,
+          involuntary - o.involuntary,
+          on_cpu_ns - o.on_cpu_ns,
+          wait_cpu_ns - o.wait_cpu_ns,
+          unknown_ns - o.unknown_ns,
+          wait_unqueued_ns - o.wait_unqueued_ns,
+          asleep_queued_ns - o.asleep_queued_ns,
+          asleep_maybe_queued_ns - o.asleep_maybe_queued_ns};
 }
 
 const WindowCut* CounterWindow::Cut(int64_t ts) const {
@@ -61,34 +68,37 @@ bool WindowCut::TimeCovered() const {
   }
 }
 
-int64_t CounterWindow::TakeUnqueued(int64_t start, int64_t end) {
-  if (unqueued_.empty()) return 0;
+WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end) {
+  if (pending_.empty()) return {};
   // Per thread, wait segments arrive in time order: entries before `start` are waits
   // whose (zero-length) segment was never sent.
   size_t i = 0;
-  while (i < unqueued_.size() && unqueued_[i].since < start) ++i;
-  int64_t ns = 0;
-  if (i < unqueued_.size() && unqueued_[i].since == start)
-    ns = std::min(unqueued_[i++].ns, end - start);
-  unqueued_.erase(unqueued_.begin(), unqueued_.begin() + static_cast<std::ptrdiff_t>(i));
-  return ns;
+  while (i < pending_.size() && pending_[i].since < start) ++i;
+  WaitAdjust adjust;
+  if (i < pending_.size() && pending_[i].since == start) {
+    adjust = pending_[i++].adjust;
+    adjust.unqueued = std::min(adjust.unqueued, end - start);
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i));
+  return adjust;
 }
 
 void CounterWindow::EndTrace(int64_t ts) {
   if (current_wait_.empty() || current_wait_.back().end != ts) return;
   for (const WaitPart& w : current_wait_)
     for (WindowCut& c : cuts)
-      if (w.end <= c.ts) c.before.AddTime(w.state, -(w.end - w.start), -w.unqueued);
+      if (w.end <= c.ts) c.before.AddTime(w.state, -(w.end - w.start), w.adjust.Negated());
   current_wait_.clear();
 }
 
-void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued) {
+void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
+                                     const WaitAdjust& adjust) {
   const bool wait = IsWaitingForCpu(s);
   if (!wait || (!current_wait_.empty() && current_wait_.back().end != start)) current_wait_.clear();
-  if (wait) current_wait_.push_back({s, start, end, unqueued});
+  if (wait) current_wait_.push_back({s, start, end, adjust});
   for (WindowCut& c : cuts) {
     if (wait) {
-      if (end <= c.ts) c.before.AddTime(s, end - start, unqueued);
+      if (end <= c.ts) c.before.AddTime(s, end - start, adjust);
     } else {
       const int64_t to = IsOnCpu(s) ? std::min(c.ts, c.on_cpu_to) : c.ts;
       if (to > start) c.before.AddTime(s, std::min(end, to) - start);
@@ -102,7 +112,7 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end, i
       c.next_known = s;
     }
   }
-  total.AddTime(s, end - start, unqueued);
+  total.AddTime(s, end - start, adjust);
   // Segments ending after the exit are emitted after OnExit (at their end), so exit_ts is
   // known by then; earlier ones may arrive late but contribute nothing here.
   if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));

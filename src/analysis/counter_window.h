@@ -12,6 +12,18 @@
 
 namespace cstool {
 
+// What the kernel counts of one wait for a CPU other than its segment: the part before
+// sched_wakeup queued the thread is not run delay yet, and sleep before the wait is, when
+// the thread was moved between CPUs while asleep (Thread::SwitchPlacement::asleep_queued_ns;
+// `asleep_maybe_queued`: at most that much, the move was untraced).
+struct WaitAdjust {
+  int64_t unqueued = 0;
+  int64_t asleep_queued = 0;
+  int64_t asleep_maybe_queued = 0;
+
+  WaitAdjust Negated() const { return {-unqueued, -asleep_queued, -asleep_maybe_queued}; }
+};
+
 // The quantities the kernel also counts.
 struct WindowTotals {
   uint64_t voluntary = 0;
@@ -24,9 +36,13 @@ struct WindowTotals {
   // the kernel queues the thread, where its run_delay starts (0.3-0.6 us a wakeup here,
   // so 10% of a ping-pong's wait).
   int64_t wait_unqueued_ns = 0;
+  // Sleep the kernel counts as run delay (WaitAdjust), added when the wait after it ends.
+  int64_t asleep_queued_ns = 0;
+  int64_t asleep_maybe_queued_ns = 0;
 
-  int64_t QueuedWaitNs() const { return wait_cpu_ns - wait_unqueued_ns; }
-  void AddTime(Microstate s, int64_t dur, int64_t unqueued = 0);
+  // The run delay as the kernel counts it.
+  int64_t QueuedWaitNs() const { return wait_cpu_ns - wait_unqueued_ns + asleep_queued_ns; }
+  void AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust = {});
   WindowTotals operator-(const WindowTotals& o) const;
   bool operator==(const WindowTotals&) const = default;
 };
@@ -70,13 +86,13 @@ struct CounterWindow {
   const WindowTotals& Before(int64_t ts) const;
   const WindowCut* Cut(int64_t ts) const;  // nullptr when none was registered at `ts`
 
-  // `unqueued`: of a wait_cpu_wakeup segment, the time before sched_wakeup queued it.
-  void AddSegment(Microstate s, int64_t start, int64_t end, int64_t unqueued = 0) {
+  // `adjust`: of a wait_cpu_wakeup segment, what the kernel counts otherwise.
+  void AddSegment(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust = {}) {
     if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
-      total.AddTime(s, end - start, unqueued);
+      total.AddTime(s, end - start, adjust);
       return;
     }
-    AddSegmentToCuts(s, start, end, unqueued);
+    AddSegmentToCuts(s, start, end, adjust);
   }
   void AddSwitch(int64_t ts, bool voluntary);
   // The kernel accounted the thread's run time from `from` to `to`: a cut inside that
@@ -89,29 +105,34 @@ struct CounterWindow {
       if (from <= c.ts && c.ts < to && c.on_cpu_to > c.ts) c.on_cpu_to = from;
   }
 
-  // sched_wakeup queued the thread at `ts`, in the wait that began at `since`: remembered
-  // until that wait's segment arrives (segments may be held back while the thread's
-  // syscall state is resolved, so several can be outstanding, oldest first).
-  void NoteEnqueued(int64_t since, int64_t ts) { unqueued_.push_back({since, ts - since}); }
-  // The part before the enqueue of the wait_cpu_wakeup segment [start, end), 0 if none
-  // was noted; forgets it and any older wait's (one whose segment was empty, never sent).
-  int64_t TakeUnqueued(int64_t start, int64_t end);
+  // sched_wakeup queued the thread at `ts`, in the wait that began at `since` (sleep the
+  // kernel counted as run delay before it: `asleep_queued`, at most `asleep_maybe_queued`
+  // more): remembered until that wait's segment arrives (segments may be held back while
+  // the thread's syscall state is resolved, so several can be outstanding, oldest first).
+  void NoteEnqueued(int64_t since, int64_t ts, int64_t asleep_queued = 0,
+                    int64_t asleep_maybe_queued = 0) {
+    pending_.push_back({since, {ts - since, asleep_queued, asleep_maybe_queued}});
+  }
+  // What was noted for the wait_cpu_wakeup segment [start, end) (its part before the
+  // enqueue at most its length), none if nothing was; forgets it and any older wait's
+  // (one whose segment was empty, never sent).
+  WaitAdjust TakeWaitAdjust(int64_t start, int64_t end);
   // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
   // there) had not ended, so the kernel had not counted it at a cut after the end.
   void EndTrace(int64_t ts);
 
  private:
-  void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, int64_t unqueued);
-  struct Unqueued {
+  void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
+  struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
-    int64_t ns;     // its part before sched_wakeup
+    WaitAdjust adjust;
   };
-  std::vector<Unqueued> unqueued_;
+  std::vector<PendingWait> pending_;
   struct WaitPart {
     Microstate state;
     int64_t start;
     int64_t end;
-    int64_t unqueued;
+    WaitAdjust adjust;
   };
   std::vector<WaitPart> current_wait_;  // the segments of the latest wait, in order
 };

@@ -29,7 +29,9 @@ class CounterWindowObserver : public Observer {
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
-    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts);
+    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts,
+                                              t.moved_asleep_at >= 0 ? ts - t.moved_asleep_at : 0,
+                                              t.maybe_moved_asleep_ns);
   }
   void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
     model_.For(t).counter_window.NoteAccounted(from, to);

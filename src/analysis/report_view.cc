@@ -53,6 +53,8 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   into.placement.out_early_ns += r.placement.out_early_ns;
   into.placement.untraced_switch_ins += r.placement.untraced_switch_ins;
   into.placement.untraced_switch_outs += r.placement.untraced_switch_outs;
+  into.placement.asleep_queued_ns += r.placement.asleep_queued_ns;
+  into.placement.asleep_maybe_queued_ns += r.placement.asleep_maybe_queued_ns;
   into.voluntary_after_exit += r.voluntary_after_exit;
   into.involuntary_after_exit += r.involuntary_after_exit;
   for (auto [k, n] : r.causes) {

@@ -35,11 +35,15 @@ double Pct(int64_t diff, int64_t base) {
   return base != 0 ? 100.0 * static_cast<double>(diff) / static_cast<double>(base) : 0.0;
 }
 
+// `wait_maybe_more`: run delay the kernel may have counted beyond the traced wait (sleep
+// after an untraced move between CPUs), so the kernel's may exceed it by that much more.
 void Judge(const CheckQuantities& traced, const CheckQuantities& kernel, int64_t on_cpu_tol,
-           int64_t wait_tol, bool* switches_ok, bool* on_cpu_ok, bool* wait_ok) {
+           int64_t wait_tol, int64_t wait_maybe_more, bool* switches_ok, bool* on_cpu_ok,
+           bool* wait_ok) {
   *switches_ok = traced.voluntary == kernel.voluntary && traced.involuntary == kernel.involuntary;
   *on_cpu_ok = std::llabs(traced.on_cpu_ns - kernel.on_cpu_ns) <= on_cpu_tol;
-  *wait_ok = std::llabs(traced.wait_cpu_ns - kernel.wait_cpu_ns) <= wait_tol;
+  const int64_t wait_diff = traced.wait_cpu_ns - kernel.wait_cpu_ns;
+  *wait_ok = wait_diff <= wait_tol && -wait_diff <= wait_tol + wait_maybe_more;
 }
 
 void NoteWorst(int32_t tid, int64_t traced, int64_t kernel, int64_t tolerance,
@@ -93,10 +97,25 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   c.kernel = Kernel(*m.end);
   if (m.start) c.kernel = Minus(c.kernel, Kernel(*m.start));
 
+  c.asleep_queued_ns = traced.asleep_queued_ns;
+  c.wait_maybe_more_ns = traced.asleep_maybe_queued_ns;
   c.on_cpu_tolerance_ns = tol.TimeFor(c.kernel.on_cpu_ns, c.unknown_ns);
   c.wait_tolerance_ns = tol.TimeFor(c.kernel.wait_cpu_ns, c.unknown_ns);
-  Judge(c.traced, c.kernel, c.on_cpu_tolerance_ns, c.wait_tolerance_ns, &c.switches_ok,
-        &c.on_cpu_ok, &c.wait_ok);
+  Judge(c.traced, c.kernel, c.on_cpu_tolerance_ns, c.wait_tolerance_ns, c.wait_maybe_more_ns,
+        &c.switches_ok, &c.on_cpu_ok, &c.wait_ok);
+  if (c.asleep_queued_ns > 0 || c.wait_maybe_more_ns > 0) {
+    if (!c.note.empty()) c.note += "; ";
+    c.note += c.wait_maybe_more_ns > 0
+                  ? fmt::format(
+                        "WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
+                        "between CPUs asleep), and up to {:.3f} ms more (a move not traced)",
+                        static_cast<double>(c.asleep_queued_ns) / 1e6,
+                        static_cast<double>(c.wait_maybe_more_ns) / 1e6)
+                  : fmt::format(
+                        "WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
+                        "between CPUs asleep)",
+                        static_cast<double>(c.asleep_queued_ns) / 1e6);
+  }
   if (m.start) {
     const WindowCut* cut = w.Cut(m.start->taken_at_ns);
     c.times_judged = cut && cut->TimeCovered();
@@ -176,8 +195,14 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
         if (!c.times_judged) break;
         NoteWorst(c.tid, c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.on_cpu_tolerance_ns,
                   &res.worst_on_cpu);
-        NoteWorst(c.tid, c.traced.wait_cpu_ns, c.kernel.wait_cpu_ns, c.wait_tolerance_ns,
-                  &res.worst_wait);
+        {
+          // Of a traced wait short of the kernel's, up to wait_maybe_more_ns is explained:
+          // the worst thread is judged by the rest.
+          const int64_t short_by =
+              std::max<int64_t>(c.kernel.wait_cpu_ns - c.traced.wait_cpu_ns, 0);
+          NoteWorst(c.tid, c.traced.wait_cpu_ns + std::min(short_by, c.wait_maybe_more_ns),
+                    c.kernel.wait_cpu_ns, c.wait_tolerance_ns, &res.worst_wait);
+        }
         break;
       }
       case CheckStatus::kLostEvents:
@@ -213,16 +238,18 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
     res.threads.push_back(std::move(c));
   }
   for (auto& [pid, p] : procs) {
-    int64_t on_cpu_tol = 0, wait_tol = 0;
+    int64_t on_cpu_tol = 0, wait_tol = 0, wait_maybe_more = 0;
     bool times_judged = true;
     for (const ThreadCheck& c : res.threads)
       if (c.pid == pid && c.status != CheckStatus::kPartial &&
           c.status != CheckStatus::kNoCounters) {
         on_cpu_tol += c.on_cpu_tolerance_ns;
         wait_tol += c.wait_tolerance_ns;
+        wait_maybe_more += c.wait_maybe_more_ns;
         times_judged = times_judged && c.times_judged;
       }
-    Judge(p.traced, p.kernel, on_cpu_tol, wait_tol, &p.switches_ok, &p.on_cpu_ok, &p.wait_ok);
+    Judge(p.traced, p.kernel, on_cpu_tol, wait_tol, wait_maybe_more, &p.switches_ok, &p.on_cpu_ok,
+          &p.wait_ok);
     if (!times_judged) p.on_cpu_ok = p.wait_ok = true;  // shown, not judged (see threads)
     res.processes.push_back(std::move(p));
   }

@@ -79,6 +79,11 @@ struct ThreadCheck {
   uint64_t exit_adjust = 0;  // switches at/after sched_process_exit left out
   int64_t on_cpu_tolerance_ns = 0;
   int64_t wait_tolerance_ns = 0;
+  // Of traced.wait_cpu_ns, sleep the kernel counts as run delay (moved between CPUs while
+  // asleep, Thread::SwitchPlacement); and how much more it may count for moves the trace
+  // did not show: the kernel's run delay may exceed the traced wait by that much more.
+  int64_t asleep_queued_ns = 0;
+  int64_t wait_maybe_more_ns = 0;
   bool switches_ok = false;
   bool on_cpu_ok = false;
   bool wait_ok = false;

@@ -108,6 +108,8 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["unknown_ns"] = c.unknown_ns;
       j["final_switches_excluded"] = c.exit_adjust;
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};
+      j["asleep_queued_ns"] = c.asleep_queued_ns;
+      j["wait_maybe_more_ns"] = c.wait_maybe_more_ns;
       j["ok"] = {{"switches", c.switches_ok}, {"on_cpu", c.on_cpu_ok}, {"wait_cpu", c.wait_ok}};
       j["times_judged"] = c.times_judged;
     }

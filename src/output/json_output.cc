@@ -40,7 +40,9 @@ nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
   return {{"wakeup_to_switch_in_ns", p.in_early_ns},
           {"wakeup_to_switch_out_ns", p.out_early_ns},
           {"untraced_switch_ins", p.untraced_switch_ins},
-          {"untraced_switch_outs", p.untraced_switch_outs}};
+          {"untraced_switch_outs", p.untraced_switch_outs},
+          {"asleep_queued_ns", p.asleep_queued_ns},
+          {"asleep_maybe_queued_ns", p.asleep_maybe_queued_ns}};
 }
 
 // A process with all its descendants (the command tree's totals).

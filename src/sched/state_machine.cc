@@ -39,6 +39,16 @@
 #include "sched/state_machine_inl.h"
 
 namespace cstool {
+namespace {
+
+// Asleep (interruptible or not), even while which sleep is not resolved yet; not stopped.
+bool Asleep(const Thread& t) {
+  return (IsSleeping(t.state) && t.state != Microstate::kStopped) ||
+         (t.state == Microstate::kUnknown && (t.abstract == AbstractState::kSleepInterruptible ||
+                                              t.abstract == AbstractState::kSleepUninterruptible));
+}
+
+}  // namespace
 
 StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
                            TrackingPolicy policy)
@@ -243,6 +253,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
     next->on_cpu = true;
     next->cpu = e.c.cpu;
+    next->moved_asleep_at = -1;  // woken without the wakeup this was for
+    next->maybe_moved_asleep_ns = 0;
     Microstate s = RunningState(*next, cpu);
     StartRun(*next, s, s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone,
              in_ts, ts);
@@ -278,6 +290,12 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
       e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking) &&
       wakee.tracked && (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
     NoteUntracedRun(wakee);
+  // sched_waking names the CPU the task is on before the wakeup picks one: another CPU
+  // than it slept on, with no move in the trace, means an untraced move while asleep.
+  if (e.kind == WakeupKind::kWaking && !wakee.on_cpu && Asleep(wakee) &&
+      wakee.moved_asleep_at < 0 && wakee.cpu >= 0 && e.target_cpu >= 0 &&
+      e.target_cpu != wakee.cpu && wakee.seen_running)
+    wakee.maybe_moved_asleep_ns = e.c.ts - wakee.since;
   if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
@@ -297,8 +315,14 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
       const int64_t accounted = cpus_[e.target_cpu].accounted_ts;
       if (accounted >= wakee.since && accounted < e.c.ts) enqueued = accounted;
     }
+    // A move while asleep queued it already: the kernel's run delay runs from there.
+    if (wakee.moved_asleep_at >= 0)
+      wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
+    wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
     for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued);
     wakee.waking_unqueued = false;
+    wakee.moved_asleep_at = -1;
+    wakee.maybe_moved_asleep_ns = 0;
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;
@@ -330,6 +354,10 @@ void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
   Cpu& cpu = Enter(e.c);
   (void)cpu;
   Thread& t = Lookup(e.pid, e.comm);
+  // Only a task still on its runqueue is moved (a sleeping one is placed at its wakeup,
+  // after sched_waking): asleep and moved, it is queued there from now on.
+  if (!t.on_cpu && Asleep(t) && caps_.waking && t.moved_asleep_at < 0 && t.seen_running)
+    t.moved_asleep_at = e.c.ts;
   if (!t.on_cpu) t.cpu = e.dest_cpu;
   for (Observer* p : On(Hook::kMigrate)) p->OnMigrate(t, e.orig_cpu, e.dest_cpu, e.c.ts);
 }

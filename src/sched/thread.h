@@ -42,6 +42,11 @@ struct Thread {
   MicrostateTimes times{};
   // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
   bool waking_unqueued = false;
+  // Moved to another CPU while asleep (see SwitchPlacement::asleep_queued_ns): when the
+  // trace showed the first move (-1: none), and, for an untraced one, the sleep it may
+  // have started in (0: none). Both are for the wait the next wakeup starts.
+  int64_t moved_asleep_at = -1;
+  int64_t maybe_moved_asleep_ns = 0;
 
   // A stretch of one state, not yet final (see held_segments and pending_segments).
   struct Segment {
@@ -61,6 +66,14 @@ struct Thread {
     int64_t out_early_ns = 0;
     uint64_t untraced_switch_ins = 0;
     uint64_t untraced_switch_outs = 0;
+    // Sleep the kernel counts as run delay: a task that sleeps stays on its runqueue for
+    // a while (EEVDF's delayed dequeue), and when the load balancer moves it to another
+    // CPU then, enqueueing it there starts its run delay (sched_info) although it still
+    // sleeps. Known to the ns when the trace shows the move (sched_migrate_task); when
+    // the move is untraced (done from an unfollowed task's context) and shows only as a
+    // wakeup on another CPU than the task slept on, at most `asleep_maybe_queued_ns`.
+    int64_t asleep_queued_ns = 0;
+    int64_t asleep_maybe_queued_ns = 0;
   };
   SwitchPlacement placement;
   AnomalyCounters anomalies;  // the anomalies that concerned this thread

@@ -104,6 +104,16 @@ class Sim {
     e.old_pid = old_pid;
     sm_.PushSchedProcessExec(e);
   }
+  // sched_migrate_task of `tid` from `from` to `to`, done on `cpu` by `running`.
+  void Migrate(int64_t ts, int cpu, int running, int tid, int from, int to) {
+    SchedMigrateTask m;
+    m.c = C(ts, cpu, running);
+    m.comm = "task";
+    m.pid = tid;
+    m.orig_cpu = from;
+    m.dest_cpu = to;
+    sm_.PushSchedMigrateTask(m);
+  }
   // task:task_rename (prctl PR_SET_NAME, or the comm an exec gives).
   void Rename(int64_t ts, int cpu, int tid, std::string_view comm) {
     TaskRename r;

@@ -40,7 +40,7 @@ TEST(CounterWindow, IncrementsBesideACutLeaveItAlone) {
 TEST(CounterWindow, WaitInProgressAtTheEndIsNotCountedAtALaterCut) {
   CounterWindow w;
   w.cuts.push_back({1'000, {}});
-  w.AddSegment(Microstate::kWaitCpuWakeup, 0, 100, 10);  // an ended wait
+  w.AddSegment(Microstate::kWaitCpuWakeup, 0, 100, {10});  // an ended wait
   w.AddSegment(Microstate::kUser, 100, 400);
   w.AddSegment(Microstate::kWaitCpuPreempted, 400, 450);  // one wait, two segments
   w.AddSegment(Microstate::kWaitCpuPreempted, 450, 900);

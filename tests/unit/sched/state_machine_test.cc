@@ -632,6 +632,68 @@ TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
   EXPECT_EQ(w.QueuedWaitNs(), w.wait_cpu_ns - 3);
 }
 
+// A task that sleeps stays on its runqueue for a while (EEVDF's delayed dequeue); the
+// load balancer moving it to another CPU then enqueues it there, which starts the
+// kernel's run delay although it still sleeps. The microstates keep the sleep; the
+// kernel check's wait (from the enqueue) gains the sleep from the move on.
+TEST(StateMachine, SleepAfterAMoveWhileAsleepIsRunDelayToTheKernel) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 0);     // asleep on CPU 0
+  s.Migrate(300, 1, 0, 10, 0, 1);  // moved to CPU 1 by CPU 1's balancer
+  s.Migrate(350, 0, 0, 10, 1, 0);  // and back: the first move counts
+  s.Wake(500, 0, 11, 10, 0);       // waking on CPU 0, where it is now
+  s.Wake(502, 0, 11, 10, 0, 0, WakeupKind::kWakeup);
+  s.Switch(600, 0, 0, kR, 10);
+  s.Finish(700);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 400);  // 100 .. 500: asleep, as the trace shows
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 100);
+  EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 502 - 300);
+  EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 0);
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(w.QueuedWaitNs(), (600 - 502) + (502 - 300));
+}
+
+// Moved while asleep with the move untraced (done from an unfollowed task's context):
+// sched_waking names the CPU the task is on before the wakeup picks one, and that is
+// not the one it slept on. Up to the whole sleep may be run delay to the kernel.
+TEST(StateMachine, AnUntracedMoveWhileAsleepBoundsTheKernelsExtraRunDelay) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 0);  // asleep on CPU 0
+  s.Wake(500, 0, 11, 10, 1);    // ... and on CPU 1 when woken
+  s.Wake(502, 0, 11, 10, 1, 0, WakeupKind::kWakeup);
+  s.Switch(600, 1, 0, kR, 10);
+  s.Finish(700);
+  EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 0);
+  EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 400);
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(w.QueuedWaitNs(), 600 - 502);
+  EXPECT_EQ(w.asleep_maybe_queued_ns, 400);
+}
+
+// The ordinary case: a sleeping task is placed by its wakeup (sched_waking names the CPU
+// it slept on, the move comes after it): no sleep is run delay.
+TEST(StateMachine, AMoveByTheWakeupIsNotAMoveWhileAsleep) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 0);
+  s.Wake(500, 1, 11, 10, 0);        // waking: still on CPU 0
+  s.Migrate(501, 1, 11, 10, 0, 1);  // select_task_rq() picked CPU 1
+  s.Wake(502, 1, 11, 10, 1, 0, WakeupKind::kWakeup);
+  s.Switch(600, 1, 0, kR, 10);
+  s.Switch(650, 1, 10, kS, 0);  // and once more, woken where it slept
+  s.WakeBoth(660, 1, 11, 10, 1);
+  s.Switch(670, 1, 0, kR, 10);
+  s.Finish(700);
+  EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 0);
+  EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 0);
+  EXPECT_EQ(s.Report(10).counter_window.total.QueuedWaitNs(), (600 - 502) + (670 - 660));
+}
+
 // A CPU's clock stepping back (a damaged or merged file) is named, once per step; the
 // other CPU's earlier timestamps are not a step back.
 TEST(StateMachine, TimeGoingBackwardsOnACpuIsCounted) {
