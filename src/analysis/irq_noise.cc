@@ -43,6 +43,16 @@ class Periods {
       a = e;
     }
   }
+  // The longest piece of [a, b) inside one period.
+  int64_t LongestPiece(int64_t a, int64_t b) const {
+    int64_t longest = 0;
+    while (a < b) {
+      const int64_t e = std::min(b, start_ + ((a - start_) / period_ + 1) * period_);
+      longest = std::max(longest, e - a);
+      a = e;
+    }
+    return longest;
+  }
   int64_t count() const { return static_cast<int64_t>(noise_.size()); }
   int64_t Max() const { return *std::max_element(noise_.begin(), noise_.end()); }
 
@@ -108,7 +118,7 @@ CpuNoise MeasureCpuNoise(int32_t cpu, std::vector<NoiseSpan> spans, const NoiseW
       set.erase({s.start, e.span});
       if (--active == 0) {
         auto [a, b] = clip(stretch_start, e.ts);
-        out.max_single_ns = std::max(out.max_single_ns, b - a);
+        out.max_single_ns = std::max(out.max_single_ns, periods.LongestPiece(a, b));
       }
     }
   }

@@ -62,8 +62,9 @@ struct CpuNoise {
   int64_t periods = 0;
   int64_t noise_ns = 0;      // time with any noise (the union of the spans)
   int64_t max_noise_ns = 0;  // the most noise in one period
-  // The longest stretch of uninterrupted noise (overlapping or touching spans merged):
-  // what osnoise's loop would see as one noise sample.
+  // The longest stretch of uninterrupted noise (overlapping or touching spans merged)
+  // within one period: what osnoise's loop, which samples inside a period, would see as
+  // one noise sample. Never more than max_noise_ns, as in rtla.
   int64_t max_single_ns = 0;
   // Time in the window when the trace could not tell what the CPU ran (before its first
   // event, after lost events): no thread noise is known there.

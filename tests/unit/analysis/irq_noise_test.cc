@@ -94,6 +94,17 @@ TEST(MeasureCpuNoise, OccurrencesCountWhereTheyBeginAndTimeIsClippedToTheWindow)
   EXPECT_EQ(n.names.at(kVirtio).time_ns, 100);
 }
 
+TEST(MeasureCpuNoise, ASingleNoiseEndsAtAPeriodBoundary) {
+  // One task runs across the boundary at 1000: 700 ns in the first period, 300 in the
+  // second. Like osnoise's samples, a single noise lies within one period.
+  std::vector<NoiseSpan> spans = {Span(NoiseSource::kThread, 300, 1300, kKworker)};
+  CpuNoise n = MeasureCpuNoise(0, spans, {.start = 0, .end = 2000, .period_ns = 1000});
+  EXPECT_EQ(n.noise_ns, 1000);
+  EXPECT_EQ(n.max_noise_ns, 700);
+  EXPECT_EQ(n.max_single_ns, 700);
+  EXPECT_EQ(n[NoiseSource::kThread].max_single_ns, 1000);  // the run itself, whole
+}
+
 TEST(MeasureCpuNoise, AQuietCpuIsFullyAvailable) {
   CpuNoise n = MeasureCpuNoise(1, {}, {.start = 0, .end = 5000, .period_ns = 1000});
   EXPECT_EQ(n.periods, 5);

@@ -1,4 +1,4 @@
-#include "commands/irq_analysis.h"
+#include "pipeline/irq_analysis.h"
 
 #include <fmt/core.h>
 
