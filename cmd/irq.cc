@@ -23,14 +23,23 @@ RunFn SetupIrq(CLI::App& sub) {
                  "Keep the raw trace in this file (for cstool report)");
   sub.add_option("-b,--buffer-size", options->buffer_kb, "Ring buffer size per CPU in KiB")
       ->capture_default_str();
+  CLI::Option* noise = sub.add_flag(
+      "--noise", options->noise,
+      "Show the noise per CPU in rtla osnoise's columns (HW NMI IRQ Softirq Thread) instead");
+  sub.add_option("--period", options->period_s,
+                 "With --noise: the period Max Noise is measured over, in seconds")
+      ->capture_default_str()
+      ->needs(noise);
   sub.add_flag("--affinity", options->affinity,
-               "Show IRQ affinities, or with IRQ=CPUS / all=CPUS move IRQs");
+               "Show IRQ affinities, or with IRQ=CPUS / all=CPUS move IRQs")
+      ->excludes(noise);
   sub.add_option("assignments", options->assignments,
                  "With --affinity: IRQ=CPUS (IRQ may be a list like 24,30-33) or all=CPUS");
   sub.footer(
       "Examples:\n"
       "  cstool irq -N 5                 interrupts on every CPU for 5 s\n"
       "  cstool irq -C 1 --format json   CPU 1 until Ctrl-C, as JSON\n"
+      "  cstool irq -N 10 --noise        noise per CPU, as rtla osnoise top shows it\n"
       "  cstool irq --affinity           where each IRQ may go and where it goes\n"
       "  cstool irq --affinity all=0     move every movable IRQ to CPU 0");
   return [options, cpu_list, duration](Messages& messages) -> int {

@@ -16,10 +16,14 @@ RunFn SetupNmiInject(CLI::App& sub) {
   sub.add_option("--rate", options->rate_hz, "Interrupts per second")->capture_default_str();
   sub.add_option("--duration", options->duration_s, "Seconds to run (0: until Ctrl-C)")
       ->capture_default_str();
+  sub.add_flag("--noise", options->noise,
+               "Also trace every interrupt and switch on the CPU and print the noise in rtla "
+               "osnoise's columns");
   sub.footer(
       "Examples:\n"
       "  cstool nmi-inject --cpu 1 --rate 5000 --duration 2\n"
       "  cstool nmi-inject --cpu 1 --source ipi --rate 20000\n"
+      "  cstool nmi-inject --cpu 1 --rate 2000 --duration 5 --noise\n"
       "Needs root: per-CPU perf events and a private tracefs instance that measures the\n"
       "rate achieved.");
   return

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/irq_noise.h"
 #include "sched/observer.h"
 
 namespace cstool {
@@ -50,6 +52,7 @@ struct IrqReport {
   std::vector<IrqSourceSummary> sources;  // most total time first
   std::vector<IrqTaskSummary> tasks;      // most lost time first
   IrqCount idle;                          // interrupts that hit an idle CPU
+  std::optional<NoiseReport> noise;       // the osnoise view, when asked for
 };
 
 // "hardirq", "vector", "softirq", "nmi".

@@ -3,15 +3,16 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <optional>
 
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "base/temp_file.h"
-#include "commands/irq_analysis.h"
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
+#include "pipeline/irq_analysis.h"
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
 
@@ -45,6 +46,8 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
                             options.assignments.front()),
                 ExitCode::kUsage);
   if (options.affinity) return RunAffinity(options, *output);
+  if (!(options.period_s > 0) || !std::isfinite(options.period_s))
+    throw Error("--period must be a positive number of seconds", ExitCode::kUsage);
 
   RecordOptions record;
   record.system_wide = true;
@@ -72,9 +75,13 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   std::vector<int32_t> cpus(options.cpus.begin(), options.cpus.end());
   if (cpus.empty())
     for (int c : OnlineCpus()) cpus.push_back(c);
-  IrqReport report = AnalyzeIrqTrace(record.output, cpus);
+  IrqNoiseOptions noise{.period_ns = static_cast<int64_t>(options.period_s * 1e9)};
+  IrqReport report = AnalyzeIrqTrace(record.output, cpus, options.noise ? &noise : nullptr);
   report.file = options.output;
-  output->RenderSummary(report);
+  if (options.noise)
+    output->RenderNoise(report);
+  else
+    output->RenderSummary(report);
   return 0;
 }
 

@@ -18,6 +18,8 @@ struct IrqOptions {
   std::string format = "table";
   std::string output;  // -o: keep the raw trace; empty = temporary file
   size_t buffer_kb = kDefaultBufferKb;
+  bool noise = false;                    // --noise: the osnoise view instead of the summary
+  double period_s = 1;                   // --period: osnoise's period for Max Noise
   bool affinity = false;                 // --affinity
   std::vector<std::string> assignments;  // IRQ=CPUS / all=CPUS after --affinity
 };

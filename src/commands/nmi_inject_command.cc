@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -13,11 +14,16 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "base/stop_signal.h"
+#include "base/temp_file.h"
+#include "format/trace_file_writer.h"
 #include "interrupts/interrupt_injector.h"
 #include "interrupts/kallsyms.h"
 #include "interrupts/perf_event.h"
 #include "output/inject_output.h"
+#include "output/noise_output.h"
+#include "pipeline/irq_analysis.h"
 #include "tracefs/cpu_event_counter.h"
+#include "tracefs/session_formats.h"
 #include "tracefs/tracefs_session.h"
 
 namespace cstool {
@@ -105,6 +111,41 @@ void Validate(const NmiInjectOptions& o) {
                 ExitCode::kUsage);
 }
 
+// --noise: the pages the counter read, kept in a temporary file and made into a trace.dat
+// file of the session's formats, then analysed like `cstool irq --noise` over [start, end).
+class NoiseCapture {
+ public:
+  NoiseCapture() : pages_("cstool-inject-", ".pages"), out_(pages_.path(), std::ios::binary) {
+    if (!out_) throw Error(fmt::format("cannot write '{}'", pages_.path()));
+  }
+  void Page(std::string_view page) {
+    out_.write(page.data(), static_cast<std::streamsize>(page.size()));
+  }
+
+  IrqReport Analyze(const TracefsSession& session, const CpuEventCounter& counter, int cpu,
+                    int64_t start, int64_t end) {
+    out_.close();
+    if (!out_) throw Error(fmt::format("cannot write '{}'", pages_.path()));
+    TraceFileContents contents = SessionTraceContents(session);
+    contents.page_size = static_cast<uint32_t>(counter.page_size());
+    contents.cpus.resize(static_cast<size_t>(cpu) + 1);
+    contents.cpus[static_cast<size_t>(cpu)].stats = session.ReadCpuStats(cpu);
+    contents.cpus[static_cast<size_t>(cpu)].pages_file = pages_.path();
+    TempFile trace("cstool-inject-", ".dat");
+    WriteTraceFile(trace.path(), contents);
+    // Timestamps are CLOCK_MONOTONIC with the "mono" clock: the window is the injection's.
+    IrqNoiseOptions noise;
+    noise.whole_trace = session.clock() != "mono";
+    noise.start = start;
+    noise.end = end;
+    return AnalyzeIrqTrace(trace.path(), {cpu}, &noise);
+  }
+
+ private:
+  TempFile pages_;
+  std::ofstream out_;
+};
+
 }  // namespace
 
 int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& messages) {
@@ -122,7 +163,9 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
   StopSignalScope signals;  // from here on, Ctrl-C ends the run and cleans up
   CountPlan plan = PlanFor(source, options.cpu);
   SessionConfig config;
-  config.event_set = EventSet::kNone;
+  // --noise needs every interrupt and switch on the CPU, in the same buffer the counts
+  // come from, so that both describe the same events.
+  config.event_set = options.noise ? EventSet::kInterrupts : EventSet::kNone;
   config.buffer_kb = kBufferKb;
   config.cpus = {options.cpu};
   config.extra_events = plan.events;
@@ -134,6 +177,11 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
           ? counter.Watch(plan.achieved)
           : counter.WatchWhere(plan.achieved, plan.achieved_field, plan.achieved_value);
   const int context_idx = plan.context ? counter.Watch(*plan.context) : -1;
+  std::optional<NoiseCapture> capture;
+  if (options.noise) {
+    capture.emplace();
+    counter.SetPageSink([&capture](std::string_view page) { capture->Page(page); });
+  }
   // Timestamps are CLOCK_MONOTONIC with the "mono" trace clock; otherwise count by
   // the time they are read.
   const bool mono = session.clock() == "mono";
@@ -203,6 +251,22 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
   }
   total.length_s = run_s;
   output.Total(total, counter.lost_events());
+  if (capture) {
+    IrqReport report = capture->Analyze(session, counter, options.cpu, t0, stopped);
+    out << "\n";
+    for (const std::string& n : report.notes) out << "note: " << n << "\n";
+    if (!mono)
+      out << fmt::format(
+          "note: the trace clock is {}, not mono: the noise window is the whole "
+          "trace, not exactly the injection's\n",
+          session.clock());
+    if (report.noise) RenderNoiseTable(*report.noise, out);
+    // The live counts of the same events over the same window, to compare with the IRQ
+    // column and its sources above.
+    out << fmt::format("live counts over the same window: achieved {}", total.achieved);
+    if (context_idx >= 0) out << fmt::format(", context {}", total.context);
+    out << "\n";
+  }
   return 0;
 }
 

@@ -15,6 +15,9 @@ struct NmiInjectOptions {
   std::string source = "timer";
   double rate_hz = 1000;   // --rate
   double duration_s = 10;  // --duration; 0 = until Ctrl-C
+  // --noise: also trace every interrupt and task switch on the CPU and print the osnoise
+  // view of the injection window (analysis/irq_noise.h) after the result.
+  bool noise = false;
 };
 
 // Returns the exit status; warnings go to `messages`. Throws cstool::Error.

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "output/irq_output.h"
+#include "output/noise_output.h"
 
 namespace cstool {
 namespace {
@@ -11,6 +12,7 @@ class IrqJsonOutput : public IrqOutput {
  public:
   explicit IrqJsonOutput(std::ostream& os) : os_(os) {}
   void RenderSummary(const IrqReport& r) override { os_ << IrqReportToJson(r).dump(2) << "\n"; }
+  void RenderNoise(const IrqReport& r) override { os_ << IrqNoiseToJson(r).dump(2) << "\n"; }
   void RenderAffinity(const std::vector<int>& cpus, const std::vector<IrqAffinity>& irqs) override {
     os_ << IrqAffinityToJson(cpus, irqs).dump(2) << "\n";
   }
@@ -28,11 +30,24 @@ std::unique_ptr<IrqOutput> MakeIrqJsonOutput(std::ostream& os) {
   return std::make_unique<IrqJsonOutput>(os);
 }
 
-nlohmann::json IrqReportToJson(const IrqReport& r) {
+namespace {
+
+nlohmann::json TraceJson(const IrqReport& r) {
   nlohmann::json lost = nlohmann::json::object();
   for (auto [cpu, n] : r.lost_events) lost[std::to_string(cpu)] = n;
-  nlohmann::json trace = {{"file", r.file}, {"events", r.events},  {"duration_ns", r.duration_ns},
-                          {"cpus", r.cpus}, {"lost_events", lost}, {"notes", r.notes}};
+  return {{"file", r.file}, {"events", r.events},  {"duration_ns", r.duration_ns},
+          {"cpus", r.cpus}, {"lost_events", lost}, {"notes", r.notes}};
+}
+
+}  // namespace
+
+nlohmann::json IrqNoiseToJson(const IrqReport& r) {
+  return {{"trace", TraceJson(r)},
+          {"noise", r.noise ? NoiseReportToJson(*r.noise) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json IrqReportToJson(const IrqReport& r) {
+  nlohmann::json trace = TraceJson(r);
   nlohmann::json sources = nlohmann::json::array();
   for (const IrqSourceSummary& s : r.sources) {
     nlohmann::json per_cpu = nlohmann::json::object();

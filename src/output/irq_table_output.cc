@@ -8,6 +8,7 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "output/irq_output.h"
+#include "output/noise_output.h"
 
 namespace cstool {
 
@@ -30,16 +31,7 @@ class IrqTableOutput : public IrqOutput {
   explicit IrqTableOutput(std::ostream& os) : os_(os) {}
 
   void RenderSummary(const IrqReport& r) override {
-    std::string lost;
-    for (auto [cpu, n] : r.lost_events)
-      if (n > 0) lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, n);
-    std::vector<int> cpus(r.cpus.begin(), r.cpus.end());
-    os_ << fmt::format("{} events on CPU {} over {:.3f} s; lost events: {}\n", r.events,
-                       FormatCpuList(cpus), static_cast<double>(r.duration_ns) / 1e9,
-                       lost.empty() ? "none" : lost);
-    if (!r.file.empty()) os_ << fmt::format("raw trace: {} (see cstool report)\n", r.file);
-    for (const std::string& n : r.notes) os_ << "note: " << n << "\n";
-
+    RenderHeader(r);
     os_ << "\nINTERRUPT SOURCES (times in microseconds; per CPU: count/total)\n";
     std::string head = fmt::format("{:<28} {:<7} {:>8} {:>10} {:>8} {:>8}", "SOURCE", "KIND",
                                    "COUNT", "TOTAL_US", "MEAN_US", "MAX_US");
@@ -81,6 +73,12 @@ class IrqTableOutput : public IrqOutput {
     if (r.tasks.empty()) os_ << "(no task was interrupted)\n";
   }
 
+  void RenderNoise(const IrqReport& r) override {
+    RenderHeader(r);
+    os_ << "\n";
+    if (r.noise) RenderNoiseTable(*r.noise, os_);
+  }
+
   void RenderAffinity(const std::vector<int>& cpus, const std::vector<IrqAffinity>& irqs) override {
     std::string head = fmt::format("{:>5}", "IRQ");
     for (int c : cpus) head += fmt::format(" {:>10}", fmt::format("CPU{}", c));
@@ -117,6 +115,19 @@ class IrqTableOutput : public IrqOutput {
   }
 
  private:
+  // What was recorded: events, CPUs, duration, lost events, the raw trace, notes.
+  void RenderHeader(const IrqReport& r) {
+    std::string lost;
+    for (auto [cpu, n] : r.lost_events)
+      if (n > 0) lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, n);
+    std::vector<int> cpus(r.cpus.begin(), r.cpus.end());
+    os_ << fmt::format("{} events on CPU {} over {:.3f} s; lost events: {}\n", r.events,
+                       FormatCpuList(cpus), static_cast<double>(r.duration_ns) / 1e9,
+                       lost.empty() ? "none" : lost);
+    if (!r.file.empty()) os_ << fmt::format("raw trace: {} (see cstool report)\n", r.file);
+    for (const std::string& n : r.notes) os_ << "note: " << n << "\n";
+  }
+
   std::ostream& os_;
 };
 

@@ -99,6 +99,13 @@ void CpuEventCounter::Poll(const Callback& on_event, bool flush) {
 void CpuEventCounter::Count(int bytes, const Callback& on_event) {
   if (static_cast<size_t>(bytes) < page_.size())
     std::memset(page_.data() + bytes, 0, page_.size() - static_cast<size_t>(bytes));
+  if (sink_) {
+    // The sub-buffer header: a u64 timestamp, then the commit (data size, flags above).
+    uint64_t commit = 0;
+    std::memcpy(&commit, page_.data() + 8, sizeof(long));
+    if ((commit & ((uint64_t{1} << 30) - 1)) != 0)
+      sink_(std::string_view(page_.data(), page_.size()));
+  }
   if (kbuffer_load_subbuffer(kbuf_.get(), page_.data()) != 0) return;
   int missed = kbuffer_missed_events(kbuf_.get());
   if (missed > 0) lost_ += static_cast<uint64_t>(missed);

@@ -36,6 +36,12 @@ class CpuEventCounter {
   void Poll(const Callback& on_event, bool flush = false);
 
   uint64_t lost_events() const { return lost_; }
+  size_t page_size() const { return page_.size(); }  // the ring buffer's sub-buffer size
+
+  // Hands every non-empty sub-buffer Poll reads to `sink` as it is, before counting it
+  // (e.g. to keep them for a trace.dat file: nmi-inject --noise).
+  using PageSink = std::function<void(std::string_view page)>;
+  void SetPageSink(PageSink sink) { sink_ = std::move(sink); }
 
  private:
   struct Watched {
@@ -55,6 +61,7 @@ class CpuEventCounter {
   std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
   std::vector<char> page_;
   std::vector<Watched> watched_;
+  PageSink sink_;
   uint64_t lost_ = 0;
 };
 

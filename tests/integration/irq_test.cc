@@ -125,6 +125,88 @@ TEST_F(IrqTest, TimerInjectionRateAgreesWithAnIndependentIrqRecording) {
   fs::remove_all(dir);
 }
 
+TEST_F(IrqTest, NoiseJsonHasRtlaColumnsPerCpuAndSourcesSumToNoise) {
+  CommandResult r = RunCommand({kCstool, "irq", "-N", "1", "--noise", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("trace")) << r.out.substr(0, 2000);
+  const nlohmann::json& noise = j["noise"];
+  const int64_t length =
+      noise["window"]["end_ns"].get<int64_t>() - noise["window"]["start_ns"].get<int64_t>();
+  EXPECT_EQ(noise["window"]["period_ns"], 1000000000);
+  std::vector<int> online = OnlineCpus();
+  ASSERT_EQ(noise["cpus"].size(), online.size());
+  for (size_t i = 0; i < online.size(); ++i) {
+    const nlohmann::json& c = noise["cpus"][i];
+    EXPECT_EQ(c["cpu"], online[i]);
+    EXPECT_EQ(c["runtime_ns"].get<int64_t>(), length);
+    EXPECT_TRUE(c["hw"].is_null());
+    int64_t sum = 0;
+    uint64_t irq_names = 0;
+    for (const char* s : {"nmi", "irq", "softirq", "thread"}) {
+      ASSERT_TRUE(c.contains(s)) << s;
+      for (const char* k : {"count", "time_ns", "max_single_ns"})
+        EXPECT_TRUE(c[s].contains(k)) << s << "." << k;
+      sum += c[s]["time_ns"].get<int64_t>();
+    }
+    for (const auto& [name, n] : c["by_name"].items())
+      if (n["source"] == "irq") irq_names += n["count"].get<uint64_t>();
+    // Nested noise counts once: the sources add up to the noise exactly.
+    EXPECT_EQ(sum, c["noise_ns"].get<int64_t>()) << c.dump();
+    EXPECT_EQ(irq_names, c["irq"]["count"].get<uint64_t>()) << c.dump();
+    EXPECT_LE(c["noise_ns"].get<int64_t>(), length);
+    EXPECT_LE(c["max_single_ns"].get<int64_t>(), c["max_noise_ns"].get<int64_t>());  // as rtla's
+    EXPECT_LE(c["max_noise_ns"].get<int64_t>(), c["noise_ns"].get<int64_t>());
+    EXPECT_GE(c["periods"].get<int64_t>(), 1);
+  }
+}
+
+// The same trace feeds nmi-inject's live counts and its noise view, over the same window,
+// so the injected vector's count in the IRQ column's sources is exactly the live count.
+TEST_F(IrqTest, NmiInjectNoiseViewAgreesExactlyWithItsLiveCounts) {
+  if (OnlineCpus().size() < 2) GTEST_SKIP() << "needs CPU 1";
+  CommandResult r = RunCommand({kCstool, "nmi-inject", "--cpu", "1", "--source", "timer", "--rate",
+                                "2000", "--duration", "1", "--noise"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(; lost events (\d+)\n)"))) << r.out;
+  const uint64_t lost = std::stoull(m[1]);
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(R"(live counts over the same window: achieved (\d+)(, context (\d+))?)")))
+      << r.out;
+  const uint64_t achieved = std::stoull(m[1]);
+  // rtla's header and the row of CPU 1: HW is "-", then NMI IRQ Softirq Thread counts.
+  EXPECT_NE(r.out.find("CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max "
+                       "Single          HW          NMI          IRQ      Softirq       Thread"),
+            std::string::npos)
+      << r.out;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(
+          R"(\n  1 #(\d+) +(\d+) +(\d+) +([0-9.]+) +(\d+) +(\d+) +- +(\d+) +(\d+) +(\d+) +(\d+)\n)")))
+      << r.out;
+  EXPECT_EQ(m[1], "1");  // one period of 1 s
+  const uint64_t irq = std::stoull(m[8]);
+  std::smatch t;
+  ASSERT_TRUE(std::regex_search(r.out, t, std::regex(R"(\n  1 irq +vector:local_timer (\d+)/)")))
+      << r.out;
+  const uint64_t local_timer = std::stoull(t[1]);
+  // Each achieved hrtimer expiry ran in a local timer interrupt, among the CPU's IRQs.
+  EXPECT_GE(local_timer, achieved) << r.out;
+  EXPECT_GE(irq, local_timer) << r.out;
+  EXPECT_GE(achieved, 1000u) << r.out;
+  // The same events over the same window: the live count of local timer interrupts (or,
+  // when kptr_restrict hides the hrtimer's address, the achieved count, which then counts
+  // them) is exactly the noise view's.
+  if (lost == 0) {
+    if (std::regex_search(r.out, t, std::regex(R"(, context (\d+)\n)")))
+      EXPECT_EQ(local_timer, std::stoull(t[1])) << r.out;
+    else
+      EXPECT_EQ(local_timer, achieved) << r.out;
+  }
+}
+
 TEST_F(IrqTest, NmiSourceFailsClearlyWithoutAPmu) {
   CommandResult r = RunCommand({kCstool, "nmi-inject", "--source", "nmi", "--cpu", "0", "--rate",
                                 "1000", "--duration", "1"});

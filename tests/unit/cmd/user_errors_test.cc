@@ -135,6 +135,21 @@ INSTANTIATE_TEST_SUITE_P(
                      "Ctrl-C)"}),
     [](const auto& info) { return info.param.name; });
 
+// Issue #20 item 9: --period goes with --noise and is positive; --noise is no --affinity.
+// Each fails before anything is recorded (`timeout` keeps a regression from hanging).
+TEST(IrqNoiseOptions, PeriodNeedsNoiseAndIsPositiveAndNoiseIsNoAffinity) {
+  CommandResult r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--period", "1", "-N", "1"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--period requires --noise"), std::string::npos) << r.err;
+  r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--noise", "--period", "0", "-N", "1"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(LastOwnLine(r.err), "cstool irq: --period must be a positive number of seconds");
+  r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--noise", "--affinity"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--noise excludes --affinity"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 // Item 7: errors say why, and what to do next.
 TEST(TerseErrors, MissingFileSaysWhy) {
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", "/nonexistent/cstool-test.dat"});

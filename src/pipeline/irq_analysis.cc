@@ -1,7 +1,10 @@
-#include "commands/irq_analysis.h"
+#include "pipeline/irq_analysis.h"
 
 #include <fmt/core.h>
 
+#include <optional>
+
+#include "analysis/irq_noise_observer.h"
 #include "analysis/irq_summary.h"
 #include "model/syscall_table.h"
 #include "pipeline/analyze_trace.h"
@@ -9,12 +12,16 @@
 
 namespace cstool {
 
-IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus) {
+IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus,
+                          const IrqNoiseOptions* noise) {
   SyscallTable syscalls;
   // Registered here, explicitly, rather than in every report (analysis/registry.cc).
   // Without `cpus`, per-CPU splits list the CPUs that saw interrupts.
   auto summary = std::make_unique<IrqSummaryObserver>(cpus);
-  auto analyzed = AnalyzeTrace(file, syscalls, {.extra_observers = {summary.get()}});
+  std::optional<IrqNoiseObserver> noise_observer;
+  AnalyzeOptions options{.extra_observers = {summary.get()}};
+  if (noise) options.extra_observers.push_back(&noise_observer.emplace(cpus));
+  auto analyzed = AnalyzeTrace(file, syscalls, options);
   const TraceSummary& t = analyzed->model.trace;
 
   IrqReport report;
@@ -37,6 +44,18 @@ IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus) {
   for (const auto& [name, n] : t.anomalies)
     if (name.rfind("irq", 0) == 0) report.notes.push_back(fmt::format("anomaly {}: {}", name, n));
   summary->Fill(report);
+  if (noise) {
+    NoiseWindow window{noise->start, noise->end, noise->period_ns};
+    if (noise->whole_trace) {
+      window.start = t.first_ts;
+      window.end = t.last_ts;
+      if (t.has_recording_info && t.recording.end_ts > t.recording.start_ts) {
+        window.start = t.recording.start_ts;
+        window.end = t.recording.end_ts;
+      }
+    }
+    report.noise = noise_observer->Measure(window);
+  }
   return report;
 }
 
