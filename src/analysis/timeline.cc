@@ -24,6 +24,8 @@ constexpr bool OnCpuForSwitches(Microstate m) {
 // At most this many switch-outs wait for their segments (more means segments that
 // never show the switch, e.g. around lost events: the oldest are dropped).
 constexpr size_t kMaxUnplaced = 16;
+// A slice whose switch-out has not been delivered yet is held until this many follow.
+constexpr size_t kMaxAwaiting = 4;
 
 }  // namespace
 
@@ -97,6 +99,10 @@ void TimelineObserver::WriteSlice(const Thread& t, Track& tr, const Slice& s) {
 
 void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
   while (tr.held.size() > keep) {
+    // Its OnSwitch may come just after the segment that showed the switch (an exit's:
+    // the thread is a zombie from sched_process_exit to its last switch). A switch that
+    // was not traced (lost events) must not hold slices for long.
+    if (keep > 0 && tr.held.front().awaits_out && tr.held.size() <= kMaxAwaiting) break;
     WriteSlice(t, tr, tr.held.front());
     tr.held.pop_front();
   }
@@ -207,8 +213,20 @@ void TimelineObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t count) {
 
 void TimelineObserver::OnTraceEnd(int64_t ts) {
   occupancy_.OnTraceEnd(ts);
-  for (size_t id = 0; id < tracks_.size(); ++id)
-    if (threads_[id]) Flush(*threads_[id], tracks_[id], 0);
+  for (size_t id = 0; id < tracks_.size(); ++id) {
+    if (!threads_[id]) continue;
+    Track& tr = tracks_[id];
+    // A life that ends with a switch-out (exit) has no segment after it to show it.
+    if (!tr.held.empty() && OnCpuForSwitches(tr.held.back().state) && !tr.held.back().has_out) {
+      Slice& last = tr.held.back();
+      while (!tr.unplaced.empty() && tr.unplaced.front().ts < last.end) tr.unplaced.pop_front();
+      if (!tr.unplaced.empty()) {
+        last.has_out = true;
+        last.out = tr.unplaced.front();
+      }
+    }
+    Flush(*threads_[id], tr, 0);
+  }
   writer_.Close();
 }
 
