@@ -3,9 +3,58 @@
 #include <fmt/core.h>
 
 #include "analysis/report_view.h"
-#include "analysis/state_labels.h"
 
 namespace cstool {
+namespace {
+
+// Short slice names: a timeline has about one slice per traced event, so every byte
+// of a frequent name counts. Indexed by Microstate.
+constexpr std::string_view kSliceNames[kMicrostateCount] = {
+    "user",      "sys",     "irq",    "softirq", "runnable",
+    "preempted", "sleep",   "futex",  "poll",    "uninterruptible",
+    "paging",    "stopped", "zombie", "unknown",
+};
+
+// Whether a thread in state m is on a CPU for the timeline: a switch-out is where a
+// thread goes from such a state to one that is not.
+constexpr bool OnCpuForSwitches(Microstate m) {
+  return !IsSleeping(m) && !IsWaitingForCpu(m) && m != Microstate::kZombie;
+}
+
+// At most this many switch-outs wait for their segments (more means segments that
+// never show the switch, e.g. around lost events: the oldest are dropped).
+constexpr size_t kMaxUnplaced = 16;
+// A slice whose switch-out has not been delivered yet is held until this many follow.
+constexpr size_t kMaxAwaiting = 4;
+
+}  // namespace
+
+// The name of a state slice, refined by the switch-out that started it: a sleep in a
+// syscall is named like that switch's cause ("sleep:read"), a yield "yield".
+std::string TimelineObserver::SliceName(const Slice& s) const {
+  if (s.has_after && s.after.cause.kind == CauseKind::kSleepSyscall && s.after.cause.syscall >= 0) {
+    switch (s.state) {
+      case Microstate::kSleep:
+      case Microstate::kSleepFutex:
+      case Microstate::kSleepPoll:
+        return syscalls_.CauseLabel(s.after.cause);
+      case Microstate::kSleepUninterruptible:
+        return "uninterruptible:" + syscalls_.Name(s.after.cause.syscall);
+      default:
+        break;
+    }
+  }
+  if (s.has_after && s.state == Microstate::kWaitCpuPreempted &&
+      s.after.cause.kind == CauseKind::kYield)
+    return "yield";
+  return std::string(kSliceNames[static_cast<size_t>(s.state)]);
+}
+
+void TimelineObserver::AddSwitchArgs(TraceEventArgs& args, SwitchCause cause, bool voluntary,
+                                     PreemptedAt at) const {
+  args.Add("cause", syscalls_.CauseLabel(cause));
+  if (!voluntary) args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(at)]);
+}
 
 TimelineObserver::TimelineObserver(std::ostream& os, const SyscallTable& syscalls,
                                    ThreadFilter selected)
@@ -44,20 +93,16 @@ void TimelineObserver::NameThread(const Thread& t, Track& tr) {
 void TimelineObserver::WriteSlice(const Thread& t, Track& tr, const Slice& s) {
   NameThread(t, tr);
   TraceEventArgs args;
-  args.Add("state", MicrostateKey(s.state));
-  if (s.has_after) args.Add("after", syscalls_.CauseLabel(s.after.cause));
-  if (s.has_out) {
-    args.Add("switch_out", s.out.voluntary ? "voluntary" : "involuntary");
-    args.Add("cause", syscalls_.CauseLabel(s.out.cause));
-    if (!s.out.voluntary)
-      args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(s.out.preempted_at)]);
-  }
-  writer_.Complete(SliceLabel(s.state, s.has_after, s.after.cause, syscalls_),
-                   MicrostateKey(s.state), TrackPid(t), t.tid, s.start, s.end - s.start, args);
+  if (s.has_out) AddSwitchArgs(args, s.out.cause, s.out.voluntary, s.out.preempted_at);
+  writer_.Complete(SliceName(s), TrackPid(t), t.tid, s.start, s.end - s.start, args);
 }
 
 void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
   while (tr.held.size() > keep) {
+    // Its OnSwitch may come just after the segment that showed the switch (an exit's:
+    // the thread is a zombie from sched_process_exit to its last switch). A switch that
+    // was not traced (lost events) must not hold slices for long.
+    if (keep > 0 && tr.held.front().awaits_out && tr.held.size() <= kMaxAwaiting) break;
     WriteSlice(t, tr, tr.held.front());
     tr.held.pop_front();
   }
@@ -67,9 +112,22 @@ void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int64_t sta
   if (!selected_(t)) return;
   Track& tr = TrackOf(t);
   Slice slice{s, start, end};
-  if (tr.last_switch.ts == start) {
-    slice.has_after = true;
-    slice.after = tr.last_switch;
+  if (!tr.held.empty() && tr.held.back().end == start) {
+    Slice& last = tr.held.back();
+    if (OnCpuForSwitches(last.state) && !OnCpuForSwitches(s)) {
+      // A switch-out at `start`: traced at or after it.
+      while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
+      if (tr.unplaced.empty()) {
+        last.awaits_out = true;
+      } else {
+        last.has_out = slice.has_after = true;
+        last.out = slice.after = tr.unplaced.front();
+        tr.unplaced.pop_front();
+      }
+    } else if (last.state == s && !last.awaits_out && !last.has_out) {
+      last.end = end;
+      return;
+    }
   }
   tr.held.push_back(slice);
   // While switches of this thread wait for its syscall to be resolved, their causes
@@ -83,32 +141,35 @@ void TimelineObserver::OnSwitch(const SwitchEvent& e) {
   occupancy_.OnSwitch(e);
   if (!e.prev || !selected_(*e.prev)) return;
   Track& tr = TrackOf(*e.prev);
-  SwitchInfo info{e.ts, e.cause, e.preempted_at, e.voluntary};
-  tr.last_switch = info;
-  for (Slice& s : tr.held) {
-    if (s.end == e.ts) {
-      s.has_out = true;
-      s.out = info;
+  const SwitchInfo info{e.ts, e.cause, e.preempted_at, e.voluntary};
+  // The segments may have shown the switch already (its cause waited for the syscall).
+  for (size_t i = 0; i < tr.held.size(); ++i) {
+    if (!tr.held[i].awaits_out) continue;
+    tr.held[i].awaits_out = false;
+    tr.held[i].has_out = true;
+    tr.held[i].out = info;
+    if (i + 1 < tr.held.size()) {
+      tr.held[i + 1].has_after = true;
+      tr.held[i + 1].after = info;
     }
-    if (s.start == e.ts) {
-      s.has_after = true;
-      s.after = info;
-    }
+    return;
   }
+  tr.unplaced.push_back(info);
+  if (tr.unplaced.size() > kMaxUnplaced) tr.unplaced.pop_front();
 }
 
 void TimelineObserver::OnWakeup(const WakeupEvent& w) {
   if (!w.wakee || !selected_(*w.wakee)) return;
   const uint64_t id = next_flow_++;
   if (w.waker && selected_(*w.waker)) {
-    writer_.FlowStart("wakeup", id, TrackPid(*w.waker), w.waker->tid, w.ts);
+    writer_.FlowStart(id, TrackPid(*w.waker), w.waker->tid, w.ts);
   } else {
     NameCpu(w.cpu);
-    writer_.FlowStart("wakeup", id, kCpuPid, CpuTid(w.cpu), w.ts);
+    writer_.FlowStart(id, kCpuPid, CpuTid(w.cpu), w.ts);
   }
   // One nanosecond in, so that it lands inside the wakee's "Runnable (wakeup)" slice
   // rather than on the boundary with the sleep before it.
-  writer_.FlowEnd("wakeup", id, TrackPid(*w.wakee), w.wakee->tid, w.ts + 1);
+  writer_.FlowEnd(id, TrackPid(*w.wakee), w.wakee->tid, w.ts + 1);
 }
 
 void TimelineObserver::NameCpu(int32_t cpu) {
@@ -125,46 +186,47 @@ void TimelineObserver::NameCpu(int32_t cpu) {
   writer_.ThreadSortIndex(kCpuPid, CpuTid(cpu), cpu);
 }
 
+// Named "comm tid" whether the thread is selected or not: the name is all that tells
+// whose run it is.
 void TimelineObserver::WriteCpuRun(const CpuRun& r) {
   NameCpu(r.cpu);
   const Thread& t = *r.thread;
-  const bool sel = selected_(t);
   TraceEventArgs args;
-  args.Add("tid", int64_t{t.tid});
-  if (PidKnown(t)) args.Add("pid", int64_t{t.tgid});
-  args.Add("comm", t.comm);
-  if (r.switched_out) {
-    args.Add("switch_out", r.voluntary ? "voluntary" : "involuntary");
-    args.Add("cause", syscalls_.CauseLabel(r.cause));
-    if (!r.voluntary)
-      args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(r.preempted_at)]);
-  }
-  writer_.Complete(sel ? fmt::format("{} {}", t.comm, t.tid) : std::string("other"),
-                   sel ? "thread" : "other", kCpuPid, CpuTid(r.cpu), r.start, r.end - r.start,
-                   args);
+  if (r.switched_out) AddSwitchArgs(args, r.cause, r.voluntary, r.preempted_at);
+  writer_.Complete(fmt::format("{} {}", t.comm, t.tid), kCpuPid, CpuTid(r.cpu), r.start,
+                   r.end - r.start, args);
 }
 
+// Nested in the CPU track's slice of the thread they interrupted.
 void TimelineObserver::OnIrq(const IrqInterval& iv) {
   if (iv.end <= iv.start) return;
   NameCpu(iv.cpu);
-  static constexpr std::string_view kKinds[] = {"hardirq", "vector", "softirq", "nmi"};
-  TraceEventArgs args;
-  if (iv.interrupted) args.Add("interrupted_tid", int64_t{iv.interrupted->tid});
-  writer_.Complete(iv.name, kKinds[static_cast<size_t>(iv.kind)], kCpuPid, CpuTid(iv.cpu), iv.start,
-                   iv.end - iv.start, args);
+  writer_.Complete(iv.name, kCpuPid, CpuTid(iv.cpu), iv.start, iv.end - iv.start);
 }
 
 void TimelineObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t count) {
   NameCpu(cpu);
   TraceEventArgs args;
   args.Add("count", count);
-  writer_.Instant("lost events", "lost", kCpuPid, CpuTid(cpu), ts, args);
+  writer_.Instant("lost events", kCpuPid, CpuTid(cpu), ts, args);
 }
 
 void TimelineObserver::OnTraceEnd(int64_t ts) {
   occupancy_.OnTraceEnd(ts);
-  for (size_t id = 0; id < tracks_.size(); ++id)
-    if (threads_[id]) Flush(*threads_[id], tracks_[id], 0);
+  for (size_t id = 0; id < tracks_.size(); ++id) {
+    if (!threads_[id]) continue;
+    Track& tr = tracks_[id];
+    // A life that ends with a switch-out (exit) has no segment after it to show it.
+    if (!tr.held.empty() && OnCpuForSwitches(tr.held.back().state) && !tr.held.back().has_out) {
+      Slice& last = tr.held.back();
+      while (!tr.unplaced.empty() && tr.unplaced.front().ts < last.end) tr.unplaced.pop_front();
+      if (!tr.unplaced.empty()) {
+        last.has_out = true;
+        last.out = tr.unplaced.front();
+      }
+    }
+    Flush(*threads_[id], tr, 0);
+  }
   writer_.Close();
 }
 

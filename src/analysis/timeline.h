@@ -1,15 +1,19 @@
 // `report --timeline`: streams the analysis as Chrome/Perfetto trace-event JSON.
 //
 // Tracks: one per selected thread (grouped under its process) whose slices are its
-// microstates ("Running (user)", "Sleeping: futex", ...; the slice that ends in a
-// switch-out carries the cause and preempted_at in args); one per CPU under a
-// synthetic "CPUs" process with the running thread's slices and, nested in them, the
-// IRQ/softirq/NMI slices; wakeup flow arrows from the waker (its thread track, or the
-// CPU track when woken from an interrupt or by an unselected task) to the wakee; an
-// instant event on the CPU track for each lost-events gap.
+// microstates ("user", "sys", "sleep:read", "runnable", ...; the slice that ends in a
+// switch-out carries the cause, and preempted_at when involuntary, in args); one per
+// CPU under a synthetic "CPUs" process with the running thread's slices ("comm tid",
+// with the switch-out's cause) and, nested in them, the IRQ/softirq/NMI slices; wakeup
+// flow arrows from the waker (its thread track, or the CPU track when woken from an
+// interrupt or by an unselected task) to the wakee; an instant event on the CPU track
+// for each lost-events gap.
 //
-// Slices are written as the state machine reports them; a thread's latest slice is
-// held back until its switch-out cause is known, so memory stays per thread and CPU.
+// Slices are written as the state machine reports them, except that consecutive
+// segments of one state with no switch between them make one slice (the state machine
+// splits a state at events that do not change it). A thread's latest slice is held
+// back until the next one shows whether a switch-out ends it and its cause is known,
+// so memory stays per thread and CPU.
 #pragma once
 
 #include <cstdint>
@@ -55,21 +59,27 @@ class TimelineObserver : public Observer {
     Microstate state;
     int64_t start;
     int64_t end;
-    bool has_out = false;  // ends with a switch-out
+    bool has_out = false;     // ends with a switch-out; then `out` is it
+    bool awaits_out = false;  // ends with a switch-out whose OnSwitch has not come yet
     SwitchInfo out;
-    bool has_after = false;  // starts with a switch-out
+    bool has_after = false;  // starts with a switch-out; then `after` is it
     SwitchInfo after;
   };
   struct Track {
     bool named = false;
     std::string comm;
-    SwitchInfo last_switch;
     std::deque<Slice> held;
+    // Switch-outs delivered before the segments that end in them: the thread's times
+    // place a switch at the kernel's instant, up to the traced one, and segments may be
+    // released after the switch (sched/switch_placement.cc).
+    std::deque<SwitchInfo> unplaced;
   };
 
   Track& TrackOf(const Thread& t);
   void Flush(const Thread& t, Track& tr, size_t keep);
   void WriteSlice(const Thread& t, Track& tr, const Slice& s);
+  std::string SliceName(const Slice& s) const;
+  void AddSwitchArgs(TraceEventArgs& args, SwitchCause cause, bool voluntary, PreemptedAt at) const;
   void NameThread(const Thread& t, Track& tr);
   void WriteCpuRun(const CpuRun& r);
   void NameCpu(int32_t cpu);

@@ -70,11 +70,13 @@ void TraceEventWriter::AppendMicros(std::string& out, int64_t ns) {
     ns = -ns;
   }
   AppendInt(out, ns / 1000);
-  const auto frac = static_cast<int>(ns % 1000);
+  int frac = static_cast<int>(ns % 1000);
+  if (frac == 0) return;
   out += '.';
-  out += static_cast<char>('0' + frac / 100);
-  out += static_cast<char>('0' + frac / 10 % 10);
-  out += static_cast<char>('0' + frac % 10);
+  for (int digit = 100; frac != 0; digit /= 10) {
+    out += static_cast<char>('0' + frac / digit);
+    frac %= digit;
+  }
 }
 
 TraceEventWriter::TraceEventWriter(std::ostream& os) : os_(os) {
@@ -93,17 +95,20 @@ void TraceEventWriter::Close() {
   buf_.clear();
 }
 
-void TraceEventWriter::BeginEvent(char ph, std::string_view name, int64_t pid, int64_t tid) {
+void TraceEventWriter::BeginEvent(char ph, int64_t pid, int64_t tid) {
   if (events_ > 0) buf_ += ",\n";
   ++events_;
   buf_ += "{\"ph\":\"";
   buf_ += ph;
-  buf_ += "\",\"name\":";
-  AppendJsonString(buf_, name);
-  buf_ += ",\"pid\":";
+  buf_ += "\",\"pid\":";
   AppendInt(buf_, pid);
   buf_ += ",\"tid\":";
   AppendInt(buf_, tid);
+}
+
+void TraceEventWriter::Name(std::string_view name) {
+  buf_ += ",\"name\":";
+  AppendJsonString(buf_, name);
 }
 
 void TraceEventWriter::EndEvent() {
@@ -114,12 +119,11 @@ void TraceEventWriter::EndEvent() {
   }
 }
 
-void TraceEventWriter::Complete(std::string_view name, std::string_view cat, int64_t pid,
-                                int64_t tid, int64_t ts, int64_t dur, const TraceEventArgs& args) {
+void TraceEventWriter::Complete(std::string_view name, int64_t pid, int64_t tid, int64_t ts,
+                                int64_t dur, const TraceEventArgs& args) {
   if (closed_) return;
-  BeginEvent('X', name, pid, tid);
-  buf_ += ",\"cat\":";
-  AppendJsonString(buf_, cat);
+  BeginEvent('X', pid, tid);
+  Name(name);
   buf_ += ",\"ts\":";
   AppendMicros(buf_, ts);
   buf_ += ",\"dur\":";
@@ -128,34 +132,31 @@ void TraceEventWriter::Complete(std::string_view name, std::string_view cat, int
   EndEvent();
 }
 
-void TraceEventWriter::Instant(std::string_view name, std::string_view cat, int64_t pid,
-                               int64_t tid, int64_t ts, const TraceEventArgs& args) {
+void TraceEventWriter::Instant(std::string_view name, int64_t pid, int64_t tid, int64_t ts,
+                               const TraceEventArgs& args) {
   if (closed_) return;
-  BeginEvent('i', name, pid, tid);
-  buf_ += ",\"cat\":";
-  AppendJsonString(buf_, cat);
+  BeginEvent('i', pid, tid);
+  Name(name);
   buf_ += ",\"s\":\"t\",\"ts\":";
   AppendMicros(buf_, ts);
   if (!args.empty()) buf_ += ",\"args\":{" + args.body() + "}";
   EndEvent();
 }
 
-void TraceEventWriter::FlowStart(std::string_view name, uint64_t id, int64_t pid, int64_t tid,
-                                 int64_t ts) {
+void TraceEventWriter::FlowStart(uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
   if (closed_) return;
-  BeginEvent('s', name, pid, tid);
-  buf_ += ",\"cat\":\"wakeup\",\"id\":";
+  BeginEvent('s', pid, tid);
+  buf_ += ",\"id\":";
   AppendInt(buf_, id);
   buf_ += ",\"ts\":";
   AppendMicros(buf_, ts);
   EndEvent();
 }
 
-void TraceEventWriter::FlowEnd(std::string_view name, uint64_t id, int64_t pid, int64_t tid,
-                               int64_t ts) {
+void TraceEventWriter::FlowEnd(uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
   if (closed_) return;
-  BeginEvent('f', name, pid, tid);
-  buf_ += ",\"cat\":\"wakeup\",\"bp\":\"e\",\"id\":";
+  BeginEvent('f', pid, tid);
+  buf_ += ",\"bp\":\"e\",\"id\":";
   AppendInt(buf_, id);
   buf_ += ",\"ts\":";
   AppendMicros(buf_, ts);
@@ -165,7 +166,8 @@ void TraceEventWriter::FlowEnd(std::string_view name, uint64_t id, int64_t pid, 
 void TraceEventWriter::Metadata(std::string_view name, int64_t pid, int64_t tid,
                                 std::string_view arg_key, const std::string& arg_value_json) {
   if (closed_) return;
-  BeginEvent('M', name, pid, tid);
+  BeginEvent('M', pid, tid);
+  Name(name);
   buf_ += ",\"args\":{";
   AppendJsonString(buf_, arg_key);
   buf_ += ':';
