@@ -97,10 +97,11 @@ const char* kScript = R"(
     });
     svg.addEventListener('mouseleave',function(){tip.style.display='none';});
   });
-  // Where each barscope landed (CSS px), for tests that check a screenshot.
-  document.querySelectorAll('svg.barscope').forEach(function(svg){
-    var b=svg.getBoundingClientRect();
-    svg.setAttribute('data-box',[b.left,b.top+window.scrollY,b.width,b.height].map(Math.round).join(','));
+  // Where each row's plot landed (CSS px), for tests that check a screenshot.
+  document.querySelectorAll('svg.barscope g.bs-row').forEach(function(row){
+    var b=row.querySelector('rect.bg').getBoundingClientRect();
+    row.setAttribute('data-box',[b.left,b.top+window.scrollY,b.width,b.height]
+      .map(function(v){return v.toFixed(1);}).join(','));
   });
   var threads=document.querySelectorAll('#thread-barscope g.bs-row').length;
   var cpus=document.querySelectorAll('#cpu-barscope g.bs-row').length;
