@@ -32,8 +32,13 @@ RunFn SetupReport(CLI::App& sub) {
                "Compare with the kernel's own per-thread counters; exit 1 on disagreement");
   sub.add_option("--timeline", opts->exports.timeline,
                  "Also write a Chrome/Perfetto trace-event JSON timeline to this file");
-  sub.add_option("--html", opts->exports.html,
-                 "Also write a self-contained HTML page with barscopes and the tables");
+  auto* html =
+      sub.add_option("--html", opts->exports.html,
+                     "Also write a self-contained HTML page with barscopes and the tables");
+  sub.add_option("--html-range", opts->exports.html_range,
+                 "Draw only FROM:TO of the trace in the --html barscopes (seconds from the "
+                 "trace start; either side may be empty)")
+      ->needs(html);
   sub.add_flag("--salvage", opts->salvage,
                "Report what a damaged file still holds (stops or skips at the damage)");
   sub.add_option("--reader", opts->reader,

@@ -72,6 +72,11 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "timer ipi nmi" -- "$cur")
       return 0
       ;;
+    --html-range)
+      # FROM:TO in seconds: nothing to complete.
+      COMPREPLY=()
+      return 0
+      ;;
     -o | --output | --timeline | --html)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0

@@ -2,7 +2,7 @@
 # Installs every Debian package the README's commands need (make demo, make check with
 # its sanitizer and fuzzer stages, make bench) on a machine that has only the base the
 # README assumes (build-essential cmake git clang python3). chromium: the browser test
-# of `report --html`; llvm: llvm-symbolizer, so sanitizer reports carry file:line.
+# of `report --html` (libpng-dev: it reads the screenshot's pixels); llvm: llvm-symbolizer, so sanitizer reports carry file:line.
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -euo pipefail
 
@@ -12,7 +12,7 @@ PACKAGES=(
   libzstd-dev zlib1g-dev libcli11-dev libfmt-dev nlohmann-json3-dev libseccomp-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtracefs-doc libtraceevent-doc man-db
-  chromium fonts-dejavu-core
+  chromium fonts-dejavu-core libpng-dev
   clang libclang-rt-14-dev llvm  # the sanitizer build and libFuzzer; llvm-symbolizer
 )
 

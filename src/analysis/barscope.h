@@ -1,8 +1,9 @@
 // `report --html`: collects the execution barscope (selected threads x time, by
 // microstate) and the cpu barscope (CPUs x time, by running thread) as fixed-size
 // binned rows (analysis/time_bins.h), and turns them into a BarscopeModel at the end
-// of the trace. Each column keeps the dominant state (or thread); adjacent columns
-// with the same one merge into a single span.
+// of the trace. Each column keeps the time of every state (or of the threads that ran)
+// and is drawn as stacked shares (analysis/barscope_stack.h), so that short bursts show
+// as thin bands instead of vanishing under the dominant state.
 #pragma once
 
 #include <array>
@@ -18,13 +19,26 @@
 
 namespace cstool {
 
+// The drawn time range, in ns from the start of the trace (`report --html-range`);
+// to < 0: up to the end of the trace.
+struct BarscopeRange {
+  int64_t from = 0;
+  int64_t to = -1;
+};
+
 class BarscopeObserver : public Observer {
  public:
   using ThreadFilter = std::function<bool(const Thread&)>;
-  // Threads beyond this many get no row (the page says how many were left out).
+  // Threads beyond this many get no row; the page lists them (at most kMaxHiddenListed).
   static constexpr size_t kMaxThreadRows = 512;
+  static constexpr size_t kMaxHiddenListed = 1000;
+  // Columns drawn: the grid's bins merge pairwise down to at most this many, about two
+  // pixels each on a page as wide as a laptop screen.
+  static constexpr uint32_t kDisplayColumns = 512;
 
-  BarscopeObserver(const SyscallTable& syscalls, ThreadFilter selected);
+  using Range = BarscopeRange;
+
+  BarscopeObserver(const SyscallTable& syscalls, ThreadFilter selected, Range range = {});
 
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
@@ -60,16 +74,21 @@ class BarscopeObserver : public Observer {
 
   ThreadRow* RowOf(const Thread& t);
   void AddCpuRun(const CpuRun& r);
+  void StartChart(BarscopeChart& c, int64_t end) const;
   void BuildThreadChart(int64_t end);
   void BuildCpuChart(int64_t end);
 
   const SyscallTable& syscalls_;
   ThreadFilter selected_;
+  Range range_;
   CpuOccupancy occupancy_;
   TimeGrid grid_;
-  std::vector<int32_t> row_of_;  // Thread::id -> index into rows_, -1 none
+  int64_t trace_start_ = -1;
+  int64_t range_end_ = INT64_MAX;  // absolute
+  uint32_t merge_ = 1;             // grid bins per drawn column
+  std::vector<int32_t> row_of_;    // Thread::id -> index into rows_, -1 none
   std::vector<ThreadRow> rows_;
-  size_t rows_left_out_ = 0;
+  std::vector<const Thread*> hidden_;  // selected threads beyond kMaxThreadRows
   std::vector<BinnedRow<CpuBin>> cpu_rows_;
   std::vector<const Thread*> threads_by_id_;  // threads seen on a CPU
   uint64_t lost_gaps_ = 0;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -20,6 +21,34 @@ Error OpenError(const std::string& path, const char* what) {
   return Error(fmt::format("cannot {} {}: {}", what, path, std::strerror(errno)));
 }
 
+// "FROM:TO" in seconds from the trace start, either side may be empty ("2:", ":0.5").
+BarscopeObserver::Range ParseHtmlRange(const std::string& text) {
+  BarscopeObserver::Range range;
+  if (text.empty()) return range;
+  auto bad = [&] {
+    return Error(fmt::format(
+        "--html-range {}: expected FROM:TO in seconds from the trace start, FROM < TO", text));
+  };
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) throw bad();
+  auto seconds = [&](const std::string& s, int64_t empty) -> int64_t {
+    if (s.empty()) return empty;
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != s.size() || !std::isfinite(v) || v < 0 || v > 1e9) throw bad();
+    return std::llround(v * 1e9);
+  };
+  range.from = seconds(text.substr(0, colon), 0);
+  range.to = seconds(text.substr(colon + 1), -1);
+  if (range.to >= 0 && range.to <= range.from) throw bad();
+  return range;
+}
+
 }  // namespace
 
 ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& view,
@@ -35,10 +64,11 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
     timeline_ = std::make_unique<TimelineObserver>(timeline_file_, syscalls, selected);
   }
   if (!options_.html.empty()) {
+    const BarscopeObserver::Range range = ParseHtmlRange(options_.html_range);
     // Create it now so that a bad path fails before a long analysis.
     std::ofstream probe(options_.html, std::ios::trunc);
     if (!probe) throw OpenError(options_.html, "create");
-    barscope_ = std::make_unique<BarscopeObserver>(syscalls, selected);
+    barscope_ = std::make_unique<BarscopeObserver>(syscalls, selected, range);
   }
 }
 

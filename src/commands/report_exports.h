@@ -19,8 +19,9 @@ class TimelineObserver;
 class BarscopeObserver;
 
 struct ExportOptions {
-  std::string timeline;  // --timeline OUT.json ("" = none)
-  std::string html;      // --html OUT.html ("" = none)
+  std::string timeline;    // --timeline OUT.json ("" = none)
+  std::string html;        // --html OUT.html ("" = none)
+  std::string html_range;  // --html-range FROM:TO in seconds ("" = the whole trace)
 };
 
 class ReportExports {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <string>
@@ -9,9 +10,13 @@
 namespace cstool {
 namespace {
 
-constexpr double kLabelWidth = 190;
-constexpr double kPlotWidth = 1320;
+// The page's SVG coordinates; the SVG scales to the page's width (CSS width:100%),
+// so on a 1280-px-wide page one unit is one pixel.
+constexpr double kLabelWidth = 170;
+constexpr double kPlotWidth = 1100;
+constexpr double kRightMargin = 10;
 constexpr double kRowHeight = 16;
+constexpr double kUnitHeight = kRowHeight / BarscopeChart::kRowUnits;
 constexpr double kRowGap = 3;
 constexpr double kAxisHeight = 22;
 
@@ -58,9 +63,9 @@ const char* kStyle = R"(
 body{font:13px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}
 h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 6px}
 .summary{color:#444} .note{color:#8a5300}
-svg.barscope{display:block;background:#fff;border:1px solid #ccc}
+svg.barscope{display:block;width:100%;height:auto;background:#fff;border:1px solid #ccc}
 svg.barscope text{font:11px system-ui,sans-serif;fill:#222}
-svg.barscope .axis text{fill:#555} svg.barscope .axis line{stroke:#ddd}
+svg.barscope .axis text{fill:#555} svg.barscope .axis line{stroke:#ddd} svg.barscope .axis line.end{stroke:#888}
 svg.barscope .bg{fill:#fafafa}
 svg.barscope rect.s:hover{stroke:#000;stroke-width:1}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 8px}
@@ -69,12 +74,14 @@ svg.barscope rect.s:hover{stroke:#000;stroke-width:1}
 table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}
 th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
 th{background:#f0f0f0} td.l,th.l{text-align:left}
+details{margin:4px 0 10px} summary{cursor:pointer;color:#444}
 #tip{position:fixed;pointer-events:none;background:#ffe;border:1px solid #aa9;padding:2px 6px;
  font-size:12px;display:none;max-width:600px}
 )";
 
 // Shows the hovered span's title next to the pointer (the SVG <title> also works
-// natively); sets a marker the browser test checks once the script has run.
+// natively); records where each barscope is drawn and sets a marker the browser test
+// checks once the script has run.
 const char* kScript = R"(
 (function(){
   var tip=document.getElementById('tip');
@@ -82,10 +89,19 @@ const char* kScript = R"(
     svg.addEventListener('mousemove',function(ev){
       var t=ev.target.querySelector?ev.target.querySelector('title'):null;
       if(!t||ev.target.tagName!=='rect'){tip.style.display='none';return;}
-      tip.textContent=t.textContent;tip.style.display='block';
+      var row=ev.target.closest('g.bs-row'),label=row?row.querySelector('text'):null;
+      tip.textContent=(label&&ev.target.classList.contains('s')?label.lastChild.textContent+': ':'')+
+        t.textContent;
+      tip.style.display='block';
       tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';
     });
     svg.addEventListener('mouseleave',function(){tip.style.display='none';});
+  });
+  // Where each row's plot landed (CSS px), for tests that check a screenshot.
+  document.querySelectorAll('svg.barscope g.bs-row').forEach(function(row){
+    var b=row.querySelector('rect.bg').getBoundingClientRect();
+    row.setAttribute('data-box',[b.left,b.top+window.scrollY,b.width,b.height]
+      .map(function(v){return v.toFixed(1);}).join(','));
   });
   var threads=document.querySelectorAll('#thread-barscope g.bs-row').length;
   var cpus=document.querySelectorAll('#cpu-barscope g.bs-row').length;
@@ -131,26 +147,20 @@ class HtmlWriter {
     os_ << "</div>\n";
     for (const auto& n : c.notes) os_ << "<p class=\"note\">" << Esc(n) << "</p>\n";
     const double height = kAxisHeight + static_cast<double>(c.rows.size()) * (kRowHeight + kRowGap);
-    const double width = kLabelWidth + kPlotWidth + 10;
-    const double scale = c.columns > 0 ? kPlotWidth / c.columns : 0;
+    const double width = kLabelWidth + kPlotWidth + kRightMargin;
+    // x of a time: the plot ends where the drawn range ends, not at the last column's edge.
+    const double span_ns = static_cast<double>(c.t_end - c.t0);
+    auto x_of_col = [&](uint32_t col) {
+      if (span_ns <= 0) return kLabelWidth;
+      const double t = std::min(static_cast<double>(col) * static_cast<double>(c.bin_ns), span_ns);
+      return kLabelWidth + t / span_ns * kPlotWidth;
+    };
     os_ << fmt::format(
-        "<svg id=\"{}\" class=\"barscope\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
-        "height=\"{}\" viewBox=\"0 0 {} {}\" data-columns=\"{}\" data-bin-ns=\"{}\">\n",
-        id, width, height, width, height, c.columns, c.bin_ns);
-    // Time axis, in seconds from the start of the trace.
-    const double span_s = static_cast<double>(c.columns) * static_cast<double>(c.bin_ns) / 1e9;
-    os_ << "<g class=\"axis\">";
-    if (span_s > 0) {
-      const double step = TickStep(span_s);
-      for (int i = 0; i * step <= span_s + 1e-12; ++i) {
-        double x = kLabelWidth + i * step / span_s * kPlotWidth;
-        os_ << fmt::format(
-            "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
-            "<text x=\"{0:.1f}\" y=\"14\" text-anchor=\"middle\">{3:g} s</text>",
-            x, kAxisHeight - 4, height, i * step);
-      }
-    }
-    os_ << "</g>\n";
+        "<svg id=\"{}\" class=\"barscope\" xmlns=\"http://www.w3.org/2000/svg\" "
+        "viewBox=\"0 0 {} {}\" data-columns=\"{}\" data-bin-ns=\"{}\" data-t0-ns=\"{}\" "
+        "data-end-ns=\"{}\">\n",
+        id, width, height, c.columns, c.bin_ns, c.t0 - c.origin, c.t_end - c.origin);
+    Axis(c, height);
     double y = kAxisHeight;
     for (const BarscopeRow& r : c.rows) {
       os_ << fmt::format("<g class=\"bs-row\" data-id=\"{}\">", r.id);
@@ -159,18 +169,66 @@ class HtmlWriter {
       os_ << fmt::format("<rect class=\"bg\" x=\"{}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\"/>",
                          kLabelWidth, y, kPlotWidth, kRowHeight);
       for (const BarscopeSpan& s : r.spans) {
-        // At least a pixel wide, so that short spans stay visible.
-        double x0 = kLabelWidth + s.col0 * scale;
-        double w = std::max(1.0, (s.col1 - s.col0) * scale);
+        const double x0 = x_of_col(s.col0), x1 = x_of_col(s.col1);
+        const double top = y + (BarscopeChart::kRowUnits - s.y0 - s.height) * kUnitHeight;
         os_ << fmt::format(
-            "<rect class=\"s\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{}\" "
+            "<rect class=\"s\" x=\"{:.2f}\" y=\"{:g}\" width=\"{:.2f}\" height=\"{:g}\" "
             "fill=\"{}\"><title>{}</title></rect>",
-            x0, y, w, kRowHeight, Esc(c.legend[s.key].color), Esc(s.title));
+            x0, top, x1 - x0, s.height * kUnitHeight, Esc(c.legend[s.key].color), Esc(s.title));
       }
       os_ << "</g>\n";
       y += kRowHeight + kRowGap;
     }
-    os_ << "</svg></section>\n";
+    os_ << "</svg>\n";
+    Hidden(id, c);
+    os_ << "</section>\n";
+  }
+
+  // Time axis, in seconds from the start of the trace, ending at the end of the range.
+  void Axis(const BarscopeChart& c, double height) {
+    const double from_s = static_cast<double>(c.t0 - c.origin) / 1e9;
+    const double end_s = static_cast<double>(c.t_end - c.origin) / 1e9;
+    const double span_s = end_s - from_s;
+    os_ << "<g class=\"axis\">";
+    if (span_s > 0) {
+      auto x_of = [&](double s) { return kLabelWidth + (s - from_s) / span_s * kPlotWidth; };
+      const double step = TickStep(span_s);
+      const double end_x = x_of(end_s);
+      for (double tick = std::ceil(from_s / step - 1e-9) * step; tick <= end_s + 1e-12;
+           tick += step) {
+        const double x = x_of(tick);
+        os_ << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x,
+                           kAxisHeight - 4, height);
+        // The end label below wins over a tick too close to it.
+        if (end_x - x > 45)
+          os_ << fmt::format("<text x=\"{:.1f}\" y=\"14\" text-anchor=\"middle\">{:g} s</text>", x,
+                             std::round(tick / step) * step + 0.0);  // no "-0"
+      }
+      os_ << fmt::format(
+          "<line class=\"end\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
+          "<text class=\"end\" x=\"{0:.1f}\" y=\"14\" text-anchor=\"end\">{3:.3f} s</text>",
+          end_x, kAxisHeight - 4, height, end_s);
+    }
+    os_ << "</g>\n";
+  }
+
+  // The threads that got no row, so that nothing is hidden silently.
+  void Hidden(std::string_view id, const BarscopeChart& c) {
+    if (c.hidden_total == 0) return;
+    os_ << "<details open><summary>"
+        << Esc(fmt::format("{} more threads have no row (at most {} rows), by on-CPU time over the "
+                           "whole trace:",
+                           c.hidden_total, c.rows.size()))
+        << "</summary>\n<table id=\"" << id << "-hidden\"><tr><th>TID</th><th>PID</th>"
+        << "<th class=\"l\">COMM</th><th>ON-CPU(ms)</th></tr>\n";
+    for (const BarscopeHiddenRow& h : c.hidden)
+      os_ << "<tr><td>" << h.tid << "</td><td>" << Esc(h.pid) << "</td><td class=\"l\">"
+          << Esc(h.comm) << "</td><td>"
+          << fmt::format("{:.3f}", static_cast<double>(h.on_cpu_ns) / 1e6) << "</td></tr>\n";
+    os_ << "</table>";
+    if (c.hidden.size() < c.hidden_total)
+      os_ << "<p>" << Esc(fmt::format("and {} more", c.hidden_total - c.hidden.size())) << "</p>";
+    os_ << "</details>\n";
   }
 
   void Tables(const ReportView& view) {

@@ -180,6 +180,25 @@ int Phases(long ms) {
   return 0;
 }
 
+// `threads` threads, each running about 1 ms every 20 ms for `ms` ms (about 5 % on
+// CPU in short bursts: the case a barscope must not hide behind "Sleeping").
+int Bursty(long threads, long ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  std::vector<std::thread> ts;
+  for (long t = 0; t < threads; ++t) {
+    ts.emplace_back([end, t] {
+      // Spread the threads' bursts over the period.
+      usleep(static_cast<useconds_t>(t * 2500));
+      while (std::chrono::steady_clock::now() < end) {
+        SpinFor(std::chrono::milliseconds(1));
+        usleep(19000);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  return 0;
+}
+
 // A little of everything, for `make demo`.
 int Demo() {
   std::thread sleeper([] { Nanosleep(200, 500); });
@@ -216,6 +235,7 @@ int Usage() {
                "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
                "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
                "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
+               "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
                "  demo                   a mix of the above\n");
   return 2;
 }
@@ -234,6 +254,7 @@ int main(int argc, char** argv) {
   if (mode == "mutex") return Mutex(Arg(argc, argv, 2, 4), Arg(argc, argv, 3, 500));
   if (mode == "cpubound") return CpuBound(Arg(argc, argv, 2, 200), Arg(argc, argv, 3, 0));
   if (mode == "phases") return Phases(Arg(argc, argv, 2, 1000));
+  if (mode == "bursty") return Bursty(Arg(argc, argv, 2, 8), Arg(argc, argv, 3, 2000));
   if (mode == "demo") return Demo();
   if (mode == "spin") return Spin(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 0));
   return Usage();

@@ -108,7 +108,9 @@ TEST_F(TimelineTest, IsTraceEventJsonWithThreadAndCpuTracks) {
     EXPECT_TRUE(e.contains("name"));
     // Compact: no category, no empty args.
     EXPECT_FALSE(e.contains("cat")) << e.dump();
-    if (e.contains("args")) EXPECT_FALSE(e.at("args").empty()) << e.dump();
+    if (e.contains("args")) {
+      EXPECT_FALSE(e.at("args").empty()) << e.dump();
+    }
   }
 }
 
