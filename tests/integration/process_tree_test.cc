@@ -40,7 +40,10 @@ TEST(ProcessTree, ForkExecStormIsCheckedThreadByThread) {
 
   // The command tree: the shell is the one root, every other process hangs below it
   // (the traced forks), and the root's totals are the kernel's own for the whole command
-  // (wait4's rusage covers what the shell waited for): switch counts exactly.
+  // (wait4's rusage covers what the shell waited for): involuntary switches exactly; of
+  // the voluntary ones, a process's final switch is missing from the rusage when its
+  // parent reaped it before the dying task's last schedule() counted it (the parent is
+  // woken first, and may run on the other CPU meanwhile), at most one per process.
   const nlohmann::json& child = report.at("trace").at("child");
   const int shell = child.at("pid").get<int>();
   EXPECT_EQ(report.at("tree_roots"), nlohmann::json::array({shell}));
@@ -59,8 +62,11 @@ TEST(ProcessTree, ForkExecStormIsCheckedThreadByThread) {
   const nlohmann::json& tree = root->at("tree");
   EXPECT_EQ(tree.at("processes").get<size_t>(), report.at("processes").size());
   EXPECT_EQ(tree.at("threads").get<size_t>(), report.at("threads").size());
-  EXPECT_EQ(tree.at("switches").at("voluntary").get<uint64_t>(),
-            child.at("exit_nvcsw").get<uint64_t>() - child.at("baseline_nvcsw").get<uint64_t>());
+  const uint64_t traced_vcx = tree.at("switches").at("voluntary").get<uint64_t>();
+  const uint64_t kernel_vcx =
+      child.at("exit_nvcsw").get<uint64_t>() - child.at("baseline_nvcsw").get<uint64_t>();
+  EXPECT_GE(traced_vcx, kernel_vcx);
+  EXPECT_LE(traced_vcx - kernel_vcx, tree.at("processes").get<uint64_t>());
   EXPECT_EQ(tree.at("switches").at("involuntary").get<uint64_t>(),
             child.at("exit_nivcsw").get<uint64_t>() - child.at("baseline_nivcsw").get<uint64_t>());
 }
