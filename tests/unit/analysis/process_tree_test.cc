@@ -12,6 +12,7 @@
 
 #include "analysis/report_view.h"
 #include "output/output.h"
+#include "tests/support/render.h"
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -127,11 +128,6 @@ class ForkedTree : public ::testing::Test {
     m.trace.recording.threads = {{100, 100, "task", 50}, {200, 200, "child", 999}};
     return m;
   }
-  static std::string Render(const ReportView& view, std::string_view format) {
-    std::ostringstream out;
-    MakeOutput(format, out)->Render(view);
-    return out.str();
-  }
   static const ProcessTotals& Proc(const ReportView& v, int32_t pid) {
     for (const ProcessTotals& p : v.processes)
       if (p.pid == pid) return p;
@@ -159,7 +155,7 @@ TEST_F(ForkedTree, WithoutProcTheRootsParentIsUnknown) {
   const ReportView view = BuildView(sim_.model(), sim_.syscalls(), {});
   EXPECT_EQ(Proc(view, 100).ppid, 0);
   EXPECT_EQ(Proc(view, 200).ppid, 100);
-  const nlohmann::json j = nlohmann::json::parse(Render(view, "json"));
+  const nlohmann::json j = nlohmann::json::parse(RenderReport(view, "json"));
   for (const auto& p : j["processes"]) {
     if (p["pid"] == 100) {
       EXPECT_TRUE(p["ppid"].is_null());
@@ -185,7 +181,7 @@ TEST_F(ForkedTree, JsonCsvAndTableCarryTheTree) {
   const ReportModel model = WithProcParents();
   const ReportView view = BuildView(model, sim_.syscalls(), {});
 
-  const nlohmann::json j = nlohmann::json::parse(Render(view, "json"));
+  const nlohmann::json j = nlohmann::json::parse(RenderReport(view, "json"));
   ASSERT_EQ(j["processes"].size(), 3u);
   for (const auto& p : j["processes"]) {
     if (p["pid"] == 100) {
@@ -205,12 +201,12 @@ TEST_F(ForkedTree, JsonCsvAndTableCarryTheTree) {
     }
   }
 
-  const std::string csv = Render(view, "csv");
+  const std::string csv = RenderReport(view, "csv");
   EXPECT_TRUE(csv.starts_with("tid,pid,ppid,comm,lifetime_ns,")) << csv;
   EXPECT_NE(csv.find("\n201,200,100,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n100,100,50,"), std::string::npos) << csv;
 
-  const std::string table = Render(view, "table");
+  const std::string table = RenderReport(view, "table");
   const size_t at = table.find("COMMAND TREE");
   ASSERT_NE(at, std::string::npos) << table;
   std::istringstream rows(table.substr(at));
@@ -242,7 +238,7 @@ TEST_F(ForkedTree, OneProcessHasNoTreeSection) {
   ViewOptions options;
   options.pids = {300};
   const ReportView view = BuildView(sim_.model(), sim_.syscalls(), options);
-  EXPECT_EQ(Render(view, "table").find("COMMAND TREE"), std::string::npos);
+  EXPECT_EQ(RenderReport(view, "table").find("COMMAND TREE"), std::string::npos);
 }
 
 }  // namespace

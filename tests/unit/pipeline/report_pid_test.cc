@@ -18,6 +18,7 @@
 #include "output/html_output.h"
 #include "output/output.h"
 #include "pipeline/analyze_trace.h"
+#include "tests/support/render.h"
 #include "tests/support/sim.h"
 #include "tests/support/synthetic_trace.h"
 
@@ -69,17 +70,12 @@ class UnknownPid : public ::testing::Test {
   ReportView View(ViewOptions options = {}) {
     return BuildView(sim_.model(), sim_.syscalls(), options);
   }
-  static std::string Render(const ReportView& view, std::string_view format) {
-    std::ostringstream out;
-    MakeOutput(format, out)->Render(view);
-    return out.str();
-  }
 
   Sim sim_;
 };
 
 TEST_F(UnknownPid, TableShowsDashAndLeavesItOutOfProcesses) {
-  std::string table = Render(View(), "table");
+  std::string table = RenderReport(View(), "table");
   auto row = Rows(table, "THREADS", "300");
   ASSERT_EQ(row.size(), 1u) << table;
   EXPECT_EQ(row[0][1], "-");
@@ -114,7 +110,7 @@ TEST_F(UnknownPid, JsonSaysNullAndNotesItOnce) {
 }
 
 TEST_F(UnknownPid, CsvLeavesThePidEmpty) {
-  std::string csv = Render(View(), "csv");
+  std::string csv = RenderReport(View(), "csv");
   EXPECT_EQ(Count(csv, "\n300,,,task,"), 1u) << csv;  // no pid, so no ppid either
   EXPECT_EQ(Count(csv, "\n101,100,,task,"), 1u) << csv;
 }
