@@ -13,6 +13,7 @@
 #include "format/trace_file_reader.h"
 #include "format/v6_trace_file.h"
 #include "tests/support/files.h"
+#include "tests/support/sweep.h"
 
 namespace cstool {
 namespace {
@@ -56,11 +57,12 @@ class Corruption : public ::testing::Test {
 
 TEST_F(Corruption, TruncatedAnywhereGivesErrorWithOffset) {
   size_t errors = 0;
-  for (size_t len = 0; len < original_.size(); len += 97) {
+  const size_t stride = testing::SweepStride();
+  for (size_t len = 0; len < original_.size(); len += 97 * stride) {
     SCOPED_TRACE(len);
     if (Try(original_.substr(0, len)) != "ok") ++errors;
   }
-  EXPECT_GT(errors, 1000u);
+  EXPECT_GT(errors, 1000u / stride);
   // The message names what is missing, e.g. a CPU's data.
   std::string msg = Try(original_.substr(0, original_.size() - 4096));
   EXPECT_NE(msg.find("truncated at offset"), std::string::npos) << msg;
@@ -80,7 +82,7 @@ TEST_F(Corruption, FlippedHeaderBytesNeverCrash) {
   size_t header_end = original_.size();
   for (const auto& d : f.cpu_data())
     if (d.size) header_end = std::min<size_t>(header_end, d.offset);
-  for (size_t at = 0; at < header_end; at += 61) {
+  for (size_t at = 0; at < header_end; at += 61 * testing::SweepStride()) {
     SCOPED_TRACE(at);
     std::string img = original_;
     img[at] = static_cast<char>(img[at] ^ 0xff);
@@ -91,8 +93,9 @@ TEST_F(Corruption, FlippedHeaderBytesNeverCrash) {
 TEST_F(Corruption, FlippedPageBytesNeverCrash) {
   V6TraceFile f(kFixture, {});
   size_t errors = 0, cases = 0;
+  const size_t stride = testing::SweepStride();
   for (const auto& d : f.cpu_data()) {
-    for (uint64_t at = d.offset; at < d.offset + d.size; at += 97) {
+    for (uint64_t at = d.offset; at < d.offset + d.size; at += 97 * stride) {
       SCOPED_TRACE(at);
       std::string img = original_;
       img[at] = static_cast<char>(img[at] ^ 0x5a);
@@ -100,7 +103,7 @@ TEST_F(Corruption, FlippedPageBytesNeverCrash) {
       ++cases;
     }
   }
-  EXPECT_GT(cases, 700u);
+  EXPECT_GT(cases, 700u / stride);
   EXPECT_GT(errors, 0u);
 }
 

@@ -17,6 +17,7 @@
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "tests/support/files.h"
+#include "tests/support/sweep.h"
 
 namespace cstool {
 namespace {
@@ -144,7 +145,7 @@ TEST_F(V7Damage, SalvageReadsChunksUpToTheCut) {
 TEST_F(V7Damage, FlippedBytesNeverCrash) {
   // Every 61st byte (each read of a damaged header parses the formats in a child
   // process first, so a dense sweep would take minutes); salvage only in the CPU data.
-  for (size_t at = 0; at < original_.size(); at += 61) {
+  for (size_t at = 0; at < original_.size(); at += 61 * testing::SweepStride()) {
     std::string img = original_;
     img[at] = static_cast<char>(img[at] ^ 0x5a);
     SCOPED_TRACE(at);
