@@ -4,10 +4,13 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 # ccache (installed by scripts/install-deps.sh) keeps compiled objects across build
-# directories and clones; keys relative to the checkout (base_dir) make them shareable.
+# directories and clones: keys relative to the checkout (base_dir), and without the build
+# directory's path (hash_dir off: it only names the compile directory in the debug info),
+# make them shareable.
 CCACHE := $(shell command -v ccache 2>/dev/null)
 ifneq ($(CCACHE),)
 export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 LAUNCHER_FLAGS := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
