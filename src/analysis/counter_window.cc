@@ -116,6 +116,8 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
   // Segments ending after the exit are emitted after OnExit (at their end), so exit_ts is
   // known by then; earlier ones may arrive late but contribute nothing here.
   if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));
+  if (exit_before_tick_ts >= 0 && end > exit_before_tick_ts)
+    after_exit_before_tick.AddTime(s, end - std::max(start, exit_before_tick_ts));
 }
 
 void CounterWindow::AddSwitch(int64_t ts, bool voluntary) {
@@ -123,6 +125,8 @@ void CounterWindow::AddSwitch(int64_t ts, bool voluntary) {
     if (ts <= c.ts) ++(voluntary ? c.before.voluntary : c.before.involuntary);
   ++(voluntary ? total.voluntary : total.involuntary);
   if (exit_ts >= 0 && ts >= exit_ts) ++(voluntary ? after_exit.voluntary : after_exit.involuntary);
+  if (exit_before_tick_ts >= 0 && ts >= exit_before_tick_ts)
+    ++(voluntary ? after_exit_before_tick.voluntary : after_exit_before_tick.involuntary);
 }
 
 }  // namespace cstool

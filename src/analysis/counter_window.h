@@ -80,6 +80,11 @@ struct CounterWindow {
   // (and the rest of do_exit()), which taskstats, sampled in do_exit() just before the
   // tracepoint, does not count.
   WindowTotals after_exit;
+  // The other instant the exit record may hold (Thread::accounted_before_exit_tick: before
+  // a tick between the exit's start and the record), earlier than exit_ts; -1: none. And
+  // what happened at or after it.
+  int64_t exit_before_tick_ts = -1;
+  WindowTotals after_exit_before_tick;
 
   // Totals at or before `ts`: a cut's values if one was taken at exactly `ts`, else the
   // whole lifetime (callers only ask for instants they registered as cuts).
@@ -88,7 +93,7 @@ struct CounterWindow {
 
   // `adjust`: of a wait_cpu_wakeup segment, what the kernel counts otherwise.
   void AddSegment(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust = {}) {
-    if (cuts.empty() && exit_ts < 0) [[likely]] {  // most threads, most of the time
+    if (cuts.empty() && exit_ts < 0 && exit_before_tick_ts < 0) [[likely]] {  // most threads
       total.AddTime(s, end - start, adjust);
       return;
     }

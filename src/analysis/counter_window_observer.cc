@@ -39,6 +39,8 @@ void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_
   // Known from the exit syscall's entry on, before the segments after it arrive.
   if (t.accounted_at_exit >= 0 && (w.exit_ts < 0 || t.accounted_at_exit < w.exit_ts))
     w.exit_ts = t.accounted_at_exit;
+  if (t.accounted_before_exit_tick >= 0 && w.exit_before_tick_ts < 0)
+    w.exit_before_tick_ts = t.accounted_before_exit_tick;
   w.AddSegment(s, start, end,
                s == Microstate::kWaitCpuWakeup ? w.TakeWaitAdjust(start, end) : WaitAdjust{});
 }

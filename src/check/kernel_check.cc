@@ -86,16 +86,30 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   if (!m.end) return c;  // kNoCounters
 
   const CounterWindow& w = r.counter_window;
+  c.kernel = Kernel(*m.end);
+  if (m.start) c.kernel = Minus(c.kernel, Kernel(*m.start));
   const bool at_exit = m.end->source == KernelTaskCounters::Source::kTaskstatsExit;
-  WindowTotals end = at_exit ? w.total - w.after_exit : w.Before(m.end->taken_at_ns);
+  const WindowTotals* after_exit = &w.after_exit;
   WindowTotals start = m.start ? w.Before(m.start->taken_at_ns) : WindowTotals{};
+  if (at_exit && w.exit_before_tick_ts >= 0 && w.exit_before_tick_ts < w.exit_ts) {
+    // A tick came between the exit's start and the record, which the trace cannot place
+    // on either side of the tick: the record's exec runtime says which.
+    auto off = [&](const WindowTotals& after) {
+      return std::llabs((w.total - after - start).on_cpu_ns - c.kernel.on_cpu_ns);
+    };
+    if (off(w.after_exit_before_tick) < off(w.after_exit)) {
+      after_exit = &w.after_exit_before_tick;
+      c.note = fmt::format(
+          "{}{}exit record read before an increment in the exit ({:.3f} ms not in it)", c.note,
+          c.note.empty() ? "" : "; ", static_cast<double>(w.exit_ts - w.exit_before_tick_ts) / 1e6);
+    }
+  }
+  WindowTotals end = at_exit ? w.total - *after_exit : w.Before(m.end->taken_at_ns);
   WindowTotals traced = end - start;
   c.traced = {static_cast<int64_t>(traced.voluntary), static_cast<int64_t>(traced.involuntary),
               traced.on_cpu_ns, traced.QueuedWaitNs()};
   c.unknown_ns = traced.unknown_ns;
-  if (at_exit) c.exit_adjust = w.after_exit.voluntary + w.after_exit.involuntary;
-  c.kernel = Kernel(*m.end);
-  if (m.start) c.kernel = Minus(c.kernel, Kernel(*m.start));
+  if (at_exit) c.exit_adjust = after_exit->voluntary + after_exit->involuntary;
 
   c.asleep_queued_ns = traced.asleep_queued_ns;
   c.wait_maybe_more_ns = traced.asleep_maybe_queued_ns;

@@ -155,6 +155,7 @@ class StateMachine final : public EventSink {
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   void FlushHeld(Thread& t);
   void NoteExitRecord(Thread& t, int64_t ts);
+  static void DropEqualExitCandidate(Thread& t);
   static bool ExitRecordUnsettled(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
   void SettleOut(Thread& t, int64_t end);

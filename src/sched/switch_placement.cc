@@ -97,6 +97,11 @@ void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.accounted_at_record = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
 }
 
+// The second candidate for the exit record's accounting is only one when it differs.
+void StateMachine::DropEqualExitCandidate(Thread& t) {
+  if (t.accounted_before_exit_tick >= t.accounted_at_exit) t.accounted_before_exit_tick = -1;
+}
+
 // A dying thread whose exit record was taken, with no increment since: where the record
 // stands is known only at its next increment (or its end), so what the model inferred
 // after the record (a clock update, a reschedule IPI) must not make its segments final.
@@ -112,6 +117,7 @@ void StateMachine::FlushHeld(Thread& t) {
                           : t.run_start >= 0 ? t.run_start + t.run_ns
                                              : t.settle_in_from;
     t.exit_accounting_pending = false;
+    DropEqualExitCandidate(t);
   }
   if (t.settle_in_from >= 0) SettleIn(t, t.settle_in_from);
   if (t.settles_out_of) {
@@ -137,7 +143,12 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
-  // comes well into do_exit()) is in the record; the first one after it is not.
+  // comes well into do_exit()) is in the record if taskstats read the runtime after it;
+  // the listener's wakeup, the only sign of the read, comes after both. The accounting
+  // before the first such increment is the other candidate (the check picks by value).
+  if (t.exit_accounting_pending && t.exit_record_ts < 0 && t.accounted_before_exit_tick < 0)
+    t.accounted_before_exit_tick = e.c.ts - runtime;
+  // The first increment after the record is not in it.
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     // The first increment after the exit began: the kernel's previous update (its start)
     // is what the exit record holds. An update whose increment the trace lacks (done
@@ -152,6 +163,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     else
       t.accounted_at_exit = std::min(e.c.ts, std::max(before, update));
     t.exit_accounting_pending = false;
+    DropEqualExitCandidate(t);
   }
   if (t.settle_in_from >= 0) {
     // The first increment of the run is measured from the kernel's switch-in.

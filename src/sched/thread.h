@@ -115,6 +115,11 @@ struct Thread {
   // sched_process_exit, whichever came first.
   int64_t exit_record_ts = -1;
   int64_t accounted_at_record = -1;  // the accounting the trace showed then (-1: none)
+  // Where the accounting stood before the first increment after the exit began, when that
+  // increment (a tick) came before the record: taskstats reads the exec runtime at an
+  // instant the trace does not show, before it wakes the listener, so the record holds
+  // either this or accounted_at_exit. -1: no such increment, no second candidate.
+  int64_t accounted_before_exit_tick = -1;
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

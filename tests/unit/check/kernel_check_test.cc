@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <tuple>
 
 #include "analysis/counter_window.h"
 #include "check/kernel_match.h"
@@ -275,6 +276,30 @@ TEST(KernelCheck, ExitRecordStampedBeforeTheExitTracepointStillMatches) {
   ASSERT_NE(m.end, nullptr) << m.why;
   EXPECT_EQ(m.end->taken_at_ns, 449 * kMs);
   EXPECT_EQ(CompareThread(r, m, {}).status, CheckStatus::kAgree);
+}
+
+// A tick came between the exit's start and the record (the state machine cut the window
+// before it, at 126 ms, and after it, at 130 ms): the record's exec runtime picks the cut,
+// and a value that is neither still disagrees.
+TEST(KernelCheck, ExitRecordBeforeOrAfterATickInTheExitPicksItsCut) {
+  for (const auto& [exec_ms, status, picked_before] :
+       {std::tuple{26, CheckStatus::kAgree, true}, std::tuple{30, CheckStatus::kAgree, false},
+        std::tuple{28, CheckStatus::kDisagree, false}}) {
+    Fixture f;
+    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 131 * kMs, 0, 0, exec_ms * kMs, 0));
+    ThreadReport& r = f.AddThread(1001, 100 * kMs, 140 * kMs, true);
+    r.counter_window.exit_before_tick_ts = 126 * kMs;
+    f.Exit(r, 130 * kMs);
+    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 135 * kMs);
+    r.counter_window.AddSwitch(135 * kMs, true);
+    ThreadCheck c = CompareThread(r, f.Match(r), {});
+    EXPECT_EQ(c.status, status) << exec_ms;
+    EXPECT_EQ(c.traced.on_cpu_ns, (picked_before ? 26 : 30) * kMs) << exec_ms;
+    EXPECT_EQ(c.note.find("exit record read before an increment") != std::string::npos,
+              picked_before)
+        << exec_ms << ": " << c.note;
+    EXPECT_EQ(c.exit_adjust, 1u);
+  }
 }
 
 // A record stamped after the exit is preferred to one stamped before it.

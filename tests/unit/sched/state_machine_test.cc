@@ -915,6 +915,46 @@ TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
   }
 }
 
+// A tick between the exit's start and the listener's wakeup: taskstats read the runtime
+// before or after it (the trace cannot tell), so the accounting before the tick is kept as
+// the record's other candidate, and the exit window is cut at both.
+TEST(StateMachine, TickBeforeTheExitRecordLeavesTwoCandidates) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+  s.SysEnter(20'000, 0, 10, kExitGroup);
+  s.StatRuntime(24'000, 0, 10, 14'000);  // the tick: 10'000 -> 24'000
+  s.Wake(25'000, 0, 10, 600, 1);         // the listener: the record was read by now
+  s.Exit(26'000, 0, 10);
+  s.StatRuntime(40'000, 0, 10, 16'000);
+  s.Switch(41'000, 0, 10, kStateZombie, 0);
+  s.Finish(50'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->accounted_at_exit, 24'000);
+  EXPECT_EQ(r.thread->accounted_before_exit_tick, 10'000);
+  EXPECT_EQ(r.counter_window.exit_ts, 24'000);
+  EXPECT_EQ(r.counter_window.exit_before_tick_ts, 10'000);
+  EXPECT_EQ(r.counter_window.total.on_cpu_ns - r.counter_window.after_exit.on_cpu_ns, 24'000);
+  EXPECT_EQ(r.counter_window.total.on_cpu_ns - r.counter_window.after_exit_before_tick.on_cpu_ns,
+            10'000);
+}
+
+// Without an increment between the exit's start and the record there is one candidate.
+TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.SysEnter(20'000, 0, 10, kExitGroup);
+  s.Wake(25'000, 0, 10, 600, 1);
+  s.Exit(26'000, 0, 10);
+  s.StatRuntime(40'000, 0, 10, 30'000);
+  s.Switch(41'000, 0, 10, kStateZombie, 0);
+  s.Finish(50'000);
+  EXPECT_EQ(s.Report(10).thread->accounted_at_exit, 10'000);
+  EXPECT_EQ(s.Report(10).thread->accounted_before_exit_tick, -1);
+  EXPECT_EQ(s.Report(10).counter_window.exit_before_tick_ts, -1);
+}
+
 // A reschedule IPI long after the running task's last increment assumes one missing, but
 // the wakeup that sent it may have done that update itself, from the waker's CPU (seen):
 // the next task's first increment, measured from the clock both switched at, tells.
