@@ -14,9 +14,9 @@
 //   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS,
 //                       on the v6 recording and on its v7 conversion
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same files, wall time
-//   BM_Timeline         `cstool report FILE --timeline OUT.json` on the v6 recording: wall
-//                       time and the JSON's size (bytes per traced event); a measurement,
-//                       no target
+//   BM_Timeline         `cstool report FILE --timeline OUT.json` and `OUT.pftrace` (Perfetto
+//                       protobuf) on the v6 recording: wall time and the file's size (bytes
+//                       per traced event; target: the protobuf at most 60)
 //
 // After the runs a summary (medians over repetitions) is printed; scripts/bench.sh
 // collects it into the `make bench` table.
@@ -181,10 +181,13 @@ BENCHMARK(BM_TraceCmdProfile)
     ->Iterations(1)
     ->Repetitions(3);
 
-// `report --timeline`: the process writing the Perfetto JSON next to the table.
+// `report --timeline`: the process writing the Perfetto timeline next to the table, as
+// JSON (proto:0) or as Perfetto's protobuf (proto:1).
 void BM_Timeline(benchmark::State& state) {
   const Recording& rec = Large();
-  const std::string out = rec.path().substr(0, rec.path().size() - 4) + ".timeline.json";
+  const bool proto = state.range(0) != 0;
+  const std::string out = rec.path().substr(0, rec.path().size() - 4) +
+                          (proto ? ".timeline.pftrace" : ".timeline.json");
   double wall = 0, bytes = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto r = RunProcess({CSTOOL_BINARY, "report", rec.path(), "--timeline", out}, false);
@@ -200,7 +203,14 @@ void BM_Timeline(benchmark::State& state) {
   state.counters["bytes_per_event"] = bytes / static_cast<double>(rec.events());
   state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
 }
-BENCHMARK(BM_Timeline)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_Timeline)
+    ->ArgName("proto")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3);
 
 void PrintSummary(const bench::CollectingReporter& rep) {
   const Recording& large = Large();
@@ -256,15 +266,23 @@ void PrintSummary(const bench::CollectingReporter& rep) {
         fmt, rss_small, small.events(), rss_large, large.events(),
         verdict(rss_small > 0 && rss_large <= rss_small * 1.10)));
   }
-  const double timeline_s = m("BM_Timeline", "real_time_s");
   const double plain_s = m("BM_ReportProcess/large:1/v7:0", "real_time_s");
-  std::printf("-- report --timeline (v6 file) --\n");
-  row("timeline JSON size", m("BM_Timeline", "bytes") / 1048576.0, "MiB");
-  row("  = bytes per traced event", m("BM_Timeline", "bytes_per_event"), "B/event");
-  row("cstool report --timeline (process)", timeline_s, "s");
-  row("  = events/s", timeline_s > 0 ? large.events() / timeline_s / 1e6 : -1, "M events/s");
-  row("  time added by the timeline", timeline_s > 0 && plain_s > 0 ? timeline_s - plain_s : -1,
-      "s");
+  for (int proto = 0; proto <= 1; ++proto) {
+    const std::string name = std::string("BM_Timeline/proto:") + (proto ? "1" : "0");
+    const double timeline_s = m(name, "real_time_s");
+    std::printf("-- report --timeline, %s (v6 file) --\n",
+                proto ? "Perfetto protobuf (.pftrace)" : "JSON");
+    row("timeline size", m(name, "bytes") / 1048576.0, "MiB");
+    row("  = bytes per traced event", m(name, "bytes_per_event"), "B/event");
+    row("cstool report --timeline (process)", timeline_s, "s");
+    row("  = events/s", timeline_s > 0 ? large.events() / timeline_s / 1e6 : -1, "M events/s");
+    row("  time added by the timeline", timeline_s > 0 && plain_s > 0 ? timeline_s - plain_s : -1,
+        "s");
+  }
+  const double proto_bpe = m("BM_Timeline/proto:1", "bytes_per_event");
+  targets.push_back(
+      fmt::format("TARGET report --timeline .pftrace <= 60 B/event: {:.1f} B/event -> {}",
+                  proto_bpe, verdict(proto_bpe > 0 && proto_bpe <= 60)));
   std::printf("TARGET report decode+analysis >= 25 M events/s: %.1f M events/s -> %s\n",
               analyze / 1e6, verdict(analyze >= 25e6));
   for (const std::string& t : targets) std::printf("%s\n", t.c_str());

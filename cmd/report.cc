@@ -30,8 +30,15 @@ RunFn SetupReport(CLI::App& sub) {
                "List every anomaly with its time, CPU and thread");
   sub.add_flag("--check", opts->check,
                "Compare with the kernel's own per-thread counters; exit 1 on disagreement");
-  sub.add_option("--timeline", opts->exports.timeline,
-                 "Also write a Chrome/Perfetto trace-event JSON timeline to this file");
+  auto* timeline = sub.add_option(
+      "--timeline", opts->exports.timeline,
+      "Also write a Perfetto timeline to this file: protobuf when it ends in .pftrace, "
+      ".perfetto-trace or .pb, else Chrome/Perfetto trace-event JSON");
+  sub.add_option("--timeline-format", opts->exports.timeline_format,
+                 "Format of the --timeline file: auto (by its extension), json, proto")
+      ->check(CLI::IsMember({"auto", "json", "proto"}))
+      ->needs(timeline)
+      ->capture_default_str();
   auto* html =
       sub.add_option("--html", opts->exports.html,
                      "Also write a self-contained HTML page with barscopes and the tables");

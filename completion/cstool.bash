@@ -72,6 +72,10 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "timer ipi nmi" -- "$cur")
       return 0
       ;;
+    --timeline-format)
+      mapfile -t COMPREPLY < <(compgen -W "auto json proto" -- "$cur")
+      return 0
+      ;;
     --html-range)
       # FROM:TO in seconds: nothing to complete.
       COMPREPLY=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package the README's commands need (make demo, make check with
 # its sanitizer and fuzzer stages, make bench) on a machine that has only the base the
-# README assumes (build-essential cmake git clang python3). chromium: the browser test
+# README assumes (build-essential cmake git clang python3). protobuf: the Perfetto
+# protobuf timeline. chromium: the browser test
 # of `report --html` (libpng-dev: it reads the screenshot's pixels); llvm: llvm-symbolizer, so sanitizer reports carry file:line.
 # Idempotent: does nothing (and needs no network) when everything is present.
 set -euo pipefail
@@ -11,6 +12,7 @@ PACKAGES=(
   libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
   libzstd-dev zlib1g-dev libcli11-dev libfmt-dev nlohmann-json3-dev libseccomp-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libprotobuf-dev protobuf-compiler  # report --timeline's Perfetto protobuf format
   libtracefs-doc libtraceevent-doc man-db
   chromium fonts-dejavu-core libpng-dev
   clang libclang-rt-14-dev llvm  # the sanitizer build and libFuzzer; llvm-symbolizer

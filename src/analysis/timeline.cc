@@ -50,15 +50,18 @@ std::string TimelineObserver::SliceName(const Slice& s) const {
   return std::string(kSliceNames[static_cast<size_t>(s.state)]);
 }
 
-void TimelineObserver::AddSwitchArgs(TraceEventArgs& args, SwitchCause cause, bool voluntary,
-                                     PreemptedAt at) const {
-  args.Add("cause", syscalls_.CauseLabel(cause));
-  if (!voluntary) args.Add("preempted_at", kPreemptedAtKeys[static_cast<size_t>(at)]);
+// `cause` holds the label the slice points to.
+void TimelineObserver::SetSwitchOut(TimelineSlice& slice, std::string& cause, SwitchCause c,
+                                    bool voluntary, PreemptedAt at) const {
+  cause = syscalls_.CauseLabel(c);
+  slice.switched_out = true;
+  slice.cause = cause;
+  if (!voluntary) slice.preempted_at = kPreemptedAtKeys[static_cast<size_t>(at)];
 }
 
-TimelineObserver::TimelineObserver(std::ostream& os, const SyscallTable& syscalls,
+TimelineObserver::TimelineObserver(TimelineSink& sink, const SyscallTable& syscalls,
                                    ThreadFilter selected)
-    : writer_(os),
+    : sink_(sink),
       syscalls_(syscalls),
       selected_(std::move(selected)),
       occupancy_([this](const CpuRun& r) { WriteCpuRun(r); }) {}
@@ -75,8 +78,8 @@ TimelineObserver::Track& TimelineObserver::TrackOf(const Thread& t) {
 void TimelineObserver::NameThread(const Thread& t, Track& tr) {
   const int32_t pid = TrackPid(t);
   if (!tr.named || tr.comm != t.comm) {
-    writer_.ThreadName(pid, t.tid, fmt::format("{} {}", t.comm, t.tid));
-    if (!tr.named) writer_.ThreadSortIndex(pid, t.tid, t.id);
+    sink_.ThreadName(pid, t.tid, fmt::format("{} {}", t.comm, t.tid));
+    if (!tr.named) sink_.ThreadSortIndex(pid, t.tid, t.id);
     tr.named = true;
     tr.comm = t.comm;
   }
@@ -85,16 +88,19 @@ void TimelineObserver::NameThread(const Thread& t, Track& tr) {
   auto [it, inserted] = processes_.try_emplace(pid, false);
   const bool leader = PidKnown(t) && t.tid == pid;
   if (inserted || (!it->second && leader)) {
-    writer_.ProcessName(pid, PidKnown(t) ? t.comm : fmt::format("{} (process unknown)", t.comm));
+    sink_.ProcessName(pid, PidKnown(t) ? t.comm : fmt::format("{} (process unknown)", t.comm));
     it->second = leader;
   }
 }
 
 void TimelineObserver::WriteSlice(const Thread& t, Track& tr, const Slice& s) {
   NameThread(t, tr);
-  TraceEventArgs args;
-  if (s.has_out) AddSwitchArgs(args, s.out.cause, s.out.voluntary, s.out.preempted_at);
-  writer_.Complete(SliceName(s), TrackPid(t), t.tid, s.start, s.end - s.start, args);
+  const std::string name = SliceName(s);
+  TimelineSlice slice{
+      .pid = TrackPid(t), .tid = t.tid, .name = name, .start = s.start, .end = s.end};
+  std::string cause;
+  if (s.has_out) SetSwitchOut(slice, cause, s.out.cause, s.out.voluntary, s.out.preempted_at);
+  sink_.Slice(slice);
 }
 
 void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
@@ -161,29 +167,32 @@ void TimelineObserver::OnSwitch(const SwitchEvent& e) {
 void TimelineObserver::OnWakeup(const WakeupEvent& w) {
   if (!w.wakee || !selected_(*w.wakee)) return;
   const uint64_t id = next_flow_++;
+  TimelineFlowEnd from{.ts = w.ts};
   if (w.waker && selected_(*w.waker)) {
-    writer_.FlowStart(id, TrackPid(*w.waker), w.waker->tid, w.ts);
+    from.pid = TrackPid(*w.waker);
+    from.tid = w.waker->tid;
   } else {
     NameCpu(w.cpu);
-    writer_.FlowStart(id, kCpuPid, CpuTid(w.cpu), w.ts);
+    from.pid = kCpuPid;
+    from.tid = CpuTid(w.cpu);
   }
   // One nanosecond in, so that it lands inside the wakee's "Runnable (wakeup)" slice
   // rather than on the boundary with the sleep before it.
-  writer_.FlowEnd(id, TrackPid(*w.wakee), w.wakee->tid, w.ts + 1);
+  sink_.Flow(id, from, {.pid = TrackPid(*w.wakee), .tid = w.wakee->tid, .ts = w.ts + 1});
 }
 
 void TimelineObserver::NameCpu(int32_t cpu) {
   if (cpu < 0) return;
   if (!cpus_process_named_) {
-    writer_.ProcessName(kCpuPid, "CPUs");
-    writer_.ProcessSortIndex(kCpuPid, -1);
+    sink_.ProcessName(kCpuPid, "CPUs");
+    sink_.ProcessSortIndex(kCpuPid, -1);
     cpus_process_named_ = true;
   }
   if (static_cast<size_t>(cpu) >= cpu_named_.size()) cpu_named_.resize(cpu + 1, false);
   if (cpu_named_[cpu]) return;
   cpu_named_[cpu] = true;
-  writer_.ThreadName(kCpuPid, CpuTid(cpu), fmt::format("CPU {}", cpu));
-  writer_.ThreadSortIndex(kCpuPid, CpuTid(cpu), cpu);
+  sink_.ThreadName(kCpuPid, CpuTid(cpu), fmt::format("CPU {}", cpu));
+  sink_.ThreadSortIndex(kCpuPid, CpuTid(cpu), cpu);
 }
 
 // Named "comm tid" whether the thread is selected or not: the name is all that tells
@@ -191,24 +200,30 @@ void TimelineObserver::NameCpu(int32_t cpu) {
 void TimelineObserver::WriteCpuRun(const CpuRun& r) {
   NameCpu(r.cpu);
   const Thread& t = *r.thread;
-  TraceEventArgs args;
-  if (r.switched_out) AddSwitchArgs(args, r.cause, r.voluntary, r.preempted_at);
-  writer_.Complete(fmt::format("{} {}", t.comm, t.tid), kCpuPid, CpuTid(r.cpu), r.start,
-                   r.end - r.start, args);
+  const std::string name = fmt::format("{} {}", t.comm, t.tid);
+  TimelineSlice slice{
+      .pid = kCpuPid, .tid = CpuTid(r.cpu), .name = name, .start = r.start, .end = r.end};
+  std::string cause;
+  if (r.switched_out) SetSwitchOut(slice, cause, r.cause, r.voluntary, r.preempted_at);
+  sink_.Slice(slice);
 }
 
 // Nested in the CPU track's slice of the thread they interrupted.
 void TimelineObserver::OnIrq(const IrqInterval& iv) {
   if (iv.end <= iv.start) return;
   NameCpu(iv.cpu);
-  writer_.Complete(iv.name, kCpuPid, CpuTid(iv.cpu), iv.start, iv.end - iv.start);
+  sink_.Slice(
+      {.pid = kCpuPid, .tid = CpuTid(iv.cpu), .name = iv.name, .start = iv.start, .end = iv.end});
 }
 
 void TimelineObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t count) {
   NameCpu(cpu);
-  TraceEventArgs args;
-  args.Add("count", count);
-  writer_.Instant("lost events", kCpuPid, CpuTid(cpu), ts, args);
+  sink_.Instant({.pid = kCpuPid,
+                 .tid = CpuTid(cpu),
+                 .name = "lost events",
+                 .ts = ts,
+                 .arg_key = "count",
+                 .arg_value = count});
 }
 
 void TimelineObserver::OnTraceEnd(int64_t ts) {
@@ -227,7 +242,7 @@ void TimelineObserver::OnTraceEnd(int64_t ts) {
     }
     Flush(*threads_[id], tr, 0);
   }
-  writer_.Close();
+  sink_.Close();
 }
 
 }  // namespace cstool

@@ -1,4 +1,5 @@
-// `report --timeline`: streams the analysis as Chrome/Perfetto trace-event JSON.
+// `report --timeline`: streams the analysis to a TimelineSink (analysis/timeline_sink.h),
+// which writes it as Perfetto JSON or protobuf (output/timeline_output.h).
 //
 // Tracks: one per selected thread (grouped under its process) whose slices are its
 // microstates ("user", "sys", "sleep:read", "runnable", ...; the slice that ends in a
@@ -19,12 +20,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <ostream>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis/cpu_occupancy.h"
-#include "format/trace_event_writer.h"
+#include "analysis/timeline_sink.h"
 #include "model/syscall_table.h"
 #include "sched/observer.h"
 
@@ -36,7 +36,7 @@ class TimelineObserver : public Observer {
   // The synthetic process that holds the CPU tracks; CPU n is tid kCpuPid + 1 + n.
   static constexpr int64_t kCpuPid = 1'000'000'000;
 
-  TimelineObserver(std::ostream& os, const SyscallTable& syscalls, ThreadFilter selected);
+  TimelineObserver(TimelineSink& sink, const SyscallTable& syscalls, ThreadFilter selected);
 
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
@@ -45,8 +45,6 @@ class TimelineObserver : public Observer {
   void OnIrq(const IrqInterval& iv) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;
   void OnTraceEnd(int64_t ts) override;
-
-  uint64_t events() const { return writer_.events(); }
 
  private:
   struct SwitchInfo {
@@ -79,13 +77,14 @@ class TimelineObserver : public Observer {
   void Flush(const Thread& t, Track& tr, size_t keep);
   void WriteSlice(const Thread& t, Track& tr, const Slice& s);
   std::string SliceName(const Slice& s) const;
-  void AddSwitchArgs(TraceEventArgs& args, SwitchCause cause, bool voluntary, PreemptedAt at) const;
+  void SetSwitchOut(TimelineSlice& slice, std::string& cause, SwitchCause c, bool voluntary,
+                    PreemptedAt at) const;
   void NameThread(const Thread& t, Track& tr);
   void WriteCpuRun(const CpuRun& r);
   void NameCpu(int32_t cpu);
   static int64_t CpuTid(int32_t cpu) { return kCpuPid + 1 + cpu; }
 
-  TraceEventWriter writer_;
+  TimelineSink& sink_;
   const SyscallTable& syscalls_;
   ThreadFilter selected_;
   CpuOccupancy occupancy_;

@@ -11,6 +11,7 @@
 #include "analysis/timeline.h"
 #include "base/errors.h"
 #include "output/html_output.h"
+#include "output/timeline_output.h"
 
 namespace cstool {
 namespace {
@@ -61,7 +62,12 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
                                       static_cast<std::streamsize>(timeline_buffer_.size()));
     timeline_file_.open(options_.timeline, std::ios::binary | std::ios::trunc);
     if (!timeline_file_) throw OpenError(options_.timeline, "create");
-    timeline_ = std::make_unique<TimelineObserver>(timeline_file_, syscalls, selected);
+    const TimelineFormat format =
+        options_.timeline_format == "auto"
+            ? TimelineFormatForPath(options_.timeline)
+            : ParseTimelineFormat(options_.timeline_format).value_or(TimelineFormat::kJson);
+    timeline_writer_ = MakeTimelineWriter(format, timeline_file_);
+    timeline_ = std::make_unique<TimelineObserver>(*timeline_writer_, syscalls, selected);
   }
   if (!options_.html.empty()) {
     const BarscopeObserver::Range range = ParseHtmlRange(options_.html_range);
@@ -83,7 +89,8 @@ std::vector<Observer*> ReportExports::observers() const {
 
 void ReportExports::Finish(const ReportView& view) {
   if (timeline_) {
-    timeline_.reset();  // closes the JSON if the trace end was never reached
+    timeline_.reset();
+    timeline_writer_.reset();  // ends the file if the trace end was never reached
     timeline_file_.close();
     if (!timeline_file_) throw OpenError(options_.timeline, "write");
   }
@@ -103,6 +110,7 @@ void ReportExports::Discard() {
   std::error_code ignored;
   if (timeline_) {
     timeline_.reset();
+    timeline_writer_.reset();
     timeline_file_.close();
     std::filesystem::remove(options_.timeline, ignored);
   }

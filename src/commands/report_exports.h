@@ -1,7 +1,7 @@
 // The pictures `cstool report` can write besides its tables: the Perfetto timeline
-// (--timeline) and the HTML page with barscopes (--html). Opens the files up front
-// (so a bad path fails before the analysis), provides the observers that collect the
-// data, and writes what is left once the report view exists.
+// (--timeline, JSON or protobuf) and the HTML page with barscopes (--html). Opens the files up
+// front (so a bad path fails before the analysis), provides the observers that collect the data,
+// and writes what is left once the report view exists.
 #pragma once
 
 #include <fstream>
@@ -16,12 +16,14 @@
 namespace cstool {
 
 class TimelineObserver;
+class TimelineSink;
 class BarscopeObserver;
 
 struct ExportOptions {
-  std::string timeline;    // --timeline OUT.json ("" = none)
-  std::string html;        // --html OUT.html ("" = none)
-  std::string html_range;  // --html-range FROM:TO in seconds ("" = the whole trace)
+  std::string timeline;                  // --timeline OUT.json|OUT.pftrace ("" = none)
+  std::string timeline_format = "auto";  // --timeline-format: auto (by extension), json, proto
+  std::string html;                      // --html OUT.html ("" = none)
+  std::string html_range;                // --html-range FROM:TO in seconds ("" = the whole trace)
 };
 
 class ReportExports {
@@ -41,6 +43,7 @@ class ReportExports {
   ExportOptions options_;
   std::vector<char> timeline_buffer_;
   std::ofstream timeline_file_;
+  std::unique_ptr<TimelineSink> timeline_writer_;
   std::unique_ptr<TimelineObserver> timeline_;
   std::unique_ptr<BarscopeObserver> barscope_;
 };

@@ -15,6 +15,7 @@
 #include "analysis/report_view.h"
 #include "format/trace_event_writer.h"
 #include "output/html_output.h"
+#include "output/timeline_output.h"
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -51,7 +52,8 @@ void Script(Sim& s) {
 class TimelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TimelineObserver timeline(out_, sim_.syscalls(), [](const Thread&) { return true; });
+    auto writer = MakeJsonTimelineWriter(out_);
+    TimelineObserver timeline(*writer, sim_.syscalls(), [](const Thread&) { return true; });
     sim_.AddObserver(&timeline);
     Script(sim_);
     doc_ = json::parse(out_.str());
@@ -222,7 +224,8 @@ TEST_F(TimelineTest, IrqsAndLostEventsOnCpuTracks) {
 TEST(TimelineFilter, OnlySelectedThreadsGetTracks) {
   Sim sim;
   std::ostringstream out;
-  TimelineObserver timeline(out, sim.syscalls(), [](const Thread& t) { return t.tid == 101; });
+  auto writer = MakeJsonTimelineWriter(out);
+  TimelineObserver timeline(*writer, sim.syscalls(), [](const Thread& t) { return t.tid == 101; });
   sim.AddObserver(&timeline);
   Script(sim);
   json doc = json::parse(out.str());
@@ -265,7 +268,8 @@ TEST(TimelineSize, PingPongBytesPerEvent) {
   std::ostringstream out;
   uint64_t events = 0;
   {
-    TimelineObserver timeline(out, sim.syscalls(), [](const Thread&) { return true; });
+    auto writer = MakeJsonTimelineWriter(out);
+    TimelineObserver timeline(*writer, sim.syscalls(), [](const Thread&) { return true; });
     sim.AddObserver(&timeline);
     constexpr int kA = 21908, kB = 21912;
     int64_t ts = 2'239'107'849'654;

@@ -88,5 +88,12 @@ TEST(Completion, OffersEachSubcommandsOwnFormats) {
   EXPECT_EQ(checked, 3u) << "report, msa and irq have --format";
 }
 
+// --timeline-format offers the formats --help names.
+TEST(Completion, OffersTimelineFormats) {
+  EXPECT_EQ(
+      Complete(std::string(CSTOOL_BINARY) + " report --timeline t.pb --timeline-format ''", 5),
+      (std::set<std::string>{"auto", "json", "proto"}));
+}
+
 }  // namespace
 }  // namespace cstool::testing
