@@ -198,6 +198,16 @@ TEST_P(FixtureExport, SqliteHoldsTheJsonReportsNumbers) {
   EXPECT_EQ(db.Number("SELECT count(*) FROM thread_state WHERE state IN ('sleep', "
                       "'sleep_futex', 'wait_cpu_preempted') AND cpu IS NOT NULL"),
             0);
+  EXPECT_EQ(db.Number("SELECT count(*) FROM thread_state s JOIN thread t USING (trace_id, utid) "
+                      "WHERE t.in_report AND s.state IN ('user', 'sys', 'irq', 'softirq') AND "
+                      "s.cpu IS NULL"),
+            0);
+  // Wakers are threads of the trace, and only waits after a wakeup have them.
+  EXPECT_GT(db.Number("SELECT count(*) FROM thread_state WHERE waker_utid IS NOT NULL"), 0);
+  EXPECT_EQ(db.Number("SELECT count(*) FROM thread_state s WHERE waker_utid IS NOT NULL AND "
+                      "(state != 'wait_cpu_wakeup' OR irq_context IS NULL OR NOT EXISTS (SELECT "
+                      "1 FROM thread t WHERE t.utid = s.waker_utid))"),
+            0);
   EXPECT_GT(db.Number("SELECT count(*) FROM sched_slice"), 0);
 }
 
