@@ -28,6 +28,7 @@ struct ProcessResult {
   std::string err;  // stderr
   double wall_s = 0;
   long max_rss_kb = 0;  // ru_maxrss of the child: what `/usr/bin/time -v` prints
+  double cpu_s = 0;     // the child's user + system time (wall time on a busy machine is not)
   bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 };
 
@@ -61,6 +62,8 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, bool captu
   if (pid > 0) ::wait4(pid, &r.status, 0, &ru);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.max_rss_kb = ru.ru_maxrss;
+  r.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   if (capture_out) r.out = ReadAll(out_fd);
   r.err = ReadAll(err_fd);
   ::close(out_fd);

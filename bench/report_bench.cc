@@ -17,6 +17,9 @@
 //   BM_Timeline         `cstool report FILE --timeline OUT.json` and `OUT.pftrace` (Perfetto
 //                       protobuf) on the v6 recording: wall time and the file's size (bytes
 //                       per traced event; target: the protobuf at most 60)
+//   BM_Export           `cstool report FILE --format sqlite -o OUT.db` (and jsonl -o DIR) on
+//                       the v6 recording into a new database: wall time, rows written
+//                       (rows/s) and the output's size; a measurement, no target
 //
 // After the runs a summary (medians over repetitions) is printed; scripts/bench.sh
 // collects it into the `make bench` table.
@@ -212,6 +215,51 @@ BENCHMARK(BM_Timeline)
     ->Iterations(1)
     ->Repetitions(3);
 
+// `report --format sqlite|jsonl`: the process exporting every table into a new database
+// (or directory); rows from its status line ("...: N rows (...").
+void BM_Export(benchmark::State& state) {
+  const Recording& rec = Large();
+  const bool jsonl = state.range(0) != 0;
+  const std::string out =
+      rec.path().substr(0, rec.path().size() - 4) + (jsonl ? ".tables" : ".export.db");
+  double wall = 0, cpu = 0, rows = 0, bytes = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    std::filesystem::remove_all(out);
+    auto r = RunProcess(
+        {CSTOOL_BINARY, "report", rec.path(), "--format", jsonl ? "jsonl" : "sqlite", "-o", out},
+        false);
+    if (!r.ok()) {
+      state.SkipWithError(("cstool report --format failed: " + r.err).c_str());
+      break;
+    }
+    wall += r.wall_s;
+    cpu += r.cpu_s;
+    rows = bench::NumberAfter(r.err, "): ");
+    bytes = 0;
+    if (jsonl) {
+      for (const auto& f : std::filesystem::directory_iterator(out))
+        bytes += static_cast<double>(f.file_size());
+    } else {
+      bytes = static_cast<double>(std::filesystem::file_size(out));
+    }
+  }
+  std::filesystem::remove_all(out);
+  const double per_run = wall / static_cast<double>(state.iterations());
+  state.counters["rows"] = rows;
+  state.counters["bytes"] = bytes;
+  state.counters["rows_per_s"] = rows / per_run;
+  state.counters["cpu_s"] = cpu / static_cast<double>(state.iterations());
+  state.counters["events_per_s"] = rec.events() / per_run;
+}
+BENCHMARK(BM_Export)
+    ->ArgName("jsonl")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3);
+
 void PrintSummary(const bench::CollectingReporter& rep) {
   const Recording& large = Large();
   const Recording& small = Small();
@@ -283,6 +331,20 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   targets.push_back(
       fmt::format("TARGET report --timeline .pftrace <= 60 B/event: {:.1f} B/event -> {}",
                   proto_bpe, verdict(proto_bpe > 0 && proto_bpe <= 60)));
+  for (int jsonl = 0; jsonl <= 1; ++jsonl) {
+    const std::string name = jsonl ? "BM_Export/jsonl:1" : "BM_Export/jsonl:0";
+    const double s = m(name, "real_time_s");
+    std::printf("-- report --format %s (v6 file, into a new %s) --\n", jsonl ? "jsonl" : "sqlite",
+                jsonl ? "directory" : "database");
+    row("rows written (all tables)", m(name, "rows") / 1e6, "M rows");
+    row("output size", m(name, "bytes") / 1048576.0, "MiB");
+    row("cstool report --format (process)", s, "s");
+    row("  = rows/s", s > 0 ? m(name, "rows") / s / 1e6 : -1, "M rows/s");
+    row("  = events/s", s > 0 ? large.events() / s / 1e6 : -1, "M events/s");
+    const double cpu = m(name, "cpu_s");
+    row("  CPU time (user + sys)", cpu, "s");
+    row("  = rows per CPU second", cpu > 0 ? m(name, "rows") / cpu / 1e6 : -1, "M rows/s");
+  }
   std::printf("TARGET report decode+analysis >= 25 M events/s: %.1f M events/s -> %s\n",
               analyze / 1e6, verdict(analyze >= 25e6));
   for (const std::string& t : targets) std::printf("%s\n", t.c_str());

@@ -13,8 +13,18 @@ RunFn SetupReport(CLI::App& sub) {
   CLI::Option* file =
       sub.add_option("file", opts->file, "Trace file (cstool or trace-cmd trace.dat v6/v7)")
           ->capture_default_str();
-  sub.add_option("--format", opts->format, "Output format: table, json or csv")
+  sub.add_option("--format", opts->format,
+                 "Output format: table, json, csv, sqlite or jsonl (the last two: tables for "
+                 "query engines, into -o; cstool-export(5))")
       ->capture_default_str();
+  sub.add_option("-o,--output", opts->tables.path,
+                 "With --format sqlite: the database to append to (created if missing); with "
+                 "jsonl: the directory of .jsonl files");
+  sub.add_option("--host", opts->tables.host,
+                 "The host column of --format sqlite|jsonl rows (default: this machine's name)");
+  sub.add_flag("--replace", opts->tables.replace,
+               "--format sqlite|jsonl: if -o holds this trace already, replace its rows (else "
+               "the export fails)");
   sub.add_option("-p,--pid", opts->view.pids,
                  "Only threads of these processes (repeatable; none matching is an error)");
   sub.add_option("-t,--tid", opts->view.tids,

@@ -58,7 +58,7 @@ _cstool() {
     --format)
       # Each subcommand's own formats (its --help "Output format:" line).
       local formats="table json"
-      [[ $sub == report ]] && formats="table json csv"
+      [[ $sub == report ]] && formats="table json csv sqlite jsonl"
       mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
       return 0
       ;;
@@ -79,6 +79,10 @@ _cstool() {
     --html-range)
       # FROM:TO in seconds: nothing to complete.
       COMPREPLY=()
+      return 0
+      ;;
+    --host)
+      mapfile -t COMPREPLY < <(compgen -A hostname -- "$cur")
       return 0
       ;;
     -o | --output | --timeline | --html)

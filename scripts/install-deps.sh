@@ -10,6 +10,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git ccache
   libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd
+  libsqlite3-dev sqlite3  # report --format sqlite; the fleet-query tests run the sqlite3 CLI
   libzstd-dev zlib1g-dev libcli11-dev libfmt-dev nlohmann-json3-dev libseccomp-dev libnl-genl-3-dev libnl-3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libprotobuf-dev protobuf-compiler  # report --timeline's Perfetto protobuf format

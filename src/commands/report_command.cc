@@ -85,7 +85,24 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
 }  // namespace
 
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
-  std::unique_ptr<Output> output = MakeOutput(options.format, out);  // validate first
+  // Validate first.
+  const bool tables = TableExport::IsTableFormat(options.format);
+  std::unique_ptr<Output> output;
+  if (!tables) {
+    if (options.format != "table" && options.format != "json" && options.format != "csv")
+      throw Error(fmt::format("unknown format '{}' (valid: table, json, csv, sqlite, jsonl)",
+                              options.format),
+                  ExitCode::kUsage);
+    output = MakeOutput(options.format, out);
+    if (!options.tables.path.empty())
+      throw Error("-o names the database or directory of --format sqlite or jsonl; the " +
+                      options.format + " report goes to standard output",
+                  ExitCode::kUsage);
+  } else if (options.tables.path.empty()) {
+    throw Error(fmt::format("--format {} needs -o {}", options.format,
+                            options.format == "sqlite" ? "FILE.db" : "DIR"),
+                ExitCode::kUsage);
+  }
   std::error_code ec;
   if (!std::filesystem::exists(options.file, ec) && LiveRecorderOf(options.file) != 0)
     throw Error(fmt::format("{} is still being recorded (stop the recording first)", options.file));
@@ -101,12 +118,21 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                     options.file));
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
+  std::unique_ptr<TableExport> table_export;
+  std::vector<Observer*> observers = exports.observers();
+  if (tables) {
+    TableExportOptions t = options.tables;
+    t.format = options.format;
+    table_export = std::make_unique<TableExport>(t, options.file, syscalls);
+    observers.push_back(table_export->observer());
+  }
+  // The export's kernel_check table is the check's result.
   auto analyzed = AnalyzeTrace(options.file, syscalls,
                                {.explain_anomalies = options.explain_anomalies,
                                 .salvage = options.salvage,
                                 .reader = options.reader,
-                                .counter_windows = options.check,
-                                .extra_observers = exports.observers()});
+                                .counter_windows = options.check || tables,
+                                .extra_observers = observers});
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("salvaged: {}", d));
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
@@ -115,13 +141,19 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     throw Error(NothingSelected(analyzed->model, syscalls, options));
   }
   std::optional<KernelCheckResult> check;
-  if (options.check) {
+  if (options.check || tables) {
     check = CheckAgainstKernel(analyzed->model, view.threads);
     view.check = &*check;
   }
-  output->Render(view);
+  if (table_export) {
+    table_export->Finish(view, view.check);
+    messages.Status(table_export->Summary());
+    if (options.check) messages.Status(check->Verdict());
+  } else {
+    output->Render(view);
+  }
   exports.Finish(view);
-  return check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
+  return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
 }
 
 }  // namespace cstool

@@ -8,14 +8,16 @@
 #include "analysis/report_view.h"
 #include "base/messages.h"
 #include "commands/report_exports.h"
+#include "export/table_export.h"
 #include "format/trace_file_reader.h"
 
 namespace cstool {
 
 struct ReportOptions {
   std::string file = "cstool.dat";
-  bool file_named = false;  // FILE was given (else a missing cstool.dat gets a hint)
-  std::string format = "table";
+  bool file_named = false;       // FILE was given (else a missing cstool.dat gets a hint)
+  std::string format = "table";  // table, json, csv; sqlite and jsonl write `tables`
+  TableExportOptions tables;     // -o, --host, --replace (format and path filled by RunReport)
   ViewOptions view;
   bool explain_anomalies = false;  // list each anomaly with its time, CPU and thread
   bool check = false;     // --check: compare with the kernel's counters (check/kernel_check.h)
@@ -24,7 +26,8 @@ struct ReportOptions {
   ReaderBackend reader = ReaderBackend::kAuto;  // --reader
 };
 
-// Returns the process exit status: 1 when --check found a disagreement. Throws
+// Returns the process exit status: 1 when --check found a disagreement. With --format
+// sqlite|jsonl the rows go to -o and a status line to `messages`, nothing to `out`. Throws
 // cstool::Error (exit 1) when -p/-t select no thread, naming what the file holds.
 // Warnings (what --salvage skipped) go to `messages`.
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages);

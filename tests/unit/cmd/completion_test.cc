@@ -68,7 +68,7 @@ TEST(Completion, OffersEachSubcommandsOptions) {
     }
   }
   std::set<std::string> formats = Complete(std::string(CSTOOL_BINARY) + " report --format ''", 3);
-  EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv"}));
+  EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv", "sqlite", "jsonl"}));
 }
 
 // --format offers exactly the formats each subcommand's --help names.
@@ -80,7 +80,7 @@ TEST(Completion, OffersEachSubcommandsOwnFormats) {
     if (!std::regex_search(help.out, m, std::regex("Output format: ([a-z, ]+)"))) continue;
     std::set<std::string> named;
     std::string list = m[1];
-    for (const char* f : {"table", "json", "csv"})
+    for (const char* f : {"table", "json", "csv", "sqlite", "jsonl"})
       if (std::regex_search(list, std::regex(std::string("\\b") + f + "\\b"))) named.insert(f);
     EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " " + sub + " --format ''", 3), named) << sub;
     ++checked;

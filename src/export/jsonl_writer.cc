@@ -1,0 +1,177 @@
+#include "export/jsonl_writer.h"
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+constexpr size_t kFileBuffer = 1 << 18;
+
+// `s` as a JSON string: plain ASCII as is (the frequent case: states, causes), the rest
+// through nlohmann (escapes; bytes that are not UTF-8 replaced, as the JSON report does).
+void AppendString(std::string& out, std::string_view s) {
+  bool plain = true;
+  for (char c : s)
+    if (c < 0x20 || c == '"' || c == '\\' || static_cast<unsigned char>(c) >= 0x80) {
+      plain = false;
+      break;
+    }
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
+  out +=
+      nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void AppendInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
+Error IoError(const std::string& path, const char* what) {
+  return Error(fmt::format("cannot {} {}: {}", what, path, std::strerror(errno)));
+}
+
+}  // namespace
+
+JsonlWriter::JsonlWriter(const std::string& dir, TraceKey key, bool replace)
+    : dir_(dir), key_(std::move(key)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec || !std::filesystem::is_directory(dir_))
+    throw Error(fmt::format("cannot create directory {}: {}", dir_,
+                            ec ? ec.message() : "a file of that name exists"));
+  CheckSchema();
+  CheckDuplicate(replace);
+  prefix_ = "{\"trace_id\":";
+  AppendString(prefix_, key_.trace_id);
+  prefix_ += ",\"host\":";
+  AppendString(prefix_, key_.host);
+  for (const TableSchema& t : AllTables()) {
+    File& f = files_[static_cast<size_t>(t.table)];
+    f.path = PathOf(t);
+    f.start_size = std::filesystem::exists(f.path) ? std::filesystem::file_size(f.path) : 0;
+    f.buffer.resize(kFileBuffer);
+    f.out.rdbuf()->pubsetbuf(f.buffer.data(), static_cast<std::streamsize>(f.buffer.size()));
+    f.out.open(f.path, std::ios::binary | std::ios::app);
+    if (!f.out) throw IoError(f.path, "open");
+  }
+}
+
+JsonlWriter::~JsonlWriter() {
+  if (committed_) return;
+  // A failed export: every file back to its length before it.
+  for (File& f : files_) {
+    if (f.path.empty()) continue;
+    f.out.close();
+    std::error_code ignored;
+    std::filesystem::resize_file(f.path, f.start_size, ignored);
+  }
+}
+
+std::string JsonlWriter::PathOf(const TableSchema& t) const {
+  return (std::filesystem::path(dir_) / (std::string(t.name) + ".jsonl")).string();
+}
+
+void JsonlWriter::CheckSchema() {
+  const std::string path = (std::filesystem::path(dir_) / "meta.json").string();
+  if (!std::filesystem::exists(path)) {
+    std::ofstream out(path, std::ios::trunc);
+    out << nlohmann::json{{"schema_version", kExportSchemaVersion},
+                          {"created_by", fmt::format("cstool {}", CSTOOL_VERSION)}}
+               .dump()
+        << "\n";
+    if (!out.flush()) throw IoError(path, "write");
+    return;
+  }
+  std::ifstream in(path);
+  nlohmann::json meta = nlohmann::json::parse(in, nullptr, false);
+  const int version = meta.is_object() && meta.contains("schema_version") &&
+                              meta["schema_version"].is_number_integer()
+                          ? meta["schema_version"].get<int>()
+                          : -1;
+  if (version != kExportSchemaVersion)
+    throw Error(fmt::format(
+        "{} has export schema version {}, this cstool writes version {} (see cstool-export(5)): "
+        "export into a new directory",
+        dir_, version < 0 ? "unreadable" : std::to_string(version), kExportSchemaVersion));
+}
+
+// Every line starts with the trace_id (the writer puts it first), so a trace's lines are
+// found, and removed, without parsing them.
+void JsonlWriter::CheckDuplicate(bool replace) {
+  std::string start = "{\"trace_id\":";
+  AppendString(start, key_.trace_id);
+  start += ',';
+  const std::string trace_file = PathOf(SchemaOf(Table::kTrace));
+  bool found = false;
+  {
+    std::ifstream in(trace_file);
+    for (std::string line; !found && std::getline(in, line);) found = line.starts_with(start);
+  }
+  if (!found) return;
+  if (!replace)
+    throw Error(fmt::format(
+        "{} already holds trace {}: the same recording is exported only once; --replace "
+        "exports it again in place of those lines",
+        dir_, key_.trace_id));
+  for (const TableSchema& t : AllTables()) {
+    const std::string path = PathOf(t);
+    if (!std::filesystem::exists(path)) continue;
+    const std::string kept = path + ".replace";
+    {
+      std::ifstream in(path);
+      std::ofstream out(kept, std::ios::trunc);
+      for (std::string line; std::getline(in, line);)
+        if (!line.starts_with(start)) out << line << '\n';
+      if (!out.flush()) throw IoError(kept, "write");
+    }
+    std::filesystem::rename(kept, path);
+  }
+}
+
+void JsonlWriter::Add(Table table, std::span<const Value> values) {
+  const TableSchema& schema = SchemaOf(table);
+  if (values.size() != schema.columns.size())
+    throw std::logic_error("export row of the wrong width");
+  line_ = prefix_;
+  for (size_t i = 0; i < values.size(); ++i) {
+    line_ += ",\"";
+    line_ += schema.columns[i].name;
+    line_ += "\":";
+    const Value& v = values[i];
+    if (const int64_t* n = std::get_if<int64_t>(&v))
+      AppendInt(line_, *n);
+    else if (const std::string_view* s = std::get_if<std::string_view>(&v))
+      AppendString(line_, *s);
+    else
+      line_ += "null";
+  }
+  line_ += "}\n";
+  files_[static_cast<size_t>(table)].out.write(line_.data(),
+                                               static_cast<std::streamsize>(line_.size()));
+  Count(table);
+}
+
+void JsonlWriter::Commit() {
+  for (File& f : files_) {
+    f.out.close();
+    if (!f.out) throw IoError(f.path, "write");
+  }
+  committed_ = true;
+}
+
+}  // namespace cstool

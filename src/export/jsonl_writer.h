@@ -1,0 +1,50 @@
+// Rows as JSON Lines, one file per table in a directory (DIR/<table>.jsonl, one object
+// per line with the table's columns as keys, NULL as null), for engines that ingest
+// them directly: DuckDB read_json, ClickHouse JSONEachRow, BigQuery. DIR/meta.json says
+// the schema version. Appends like the SQLite writer: a trace already in DIR/trace.jsonl
+// is refused (or its lines removed first with `replace`), and a failed export truncates
+// every file back to where it started.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "export/row_sink.h"
+
+namespace cstool {
+
+class JsonlWriter final : public RowSink {
+ public:
+  // Throws cstool::Error when DIR cannot be created or written, holds another schema
+  // version, or already holds key.trace_id and `replace` is false.
+  JsonlWriter(const std::string& dir, TraceKey key, bool replace);
+  ~JsonlWriter() override;
+  JsonlWriter(const JsonlWriter&) = delete;
+  JsonlWriter& operator=(const JsonlWriter&) = delete;
+
+  void Add(Table table, std::span<const Value> values) override;
+  void Commit() override;
+
+ private:
+  struct File {
+    std::string path;
+    uint64_t start_size = 0;  // where this export's lines begin
+    std::vector<char> buffer;
+    std::ofstream out;
+  };
+  std::string PathOf(const TableSchema& t) const;
+  void CheckSchema();
+  void CheckDuplicate(bool replace);
+
+  std::string dir_;
+  TraceKey key_;
+  std::string prefix_;  // {"trace_id":"...","host":"...", as every line starts
+  std::string line_;
+  std::array<File, kTableCount> files_;
+  bool committed_ = false;
+};
+
+}  // namespace cstool
