@@ -20,12 +20,9 @@ namespace {
 // file is read, so a diff of many recordings holds one analysis at a time.
 DiffRecording Load(const std::string& file, const DiffOptions& options,
                    const SyscallTable& syscalls, Messages& messages) {
-  std::unique_ptr<AnalyzedTrace> analyzed;
-  try {
-    analyzed = AnalyzeTrace(file, syscalls, {.reader = options.reader});
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", file, e.what()), e.code());
-  }
+  // Its errors name the file already.
+  std::unique_ptr<AnalyzedTrace> analyzed =
+      AnalyzeTrace(file, syscalls, {.reader = options.reader});
   for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
     if (n > 0) {
       messages.Warning(

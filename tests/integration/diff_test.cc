@@ -54,13 +54,12 @@ TEST_F(DiffRecordings, LongerSleepsAreTheTopFinding) {
   EXPECT_EQ(top["kind"], "microstate") << top.dump(2);
   EXPECT_EQ(top["name"], "sleep") << top.dump(2);
   EXPECT_EQ(top["significant"], true) << top.dump(2);
-  // 50 more ms of requested sleep; what each run adds on top (timer slack, wakeup) varies
-  // by less than the two sides' spreads together.
+  // 50 more ms of requested sleep; what each run adds on top (timer slack, the timer
+  // interrupt's latency on a busy machine) is noise, which the two sides' spreads measure.
   const nlohmann::json& time = top["measures"]["time_ns"];
   const double change = time["change"].get<double>();
   const double spreads = time["base"]["max"].get<double>() - time["base"]["min"].get<double>() +
                          time["new"]["max"].get<double>() - time["new"]["min"].get<double>();
-  EXPECT_GT(change, 50 * kMs) << time.dump(2);
   EXPECT_LE(std::fabs(change - 50 * kMs), spreads) << time.dump(2);
   EXPECT_EQ(time["base"]["runs"], 3);
   EXPECT_EQ(time["new"]["runs"], 3);
@@ -86,7 +85,6 @@ TEST_F(DiffRecordings, LongerSleepsAreTheTopFinding) {
   const size_t row = table.out.find('\n', at + head.size()) + 1;  // after the column header
   EXPECT_EQ(table.out.substr(row, 2), "* ") << table.out;
   EXPECT_NE(table.out.find("cstool_workload (main)", row), std::string::npos);
-  std::printf("%s", table.out.c_str());
 }
 
 }  // namespace
