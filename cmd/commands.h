@@ -22,6 +22,7 @@ struct Subcommand {
 
 RunFn SetupRecord(CLI::App& sub);
 RunFn SetupReport(CLI::App& sub);
+RunFn SetupDiff(CLI::App& sub);
 RunFn SetupIrq(CLI::App& sub);
 RunFn SetupNmiInject(CLI::App& sub);
 RunFn SetupMsa(CLI::App& sub);

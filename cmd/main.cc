@@ -18,6 +18,7 @@ namespace {
 constexpr Subcommand kSubcommands[] = {
     {"record", "Record scheduler, IRQ and syscall events into a trace.dat file", SetupRecord},
     {"report", "Per-thread microstates and cause-labelled context switches", SetupReport},
+    {"diff", "Compare recordings before and after a change, thread by thread", SetupDiff},
     {"irq", "Which interrupts stole time from which tasks; IRQ affinities", SetupIrq},
     {"nmi-inject", "Generate timer/IPI/NMI interrupts on one CPU at a rate", SetupNmiInject},
     {"msa", "Live microstates of a running process, prstat -m style", SetupMsa},

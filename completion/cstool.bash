@@ -42,10 +42,11 @@ _cstool() {
     return 0
   fi
 
-  # After "--" comes the command to run (record -- CMD ARGS...).
+  # After "--" comes the command to run (record -- CMD ARGS...), or for diff the NEW
+  # recordings (diff BASE... -- NEW...).
   for ((i = subpos + 1; i < COMP_CWORD; i++)); do
     if [[ ${COMP_WORDS[i]} == -- ]]; then
-      if ((COMP_CWORD == i + 1)); then
+      if ((COMP_CWORD == i + 1)) && [[ $sub != diff ]]; then
         mapfile -t COMPREPLY < <(compgen -c -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -59,6 +60,7 @@ _cstool() {
       # Each subcommand's own formats (its --help "Output format:" line).
       local formats="table json"
       [[ $sub == report ]] && formats="table json csv sqlite jsonl"
+      [[ $sub == diff ]] && formats="table json csv"
       mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
       return 0
       ;;
@@ -76,8 +78,12 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "auto json proto" -- "$cur")
       return 0
       ;;
-    --html-range)
-      # FROM:TO in seconds: nothing to complete.
+    --reader)
+      mapfile -t COMPREPLY < <(compgen -W "auto fast libtracecmd" -- "$cur")
+      return 0
+      ;;
+    --html-range | --limit)
+      # FROM:TO in seconds, a row count: nothing to complete.
       COMPREPLY=()
       return 0
       ;;

@@ -14,8 +14,8 @@ namespace {
 
 // The command a file of src/commands belongs to: the longest command name it starts with.
 std::string OwnerOf(const std::string& file) {
-  static const std::vector<std::string> kCommands = {"record", "report", "irq", "msa",
-                                                     "nmi_inject"};
+  static const std::vector<std::string> kCommands = {"record", "report", "diff",
+                                                     "irq",    "msa",    "nmi_inject"};
   std::string owner;
   for (const std::string& c : kCommands)
     if (file.rfind(c + "_", 0) == 0 && c.size() > owner.size()) owner = c;

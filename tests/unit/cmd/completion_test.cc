@@ -85,7 +85,7 @@ TEST(Completion, OffersEachSubcommandsOwnFormats) {
     EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " " + sub + " --format ''", 3), named) << sub;
     ++checked;
   }
-  EXPECT_EQ(checked, 3u) << "report, msa and irq have --format";
+  EXPECT_EQ(checked, 4u) << "report, diff, msa and irq have --format";
 }
 
 // --timeline-format offers the formats --help names.

@@ -129,13 +129,13 @@ TEST_P(ManPages, EveryOptionHeadingStartsALine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Subcommands, ManPages,
-                         ::testing::Values("record", "report", "irq", "nmi-inject", "msa"));
+                         ::testing::Values("record", "report", "diff", "irq", "nmi-inject", "msa"));
 
 TEST(ManPages, MainPageListsEverySubcommand) {
   CommandResult help = RunCommand({CSTOOL_BINARY, "--help"});
   ASSERT_EQ(help.status, 0);
   std::string page = ManPageText("cstool");
-  for (const char* sub : {"record", "report", "irq", "nmi-inject", "msa"}) {
+  for (const char* sub : {"record", "report", "diff", "irq", "nmi-inject", "msa"}) {
     EXPECT_NE(help.out.find(sub), std::string::npos);
     EXPECT_NE(page.find(std::string(".B ") + sub), std::string::npos) << sub;
   }

@@ -1,0 +1,34 @@
+#include "analysis/diff_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace cstool {
+
+SideStats Summarize(std::vector<double> values) {
+  SideStats s;
+  s.values = std::move(values);
+  if (s.values.empty()) return s;
+  s.mean =
+      std::accumulate(s.values.begin(), s.values.end(), 0.0) / static_cast<double>(s.values.size());
+  auto [lo, hi] = std::minmax_element(s.values.begin(), s.values.end());
+  s.min = *lo;
+  s.max = *hi;
+  return s;
+}
+
+Comparison Compare(std::vector<double> base, std::vector<double> after) {
+  Comparison c;
+  c.base = Summarize(std::move(base));
+  c.after = Summarize(std::move(after));
+  c.change = c.after.mean - c.base.mean;
+  if (c.base.runs() >= kMinRunsForSignificance && c.after.runs() >= kMinRunsForSignificance) {
+    const double size = std::fabs(c.change);
+    c.significant = size > c.base.spread() && size > c.after.spread();
+  }
+  return c;
+}
+
+}  // namespace cstool

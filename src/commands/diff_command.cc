@@ -1,0 +1,74 @@
+#include "commands/diff_command.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/diff.h"
+#include "analysis/diff_input.h"
+#include "analysis/report_view.h"
+#include "base/errors.h"
+#include "model/syscall_table.h"
+#include "output/diff_output.h"
+#include "pipeline/analyze_trace.h"
+
+namespace cstool {
+namespace {
+
+// One recording, reduced to its threads' totals; the analysis is freed before the next
+// file is read, so a diff of many recordings holds one analysis at a time.
+DiffRecording Load(const std::string& file, const DiffOptions& options,
+                   const SyscallTable& syscalls, Messages& messages) {
+  // Its errors name the file already.
+  std::unique_ptr<AnalyzedTrace> analyzed =
+      AnalyzeTrace(file, syscalls, {.reader = options.reader});
+  for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
+    if (n > 0) {
+      messages.Warning(
+          fmt::format("{}: lost events (cpu{} {}): its numbers may be off", file, cpu, n));
+      break;
+    }
+  ViewOptions view_options;
+  view_options.all_threads = options.all_threads;
+  ReportView view = BuildView(analyzed->model, syscalls, view_options);
+  return DiffRecordingOf(view, file);
+}
+
+}  // namespace
+
+int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
+  std::unique_ptr<DiffOutput> output =
+      MakeDiffOutput(options.format, out, options.limit);  // validate first
+  if (options.base_files.empty() || options.new_files.empty())
+    throw Error("give at least one recording on each side: cstool diff BASE... -- NEW...",
+                ExitCode::kUsage);
+  // Every file before the first is analysed: a typo fails at once.
+  for (const auto* side : {&options.base_files, &options.new_files})
+    for (const std::string& f : *side) {
+      std::error_code ec;
+      if (!std::filesystem::exists(f, ec))
+        throw Error(fmt::format("{}: no such file", f), ExitCode::kUsage);
+    }
+  std::ofstream html;
+  if (!options.html.empty()) {
+    html.open(options.html, std::ios::trunc);
+    if (!html) throw Error(fmt::format("cannot create {}", options.html));
+  }
+  SyscallTable syscalls;
+  std::vector<DiffRecording> base, after;
+  for (const std::string& f : options.base_files)
+    base.push_back(Load(f, options, syscalls, messages));
+  for (const std::string& f : options.new_files)
+    after.push_back(Load(f, options, syscalls, messages));
+  const DiffResult result = DiffRecordings(base, after);
+  output->Render(result);
+  if (html.is_open()) {
+    RenderDiffHtml(result, html);
+    html.close();
+    if (!html) throw Error(fmt::format("cannot write {}", options.html));
+  }
+  return 0;
+}
+
+}  // namespace cstool

@@ -1,0 +1,91 @@
+// `cstool diff` on real recordings: three runs of 50 x nanosleep(1 ms) against three of
+// 50 x nanosleep(2 ms). The sleep microstate of the sleeping thread must be the top
+// finding, flagged significant, its change about +50 ms; the run-to-run noise of the
+// other rows must not be flagged merely for being there.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
+constexpr double kMs = 1e6;
+
+class DiffRecordings : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const std::string& f : files_) std::remove(f.c_str());
+  }
+  // Records `cstool_workload nanosleep 50 US` and returns the file.
+  std::string RecordSleeps(long us) {
+    const std::string file = "/tmp/cstool_diff_" + std::to_string(getpid()) + "_" +
+                             std::to_string(files_.size()) + ".dat";
+    files_.push_back(file);
+    CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "-o", file, "--", kWorkload,
+                                    "nanosleep", "50", std::to_string(us)});
+    EXPECT_EQ(rec.status, 0) << rec.err;
+    return file;
+  }
+  std::vector<std::string> files_;
+};
+
+TEST_F(DiffRecordings, LongerSleepsAreTheTopFinding) {
+  std::string why = TracefsUnavailableReason();
+  if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+  std::vector<std::string> args = {CSTOOL_BINARY, "diff", "--format", "json"};
+  for (int i = 0; i < 3; ++i) args.push_back(RecordSleeps(1000));
+  args.push_back("--");
+  for (int i = 0; i < 3; ++i) args.push_back(RecordSleeps(2000));
+  CommandResult r = RunCommand(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["changes"].empty());
+  const nlohmann::json& top = j["changes"][0];
+  EXPECT_EQ(top["level"], "thread") << top.dump(2);
+  EXPECT_EQ(top["subject"], "cstool_workload (main)") << top.dump(2);
+  EXPECT_EQ(top["kind"], "microstate") << top.dump(2);
+  EXPECT_EQ(top["name"], "sleep") << top.dump(2);
+  EXPECT_EQ(top["significant"], true) << top.dump(2);
+  // 50 more ms of requested sleep; what each run adds on top (timer slack, the timer
+  // interrupt's latency on a busy machine) is noise, which the two sides' spreads measure.
+  const nlohmann::json& time = top["measures"]["time_ns"];
+  const double change = time["change"].get<double>();
+  const double spreads = time["base"]["max"].get<double>() - time["base"]["min"].get<double>() +
+                         time["new"]["max"].get<double>() - time["new"]["min"].get<double>();
+  EXPECT_LE(std::fabs(change - 50 * kMs), spreads) << time.dump(2);
+  EXPECT_EQ(time["base"]["runs"], 3);
+  EXPECT_EQ(time["new"]["runs"], 3);
+  // The thread is matched in all six recordings, nothing is on one side only.
+  ASSERT_EQ(j["threads"]["matched"].size(), 1u) << j["threads"].dump(2);
+  EXPECT_TRUE(j["threads"]["base_only"].empty());
+  EXPECT_TRUE(j["threads"]["new_only"].empty());
+  // The switch cause counts the sleeps: 50 on each side, so no change there.
+  for (const auto& row : j["changes"])
+    if (row["level"] == "thread" && row["kind"] == "switch_cause" &&
+        row["name"] == "sleep:clock_nanosleep") {
+      EXPECT_EQ(row["measures"]["count"]["base"]["mean"], 50.0) << row.dump(2);
+      EXPECT_EQ(row["change"], 0.0) << row.dump(2);
+      EXPECT_EQ(row["significant"], false) << row.dump(2);
+    }
+  // The table leads with the same row, flagged.
+  args.erase(args.begin() + 2, args.begin() + 4);  // --format json
+  CommandResult table = RunCommand(args);
+  ASSERT_EQ(table.status, 0) << table.err;
+  const std::string head = "MICROSTATES BY THREAD (share in % of the thread's lifetime)\n";
+  const size_t at = table.out.find(head);
+  ASSERT_NE(at, std::string::npos) << table.out;
+  const size_t row = table.out.find('\n', at + head.size()) + 1;  // after the column header
+  EXPECT_EQ(table.out.substr(row, 2), "* ") << table.out;
+  EXPECT_NE(table.out.find("cstool_workload (main)", row), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cstool::testing

@@ -1,0 +1,137 @@
+// `cstool diff` run as the binary on the fixtures: a recording against itself shows no
+// change and flags nothing; a thread on one side only is listed; the table is golden.
+// Regenerate the golden after an intended change with
+//   CSTOOL_UPDATE_GOLDEN=1 build/cstool_unit_tests --gtest_filter='DiffCommand.*Golden*'
+// and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/files.h"
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+const std::string kSource = std::string(CSTOOL_SOURCE_DIR) + "/";
+const std::string kFixtures = kSource + "tests/fixtures/";
+
+CommandResult Diff(std::vector<std::string> args) {
+  args.insert(args.begin(), {CSTOOL_BINARY, "diff"});
+  return RunCommand(args);
+}
+
+nlohmann::json DiffJson(std::vector<std::string> args) {
+  args.insert(args.begin(), {"--format", "json"});
+  CommandResult r = Diff(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
+  const std::string f = kFixtures + "golden_mutex.dat";
+  const nlohmann::json j = DiffJson({f, f, "--", f, f});
+  ASSERT_GT(j["changes"].size(), 10u);
+  for (const auto& row : j["changes"]) {
+    EXPECT_EQ(row["change"], 0.0) << row.dump();
+    EXPECT_EQ(row["significant"], false) << row.dump();
+    for (const auto& [field, m] : row["measures"].items()) {
+      EXPECT_EQ(m["change"], 0.0) << row.dump();
+      EXPECT_EQ(m["significant"], false) << row.dump();
+      EXPECT_EQ(m["base"]["min"], m["base"]["max"]) << row.dump();
+    }
+  }
+  EXPECT_EQ(j["threads"]["matched"].size(), 3u);  // main and two mutex workers
+  EXPECT_TRUE(j["threads"]["base_only"].empty());
+  EXPECT_TRUE(j["threads"]["new_only"].empty());
+
+  // The table says so too, in every section.
+  CommandResult table = Diff({f, f, "--", f, f});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_EQ(table.out.find("\n* "), std::string::npos) << table.out;
+  EXPECT_NE(
+      table.out.find("MICROSTATES BY THREAD (share in % of the thread's lifetime)\nno change"),
+      std::string::npos)
+      << table.out;
+}
+
+TEST(DiffCommand, OneRecordingPerSideFlagsNothing) {
+  const std::string f = kFixtures + "golden_mutex.dat";
+  const nlohmann::json j = DiffJson({f, "--", f});
+  for (const auto& row : j["changes"]) EXPECT_TRUE(row["significant"].is_null()) << row.dump();
+}
+
+TEST(DiffCommand, ThreadOnOneSideOnlyIsListed) {
+  // small_v6.dat has two cstool_workload processes (one with two threads) and ls;
+  // golden_mutex.dat one cstool_workload process with three threads.
+  const nlohmann::json j =
+      DiffJson({kFixtures + "small_v6.dat", "--", kFixtures + "golden_mutex.dat"});
+  std::vector<std::string> base_only, new_only, matched;
+  for (const auto& s : j["threads"]["base_only"]) base_only.push_back(s["key"]);
+  for (const auto& s : j["threads"]["new_only"]) new_only.push_back(s["key"]);
+  for (const auto& s : j["threads"]["matched"]) matched.push_back(s["key"]);
+  EXPECT_NE(std::find(matched.begin(), matched.end(), "cstool_workload (main)"), matched.end());
+  EXPECT_NE(std::find(base_only.begin(), base_only.end(), "ls (main)"), base_only.end());
+  EXPECT_NE(std::find(base_only.begin(), base_only.end(), "cstool_workload#2 (main)"),
+            base_only.end());
+  EXPECT_FALSE(new_only.empty());
+  // CSV lists them too, as kind `unmatched`.
+  CommandResult csv =
+      Diff({"--format", "csv", kFixtures + "small_v6.dat", "--", kFixtures + "golden_mutex.dat"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find("thread,ls (main),unmatched,base_only,lifetime_ns,ns,1,"),
+            std::string::npos)
+      << csv.out;
+}
+
+TEST(DiffCommand, TableMatchesGolden) {
+  CommandResult r = Diff({kFixtures + "small_v6.dat", "--", kFixtures + "golden_mutex.dat"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string out = r.out;
+  for (size_t pos; (pos = out.find(kSource)) != std::string::npos;) out.erase(pos, kSource.size());
+  const std::string path = kSource + "tests/golden/diff_small_v6_golden_mutex.table";
+  if (std::getenv("CSTOOL_UPDATE_GOLDEN")) {
+    std::ofstream(path) << out;
+    GTEST_SKIP() << "updated " << path;
+  }
+  const std::string expected = ReadWholeFile(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing";
+  EXPECT_EQ(out, expected) << "see the header comment to regenerate";
+}
+
+TEST(DiffCommand, HtmlPageIsSelfContained) {
+  const std::string html = (std::filesystem::temp_directory_path() /
+                            ("cstool-diff-" + std::to_string(::getpid()) + ".html"))
+                               .string();
+  const std::string f = kFixtures + "small_v6.dat";
+  CommandResult r = Diff({"--html", html, f, "--", kFixtures + "golden_mutex.dat"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = ReadWholeFile(html);
+  std::filesystem::remove(html);
+  EXPECT_NE(page.find("<svg class=\"pairs\" id=\"pairs-microstate\""), std::string::npos);
+  EXPECT_NE(page.find("<rect class=\"base\""), std::string::npos);
+  EXPECT_NE(page.find("<rect class=\"new\""), std::string::npos);
+  EXPECT_NE(page.find("<table id=\"unmatched\">"), std::string::npos);
+  // No network: the only URL is the SVG namespace.
+  for (size_t at = page.find("http"); at != std::string::npos; at = page.find("http", at + 1))
+    EXPECT_EQ(page.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << page.substr(at, 60);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+}
+
+TEST(DiffCommand, UsageErrors) {
+  const std::string f = kFixtures + "small_v6.dat";
+  EXPECT_EQ(Diff({f}).status, 2);        // no NEW side
+  EXPECT_EQ(Diff({"--", f}).status, 2);  // no BASE side
+  EXPECT_EQ(Diff({"--format", "xml", f, "--", f}).status, 2);
+  CommandResult missing = Diff({f, "--", "/nonexistent.dat"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("/nonexistent.dat"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace cstool::testing
