@@ -223,24 +223,22 @@ int Spin(long mloops, int cpu) {
   return 0;
 }
 
-// A thread ("staller") busy for BUSY_MS, asleep once for STALL_MS, busy again for
-// BUSY_MS: the one stall a flight recorder's trigger should catch. The busy phases make
-// a syscall every 100 us so that the trace keeps flowing around the stall.
+// The process's only thread, renamed "staller", busy for BUSY_MS, asleep once for
+// STALL_MS, busy again for BUSY_MS: the one stall a flight recorder's trigger should
+// catch (no other thread sleeps, e.g. in a join). The busy phases make a syscall every
+// 100 us so that the trace keeps flowing around the stall.
 int Stall(long busy_ms, long stall_ms) {
-  std::thread staller([&] {
-    pthread_setname_np(pthread_self(), "staller");
-    auto busy = [](long ms) {
-      auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-      while (std::chrono::steady_clock::now() < end) {
-        SpinFor(std::chrono::microseconds(100));
-        syscall(SYS_getppid);
-      }
-    };
-    busy(busy_ms);
-    std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
-    busy(busy_ms);
-  });
-  staller.join();
+  pthread_setname_np(pthread_self(), "staller");
+  auto busy = [](long ms) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < end) {
+      SpinFor(std::chrono::microseconds(100));
+      syscall(SYS_getppid);
+    }
+  };
+  busy(busy_ms);
+  std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
+  busy(busy_ms);
   return 0;
 }
 
@@ -257,7 +255,7 @@ int Usage() {
                "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
                "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
                "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
-               "  stall BUSY_MS STALL_MS a thread busy BUSY_MS, asleep STALL_MS once, busy again\n"
+               "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
                "  demo                   a mix of the above\n");
   return 2;
 }
