@@ -41,6 +41,29 @@ RunFn SetupRecord(CLI::App& sub) {
       ->allow_extra_args(false);
   sub.add_flag("--no-defaults", options->no_defaults,
                "Record only the -e events, not the default set");
+  sub.add_option("--flight", options->flight_s,
+                 "Flight recorder: keep only the last SECS seconds (in memory) and write them "
+                 "on a trigger (SIGUSR1, record --dump, --trigger) as OUTPUT.N")
+      ->type_name("SECS");
+  sub.add_option("--trigger", options->trigger,
+                 "With --flight: dump when a target thread spends longer than a time in a "
+                 "state, e.g. 'sleep>100ms', 'wait_cpu>5ms', 'sleep:futex>50ms'")
+      ->type_name("COND");
+  sub.add_option("--max-dumps", options->max_dumps,
+                 "With --flight: end the recording after N dumps (default 0: no limit)")
+      ->type_name("N");
+  auto max_size = std::make_shared<std::string>();
+  sub.add_option("--max-size", *max_size,
+                 "Stop cleanly when the file would grow past SIZE (e.g. 500M, 2G); the file "
+                 "is complete up to then")
+      ->type_name("SIZE");
+  auto dump_pid = std::make_shared<int>(0);
+  CLI::Option* dump_option =
+      sub.add_option("--dump", *dump_pid,
+                     "Ask the running flight recorder (cstool pid PID when several run) for a "
+                     "dump, and exit")
+          ->expected(0, 1)
+          ->type_name("[=PID]");
   auto recover = std::make_shared<std::string>();
   CLI::Option* recover_option =
       sub.add_option("--recover", *recover,
@@ -53,15 +76,26 @@ RunFn SetupRecord(CLI::App& sub) {
     recover_option->excludes(sub.get_option(name));
   recover_option->excludes(command);
   recover_option->excludes(duration);
+  for (const char* name :
+       {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress",
+        "--flight", "--trigger", "--max-dumps", "--max-size", "--recover"})
+    dump_option->excludes(sub.get_option(name));
+  dump_option->excludes(command);
+  dump_option->excludes(duration);
   sub.footer(
       "Examples:\n"
       "  cstool record -- ./server --port 8080\n"
       "  cstool record -p 1234 -N 10 -o server.dat\n"
       "  cstool record -a -C 0 -N 2.5\n"
       "  cstool record --recover trace.dat   # after the recorder was killed\n"
+      "  cstool record --flight 10 --trigger 'sleep>100ms' -p 1234   # dumps cstool.dat.1, ...\n"
+      "  cstool record --dump                # from another shell: dump the flight window now\n"
       "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
-  return [options, cpu_list, duration, recover, compress](Messages& messages) -> int {
+  return [options, cpu_list, duration, recover, compress, max_size, dump_option,
+          dump_pid](Messages& messages) -> int {
     if (!recover->empty()) return RunRecover(*recover, messages);
+    if (dump_option->count() > 0) return RunDump(*dump_pid, messages);
+    if (!max_size->empty()) options->max_size = ParseByteSize(*max_size, "--max-size");
     if (compress->count() > 0 && options->compression.empty()) options->compression = "zstd";
     CheckDuration(*duration, options->duration_s,
                   "record until the command exits (or, with -p or -a, until Ctrl-C)");

@@ -91,7 +91,24 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -A hostname -- "$cur")
       return 0
       ;;
-    -o | --output | --timeline | --html)
+    --trigger)
+      # record --flight's conditions: STATE>DURATION (see cstool-record(1)).
+      mapfile -t COMPREPLY < <(compgen -W "sleep>100ms wait_cpu>5ms sleep:futex>50ms \
+        sleep_uninterruptible>20ms" -- "$cur")
+      return 0
+      ;;
+    --dump)
+      # Running recorders, by their tracefs instances cstool-PID.
+      mapfile -t COMPREPLY < <(compgen -W "$(ls /sys/kernel/tracing/instances 2>/dev/null |
+        sed -n 's/^cstool-//p')" -- "$cur")
+      return 0
+      ;;
+    --flight | --max-dumps | --max-size)
+      # A number (SECS, N, SIZE such as 500M): nothing to complete.
+      COMPREPLY=()
+      return 0
+      ;;
+    -o | --output | --timeline | --html | --recover)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
       ;;

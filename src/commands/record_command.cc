@@ -1,12 +1,19 @@
 #include "commands/record_command.h"
 
 #include <fmt/core.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
 
+#include "base/errors.h"
 #include "base/stop_signal.h"
+#include "commands/record_trigger.h"
 #include "model/recording_info.h"
 #include "pipeline/kernel_agreement.h"
+#include "recording/flight_recorders.h"
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
 #include "recording/recovery.h"
@@ -41,22 +48,71 @@ void PrintSummary(Messages& messages, const RecordResult& r) {
   }
 }
 
+// --flight: what was dumped; the kernel check needs a whole run, a dump is a window.
+void PrintFlightSummary(Messages& messages, const RecordResult& r) {
+  if (r.dumps.empty()) {
+    messages.Status(
+        fmt::format("flight recorder: no dump in {:.3f} s (nothing written)", r.seconds));
+    return;
+  }
+  std::string list;
+  for (const std::string& d : r.dumps) list += (list.empty() ? "" : ", ") + d;
+  messages.Status(fmt::format("flight recorder: {} dump{} in {:.3f} s: {}", r.dumps.size(),
+                              r.dumps.size() == 1 ? "" : "s", r.seconds, list));
+}
+
 }  // namespace
 
 int RunRecord(const RecordOptions& options, Messages& messages) {
+  std::unique_ptr<LiveTrigger> trigger;
+  if (!options.trigger.empty()) trigger = MakeStateTrigger(options.trigger);
   RecordResult result;
   {
     ProgressLine progress(messages);
-    result = Record(options, messages, &progress);
+    result = Record(options, messages, &progress, trigger.get());
+  }
+  if (options.flight_s > 0) {
+    PrintFlightSummary(messages, result);
+    if (result.still_running_pid != 0)
+      messages.Warning(fmt::format("command (pid {}) is still running", result.still_running_pid));
+    return result.exit_status;
   }
   // The exit status is settled: Ctrl-C no longer cuts the summary (and its kernel
   // check, which analyses the whole file) short, as while recording.
   StopSignalScope signals;
   PrintSummary(messages, result);
+  if (!result.info.ended_early.empty())
+    messages.Warning(fmt::format("the recording stopped early: {}; {} is complete up to then",
+                                 result.info.ended_early, result.path));
   messages.Detail(fmt::format("  {}", KernelAgreementLine(result.path)));
   if (result.still_running_pid != 0)
     messages.Warning(fmt::format("command (pid {}) is still running", result.still_running_pid));
   return result.exit_status;
+}
+
+int RunDump(int pid, Messages& messages) {
+  std::vector<FlightRecorderProcess> running = RunningFlightRecorders();
+  const FlightRecorderProcess* target = nullptr;
+  for (const FlightRecorderProcess& r : running)
+    if (pid == 0 || r.pid == pid) target = &r;
+  if (running.empty())
+    throw Error("no flight recorder is running (cstool record --flight SECS ...)");
+  if (target == nullptr)
+    throw Error(fmt::format("cstool pid {} is not a running flight recorder", pid),
+                ExitCode::kUsage);
+  if (pid == 0 && running.size() > 1) {
+    std::string list;
+    for (const FlightRecorderProcess& r : running)
+      list += fmt::format("\n  {}: {}", r.pid, r.command_line);
+    throw Error(fmt::format("{} flight recorders are running; name one with --dump PID:{}",
+                            running.size(), list),
+                ExitCode::kUsage);
+  }
+  if (::kill(target->pid, SIGUSR1) != 0)
+    throw Error(fmt::format("cannot signal cstool pid {}: {}", target->pid, std::strerror(errno)));
+  messages.Status(fmt::format("asked the flight recorder (cstool pid {}: {}) for a dump",
+                              target->pid, target->command_line));
+  return 0;
 }
 
 int RunRecover(const std::string& file, Messages& messages) {

@@ -80,6 +80,13 @@ struct RecordingInfo {
   // Assembled by `record --recover` from what a killed recording left: no end, no loss
   // statistics, no kernel counters; the pages read before the kill.
   bool recovered = false;
+  // A flight recorder's dump (`record --flight`): the kept window begins here (what came
+  // before was given up by design, not lost) and `trigger` says what asked for it.
+  int64_t window_start_ts = 0;
+  std::string trigger;
+  // Why the recording stopped before its command ended ("the disk was full", "--max-size
+  // reached"), empty otherwise; the trace ends at end_ts.
+  std::string ended_early;
 
   // In overwrite mode one overwritten event shows both in the page headers
   // (lost_events) and in the stop-time `overrun`; dropped events only in the stats.
@@ -106,6 +113,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, com
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
                                                 threads, untraced_tids, missing_events, child,
                                                 attach_seeds, attach_seed_ts, kernel_counters,
-                                                recovered)
+                                                recovered, window_start_ts, trigger, ended_early)
 
 }  // namespace cstool

@@ -113,6 +113,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["system_wide"] = t.recording.system_wide;
     trace["trace_clock"] = t.recording.trace_clock;
     if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
+    if (t.recording.window_start_ts != 0)
+      trace["flight_dump"] = {{"window_start_ts", t.recording.window_start_ts},
+                              {"window_end_ts", t.recording.end_ts},
+                              {"trigger", t.recording.trigger}};
+    if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
   }
 
   nlohmann::json threads = nlohmann::json::array();

@@ -137,6 +137,18 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.notes.push_back(
         "recovered from a recording that was killed (record --recover): no kernel counters, no "
         "loss statistics, and the events read but not yet written at the kill are missing");
+  if (info && info->window_start_ts != 0)
+    t.notes.push_back(fmt::format(
+        "flight-recorder dump ({}): the kept window starts at {}.{:09} (trace clock), {:.3f} s "
+        "before its end; earlier history was overwritten by design, not lost, and threads "
+        "already alive then start as unknown",
+        info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
+        static_cast<double>(info->end_ts - info->window_start_ts) / 1e9));
+  if (info && !info->ended_early.empty())
+    t.notes.push_back(fmt::format(
+        "the recording ends early: {}; the events up to then are complete, and the kernel's "
+        "counters cover more than the trace",
+        info->ended_early));
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(
         "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "

@@ -3,10 +3,30 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "base/errors.h"
 
 namespace cstool {
+
+uint64_t ParseByteSize(const std::string& text, const char* option) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string unit(end);
+  double scale = 0;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KiB" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  if (end == text.c_str() || scale == 0 || !std::isfinite(value) || value * scale < 1)
+    throw Error(fmt::format("{} '{}': expected a size such as 500M, 2G or 64K", option, text),
+                ExitCode::kUsage);
+  return static_cast<uint64_t>(value * scale);
+}
 
 void ValidateRecordOptions(const RecordOptions& o) {
   if (o.command.empty() && o.pids.empty() && !o.system_wide)
@@ -22,6 +42,14 @@ void ValidateRecordOptions(const RecordOptions& o) {
   if (o.compression != "none" && o.compression != "zstd" && o.compression != "zlib")
     throw Error(fmt::format("unknown compression \"{}\": --compress takes zstd, zlib or none",
                             o.compression),
+                ExitCode::kUsage);
+  if (o.flight_s < 0 || !std::isfinite(o.flight_s))
+    throw Error("--flight takes a positive number of seconds", ExitCode::kUsage);
+  if (o.flight_s == 0 && (o.max_dumps != 0 || !o.trigger.empty()))
+    throw Error("--trigger and --max-dumps go with --flight SECS", ExitCode::kUsage);
+  if (o.max_dumps < 0) throw Error("--max-dumps must be 0 (no limit) or more", ExitCode::kUsage);
+  if (o.flight_s > 0 && o.max_size != 0)
+    throw Error("--max-size limits a normal recording; a flight recorder writes only dumps",
                 ExitCode::kUsage);
   if (o.children && o.pids.empty())
     throw Error("--children goes with -p PID (a -- CMD's children are always recorded)",

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,22 @@ struct RecordOptions {
   // "none" writes v6 with the raw pages. zstd is the default: it costs the workload
   // nothing measurable (bench/record_bench) and makes files about 15 times smaller.
   std::string compression = "zstd";
+  // --flight SECS: keep the last SECS seconds in memory and write them only on a
+  // trigger (SIGUSR1, `record --dump`, --trigger) as "<output>.<N>"; 0 = a normal recording.
+  double flight_s = 0;
+  int max_dumps = 0;    // --max-dumps: end the recording after that many dumps; 0 = no limit
+  std::string trigger;  // --trigger COND (parsed by the command; its text goes into the dumps)
+  // Memory for the flight window, per CPU (pages older than SECS go first).
+  size_t flight_cap_bytes = size_t{512} << 20;
+  // --max-size: stop cleanly once the file would grow past this many bytes; 0 = no limit.
+  uint64_t max_size = 0;
   // The compression the file is written with: "" for none (TraceFileContents).
   std::string FileCompression() const { return compression == "none" ? "" : compression; }
 };
+
+// "500M", "2G", "64K", "1048576": bytes (powers of 1024). Throws cstool::Error (exit 2)
+// naming `option` when the text is not a positive size.
+uint64_t ParseByteSize(const std::string& text, const char* option);
 
 // Validates the options (cstool::Error, exit 2, for usage mistakes).
 void ValidateRecordOptions(const RecordOptions& options);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "base/cpu_list.h"
+#include "base/dump_signal.h"
 #include "base/errors.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
@@ -27,10 +29,14 @@
 #include "kernel/kernel_capture.h"
 #include "kernel/proc_seed.h"
 #include "kernel/proc_threads.h"
+#include "recording/flight_window.h"
+#include "recording/progress_line.h"
 #include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
+#include "tracefs/live_cpu_source.h"
 #include "tracefs/session_formats.h"
 #include "tracefs/tracefs_session.h"
+#include "tracefs/write_budget.h"
 
 namespace cstool {
 namespace {
@@ -39,6 +45,14 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kLoopTick = std::chrono::milliseconds(10);
 constexpr auto kThreadScanInterval = std::chrono::milliseconds(500);
 constexpr double kChildGraceSeconds = 5.0;
+// --flight: pages read per CPU and loop tick at most (64 MiB of 4 KiB pages).
+constexpr size_t kMaxFlightPagesPerTick = 16384;
+// --flight: the trigger is fed the records up to this long before the read started,
+// so that a record another CPU was still committing then is not passed over.
+constexpr int64_t kFlightCutLagNs = 2000000;  // 2 ms
+// Room kept beyond the measured header for what the recording info grows by (threads
+// learnt, per-CPU statistics) and the file's own section headers.
+constexpr uint64_t kFileSlackBytes = 256 * 1024;
 
 int64_t MonotonicNs() {
   timespec ts{};
@@ -110,8 +124,9 @@ class RecoveryNote {
   explicit RecoveryNote(std::filesystem::path out) : out_(std::move(out)) {}
   ~RecoveryNote() {
     std::error_code ec;
-    if (written_) std::filesystem::remove(RecoveryNoteFor(out_), ec);
+    if (written_ && !keep_) std::filesystem::remove(RecoveryNoteFor(out_), ec);
   }
+  void Keep() { keep_ = true; }
   RecoveryNote(const RecoveryNote&) = delete;
   RecoveryNote& operator=(const RecoveryNote&) = delete;
   void Write(const TraceFileContents& contents, const RecordingInfo& info, int file_cpus) {
@@ -122,14 +137,20 @@ class RecoveryNote {
  private:
   std::filesystem::path out_;
   bool written_ = false;
+  bool keep_ = false;
 };
 
 // One recording. Members are destroyed in reverse order: the kernel capture, the child
 // (killed if never reaped), the readers (and their page files), then the session.
 class Recorder {
  public:
-  Recorder(const RecordOptions& options, Messages& messages, RecordListener* listener)
-      : o_(options), messages_(messages), listener_(listener), output_(options.output) {}
+  Recorder(const RecordOptions& options, Messages& messages, RecordListener* listener,
+           LiveTrigger* trigger)
+      : o_(options),
+        messages_(messages),
+        listener_(listener),
+        trigger_(trigger),
+        output_(options.output) {}
 
   RecordResult Run() {
     Prepare();
@@ -149,8 +170,14 @@ class Recorder {
   void OpenSession();
   void StartTargets();
   void WriteRecoveryNote();
+  void MeasureHeader();
+  void UpdateBudget();
   void StartTracing();
   void ReadAttachSeeds();
+  bool flight() const { return o_.flight_s > 0; }
+  int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
+  void FlightTick();
+  void WriteDump(const TriggerHit& hit, int64_t now);
   void ReadLoop();
   bool ShouldStop();
   void ReportProgress();
@@ -163,20 +190,36 @@ class Recorder {
   const RecordOptions& o_;
   Messages& messages_;
   RecordListener* listener_;
+  LiveTrigger* trigger_;
   const std::filesystem::path output_;
 
   std::vector<int> online_;
   std::vector<int> cpus_;
   int file_cpus_ = 0;
-  std::optional<StopSignalScope> signals_;  // SIGINT/SIGTERM end the read loop
+  std::optional<StopSignalScope> signals_;      // SIGINT/SIGTERM end the read loop
+  std::optional<DumpSignalScope> dump_signal_;  // --flight: SIGUSR1 asks for a dump
   std::unique_ptr<TracefsSession> session_;
   RecordingInfo info_;
   TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
   std::vector<std::unique_ptr<CpuReader>> readers_;
   std::optional<RecoveryNote> recovery_note_;
+  // What the readers may write: --max-size, and no more than the disk can take with
+  // the file assembled from the page files at the end (see UpdateBudget).
+  std::optional<WriteBudget> budget_;
+  uint64_t header_bytes_ = 0;         // the file without any page
+  uint64_t size_limit_ = UINT64_MAX;  // --max-size's part of the budget
+  std::string ended_early_;           // why the budget ended the recording
   ThreadTable threads_;
   std::optional<ChildProcess> child_;
-  std::optional<KernelCapture> kernel_;
+  std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
+
+  // --flight: the ring buffers read live, the window they fill, the dumps written.
+  std::vector<std::unique_ptr<LiveCpuSource>> sources_;
+  std::optional<FlightWindow> window_;
+  std::vector<std::string> dumps_;
+  int next_dump_ = 1;
+  int64_t rearm_ts_ = 0;  // a trigger hit before this is not dumped again
+  bool dumps_done_ = false;
 
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;  // -N
@@ -204,6 +247,9 @@ void Recorder::Prepare() {
   file_cpus_ = std::max(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)), cpus_.back() + 1);
 
   signals_.emplace();
+  // Before the instance exists: `record --dump` finds flight recorders by it, and an
+  // unhandled SIGUSR1 would end the process.
+  if (flight()) dump_signal_.emplace();
 
   if (std::filesystem::is_directory(output_))
     throw Error(fmt::format("output '{}' is a directory", output_.string()), ExitCode::kUsage);
@@ -220,6 +266,20 @@ void Recorder::Prepare() {
                             left.size() > 1 ? fmt::format(" and {} more", left.size() - 1) : "",
                             output_.string()),
                 ExitCode::kUsage);
+  if (flight()) {
+    // Dumps are numbered on from the highest one already there, never written over.
+    const std::filesystem::path dir =
+        output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path();
+    const std::string prefix = output_.filename().string() + ".";
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
+          name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+        continue;
+      next_dump_ = std::max(next_dump_, std::atoi(name.c_str() + prefix.size()) + 1);
+    }
+  }
   // Fail now, not after the recording, if the output cannot be created.
   std::filesystem::path probe = output_.string() + ".tmp";
   if (FILE* f = std::fopen(probe.c_str(), "w")) {
@@ -246,9 +306,23 @@ void Recorder::OpenSession() {
   info_.trace_clock = session_->clock();
   info_.missing_events = session_->missing_events();
 
+  if (flight()) {
+    // Every page is read as it is written: its records feed the trigger, the page
+    // itself the window. Nothing goes to a file until a dump.
+    window_.emplace(cpus_, WindowNs(), o_.flight_cap_bytes);
+    for (int c : cpus_) {
+      sources_.push_back(std::make_unique<LiveCpuSource>(session_->instance(), c));
+      sources_.back()->SetPageSink(
+          [this, c](std::span<const uint8_t> page, int64_t last_ts, uint32_t events) {
+            window_->Add(c, page, last_ts, events);
+          });
+    }
+    return;
+  }
+  budget_.emplace(UINT64_MAX);
   for (int c : cpus_)
-    readers_.push_back(std::make_unique<CpuReader>(session_->instance(), c,
-                                                   PagesFileFor(output_, c), o_.FileCompression()));
+    readers_.push_back(std::make_unique<CpuReader>(
+        session_->instance(), c, PagesFileFor(output_, c), o_.FileCompression(), &*budget_));
 }
 
 // The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every
@@ -284,6 +358,7 @@ void Recorder::StartTargets() {
     session_->AddPids(tids);
   }
   if (o_.system_wide) threads_.Add(ListAllThreads());
+  if (flight()) return;
   kernel_.emplace(KernelCaptureOptions{.pids = info_.target_pids, .accept_all = o_.system_wide});
   for (const std::string& w : kernel_->warnings()) messages_.Warning(w);
 }
@@ -295,8 +370,49 @@ void Recorder::WriteRecoveryNote() {
   contents_.compression = o_.FileCompression();
   info_.threads = threads_.List();
   contents_.saved_cmdlines = SavedCmdlines(info_.threads);
+  if (flight()) return;  // nothing is written until a dump, which is written whole
   recovery_note_.emplace(output_);
   recovery_note_->Write(contents_, info_, file_cpus_);
+  MeasureHeader();
+  UpdateBudget();
+}
+
+// The size of the file with every part but the pages, written once (compressed like
+// the real one) beside the output and removed: the budget's fixed cost.
+void Recorder::MeasureHeader() {
+  const std::filesystem::path probe = output_.string() + ".header.tmp";
+  TraceFileContents contents = contents_;
+  contents.cpus.resize(static_cast<size_t>(file_cpus_));
+  contents.cstool_info_json =
+      nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  try {
+    WriteTraceFile(probe, contents);
+  } catch (const Error& e) {
+    throw Error(fmt::format("cannot start recording into '{}': {}", output_.string(), e.what()));
+  }
+  std::error_code ec;
+  header_bytes_ = std::filesystem::file_size(probe, ec) + contents.cstool_info_json.size();
+  std::filesystem::remove(probe, ec);
+}
+
+// The readers' budget, every loop tick: --max-size less the header, and what the disk
+// can still take. The page files are copied into the file at the end, so the pages
+// need their room twice: with `free` bytes free now and `used` written, the final
+// page bytes P must satisfy free - (P - used) >= header + P.
+void Recorder::UpdateBudget() {
+  if (!budget_) return;
+  const uint64_t fixed = header_bytes_ + kFileSlackBytes;
+  if (o_.max_size > 0) {
+    size_limit_ = o_.max_size > fixed ? o_.max_size - fixed : 0;
+    budget_->Lower(size_limit_);
+  }
+  const std::filesystem::path dir =
+      output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path();
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) return;
+  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  const uint64_t have = free_bytes + budget_->used();
+  budget_->Lower(have > fixed ? (have - fixed) / 2 : 0);
 }
 
 // -p: each target thread's state just before tracing starts, stamped after the reads
@@ -331,6 +447,9 @@ void Recorder::StartTracing() {
   if (child_) child_->WaitUntilBlocked();
   ReadAttachSeeds();
   WriteRecoveryNote();  // all it knows before the first page: seeds, untraced threads
+  if (trigger_)
+    trigger_->Start(*session_, file_cpus_,
+                    o_.system_wide ? std::vector<int32_t>{} : info_.target_pids);
   session_->Start();
   info_.start_ts = MonotonicNs();
   started_ = Clock::now();
@@ -345,7 +464,7 @@ void Recorder::StartTracing() {
     }
   }
   // While tracing is live (and the child still blocked): the report cuts the trace here.
-  kernel_->SnapshotStart(info_.target_pids);
+  if (kernel_) kernel_->SnapshotStart(info_.target_pids);
   if (child_) child_->Release();
 }
 
@@ -357,8 +476,15 @@ bool Recorder::ShouldStop() {
   if (!child_ && !o_.system_wide && !o_.pids.empty() &&
       std::none_of(o_.pids.begin(), o_.pids.end(), ProcessExists))
     return true;
-  if (deadline_ && Clock::now() >= *deadline_) {
-    timed_out_ = true;
+  if (budget_ && budget_->exhausted() && ended_early_.empty()) {
+    ended_early_ = !budget_->disk_full() && budget_->limit() == size_limit_
+                       ? fmt::format("--max-size {} reached", HumanBytes(o_.max_size))
+                       : "the disk was full";
+    timed_out_ = true;  // ends the command like -N
+    return true;
+  }
+  if ((deadline_ && Clock::now() >= *deadline_) || dumps_done_) {
+    timed_out_ = true;  // ends the command like -N
     return true;
   }
   return std::any_of(readers_.begin(), readers_.end(), [](const auto& r) { return r->failed(); });
@@ -367,6 +493,11 @@ bool Recorder::ShouldStop() {
 void Recorder::ReportProgress() {
   if (listener_ == nullptr) return;
   RecordCounts counts;
+  for (const auto& s : sources_) {
+    counts.events += s->stats().events;
+    counts.pages += s->stats().pages;
+    counts.lost_events += s->stats().lost_events;
+  }
   for (const auto& r : readers_) {
     CpuRecordStats s = r->Stats();
     counts.events += s.events;
@@ -374,6 +505,80 @@ void Recorder::ReportProgress() {
     counts.lost_events += s.lost_events;
   }
   listener_->Reading(counts);
+}
+
+// --flight, every loop tick: read every ring buffer, feed the trigger, let the window
+// forget what is older than SECS, and dump on a trigger hit or SIGUSR1.
+void Recorder::FlightTick() {
+  const int64_t now = MonotonicNs();
+  for (auto& s : sources_) s->Drain(kMaxFlightPagesPerTick);
+  const int64_t cut = now - kFlightCutLagNs;
+  std::optional<TriggerHit> hit;
+  if (trigger_) {
+    std::vector<LiveCpuSource*> sources;
+    for (auto& s : sources_) sources.push_back(s.get());
+    hit = trigger_->Feed(sources, cut);
+  } else {
+    for (auto& s : sources_) {
+      auto stream = s->StreamUntil(cut);
+      while (!stream->NextBatch().empty()) {
+      }
+    }
+  }
+  // One episode makes one dump: the condition is ignored until the window holds none of
+  // the previous dump's events.
+  if (hit && hit->ts < rearm_ts_) hit.reset();
+  if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
+  window_->Trim(now);
+  if (hit) WriteDump(*hit, now);
+}
+
+// A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
+// formats and threads; no kernel counters (they cover the whole run, not the window).
+void Recorder::WriteDump(const TriggerHit& hit, int64_t now) {
+  const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
+  for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+  RecordingInfo info = info_;
+  info.threads = threads_.List();
+  info.start_ts = window_->WindowStart(now);
+  info.end_ts = now;
+  info.window_start_ts = info.start_ts;
+  info.trigger = hit.what;
+  info.child = ChildCounters{.pid = info_.child.pid};
+  info.attach_seeds.clear();
+  info.attach_seed_ts = 0;
+  TraceFileContents contents = contents_;
+  contents.saved_cmdlines = SavedCmdlines(info.threads);
+  contents.cpus.resize(static_cast<size_t>(file_cpus_));
+
+  // The page files live beside the dump while it is written.
+  struct PageFiles {
+    std::vector<std::filesystem::path> paths;
+    ~PageFiles() {
+      std::error_code ec;
+      for (const auto& p : paths) std::filesystem::remove(p, ec);
+    }
+  } files;
+  rearm_ts_ = now + WindowNs();
+  try {
+    for (int c : cpus_) {
+      files.paths.push_back(PagesFileFor(path, c));
+      info.cpus.push_back(window_->WritePages(c, files.paths.back(), o_.FileCompression()));
+      contents.cpus[static_cast<size_t>(c)].pages_file = files.paths.back();
+    }
+    contents.cstool_info_json =
+        nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    WriteTraceFile(path, contents);
+  } catch (const Error& e) {
+    // A dump that cannot be written (the disk is full) must not end the watch.
+    messages_.Warning(fmt::format("dump ({}) not written: {}", hit.what, e.what()));
+    return;
+  }
+  ++next_dump_;
+  dumps_.push_back(path.string());
+  messages_.Status(fmt::format("dump {}: {}, the last {:.3f} s ({})", dumps_.size(), path.string(),
+                               static_cast<double>(now - info.start_ts) / 1e9, hit.what));
+  if (o_.max_dumps > 0 && static_cast<int>(dumps_.size()) >= o_.max_dumps) dumps_done_ = true;
 }
 
 // The readers move pages to their files meanwhile; this thread watches for the end and
@@ -385,6 +590,8 @@ void Recorder::ReadLoop() {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
       last_scan = Clock::now();
     }
+    if (flight()) FlightTick();
+    UpdateBudget();
     ReportProgress();
     std::this_thread::sleep_for(kLoopTick);
   }
@@ -398,7 +605,7 @@ void Recorder::StopAndDrain() {
   std::set<int32_t> procs(info_.target_pids.begin(), info_.target_pids.end());
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
-  kernel_->SnapshotEnd(list);
+  if (kernel_) kernel_->SnapshotEnd(list);
 
   session_->Stop();
   info_.end_ts = MonotonicNs();
@@ -429,11 +636,14 @@ void Recorder::ReapChild() {
 
 // Stops the taskstats listener (the child was reaped: its exits are in), restores delay
 // accounting, and keeps the kernel's counters for the file.
-void Recorder::CollectKernelCounters() { info_.kernel_counters = kernel_->Finish(); }
+void Recorder::CollectKernelCounters() {
+  if (kernel_) info_.kernel_counters = kernel_->Finish();
+}
 
 // The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
 // stats, and the recording info as cstool's option.
 void Recorder::WriteFile() {
+  if (flight()) return;  // the dumps were the files
   TraceFileContents& contents = contents_;
   info_.threads = threads_.List();
   contents.saved_cmdlines = SavedCmdlines(info_.threads);
@@ -452,10 +662,28 @@ void Recorder::WriteFile() {
           output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path(), ec))
     throw Error(fmt::format("cannot write '{}': its directory was removed during the recording",
                             output_.string()));
+  if (!ended_early_.empty()) {
+    uint64_t events = 0;
+    for (const CpuRecordStats& c : info_.cpus) events += c.events;
+    info_.ended_early = fmt::format(
+        "{}: kept {} of compressed events ({} events), the first "
+        "{:.3f} s",
+        ended_early_, HumanBytes(budget_->used()), events, seconds_);
+  }
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  WriteTraceFile(output_, contents);
+  try {
+    WriteTraceFile(output_, contents);
+  } catch (const Error& e) {
+    // The pages stay where they are, with the note `record --recover` needs.
+    for (auto& r : readers_) r->KeepFile();
+    recovery_note_->Keep();
+    throw Error(
+        fmt::format("{}; the recorded pages are kept beside it: make room and run "
+                    "`cstool record --recover {}`",
+                    e.what(), output_.string()));
+  }
   readers_.clear();  // removes the page files
   recovery_note_.reset();
 
@@ -468,6 +696,7 @@ RecordResult Recorder::Result() {
   r.path = output_.string();
   r.seconds = seconds_;
   r.file_size = file_size_;
+  r.dumps = dumps_;
   if (child_) {
     if (child_->reaped()) {
       r.exit_status = child_->ExitCode();
@@ -482,8 +711,9 @@ RecordResult Recorder::Result() {
 
 }  // namespace
 
-RecordResult Record(const RecordOptions& options, Messages& messages, RecordListener* listener) {
-  Recorder recorder(options, messages, listener);
+RecordResult Record(const RecordOptions& options, Messages& messages, RecordListener* listener,
+                    LiveTrigger* trigger) {
+  Recorder recorder(options, messages, listener, trigger);
   return recorder.Run();
 }
 

@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/messages.h"
 #include "model/recording_info.h"
+#include "recording/live_trigger.h"
 #include "recording/record_options.h"
 
 namespace cstool {
@@ -43,11 +45,15 @@ struct RecordResult {
   int exit_status = 0;
   // The `-- CMD` child's pid if it was still running at the end (0 otherwise).
   int still_running_pid = 0;
+  // --flight: the dumps written, in order (no file at `path` then).
+  std::vector<std::string> dumps;
 };
 
-// Records until the child exits, the -p processes are gone, -N passed or SIGINT/SIGTERM.
-// Warnings go to `messages`. Throws cstool::Error.
+// Records until the child exits, the -p processes are gone, -N passed or SIGINT/SIGTERM
+// (or, with --flight, --max-dumps dumps were written). `trigger` (--flight only) is fed
+// the events live and asks for a dump when its condition holds. Warnings go to
+// `messages`. Throws cstool::Error.
 RecordResult Record(const RecordOptions& options, Messages& messages,
-                    RecordListener* listener = nullptr);
+                    RecordListener* listener = nullptr, LiveTrigger* trigger = nullptr);
 
 }  // namespace cstool

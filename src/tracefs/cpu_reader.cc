@@ -16,6 +16,7 @@
 #include "format/trace_file_writer.h"
 #include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
+#include "tracefs/write_budget.h"
 
 namespace cstool {
 namespace {
@@ -31,8 +32,8 @@ constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
 void CpuReader::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
 
 CpuReader::CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file,
-                     const std::string& compression)
-    : cpu_(cpu), path_(std::move(pages_file)) {
+                     const std::string& compression, WriteBudget* budget)
+    : cpu_(cpu), path_(std::move(pages_file)), budget_(budget) {
   if (!compression.empty()) compressor_ = MakeCompressor(compression);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0)
@@ -50,7 +51,7 @@ CpuReader::~CpuReader() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   if (fd_ >= 0) ::close(fd_);
-  ::unlink(path_.c_str());
+  if (!keep_file_) ::unlink(path_.c_str());
 }
 
 void CpuReader::Start() {
@@ -128,10 +129,10 @@ void CpuReader::Consume(int n) {
     for (void* rec = kbuffer_read_event(kbuf_.get(), &ts); rec;
          rec = kbuffer_next_event(kbuf_.get(), &ts))
       ++count;
-    events_.fetch_add(count, std::memory_order_relaxed);
+    pending_events_ += count;
   }
-  pages_.fetch_add(1, std::memory_order_relaxed);
-  bytes_.fetch_add(data_bytes, std::memory_order_relaxed);
+  ++pending_pages_;
+  pending_bytes_ += data_bytes;
 
   write_buffer_.append(page_.data(), subbuf_size_);
   if (write_buffer_.size() >= kWriteBufferBytes) FlushWriteBuffer();
@@ -150,17 +151,35 @@ void CpuReader::FlushWriteBuffer() {
     }
     out = chunk_;
   }
+  bool written = !out.empty() && !failed_ && (!budget_ || budget_->Claim(out.size()));
+  const off_t start = written ? ::lseek(fd_, 0, SEEK_CUR) : 0;
   size_t off = 0;
-  while (off < out.size() && !failed_) {
+  while (written && off < out.size()) {
     ssize_t n = ::write(fd_, out.data() + off, out.size() - off);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == ENOSPC && budget_) {
+      // The disk filled up before the budget said: the part written goes again, so
+      // that the file ends with whole chunks, and the recording ends here.
+      if (::ftruncate(fd_, start) == 0) ::lseek(fd_, start, SEEK_SET);
+      budget_->Return(out.size());
+      budget_->DiskFull();
+      written = false;
+      break;
+    }
     if (n <= 0) {
       SetError(fmt::format("cannot write '{}': {}", path_.string(),
                            std::strerror(n == 0 ? EIO : errno)));
+      written = false;
       break;
     }
     off += static_cast<size_t>(n);
   }
+  if (written) {
+    events_.fetch_add(pending_events_, std::memory_order_relaxed);
+    pages_.fetch_add(pending_pages_, std::memory_order_relaxed);
+    bytes_.fetch_add(pending_bytes_, std::memory_order_relaxed);
+  }
+  pending_events_ = pending_pages_ = pending_bytes_ = 0;
   write_buffer_.clear();
 }
 

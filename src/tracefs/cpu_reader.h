@@ -22,14 +22,17 @@ namespace cstool {
 
 class Compressor;
 class TracePipeRaw;
+class WriteBudget;
 
 class CpuReader {
  public:
   // Opens trace_pipe_raw of `cpu` and creates `pages_file` (removed again when the
   // reader is destroyed). Throws cstool::Error naming the path on failure.
   // `compression`: "" for raw pages, else "zstd" or "zlib".
+  // `budget` (optional, shared by the readers of a recording) bounds what is written:
+  // once it is exhausted, pages are read and counted as unwritten but not stored.
   CpuReader(tracefs_instance* instance, int cpu, std::filesystem::path pages_file,
-            const std::string& compression = "");
+            const std::string& compression = "", WriteBudget* budget = nullptr);
   ~CpuReader();
   CpuReader(const CpuReader&) = delete;
   CpuReader& operator=(const CpuReader&) = delete;
@@ -44,7 +47,10 @@ class CpuReader {
   bool failed() const { return failed_.load(); }
   int cpu() const { return cpu_; }
   const std::filesystem::path& pages_file() const { return path_; }
-  CpuRecordStats Stats() const;  // safe to call while running
+  // Events, pages and bytes count what is in the file; safe to call while running.
+  CpuRecordStats Stats() const;
+  // The page file stays on disk when the reader is destroyed (for `record --recover`).
+  void KeepFile() { keep_file_ = true; }
 
  private:
   struct KbufferDeleter {
@@ -66,6 +72,10 @@ class CpuReader {
   std::string write_buffer_;
   std::unique_ptr<Compressor> compressor_;  // null: pages are written as they are
   std::string chunk_;                       // a compressed chunk on its way to the file
+  WriteBudget* budget_ = nullptr;
+  bool keep_file_ = false;
+  // What the write buffer holds, counted into the totals only once it is in the file.
+  uint64_t pending_events_ = 0, pending_pages_ = 0, pending_bytes_ = 0;
 
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -105,6 +105,13 @@ size_t LiveCpuSource::Drain(size_t max_pages) {
     const uint64_t data_bytes = commit & ((uint64_t{1} << 30) - 1);
     stats_.bytes += data_bytes;
     if (tee_fd_ >= 0 && data_bytes > 0) Tee(buf.data());
+    if (sink_ && data_bytes > 0) {
+      uint64_t page_ts = 0;
+      std::memcpy(&page_ts, buf.data(), sizeof(page_ts));
+      const int64_t last_ts =
+          page.records.empty() ? static_cast<int64_t>(page_ts) : page.records.back().ts;
+      sink_(std::span<const uint8_t>(buf.data(), subbuf_size_), last_ts, count);
+    }
     if (page.records.empty()) {
       Recycle(std::move(buf));
       continue;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,6 +34,13 @@ class LiveCpuSource {
   ~LiveCpuSource();
   LiveCpuSource(const LiveCpuSource&) = delete;
   LiveCpuSource& operator=(const LiveCpuSource&) = delete;
+
+  // Called with every page read that holds data (the whole sub-buffer) and the time of
+  // its last record, before its records are queued: the flight recorder keeps the pages
+  // themselves while the records feed its trigger.
+  using PageSink =
+      std::function<void(std::span<const uint8_t> page, int64_t last_ts, uint32_t events)>;
+  void SetPageSink(PageSink sink) { sink_ = std::move(sink); }
 
   // Reads what the ring buffer holds now, at most `max_pages` pages; returns the number
   // of pages read. Throws cstool::Error on read, decode or tee-file errors.
@@ -73,6 +81,7 @@ class LiveCpuSource {
   std::vector<std::vector<uint8_t>> spare_;  // recycled page buffers
   std::optional<std::filesystem::path> tee_path_;
   int tee_fd_ = -1;
+  PageSink sink_;
   CpuRecordStats stats_;
 };
 

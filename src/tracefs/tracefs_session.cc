@@ -192,10 +192,10 @@ void TracefsSession::CheckAccess() {
                 ExitCode::kUsage);
 }
 
-int TracefsSession::ReapStaleInstances(Messages& messages) {
+std::vector<int> TracefsSession::InstanceOwners() {
+  std::vector<int> pids;
   const char* tracing = tracefs_tracing_dir();
-  if (!tracing) return 0;
-  std::vector<std::string> names;
+  if (!tracing) return pids;
   std::error_code ec;
   for (const auto& entry :
        std::filesystem::directory_iterator(std::filesystem::path(tracing) / "instances", ec)) {
@@ -203,11 +203,18 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
     if (name.rfind(kInstancePrefix, 0) == 0 &&
         name.find_first_not_of("0123456789", std::strlen(kInstancePrefix)) == std::string::npos &&
         name.size() > std::strlen(kInstancePrefix))
-      names.push_back(name);
+      pids.push_back(std::atoi(name.c_str() + std::strlen(kInstancePrefix)));
   }
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+int TracefsSession::ReapStaleInstances(Messages& messages) {
+  const char* tracing = tracefs_tracing_dir();
+  if (!tracing) return 0;
   int reaped = 0;
-  for (const std::string& name : names) {
-    int pid = std::atoi(name.c_str() + std::strlen(kInstancePrefix));
+  for (int pid : InstanceOwners()) {
+    const std::string name = fmt::format("{}{}", kInstancePrefix, pid);
     if (pid == ::getpid()) continue;  // handled by the constructor
     if (pid > 0 && ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());

@@ -49,6 +49,8 @@ class TracefsSession {
 
   // Name prefix of every cstool instance; the suffix is the owner's pid.
   static constexpr const char* kInstancePrefix = "cstool-";
+  // The pids in the names of the cstool-<pid> instances that exist now.
+  static std::vector<int> InstanceOwners();
   // Removes cstool-<pid> instances whose owner is gone; returns how many.
   static int ReapStaleInstances(Messages& messages);
   // Throws unless we are root and tracefs is mounted or mountable.

@@ -223,6 +223,25 @@ int Spin(long mloops, int cpu) {
   return 0;
 }
 
+// The process's only thread, renamed "staller", busy for BUSY_MS, asleep once for
+// STALL_MS, busy again for BUSY_MS: the one stall a flight recorder's trigger should
+// catch (no other thread sleeps, e.g. in a join). The busy phases make a syscall every
+// 100 us so that the trace keeps flowing around the stall.
+int Stall(long busy_ms, long stall_ms) {
+  pthread_setname_np(pthread_self(), "staller");
+  auto busy = [](long ms) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < end) {
+      SpinFor(std::chrono::microseconds(100));
+      syscall(SYS_getppid);
+    }
+  };
+  busy(busy_ms);
+  std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
+  busy(busy_ms);
+  return 0;
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: cstool_workload MODE [ARGS]\n"
@@ -236,6 +255,7 @@ int Usage() {
                "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
                "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
                "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
+               "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
                "  demo                   a mix of the above\n");
   return 2;
 }
@@ -256,6 +276,7 @@ int main(int argc, char** argv) {
   if (mode == "phases") return Phases(Arg(argc, argv, 2, 1000));
   if (mode == "bursty") return Bursty(Arg(argc, argv, 2, 8), Arg(argc, argv, 3, 2000));
   if (mode == "demo") return Demo();
+  if (mode == "stall") return Stall(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 200));
   if (mode == "spin") return Spin(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 0));
   return Usage();
 }

@@ -1,0 +1,116 @@
+#include "analysis/state_condition.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+constexpr uint32_t Bit(Microstate m) { return 1u << static_cast<unsigned>(m); }
+
+constexpr uint32_t kSleepStates =
+    Bit(Microstate::kSleep) | Bit(Microstate::kSleepFutex) | Bit(Microstate::kSleepPoll) |
+    Bit(Microstate::kSleepUninterruptible) | Bit(Microstate::kSleepPaging);
+constexpr uint32_t kWaitCpuStates =
+    Bit(Microstate::kWaitCpuWakeup) | Bit(Microstate::kWaitCpuPreempted);
+
+// "100ms", "5ms", "1.5s", "200us", "50000ns".
+std::optional<int64_t> ParseDurationNs(std::string_view text) {
+  std::string s(text);
+  char* end = nullptr;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !std::isfinite(value) || value < 0) return std::nullopt;
+  const std::string_view unit(end);
+  double scale = 0;
+  if (unit == "s")
+    scale = 1e9;
+  else if (unit == "ms")
+    scale = 1e6;
+  else if (unit == "us")
+    scale = 1e3;
+  else if (unit == "ns")
+    scale = 1;
+  else
+    return std::nullopt;
+  return static_cast<int64_t>(std::llround(value * scale));
+}
+
+bool KnownSyscall(const SyscallTable& syscalls, std::string_view name) {
+  for (int64_t nr = 0; nr < 1024; ++nr)
+    if (syscalls.Name(nr) == name) return true;
+  return false;
+}
+
+}  // namespace
+
+StateCondition ParseStateCondition(std::string_view text, const SyscallTable& syscalls) {
+  auto usage = [&](std::string_view why) {
+    return Error(fmt::format("--trigger '{}': {} (e.g. 'sleep>100ms', 'wait_cpu>5ms', "
+                             "'sleep:futex>50ms', or a microstate key such as "
+                             "'sleep_uninterruptible>20ms')",
+                             text, why),
+                 ExitCode::kUsage);
+  };
+  const size_t gt = text.find('>');
+  if (gt == std::string_view::npos) throw usage("expected STATE>DURATION");
+  StateCondition c;
+  c.text = std::string(text);
+  const std::string_view state = text.substr(0, gt);
+  const std::optional<int64_t> ns = ParseDurationNs(text.substr(gt + 1));
+  if (!ns) throw usage("the duration needs a unit: ns, us, ms or s");
+  c.threshold_ns = *ns;
+  if (state == "sleep") {
+    c.states = kSleepStates;
+  } else if (state == "wait_cpu") {
+    c.states = kWaitCpuStates;
+  } else if (state.starts_with("sleep:")) {
+    c.states = kSleepStates;
+    c.syscall = std::string(state.substr(6));
+    if (!KnownSyscall(syscalls, c.syscall))
+      throw usage(fmt::format("no syscall named '{}'", c.syscall));
+  } else {
+    for (size_t m = 0; m < kMicrostateCount; ++m)
+      if (kMicrostateNames[m].key == state && m != static_cast<size_t>(Microstate::kUnknown))
+        c.states = Bit(static_cast<Microstate>(m));
+    if (c.states == 0) throw usage(fmt::format("unknown state '{}'", state));
+  }
+  return c;
+}
+
+void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
+                                            int64_t end) {
+  if (!thread.tracked) return;
+  bool counts = (condition_.states & Bit(state)) != 0;
+  // A syscall's sleep: the thread is still inside it when the sleep ends.
+  if (counts && !condition_.syscall.empty())
+    counts = thread.syscall >= 0 && syscalls_.Name(thread.syscall) == condition_.syscall;
+  if (!counts) {
+    runs_.erase(thread.id);
+    return;
+  }
+  auto [it, fresh] = runs_.try_emplace(thread.id, Run{start, end});
+  Run& run = it->second;
+  if (!fresh) {
+    if (run.end != start) run.start = start;  // not contiguous: a new stretch
+    run.end = end;
+  }
+  if (run.end - run.start > condition_.threshold_ns && !hit_) {
+    hit_ = Hit{run.end,
+               fmt::format("{}: tid {} ({}) {:.1f} ms, ending at {}.{:09}", condition_.text,
+                           thread.tid, thread.comm, static_cast<double>(run.end - run.start) / 1e6,
+                           run.end / 1000000000, run.end % 1000000000)};
+    runs_.erase(thread.id);  // the stretch is reported once
+  }
+}
+
+std::optional<StateConditionObserver::Hit> StateConditionObserver::Take() {
+  std::optional<Hit> h = std::move(hit_);
+  hit_.reset();
+  return h;
+}
+
+}  // namespace cstool

@@ -1,0 +1,55 @@
+// `record --trigger COND`: a thread of the target spending longer than a threshold in
+// a group of microstates without a break, e.g. "sleep>100ms" (any sleep),
+// "wait_cpu>5ms" (runnable, waiting for a CPU), "sleep:futex>50ms" (asleep inside that
+// syscall) or any microstate key ("sleep_uninterruptible>20ms"). The observer checks a
+// stretch when it ends, so a dump taken then holds the whole episode.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "model/syscall_table.h"
+#include "sched/observer.h"
+
+namespace cstool {
+
+struct StateCondition {
+  std::string text;          // as given
+  uint32_t states = 0;       // bit (1 << Microstate) per microstate that counts
+  std::string syscall;       // "sleep:SYSCALL": only while blocked in this syscall
+  int64_t threshold_ns = 0;  // the stretch must last longer than this
+};
+
+// Parses COND; throws cstool::Error (exit 2) naming what is wrong.
+StateCondition ParseStateCondition(std::string_view text, const SyscallTable& syscalls);
+
+class StateConditionObserver final : public Observer {
+ public:
+  StateConditionObserver(StateCondition condition, const SyscallTable& syscalls)
+      : condition_(std::move(condition)), syscalls_(syscalls) {}
+  uint32_t Hooks() const override { return HookBit(Hook::kStateSegment); }
+  void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
+
+  // The first stretch that held since the last call, described ("tid 12 (worker): sleep
+  // 200.1 ms from ... to ..."), with the time it ended.
+  struct Hit {
+    int64_t ts = 0;
+    std::string what;
+  };
+  std::optional<Hit> Take();
+
+ private:
+  struct Run {
+    int64_t start = 0;
+    int64_t end = 0;
+  };
+  StateCondition condition_;
+  const SyscallTable& syscalls_;
+  std::unordered_map<uint32_t, Run> runs_;  // by Thread::id: the stretch in progress
+  std::optional<Hit> hit_;
+};
+
+}  // namespace cstool

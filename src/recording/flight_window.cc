@@ -1,0 +1,141 @@
+#include "recording/flight_window.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+
+#include "base/errors.h"
+#include "base/unique_fd.h"
+#include "format/compression.h"
+#include "format/trace_file_writer.h"
+
+namespace cstool {
+namespace {
+
+// Pages per compressed chunk, as the recorder's readers write them (256 KiB of pages).
+constexpr size_t kChunkBytes = 256 * 1024;
+// Flags the kernel keeps in the top bits of a sub-buffer's commit field.
+constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
+constexpr uint64_t kMissedEventsFlag = uint64_t{1} << 31;
+
+void WriteAll(int fd, std::string_view data, const std::filesystem::path& file) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw Error(
+          fmt::format("cannot write '{}': {}", file.string(), std::strerror(n == 0 ? EIO : errno)));
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+FlightWindow::FlightWindow(const std::vector<int>& cpus, int64_t window_ns, size_t cap_bytes)
+    : window_ns_(window_ns), cap_bytes_(cap_bytes) {
+  for (int c : cpus) cpus_.push_back(Cpu{.cpu = c});
+}
+
+FlightWindow::Cpu* FlightWindow::Find(int cpu) {
+  for (Cpu& c : cpus_)
+    if (c.cpu == cpu) return &c;
+  return nullptr;
+}
+
+const FlightWindow::Cpu* FlightWindow::Find(int cpu) const {
+  for (const Cpu& c : cpus_)
+    if (c.cpu == cpu) return &c;
+  return nullptr;
+}
+
+void FlightWindow::Add(int cpu, std::span<const uint8_t> page, int64_t last_ts, uint32_t events) {
+  Cpu* c = Find(cpu);
+  if (c == nullptr) return;
+  Page p;
+  // Reuse the oldest page's buffer when the cap or the window is about to drop it.
+  if (!c->pages.empty() &&
+      (c->bytes + page.size() > cap_bytes_ || c->pages.front().last_ts < last_ts - window_ns_)) {
+    Page& old = c->pages.front();
+    if (old.last_ts >= last_ts - window_ns_)
+      c->capped_after = std::max(c->capped_after, old.last_ts);
+    p.bytes = std::move(old.bytes);
+    c->bytes -= p.bytes.size();
+    c->pages.pop_front();
+  }
+  p.bytes.assign(page.begin(), page.end());
+  p.last_ts = last_ts;
+  p.events = events;
+  c->bytes += p.bytes.size();
+  c->pages.push_back(std::move(p));
+  while (c->bytes > cap_bytes_ && c->pages.size() > 1) {
+    c->capped_after = std::max(c->capped_after, c->pages.front().last_ts);
+    c->bytes -= c->pages.front().bytes.size();
+    c->pages.pop_front();
+  }
+}
+
+void FlightWindow::Trim(int64_t now) {
+  for (Cpu& c : cpus_)
+    while (!c.pages.empty() && c.pages.front().last_ts < now - window_ns_) {
+      c.bytes -= c.pages.front().bytes.size();
+      c.pages.pop_front();
+    }
+}
+
+int64_t FlightWindow::WindowStart(int64_t now) const {
+  int64_t start = now - window_ns_;
+  for (const Cpu& c : cpus_) start = std::max(start, c.capped_after);
+  return start;
+}
+
+size_t FlightWindow::bytes() const {
+  size_t n = 0;
+  for (const Cpu& c : cpus_) n += c.bytes;
+  return n;
+}
+
+CpuRecordStats FlightWindow::WritePages(int cpu, const std::filesystem::path& file,
+                                        const std::string& compression) const {
+  CpuRecordStats s;
+  s.cpu = cpu;
+  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd.get() < 0)
+    throw Error(fmt::format("cannot create '{}': {}", file.string(), std::strerror(errno)));
+  const Cpu* c = Find(cpu);
+  if (c == nullptr) return s;
+  std::unique_ptr<Compressor> compressor;
+  if (!compression.empty()) compressor = MakeCompressor(compression);
+  std::string pages, chunk;
+  auto flush = [&] {
+    if (pages.empty()) return;
+    if (compressor) {
+      chunk.clear();
+      AppendChunk(*compressor, pages, chunk);
+      WriteAll(fd.get(), chunk, file);
+    } else {
+      WriteAll(fd.get(), pages, file);
+    }
+    pages.clear();
+  };
+  for (const Page& p : c->pages) {
+    uint64_t commit = 0;
+    std::memcpy(&commit, p.bytes.data() + 8, sizeof(long));
+    ++s.pages;
+    s.events += p.events;
+    s.bytes += commit & kCommitSizeMask;
+    if (commit & kMissedEventsFlag) ++s.lost_pages;
+    pages.append(reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size());
+    if (pages.size() >= kChunkBytes) flush();
+  }
+  flush();
+  return s;
+}
+
+}  // namespace cstool

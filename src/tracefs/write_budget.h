@@ -1,0 +1,62 @@
+// How many bytes the per-CPU readers may still write, shared by all of them: a
+// recording stops cleanly at `--max-size`, or before the disk fills up, instead of
+// failing with a half-written file. The recorder lowers the limit while recording (the
+// disk's free space changes); a reader whose chunk does not fit, or whose write fails
+// with ENOSPC, writes nothing more and says so here, and the recorder ends the
+// recording. What was written stays whole: a chunk is written completely or not at all.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace cstool {
+
+class WriteBudget {
+ public:
+  explicit WriteBudget(uint64_t limit) : limit_(limit) {}
+
+  // Claims `bytes` for a chunk about to be written; false (and exhausted from then on)
+  // when it would pass the limit.
+  bool Claim(uint64_t bytes) {
+    if (exhausted_.load()) return false;
+    uint64_t used = used_.load();
+    do {
+      if (used + bytes > limit_.load()) {
+        Exhaust();
+        return false;
+      }
+    } while (!used_.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+  // Gives back a claim whose write failed.
+  void Return(uint64_t bytes) { used_.fetch_sub(bytes); }
+  // Lowers the limit (never raises it).
+  void Lower(uint64_t limit) {
+    uint64_t cur = limit_.load();
+    while (limit < cur && !limit_.compare_exchange_weak(cur, limit)) {
+    }
+  }
+  // A write failed with ENOSPC: the disk is full before the limit.
+  void DiskFull() {
+    disk_full_ = true;
+    Exhaust();
+  }
+
+  bool exhausted() const { return exhausted_.load(); }
+  bool disk_full() const { return disk_full_.load(); }
+  uint64_t used() const { return used_.load(); }
+  uint64_t limit() const { return limit_.load(); }
+
+ private:
+  void Exhaust() { exhausted_ = true; }
+
+  std::atomic<uint64_t> limit_;
+  std::atomic<uint64_t> used_{0};
+  std::atomic<bool> exhausted_{false};
+  std::atomic<bool> disk_full_{false};
+};
+
+}  // namespace cstool

@@ -1,0 +1,205 @@
+// `cstool record --flight` (the flight recorder) and `--max-size`, for real
+// on this kernel: each test records a workload and checks the files with
+// `cstool report --format json`. Skips (with the reason) when tracefs cannot be used.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/errors.h"
+#include "tests/support/files.h"
+#include "tests/support/run_command.h"
+#include "tracefs/tracefs_session.h"
+
+namespace cstool {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::CstoolInstances;
+using testing::OrphanedCstoolInstances;
+using testing::RunCommand;
+const std::string kCstool = CSTOOL_BINARY;
+const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
+
+class FlightTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "recording needs root (tracefs)";
+    try {
+      TracefsSession::CheckAccess();
+    } catch (const Error& e) {
+      GTEST_SKIP() << "tracefs is not usable: " << e.what();
+    }
+    dir_ = fs::temp_directory_path() /
+           ("cstool-flight-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+    if (!IsSkipped()) {
+      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
+    }
+  }
+
+  static nlohmann::json ReportJson(const fs::path& file) {
+    CommandResult r = RunCommand({kCstool, "report", file.string(), "--format", "json"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  // The files in the test directory whose names start with `prefix`, sorted.
+  std::vector<std::string> FilesStartingWith(const std::string& prefix) const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().filename().string().rfind(prefix, 0) == 0)
+        out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Starts `cstool record ARGS` in the background; returns its pid once its tracefs
+  // instance exists (tracing is being set up; SIGUSR1 is handled from before then).
+  pid_t StartRecorder(const std::vector<std::string>& args) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::vector<std::string> argv = {kCstool, "record"};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<char*> cargs;
+      for (auto& a : argv) cargs.push_back(a.data());
+      cargs.push_back(nullptr);
+      const std::string log = (dir_ / "recorder.log").string();
+      if (FILE* f = std::freopen(log.c_str(), "w", stderr); f == nullptr) _exit(126);
+      ::execv(cargs[0], cargs.data());
+      _exit(127);
+    }
+    const std::string instance = "cstool-" + std::to_string(pid);
+    for (;;) {
+      std::vector<std::string> names = CstoolInstances();
+      if (std::find(names.begin(), names.end(), instance) != names.end()) break;
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        ADD_FAILURE() << "the recorder ended before tracing: "
+                      << testing::ReadWholeFile(dir_ / "recorder.log");
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pid;
+  }
+
+  static int Wait(pid_t pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // The report's thread named `comm`, or null.
+  static const nlohmann::json* ThreadNamed(const nlohmann::json& report, const std::string& comm) {
+    for (const auto& t : report["threads"])
+      if (t.value("comm", "") == comm) return &t;
+    return nullptr;
+  }
+
+  fs::path dir_;
+};
+
+// One stall (a thread asleep 200 ms between two 1.5 s busy phases) and a trigger on
+// sleeps over 100 ms: exactly one dump, and its window holds the whole stall.
+TEST_F(FlightTest, TriggerDumpsTheOneStall) {
+  const fs::path out = dir_ / "f.dat";
+  CommandResult r = RunCommand({kCstool, "record", "--flight", "1", "--trigger", "sleep>100ms",
+                                "-o", out.string(), "--", kWorkload, "stall", "1500", "200"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(FilesStartingWith("f.dat"), std::vector<std::string>{"f.dat.1"}) << r.err;
+  EXPECT_NE(r.err.find("flight recorder: 1 dump"), std::string::npos) << r.err;
+
+  nlohmann::json report = ReportJson(dir_ / "f.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& trace = report["trace"];
+  ASSERT_TRUE(trace.contains("flight_dump")) << trace.dump();
+  const int64_t start = trace["flight_dump"]["window_start_ts"];
+  const int64_t end = trace["flight_dump"]["window_end_ts"];
+  EXPECT_EQ(end - start, 1000000000);  // the window is --flight's 1 s
+  EXPECT_NE(trace["flight_dump"]["trigger"].get<std::string>().find("sleep>100ms: tid "),
+            std::string::npos);
+  // The window is history given up, not lost events.
+  EXPECT_EQ(trace["lost_events_total"], 0);
+  bool names_window = false;
+  for (const auto& note : trace["notes"])
+    names_window |= note.get<std::string>().find("kept window starts at") != std::string::npos;
+  EXPECT_TRUE(names_window) << trace["notes"].dump();
+
+  const nlohmann::json* staller = ThreadNamed(report, "staller");
+  ASSERT_NE(staller, nullptr) << report.dump();
+  // The whole 200 ms sleep is in the window (nanosleep: interruptible sleep).
+  EXPECT_GE((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 200000000);
+  // Its stretch of sleep is the whole 200 ms, not cut at the window's start.
+  EXPECT_LT((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 1000000000);
+}
+
+// SIGUSR1 to the recorder dumps the window, and the recording goes on.
+TEST_F(FlightTest, Sigusr1Dumps) {
+  const fs::path out = dir_ / "s.dat";
+  pid_t pid =
+      StartRecorder({"--flight", "1", "-o", out.string(), "--", kWorkload, "stall", "1000", "0"});
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGUSR1), 0);
+  EXPECT_EQ(Wait(pid), 0) << testing::ReadWholeFile(dir_ / "recorder.log");
+  EXPECT_EQ(FilesStartingWith("s.dat"), std::vector<std::string>{"s.dat.1"})
+      << testing::ReadWholeFile(dir_ / "recorder.log");
+  nlohmann::json report = ReportJson(dir_ / "s.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  EXPECT_EQ(report["trace"]["flight_dump"]["trigger"], "SIGUSR1 (record --dump)");
+  EXPECT_EQ(report["trace"]["lost_events_total"], 0);
+}
+
+// `record --dump` from another shell finds the running flight recorder and dumps.
+TEST_F(FlightTest, DumpCommandDumps) {
+  const fs::path out = dir_ / "d.dat";
+  pid_t pid =
+      StartRecorder({"--flight", "1", "-o", out.string(), "--", kWorkload, "stall", "1000", "0"});
+  ASSERT_GT(pid, 0);
+  CommandResult dump = RunCommand({kCstool, "record", "--dump", std::to_string(pid)});
+  EXPECT_EQ(dump.status, 0) << dump.err;
+  EXPECT_NE(dump.err.find("cstool pid " + std::to_string(pid)), std::string::npos) << dump.err;
+  EXPECT_EQ(Wait(pid), 0) << testing::ReadWholeFile(dir_ / "recorder.log");
+  EXPECT_EQ(FilesStartingWith("d.dat"), std::vector<std::string>{"d.dat.1"});
+  nlohmann::json report = ReportJson(dir_ / "d.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  EXPECT_TRUE(report["trace"].contains("flight_dump"));
+}
+
+// --max-size: the recording stops cleanly with a file no bigger, which reads and says
+// it ends early.
+TEST_F(FlightTest, MaxSizeStopsCleanly) {
+  const fs::path out = dir_ / "m.dat";
+  const uint64_t kLimit = 1024 * 1024;
+  CommandResult r = RunCommand({kCstool, "record", "--max-size", "1M", "-o", out.string(), "--",
+                                kWorkload, "pingpong", "2000000"});
+  EXPECT_NE(r.err.find("the recording stopped early: --max-size 1.0 MiB reached"),
+            std::string::npos)
+      << r.err;
+  ASSERT_TRUE(fs::exists(out)) << r.err;
+  EXPECT_LE(fs::file_size(out), kLimit);
+  EXPECT_EQ(FilesStartingWith("m.dat"), std::vector<std::string>{"m.dat"});
+  nlohmann::json report = ReportJson(out);
+  ASSERT_FALSE(report.is_discarded());
+  EXPECT_NE(report["trace"].value("ended_early", "").find("--max-size"), std::string::npos);
+  EXPECT_GT(report["trace"]["events"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace cstool

@@ -1,0 +1,60 @@
+// `record --trigger` conditions: parsing, and stretches of one thread's segments.
+#include "analysis/state_condition.h"
+
+#include <gtest/gtest.h>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+constexpr uint32_t Bit(Microstate m) { return 1u << static_cast<unsigned>(m); }
+
+TEST(StateCondition, Parses) {
+  SyscallTable syscalls;
+  StateCondition c = ParseStateCondition("sleep>100ms", syscalls);
+  EXPECT_EQ(c.threshold_ns, 100000000);
+  EXPECT_TRUE(c.states & Bit(Microstate::kSleepFutex));
+  EXPECT_FALSE(c.states & Bit(Microstate::kWaitCpuWakeup));
+  c = ParseStateCondition("wait_cpu>5ms", syscalls);
+  EXPECT_EQ(c.states, Bit(Microstate::kWaitCpuWakeup) | Bit(Microstate::kWaitCpuPreempted));
+  c = ParseStateCondition("sleep:futex>50us", syscalls);
+  EXPECT_EQ(c.syscall, "futex");
+  EXPECT_EQ(c.threshold_ns, 50000);
+  c = ParseStateCondition("sleep_uninterruptible>1.5s", syscalls);
+  EXPECT_EQ(c.states, Bit(Microstate::kSleepUninterruptible));
+  EXPECT_EQ(c.threshold_ns, 1500000000);
+  for (const char* bad : {"sleep", "sleep>100", "nap>1ms", "sleep:nosuchcall>1ms", "unknown>1ms"})
+    EXPECT_THROW(ParseStateCondition(bad, syscalls), Error) << bad;
+}
+
+TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
+  SyscallTable syscalls;
+  StateConditionObserver o(ParseStateCondition("sleep>100ns", syscalls), syscalls);
+  Thread t;
+  t.id = 1;
+  t.tid = 42;
+  t.comm = "worker";
+  t.tracked = true;
+  o.OnStateSegment(t, Microstate::kSleep, 0, 60);
+  o.OnStateSegment(t, Microstate::kSleepUninterruptible, 60, 120);  // one stretch: 120 ns
+  std::optional<StateConditionObserver::Hit> hit = o.Take();
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->ts, 120);
+  EXPECT_NE(hit->what.find("tid 42 (worker)"), std::string::npos) << hit->what;
+  EXPECT_FALSE(o.Take());
+
+  o.OnStateSegment(t, Microstate::kSleep, 200, 280);
+  o.OnStateSegment(t, Microstate::kUser, 280, 290);  // a break
+  o.OnStateSegment(t, Microstate::kSleep, 290, 370);
+  EXPECT_FALSE(o.Take());
+
+  Thread untracked = t;
+  untracked.id = 2;
+  untracked.tracked = false;
+  o.OnStateSegment(untracked, Microstate::kSleep, 0, 1000);
+  EXPECT_FALSE(o.Take());
+}
+
+}  // namespace
+}  // namespace cstool
