@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/errors.h"
@@ -23,6 +24,10 @@ void ValidateRecordOptions(const RecordOptions& o) {
     throw Error(fmt::format("unknown compression \"{}\": --compress takes zstd, zlib or none",
                             o.compression),
                 ExitCode::kUsage);
+  if (o.kernel_stacks && o.no_defaults &&
+      std::find(o.events.begin(), o.events.end(), "sched:sched_switch") == o.events.end() &&
+      std::find(o.events.begin(), o.events.end(), "sched") == o.events.end())
+    throw Error("--stacks needs sched:sched_switch (add -e sched:sched_switch)", ExitCode::kUsage);
   if (o.children && o.pids.empty())
     throw Error("--children goes with -p PID (a -- CMD's children are always recorded)",
                 ExitCode::kUsage);

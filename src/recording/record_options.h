@@ -37,6 +37,9 @@ struct RecordOptions {
   // "none" writes v6 with the raw pages. zstd is the default: it costs the workload
   // nothing measurable (bench/record_bench) and makes files about 15 times smaller.
   std::string compression = "zstd";
+  // --stacks: the kernel call chain of every sleep (S or D switch-out), and kallsyms to
+  // name it. Opt-in: it costs the traced program time at every sleep (bench/record_bench).
+  bool kernel_stacks = false;
   // The compression the file is written with: "" for none (TraceFileContents).
   std::string FileCompression() const { return compression == "none" ? "" : compression; }
 };
