@@ -101,7 +101,8 @@ struct ReportModel {
   std::vector<ThreadReport> threads;  // indexed by Thread::id
   // ThreadReport::counter_window was filled (AnalyzeOptions::counter_windows).
   bool has_kernel_windows = false;
-  // The file holds kernel stacks of sleeps (record --stacks): blocking sites are shown.
+  // The file can hold kernel stacks (its formats have ftrace:kernel_stack); after the
+  // analysis: it held stacks of sleeps (record --stacks), and blocking sites are shown.
   bool has_stacks = false;
   std::vector<KernelStackInfo> stacks;
 

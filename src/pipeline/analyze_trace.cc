@@ -103,6 +103,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
     end = std::max(end, info->end_ts);
   result->machine->Finish(end);
+  // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
+  // the sites appear where stacks of sleeps were found.
+  model.has_stacks = !model.stacks.empty();
   for (KernelStackInfo& s : model.stacks) {
     for (uint64_t addr : s.addrs) s.frames.push_back(KernelSymbol(reader->tep(), addr));
     s.site = BlockingSite(s.frames);

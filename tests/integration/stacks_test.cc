@@ -40,7 +40,9 @@ class StacksTest : public ::testing::Test {
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
-    if (!IsSkipped()) EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
+    if (!IsSkipped()) {
+      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
+    }
   }
 
   // Records `workload` with --stacks and returns the JSON report.

@@ -17,7 +17,9 @@ TEST(KernelSymbols, ResolvesAddressesWithTheFilesKallsyms) {
       "ffffffff81200000 t anon_pipe_read\n"
       "ffffffff81200400 T vfs_read\n"
       "ffffffff81300000 t do_select.constprop.0\n"
-      "ffffffffc0100000 t ext4_sync_file\t[ext4]\n";
+      "ffffffffc0100000 t ext4_sync_file\t[ext4]\n"
+      // libtraceevent ends each symbol at the next one: the last one names nothing.
+      "ffffffffc0100400 t ext4_fsync_nojournal\t[ext4]\n";
   ASSERT_EQ(tep_parse_kallsyms(tep.get(), kallsyms), 0);
   EXPECT_EQ(KernelSymbol(tep.get(), 0xffffffff812001f5), "anon_pipe_read+0x1f5");
   EXPECT_EQ(KernelSymbol(tep.get(), 0xffffffff81200400), "vfs_read+0x0");
