@@ -211,8 +211,13 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   }
   ParseFormats(sections);
   if (const uint64_t* p = at(kOptionKallsyms)) {
-    ByteCursor in = OpenSection(*p, kOptionKallsyms, "kallsyms");
-    ReadKallsyms(in);
+    // Symbols only name the addresses of kernel stacks (record --stacks): a damaged
+    // section leaves them as addresses (report shows "0x..." frames) instead of failing.
+    try {
+      ByteCursor in = OpenSection(*p, kOptionKallsyms, "kallsyms");
+      ReadKallsyms(in);
+    } catch (const Error&) {
+    }
   }
   if (const uint64_t* p = at(kOptionCmdlines)) {
     ByteCursor in = OpenSection(*p, kOptionCmdlines, "saved cmdlines");
