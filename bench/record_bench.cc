@@ -14,6 +14,9 @@
 //   BM_PingPong/config:6  under `cstool record --compress=none` (raw pages, v6): what the
 //                         default zstd compression of config 1 costs against it, and the
 //                         bytes per event of both (the compression ratio)
+//   BM_PingPong/config:7  under `cstool record --stacks` (default events plus the kernel
+//                         stack of every sleep): its ratio to config 1 decides whether
+//                         --stacks could be on by default (within 5 %)
 //   BM_Loss/rate:R        `cstool record` (default events, default buffers) of the ping-pong
 //                         paced to R round trips/s (0: full speed); events/s and lost events
 //
@@ -51,6 +54,7 @@ enum Config {
   kKernelOnly,
   kKernelSwitchOnly,
   kCstoolRawPages,
+  kCstoolStacks,
   kConfigs
 };
 const char* const kConfigNames[] = {"untraced",
@@ -59,7 +63,8 @@ const char* const kConfigNames[] = {"untraced",
                                     "perf sched record",
                                     "sched events, no reader (floor)",
                                     "sched_switch alone, no reader",
-                                    "cstool record --compress=none"};
+                                    "cstool record --compress=none",
+                                    "cstool record --stacks"};
 const char* const kSchedEvents[] = {
     "sched_switch",       "sched_waking",       "sched_wakeup",
     "sched_wakeup_new",   "sched_process_fork", "sched_process_exec",
@@ -81,9 +86,10 @@ std::vector<std::string> Workload(const std::string& rate = "0") {
 }
 
 std::vector<std::string> CstoolRecord(bool sched_only, const std::string& out,
-                                      bool raw_pages = false) {
+                                      bool raw_pages = false, bool stacks = false) {
   std::vector<std::string> cmd = {CSTOOL_BINARY, "record", "-o", out};
   if (raw_pages) cmd.push_back("--compress=none");
+  if (stacks) cmd.push_back("--stacks");
   if (sched_only) {
     cmd.push_back("--no-defaults");
     for (const char* e : kSchedEvents) {
@@ -146,11 +152,12 @@ struct RunResult {
 RunResult RunConfig(Config config, const std::string& rate = "0") {
   std::vector<std::string> cmd;
   std::string out;
-  const bool cstool =
-      config == kCstoolDefault || config == kCstoolSched || config == kCstoolRawPages;
+  const bool cstool = config == kCstoolDefault || config == kCstoolSched ||
+                      config == kCstoolRawPages || config == kCstoolStacks;
   if (cstool) {
     out = TempPath(".dat");
-    cmd = CstoolRecord(config == kCstoolSched, out, config == kCstoolRawPages);
+    cmd = CstoolRecord(config == kCstoolSched, out, config == kCstoolRawPages,
+                       config == kCstoolStacks);
   } else if (config == kPerfSched) {
     out = TempPath(".perf.data");
     cmd = {"perf", "sched", "record", "-o", out, "--"};
@@ -318,6 +325,14 @@ void PrintSummary(const bench::CollectingReporter& rep) {
               zstd_lost);
 
   auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
+  // --stacks: on by default only if it stays within 5 % of the default recording.
+  const double stacks_rate = rep.MedianOf("BM_PingPong/config:7", "round_trips_per_s");
+  if (stacks_rate > 0 && zstd_rate > 0)
+    std::printf(
+        "\n== record --stacks (a kernel stack per sleep) ==\nround trips/s with --stacks: %.3f "
+        "of the default recording (%s: on by default only within 5%%); lost (max) %.0f\n",
+        stacks_rate / zstd_rate, stacks_rate / zstd_rate >= 0.95 ? "within" : "opt-in",
+        MaxOf(rep, "BM_PingPong/config:7", "lost"));
   std::printf(
       "TARGET zstd compression (the default) costs under 5%% of the round-trip rate with zero "
       "lost events: %.3f, lost %.0f -> %s\n",

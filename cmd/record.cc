@@ -64,6 +64,9 @@ RunFn SetupRecord(CLI::App& sub) {
                      "dump, and exit")
           ->expected(0, 1)
           ->type_name("[=PID]");
+  sub.add_flag("--stacks", options->kernel_stacks,
+               "Record the kernel call chain of every sleep (a stacktrace trigger on "
+               "sched_switch) and kallsyms: report names where each thread blocked");
   auto recover = std::make_shared<std::string>();
   CLI::Option* recover_option =
       sub.add_option("--recover", *recover,
@@ -71,8 +74,8 @@ RunFn SetupRecord(CLI::App& sub) {
           ->type_name("FILE");
   CLI::Option* command =
       sub.add_option("command", options->command, "Command to run and trace (after --)");
-  for (const char* name :
-       {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress"})
+  for (const char* name : {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus",
+                           "--compress", "--stacks"})
     recover_option->excludes(sub.get_option(name));
   recover_option->excludes(command);
   recover_option->excludes(duration);

@@ -2,6 +2,7 @@
 
 #include "analysis/counter_window_observer.h"
 #include "analysis/irq_time.h"
+#include "analysis/kernel_stacks.h"
 #include "analysis/microstates.h"
 #include "analysis/switch_causes.h"
 #include "analysis/syscalls.h"
@@ -16,6 +17,7 @@ std::vector<std::unique_ptr<Observer>> MakeReportObservers(ReportModel& model,
   observers.push_back(std::make_unique<SyscallObserver>(model));
   observers.push_back(std::make_unique<IrqTimeObserver>(model));
   observers.push_back(std::make_unique<CounterWindowObserver>(model, counter_windows));
+  if (model.has_stacks) observers.push_back(std::make_unique<KernelStackObserver>(model));
   return observers;
 }
 

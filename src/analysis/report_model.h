@@ -30,6 +30,22 @@ struct IrqStats {
   int64_t time_ns = 0;
 };
 
+// record --stacks: one distinct kernel call chain of a sleep (ReportModel::stacks).
+struct KernelStackInfo {
+  std::vector<uint64_t> addrs;      // innermost first, as recorded
+  std::vector<std::string> frames;  // symbolized with the file's kallsyms ("fn+0x1f")
+  std::string site;                 // the blocking function (analysis/blocking_site.h)
+};
+
+// The sleeps of one thread with the same cause and kernel call chain: how many, and
+// the time from each switch-out to its wakeup (to its switch-in when no wakeup was seen).
+struct BlockedStackStats {
+  uint32_t cause = 0;  // packed SwitchCause
+  uint32_t stack = 0;  // index into ReportModel::stacks
+  uint64_t count = 0;
+  int64_t blocked_ns = 0;
+};
+
 struct ThreadReport {
   const Thread* thread = nullptr;
   MicrostateTimes microstates{};
@@ -48,6 +64,7 @@ struct ThreadReport {
   Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
   nlohmann::json kernel;              // the kernel's own counters, when recorded
   CounterWindow counter_window;       // the reconstruction cut where the kernel was sampled
+  std::vector<BlockedStackStats> blocked_stacks;  // record --stacks
 
   int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }
   void CountCause(SwitchCause c) {
@@ -84,6 +101,10 @@ struct ReportModel {
   std::vector<ThreadReport> threads;  // indexed by Thread::id
   // ThreadReport::counter_window was filled (AnalyzeOptions::counter_windows).
   bool has_kernel_windows = false;
+  // The file can hold kernel stacks (its formats have ftrace:kernel_stack); after the
+  // analysis: it held stacks of sleeps (record --stacks), and blocking sites are shown.
+  bool has_stacks = false;
+  std::vector<KernelStackInfo> stacks;
 
   ThreadReport& For(const Thread& t) {
     if (t.id >= threads.size()) [[unlikely]]

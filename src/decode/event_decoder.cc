@@ -237,6 +237,21 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
   }
   if (!any_vector) missing_.push_back("irq_vectors:*");
 
+  // ftrace:kernel_stack (record --stacks): caller[] is declared with 8 entries, but the
+  // record holds as many as `size` says (the rest of the record).
+  if (tep_event* ev = tep_find_event_by_name(tep_, "ftrace", "kernel_stack")) {
+    DecoderEntry entry;
+    const tep_format_field* caller = tep_find_field(ev, "caller");
+    const int word = tep_get_long_size(tep_);
+    if (ToFieldRef(tep_find_field(ev, "size"), &entry.f[0]) && caller != nullptr &&
+        caller->offset > 0 && caller->offset <= 0xffff && (word == 4 || word == 8)) {
+      entry.f[1] = {static_cast<uint16_t>(caller->offset), static_cast<uint8_t>(word), false};
+      entry.kind = EventKind::kKernelStack;
+      entry.min_size = std::max(common_min_size_, uint32_t{entry.f[1].offset});
+      if (ev->id >= 0 && static_cast<size_t>(ev->id) < table_.size()) table_[ev->id] = entry;
+    }
+  }
+
   task_states_ =
       std::make_unique<TaskStateMap>(tep_find_event_by_name(tep_, "sched", "sched_switch"));
   tep_event* softirq = tep_find_event_by_name(tep_, "irq", "softirq_entry");

@@ -321,6 +321,21 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       sink.PushPageFault(ev);
       break;
     }
+    case EventKind::kKernelStack: {
+      KernelStack ev;
+      fill(ev.c);
+      ev.word_size = e.f[1].size;
+      ev.swap = swap_;
+      ev.frames = d + e.f[1].offset;
+      const uint32_t room = (size - e.f[1].offset) / ev.word_size;
+      const int64_t n = I(0);
+      ev.depth = n > 0 && n < room ? static_cast<uint32_t>(n) : room;
+      // Older kernels end a short chain with ULONG_MAX.
+      while (ev.depth > 0 && ev.Frame(ev.depth - 1) == ~uint64_t{0} >> (64 - 8 * ev.word_size))
+        --ev.depth;
+      sink.PushKernelStack(ev);
+      break;
+    }
   }
   return type;
 }

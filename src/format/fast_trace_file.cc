@@ -245,6 +245,12 @@ void FastTraceFile::ParseFormats(const Sections& sections) {
   ParseEventFormats(tep_.get(), sections.formats, path_);
 }
 
+void FastTraceFile::ReadKallsyms(ByteCursor& in) {
+  const std::string text(in.Bytes(in.U32("kallsyms size"), "kallsyms"));
+  // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
+  if (!text.empty()) tep_parse_kallsyms(tep_.get(), text.c_str());
+}
+
 void FastTraceFile::ReadProcessInfo(ByteCursor& in) {
   const uint64_t cmdlines_size = in.U64("saved cmdlines size");
   RegisterCmdlines(tep_.get(), in.Bytes(cmdlines_size, "saved cmdlines"));

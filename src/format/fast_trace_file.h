@@ -84,6 +84,9 @@ class FastTraceFile : public TraceFileReader {
   void ReadEventFormats(ByteCursor& in, Sections& sections);
   // Parses every format kept so far (a damaged one names its offset, never crashes).
   void ParseFormats(const Sections& sections);
+  // /proc/kallsyms as recorded (record --stacks), loaded into the tep_handle so that
+  // tep_find_function resolves kernel addresses, as libtracecmd does.
+  void ReadKallsyms(ByteCursor& in);
   // saved_cmdlines: pid -> comm, registered with the tep_handle.
   void ReadProcessInfo(ByteCursor& in);
   // The number of CPUs in the file (read at `at`).

@@ -53,9 +53,6 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   CheckParsed();
 }
 
-// /proc/kallsyms: not needed (skipped).
-void V6TraceFile::ReadKallsyms(ByteCursor& in) { in.Bytes(in.U32("kallsyms size"), "kallsyms"); }
-
 // printk_formats: not needed (skipped).
 void V6TraceFile::ReadPrintkFormats(ByteCursor& in) {
   in.Bytes(in.U32("printk formats size"), "printk formats");

@@ -26,7 +26,6 @@ class V6TraceFile final : public FastTraceFile {
   // Parse walks them. BufferOption is what the options tell the flyrecord section.
   using BufferOption = BufferOptionHead;
   void Parse(const ReaderOptions& options);
-  void ReadKallsyms(ByteCursor& in);
   void ReadPrintkFormats(ByteCursor& in);
   void ReadCpuCount(ByteCursor& in);
   void ReadOptions(ByteCursor& in, Sections& sections, std::vector<BufferOption>& buffers);

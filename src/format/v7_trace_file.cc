@@ -25,6 +25,7 @@ constexpr uint16_t kSectionOptions = 0;
 constexpr uint16_t kOptionHeaderInfo = 16;
 constexpr uint16_t kOptionFtraceEvents = 17;
 constexpr uint16_t kOptionEventFormats = 18;
+constexpr uint16_t kOptionKallsyms = 19;
 constexpr uint16_t kOptionCmdlines = 21;
 constexpr uint16_t kOptionBufferText = 22;
 
@@ -145,12 +146,13 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
         case kOptionHeaderInfo:
         case kOptionFtraceEvents:
         case kOptionEventFormats:
+        case kOptionKallsyms:
         case kOptionCmdlines:
           if (size < 8) in.Fail(option_at, fmt::format("option {} is too short", id));
           layout.section_at[id] = opt.U64("section offset");
           break;
         default:
-          break;  // kallsyms, printk formats, uname, version, date, ...
+          break;  // printk formats, uname, version, date, ...
       }
     }
   }
@@ -184,8 +186,8 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
   layout.buffers.push_back(std::move(b));
 }
 
-// Header page, event formats and saved cmdlines, wherever the options put them
-// (kallsyms and printk formats are not needed).
+// Header page, event formats, kallsyms and saved cmdlines, wherever the options put
+// them (printk formats are not needed).
 void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   auto at = [&](uint16_t id) -> const uint64_t* {
     auto it = layout.section_at.find(id);
@@ -208,6 +210,15 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
     ReadEventFormats(in, sections);
   }
   ParseFormats(sections);
+  if (const uint64_t* p = at(kOptionKallsyms)) {
+    // Symbols only name the addresses of kernel stacks (record --stacks): a damaged
+    // section leaves them as addresses (report shows "0x..." frames) instead of failing.
+    try {
+      ByteCursor in = OpenSection(*p, kOptionKallsyms, "kallsyms");
+      ReadKallsyms(in);
+    } catch (const Error&) {
+    }
+  }
   if (const uint64_t* p = at(kOptionCmdlines)) {
     ByteCursor in = OpenSection(*p, kOptionCmdlines, "saved cmdlines");
     ReadProcessInfo(in);

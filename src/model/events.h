@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace cstool {
@@ -185,6 +186,30 @@ struct PageFault {
   uint64_t error_code = 0;
 };
 
+// ftrace's kernel_stack (TRACE_STACK) record: the kernel call chain a `stacktrace`
+// event trigger saved, innermost frame first. On sched_switch it follows the switch on
+// the same CPU, in the context of the task switched out (common_pid). `frames` points
+// into the record: `depth` addresses of `word_size` bytes in the file's byte order.
+struct KernelStack {
+  EventCommon c;
+  const uint8_t* frames = nullptr;
+  uint32_t depth = 0;
+  uint8_t word_size = 8;
+  bool swap = false;
+
+  uint64_t Frame(uint32_t i) const {
+    const uint8_t* p = frames + size_t{i} * word_size;
+    if (word_size == 4) {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return swap ? __builtin_bswap32(v) : v;
+    }
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return swap ? __builtin_bswap64(v) : v;
+  }
+};
+
 // Events were lost on `cpu` just before `ts` (the first event after the gap).
 // count < 0 means the kernel said events were lost but not how many.
 struct LostEvents {
@@ -215,6 +240,7 @@ class EventSink {
   virtual void PushSysEnter(const SysEnter&) {}
   virtual void PushSysExit(const SysExit&) {}
   virtual void PushPageFault(const PageFault&) {}
+  virtual void PushKernelStack(const KernelStack&) {}
   virtual void PushLostEvents(const LostEvents&) {}
   // Any record of an event type the decoder has no typed struct for (e.g. an extra -e).
   virtual void PushOtherEvent(const EventCommon&, int /*type_id*/) {}

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include "analysis/blocking_site.h"
 #include "output/check_output.h"
 #include "output/output.h"
 
@@ -23,7 +24,10 @@ class CsvOutput : public Output {
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
-    header += ",causes,lost_events_touched\n";
+    header += ",causes,lost_events_touched";
+    // record --stacks: "CAUSE @ SITE=COUNT/BLOCKED_NS;..." most blocked time first.
+    const bool sites = view.model->has_stacks;
+    header += sites ? ",blocking_sites\n" : "\n";
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
@@ -38,7 +42,16 @@ class CsvOutput : public Output {
       std::string causes;
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
-      row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
+      row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
+      if (sites) {
+        std::string text;
+        for (const BlockingSiteRow& s : BlockingSites(*view.model, *r))
+          text += fmt::format("{}{} @ {}={}/{}", text.empty() ? "" : ";",
+                              view.syscalls->CauseLabel(SwitchCause::Unpack(s.cause)), s.site,
+                              s.count, s.blocked_ns);
+        row += "," + Quote(text);
+      }
+      row += "\n";
       os_ << row;
     }
     if (view.check) RenderCheckCsv(*view.check, os_);

@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "analysis/blocking_site.h"
 #include "output/check_output.h"
 #include "output/output.h"
 
@@ -64,6 +65,27 @@ nlohmann::json AnomaliesJson(const AnomalyCounters& a) {
 nlohmann::json IrqsJson(const ThreadReport& r) {
   nlohmann::json j = nlohmann::json::object();
   for (auto& [name, s] : r.irqs) j[*name] = {{"count", s.count}, {"time_ns", s.time_ns}};
+  return j;
+}
+
+// record --stacks: where the thread slept, by cause and blocking site, with the
+// symbolized call chains (innermost frame first).
+nlohmann::json BlockingSitesJson(const ReportView& view, const ThreadReport& r) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const BlockingSiteRow& row : BlockingSites(*view.model, r)) {
+    const std::string cause = view.syscalls->CauseLabel(SwitchCause::Unpack(row.cause));
+    nlohmann::json stacks = nlohmann::json::array();
+    for (const BlockedStackStats* s : row.stacks)
+      stacks.push_back({{"count", s->count},
+                        {"blocked_ns", s->blocked_ns},
+                        {"frames", view.model->stacks[s->stack].frames}});
+    j.push_back({{"cause", cause},
+                 {"site", row.site},
+                 {"label", cause + " @ " + row.site},
+                 {"count", row.count},
+                 {"blocked_ns", row.blocked_ns},
+                 {"stacks", stacks}});
+  }
   return j;
 }
 
@@ -140,6 +162,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"switch_placement", PlacementJson(r->placement)},
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
+    if (view.model->has_stacks) j["blocking_sites"] = BlockingSitesJson(view, *r);
     threads.push_back(std::move(j));
   }
   nlohmann::json processes = nlohmann::json::array();

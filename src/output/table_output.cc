@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "analysis/blocking_site.h"
 #include "base/errors.h"
 #include "model/anomalies.h"
 #include "output/check_output.h"
@@ -62,6 +63,7 @@ class TableOutput : public Output {
       Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
           p.lifetime_sum, p.sum, TopCauses(view, p.sum, 3));
     if (view.processes.size() >= 2) Tree(view);
+    if (view.model->has_stacks) Sites(view);
 
     os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
     for (auto [cpu, n] : t.lost_events) os_ << fmt::format(", cpu{} {}", cpu, n);
@@ -138,6 +140,30 @@ class TableOutput : public Output {
           "sys {}: split by the tick's samples), VCX {}, ICX {} while traced\n",
           child.pid, ms(child.utime_ns + child.stime_ns), ms(child.utime_ns), ms(child.stime_ns),
           child.exit_nvcsw - child.baseline_nvcsw, child.exit_nivcsw - child.baseline_nivcsw);
+  }
+
+  // record --stacks: per thread, where it slept (the first kernel frame below the
+  // scheduler and wait helpers), by cause; BLOCKED runs from switch-out to wakeup.
+  void Sites(const ReportView& view) {
+    constexpr size_t kMaxRows = 5;
+    os_ << "\nBLOCKING SITES (record --stacks; per thread, the top " << kMaxRows
+        << " by blocked time: CAUSE @ kernel function it slept in)\n";
+    os_ << fmt::format("{:>8} {:<16} {:>8} {:>12}  {}\n", "TID", "COMM", "COUNT", "BLOCKED(ms)",
+                       "SITE");
+    for (const ThreadReport* r : view.threads) {
+      std::vector<BlockingSiteRow> rows = BlockingSites(*view.model, *r);
+      for (size_t i = 0; i < rows.size() && i < kMaxRows; ++i)
+        os_ << fmt::format("{:>8} {:<16} {:>8} {:>12.3f}  {} @ {}\n", r->thread->tid,
+                           r->thread->comm.substr(0, 16), rows[i].count,
+                           static_cast<double>(rows[i].blocked_ns) / 1e6,
+                           view.syscalls->CauseLabel(SwitchCause::Unpack(rows[i].cause)),
+                           rows[i].site);
+      if (rows.size() > kMaxRows)
+        os_ << fmt::format(
+            "{:>8} {:<16} ({} more sites; --format json lists them all, with "
+            "their stacks)\n",
+            "", "", rows.size() - kMaxRows);
+    }
   }
 
   void Header(std::string_view id1, std::string_view id2) {

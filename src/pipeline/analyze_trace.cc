@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "analysis/blocking_site.h"
 #include "analysis/registry.h"
 #include "base/errors.h"
 #include "check/kernel_match.h"
 #include "decode/decode_trace_inl.h"
 #include "decode/event_decoder.h"
+#include "decode/kernel_symbols.h"
 #include "format/trace_file_reader.h"
 #include "sched/state_machine.h"
 #include "sched/trace_capabilities.h"
@@ -86,6 +88,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     model.trace.has_recording_info = true;
     model.trace.recording = *info;
   }
+  model.has_stacks = decoder.Knows(EventKind::kKernelStack);
   result->observers = MakeReportObservers(model, options.counter_windows);
   for (auto& p : result->observers) result->machine->AddObserver(p.get());
   for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
@@ -100,6 +103,13 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
     end = std::max(end, info->end_ts);
   result->machine->Finish(end);
+  // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
+  // the sites appear where stacks of sleeps were found.
+  model.has_stacks = !model.stacks.empty();
+  for (KernelStackInfo& s : model.stacks) {
+    for (uint64_t addr : s.addrs) s.frames.push_back(KernelSymbol(reader->tep(), addr));
+    s.site = BlockingSite(s.frames);
+  }
 
   TraceSummary& t = model.trace;
   t.file = file;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -51,6 +52,10 @@ void ValidateRecordOptions(const RecordOptions& o) {
   if (o.flight_s > 0 && o.max_size != 0)
     throw Error("--max-size limits a normal recording; a flight recorder writes only dumps",
                 ExitCode::kUsage);
+  if (o.kernel_stacks && o.no_defaults &&
+      std::find(o.events.begin(), o.events.end(), "sched:sched_switch") == o.events.end() &&
+      std::find(o.events.begin(), o.events.end(), "sched") == o.events.end())
+    throw Error("--stacks needs sched:sched_switch (add -e sched:sched_switch)", ExitCode::kUsage);
   if (o.children && o.pids.empty())
     throw Error("--children goes with -p PID (a -- CMD's children are always recorded)",
                 ExitCode::kUsage);

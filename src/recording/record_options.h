@@ -47,6 +47,9 @@ struct RecordOptions {
   size_t flight_cap_bytes = size_t{512} << 20;
   // --max-size: stop cleanly once the file would grow past this many bytes; 0 = no limit.
   uint64_t max_size = 0;
+  // --stacks: the kernel call chain of every sleep (S or D switch-out), and kallsyms to
+  // name it. Opt-in: it costs the traced program time at every sleep (bench/record_bench).
+  bool kernel_stacks = false;
   // The compression the file is written with: "" for none (TraceFileContents).
   std::string FileCompression() const { return compression == "none" ? "" : compression; }
 };

@@ -298,6 +298,7 @@ void Recorder::OpenSession() {
   config.cpus = o_.cpus;
   config.extra_events = o_.events;
   config.filter_pids = !o_.system_wide;
+  config.kernel_stacks = o_.kernel_stacks;
   session_ = std::make_unique<TracefsSession>(config, messages_);
 
   info_.tool_version = Version();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/events.h"
 #include "model/microstate.h"
 #include "model/switch_cause.h"
 #include "sched/thread.h"
@@ -64,6 +65,15 @@ struct IrqInterval {
   const Thread* interrupted = nullptr;
 };
 
+// The kernel call chain of a sleeping switch-out (record --stacks): `thread` went to
+// sleep (S or D) at `switch_ts` on `cpu`; frames innermost first, unsymbolized.
+struct KernelStackEvent {
+  const Thread* thread = nullptr;
+  int64_t switch_ts = 0;
+  int32_t cpu = 0;
+  const KernelStack* stack = nullptr;
+};
+
 struct SyscallInterval {
   const Thread* thread = nullptr;
   int64_t nr = -1;
@@ -89,6 +99,7 @@ enum class Hook : uint8_t {
   kTraceEnd,
   kCpuCurrent,
   kRuntimeAccounted,
+  kKernelStack,
   kCount
 };
 constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
@@ -123,6 +134,9 @@ class Observer {
   // sched_stat_runtime increment, computed with the runqueue clock): between two such
   // updates, what /proc shows of it stands still. Before the segments up to `to` arrive.
   virtual void OnRuntimeAccounted(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
+  // Right after the sleeping switch-out it belongs to (before the thread runs again);
+  // that switch's OnSwitch may come before or, when its cause was pending, after it.
+  virtual void OnKernelStack(const KernelStackEvent&) {}
 };
 
 }  // namespace cstool

@@ -179,6 +179,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   sw.prev = prev;
   sw.next = next;
   sw.voluntary = e.prev_state != 0 && !e.prev_preempted;
+  const bool sleeps =
+      sw.voluntary && (e.prev_state & (kStateInterruptible | kStateUninterruptible));
+  cpu.sleep_switch_prev = sleeps ? prev : nullptr;
+  cpu.sleep_switch_ts = ts;
   // An unfollowed (or untraced) prev's increments show only when a followed task's
   // context did them: their sum tells its switch only when it is that recent and the
   // switch a preemption (the waker's update, then the reused clock); its own update at a
@@ -573,6 +577,19 @@ void StateMachine::PushOtherEvent(const EventCommon& c, int /*type_id*/) {
   if (c.pid != 0 && !(c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)))
     MarkOnCpu(cpu, c.cpu, &Lookup(c.pid, {}), c.ts);
   cpu.last_event = LastEvent::kOther;
+}
+
+// Not the task's own event: it is recorded in the context of the task just switched
+// out, which must not count as running again.
+void StateMachine::PushKernelStack(const KernelStack& e) {
+  if (static_cast<size_t>(e.c.cpu) >= cpus_.size()) return;  // no switch on that CPU yet
+  Cpu& cpu = cpus_[e.c.cpu];
+  Thread* t = cpu.sleep_switch_prev;
+  cpu.sleep_switch_prev = nullptr;
+  if (t == nullptr || t->tid != e.c.pid) return;  // a stack of another trigger or event
+  if (e.c.ts > last_ts_) last_ts_ = e.c.ts;
+  const KernelStackEvent ev{t, cpu.sleep_switch_ts, e.c.cpu, &e};
+  for (Observer* p : On(Hook::kKernelStack)) p->OnKernelStack(ev);
 }
 
 void StateMachine::PushLostEvents(const LostEvents& e) {

@@ -70,6 +70,7 @@ class StateMachine final : public EventSink {
   void PushSysEnter(const SysEnter& e) override;
   void PushSysExit(const SysExit& e) override;
   void PushPageFault(const PageFault& e) override;
+  void PushKernelStack(const KernelStack& e) override;
   void PushLostEvents(const LostEvents& e) override;
   void PushOtherEvent(const EventCommon& c, int type_id) override;
 
@@ -109,6 +110,10 @@ class StateMachine final : public EventSink {
     // A wakeup from another CPU queued a task here; whether it found need-resched set
     // shows in this CPU's next events' flags.
     bool clock_skip_unconfirmed = false;
+    // The latest switch here when it put its task to sleep (S or D): a kernel_stack
+    // record right after it is that sleep's call chain.
+    Thread* sleep_switch_prev = nullptr;
+    int64_t sleep_switch_ts = 0;
   };
   struct PendingSwitch {
     SwitchEvent event;

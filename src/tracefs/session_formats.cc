@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <bit>
+#include <fstream>
+#include <sstream>
 
 #include "base/errors.h"
 
@@ -32,6 +34,18 @@ TepHandlePtr LoadSessionTep(const TracefsSession& session, int cpus) {
   return tep;
 }
 
+namespace {
+
+std::string ReadProcKallsyms() {
+  std::ifstream in("/proc/kallsyms");
+  if (!in) throw Error("--stacks: cannot read /proc/kallsyms");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
 TraceFileContents SessionTraceContents(const TracefsSession& session) {
   TraceFileContents contents;
   contents.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
@@ -41,6 +55,12 @@ TraceFileContents SessionTraceContents(const TracefsSession& session) {
     if (contents.systems.empty() || contents.systems.back().system != e.system)
       contents.systems.push_back({e.system, {}});
     contents.systems.back().formats.push_back(session.ReadEventFormat(e));
+  }
+  if (session.kernel_stacks()) {
+    // The stack records' format and the symbols that name their addresses, as
+    // trace-cmd stores them (man 5 trace-cmd.dat.v6: ftrace formats, kallsyms).
+    contents.ftrace_formats.push_back(ReadTopLevelTracingFile("events/ftrace/kernel_stack/format"));
+    contents.kallsyms = ReadProcKallsyms();
   }
   contents.printk_formats = ReadTopLevelTracingFile("printk_formats");
   contents.trace_clock = session.ReadFile("trace_clock");

@@ -331,6 +331,31 @@ void TracefsSession::Configure(const SessionConfig& config) {
     if (tracefs_event_enable(inst, e.system.c_str(), e.event.c_str()) != 0)
       FailWrite(fmt::format("event {}", e.Full()));
   }
+  if (config.kernel_stacks) AddStackTrigger();
+}
+
+// libtracefs (1.6) has no trigger API: the trigger is written to the instance's own
+// events/sched/sched_switch/trigger file, and goes with the instance.
+void TracefsSession::AddStackTrigger() {
+  const bool has_switch = std::any_of(events_.begin(), events_.end(), [](const EventName& e) {
+    return e.system == "sched" && e.event == "sched_switch";
+  });
+  if (!has_switch) throw Error("--stacks needs the sched:sched_switch event", ExitCode::kUsage);
+  if (!tracefs_event_file_exists(nullptr, "ftrace", "kernel_stack", "format"))
+    throw Error("--stacks: this kernel has no ftrace:kernel_stack event (CONFIG_STACKTRACE)",
+                ExitCode::kUsage);
+  // The filter names the sleep states by their bits; check them against the format's
+  // own table instead of trusting them (S and D have been 1 and 2 since forever).
+  const std::string format = ReadEventFormat({"sched", "sched_switch"});
+  if (format.find("{ 0x00000001, \"S\" }, { 0x00000002, \"D\" }") == std::string::npos &&
+      format.find("{ 0x0001, \"S\" }, { 0x0002, \"D\" }") == std::string::npos)
+    throw Error(
+        "--stacks: sched_switch's prev_state does not map S and D to bits 1 and 2 on "
+        "this kernel");
+  if (tracefs_event_file_write(instance_.get(), "sched", "sched_switch", "trigger", kStackTrigger) <
+      0)
+    FailWrite(fmt::format("sched_switch trigger '{}'", kStackTrigger));
+  kernel_stacks_ = true;
 }
 
 void TracefsSession::AddPids(const std::vector<int>& tids) {

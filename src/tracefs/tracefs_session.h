@@ -35,6 +35,9 @@ struct SessionConfig {
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
   bool filter_pids = true;                // false: trace every task (-a)
+  // A `stacktrace` trigger on sched_switch for switches into S or D sleep: the kernel
+  // call chain of every sleep follows its switch as an ftrace:kernel_stack record.
+  bool kernel_stacks = false;
 };
 
 class TracefsSession {
@@ -47,6 +50,8 @@ class TracefsSession {
   TracefsSession(const TracefsSession&) = delete;
   TracefsSession& operator=(const TracefsSession&) = delete;
 
+  // The sched_switch trigger of SessionConfig::kernel_stacks: S (1) or D (2) sleeps.
+  static constexpr const char* kStackTrigger = "stacktrace if prev_state & 3";
   // Name prefix of every cstool instance; the suffix is the owner's pid.
   static constexpr const char* kInstancePrefix = "cstool-";
   // The pids in the names of the cstool-<pid> instances that exist now.
@@ -67,6 +72,7 @@ class TracefsSession {
   const std::string& clock() const { return clock_; }
   const std::vector<EventName>& events() const { return events_; }
   const std::vector<std::string>& missing_events() const { return missing_; }
+  bool kernel_stacks() const { return kernel_stacks_; }
 
   std::string ReadFile(const char* file) const;  // instance file
   std::string ReadCpuStats(int cpu) const;       // per_cpu/cpuN/stats
@@ -78,12 +84,14 @@ class TracefsSession {
   };
   void ResolveEvents(const SessionConfig& config, Messages& messages);
   void Configure(const SessionConfig& config);
+  void AddStackTrigger();
 
   std::string name_;
   std::unique_ptr<tracefs_instance, InstanceDeleter> instance_;
   std::string clock_;
   std::vector<EventName> events_;
   std::vector<std::string> missing_;
+  bool kernel_stacks_ = false;
 };
 
 // Reads a file of the top-level tracing directory ("events/header_page", ...).

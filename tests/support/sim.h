@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/kernel_stacks.h"
 #include "analysis/registry.h"
 #include "analysis/report_model.h"
 #include "model/events.h"
@@ -201,6 +202,20 @@ class Sim {
   }
   void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
+  }
+  // An ftrace:kernel_stack record (record --stacks) in the context of `tid`.
+  void Stack(int64_t ts, int cpu, int tid, const std::vector<uint64_t>& frames) {
+    KernelStack e;
+    e.c = C(ts, cpu, tid);
+    e.frames = reinterpret_cast<const uint8_t*>(frames.data());
+    e.depth = static_cast<uint32_t>(frames.size());
+    sm_.PushKernelStack(e);
+  }
+  // The analysis of a file with kernel stacks (ReportModel::has_stacks), before any event.
+  void EnableStacks() {
+    model_.has_stacks = true;
+    observers_.push_back(std::make_unique<KernelStackObserver>(model_));
+    sm_.AddObserver(observers_.back().get());
   }
   void Finish(int64_t ts) { sm_.Finish(ts); }
   // Extra analyses (e.g. the timeline export) run after the report observers.

@@ -2,6 +2,7 @@
 // the benchmarks. Usage: cstool_workload MODE [ARGS...]; see Usage() below.
 // Threads are pinned with sched_setaffinity where the mode says so, so that the
 // expected switch causes (yield, wakeup preemption, tick preemption) really happen.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -160,6 +161,24 @@ int Mutex(long threads, long iters) {
   return counter == static_cast<uint64_t>(threads * iters) ? 0 : 1;
 }
 
+// `n` times: write 4 KiB to a new file in `dir` and fsync it (the sleeps of a
+// filesystem's sync path; `dir` must be on a disk's filesystem, not tmpfs).
+int Fsync(const char* dir, long n) {
+  const std::string path =
+      std::string(dir) + "/cstool_workload_fsync." + std::to_string(::getpid());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return 1;
+  std::string block(4096, 'x');
+  int rc = 0;
+  for (long i = 0; i < n && rc == 0; ++i)
+    if (::write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size()) ||
+        ::fsync(fd) != 0)
+      rc = 1;
+  ::close(fd);
+  ::unlink(path.c_str());
+  return rc;
+}
+
 // Two CPU-bound threads sharing `cpu` for `ms` milliseconds: the tick preempts them.
 int CpuBound(long ms, int cpu) {
   auto body = [&] {
@@ -252,6 +271,7 @@ int Usage() {
                "                         RATE > 0 paces it to about RATE round trips/s\n"
                "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
                "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
+               "  fsync DIR [N]          N times write 4 KiB to a file in DIR and fsync it (20)\n"
                "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
                "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
                "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
@@ -272,6 +292,7 @@ int main(int argc, char** argv) {
     return PingRate(argc > 2 ? std::strtod(argv[2], nullptr) : 1.0, Arg(argc, argv, 3, 0),
                     argc > 4 ? std::strtod(argv[4], nullptr) : 0.0);
   if (mode == "mutex") return Mutex(Arg(argc, argv, 2, 4), Arg(argc, argv, 3, 500));
+  if (mode == "fsync" && argc >= 3) return Fsync(argv[2], Arg(argc, argv, 3, 20));
   if (mode == "cpubound") return CpuBound(Arg(argc, argv, 2, 200), Arg(argc, argv, 3, 0));
   if (mode == "phases") return Phases(Arg(argc, argv, 2, 1000));
   if (mode == "bursty") return Bursty(Arg(argc, argv, 2, 8), Arg(argc, argv, 3, 2000));

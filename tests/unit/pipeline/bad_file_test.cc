@@ -186,8 +186,9 @@ TEST_F(BadFile, V7WithBrokenCompressionBlock) {
     }
   }
   EXPECT_GT(frames, 5u);
-  // All but the frames of the three sections cstool does not read: kallsyms, printk
-  // formats and the section descriptions (strings).
+  // All but the frames of the three sections cstool does not need: kallsyms (it only
+  // names kernel stacks: damage leaves their addresses unnamed), printk formats and the
+  // section descriptions (strings).
   EXPECT_EQ(rejected_own, frames - 3);
   // libtracecmd: damage to a block it needs at open time is always noticed; damage to CPU
   // data it decompresses later can end that CPU's stream early without an error.
