@@ -72,8 +72,13 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "timer ipi nmi" -- "$cur")
       return 0
       ;;
-    --html-range)
-      # FROM:TO in seconds: nothing to complete.
+    --html-range | --from | --to)
+      # Seconds from the trace start: nothing to complete.
+      COMPREPLY=()
+      return 0
+      ;;
+    --critical-path)
+      # A thread id: the file's threads are not known here.
       COMPREPLY=()
       return 0
       ;;

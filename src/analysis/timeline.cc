@@ -227,7 +227,34 @@ void TimelineObserver::OnTraceEnd(int64_t ts) {
     }
     Flush(*threads_[id], tr, 0);
   }
-  writer_.Close();
+  if (!keep_open_) writer_.Close();
+}
+
+void TimelineObserver::WriteCriticalPath(const CriticalPath& path) {
+  if (path.segments.empty()) return;
+  writer_.ProcessName(kPathPid,
+                      fmt::format("Critical path of {} {}", path.target->comm, path.target->tid));
+  writer_.ProcessSortIndex(kPathPid, -2);
+  writer_.ThreadName(kPathPid, kPathPid, "critical path");
+  const PathSegment* prev = nullptr;
+  for (const PathSegment& s : path.segments) {
+    TraceEventArgs args;
+    args.Add("tid", int64_t{s.thread->tid});
+    if (s.ends != PathEnd::kNone) args.Add("ends", PathEndLabel(s.ends));
+    if (!s.source.empty()) args.Add("source", s.source);
+    if (s.lost_events) args.Add("lost_events", true);
+    writer_.Complete(
+        fmt::format("{} {}: {}", s.thread->comm, s.thread->tid, MicrostateKey(s.state)), kPathPid,
+        kPathPid, s.start, s.end - s.start, args);
+    // Where the path changes thread, an arrow between the two threads' tracks, each end
+    // one nanosecond inside its own segment.
+    if (prev && prev->thread != s.thread && selected_(*prev->thread) && selected_(*s.thread)) {
+      const uint64_t id = next_flow_++;
+      writer_.FlowStart(id, TrackPid(*prev->thread), prev->thread->tid, prev->end - 1);
+      writer_.FlowEnd(id, TrackPid(*s.thread), s.thread->tid, s.start + 1);
+    }
+    prev = &s;
+  }
 }
 
 }  // namespace cstool

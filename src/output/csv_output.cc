@@ -15,6 +15,12 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+std::string Party(const WaitParty& p) {
+  if (!p.thread) return std::string(p.source);
+  return p.thread->comm.empty() ? std::to_string(p.thread->tid)
+                                : fmt::format("{}:{}", p.thread->tid, p.thread->comm);
+}
+
 class CsvOutput : public Output {
  public:
   explicit CsvOutput(std::ostream& os) : os_(os) {}
@@ -23,7 +29,8 @@ class CsvOutput : public Output {
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
-    header += ",causes,lost_events_touched\n";
+    header +=
+        ",causes,lost_events_touched,migrations,wait_before_migration_ns,woken_by,waited_behind\n";
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
@@ -38,7 +45,18 @@ class CsvOutput : public Output {
       std::string causes;
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
-      row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
+      row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
+      // Like causes: "waker=wakeups/blocked_ns;..." and "runner=ns;...", each party a
+      // thread's "tid:comm" or a source's name.
+      std::string woken, behind;
+      for (const WokenBy& w : r->woken_by)
+        woken += fmt::format("{}{}={}/{}", woken.empty() ? "" : ";", Party(w.waker), w.wakeups,
+                             w.blocked_ns);
+      for (const WaitedBehind& w : r->waited_behind)
+        behind += fmt::format("{}{}={}", behind.empty() ? "" : ";", Party(w.running), w.time_ns);
+      row += fmt::format(",{},{},{},{}\n", r->migrations,
+                         r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns,
+                         Quote(woken), Quote(behind));
       os_ << row;
     }
     if (view.check) RenderCheckCsv(*view.check, os_);
