@@ -234,9 +234,27 @@ void FutexWake(std::atomic<int>& word) {
   syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
+// Polls /proc until thread `tid` of this process is asleep (state S), for up to 1 s.
+void WaitUntilAsleep(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < end) {
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return;
+    char line[512] = {};
+    const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(line, ')');  // the state follows "(comm) "
+    if (n == 0 || !close || close[1] == '\0' || close[2] == 'S') return;
+    sched_yield();  // it may be waiting for this CPU
+  }
+}
+
 // A wakeup chain with known answers, `rounds` times: thread chain-a wakes chain-b
 // through a pipe, chain-b wakes chain-c through a futex, chain-c spins `ms` ms, then
 // wakes chain-b (futex), which wakes chain-a (pipe). chain-a's wall time is the chain's.
+// chain-a and chain-b share CPU 0 and chain-c has CPU 1 (with two CPUs or more), so that
+// chain-b sleeps while chain-c spins instead of waiting behind it.
 int Chain(long rounds, long ms) {
   int to_b[2], to_a[2];
   if (pipe(to_b) != 0 || pipe(to_a) != 0) {
@@ -244,8 +262,10 @@ int Chain(long rounds, long ms) {
     return 1;
   }
   std::vector<std::atomic<int>> b_to_c(rounds), c_to_b(rounds);
+  std::atomic<pid_t> a_tid{0};
   std::thread c([&] {
     pthread_setname_np(pthread_self(), "chain-c");
+    PinToCpu(std::thread::hardware_concurrency() >= 2 ? 1 : -1);
     for (long r = 0; r < rounds; ++r) {
       FutexWait(b_to_c[r], 0);
       SpinFor(std::chrono::milliseconds(ms));
@@ -254,9 +274,13 @@ int Chain(long rounds, long ms) {
   });
   std::thread b([&] {
     pthread_setname_np(pthread_self(), "chain-b");
+    PinToCpu(0);
     char x;
     for (long r = 0; r < rounds; ++r) {
       if (read(to_b[0], &x, 1) != 1) std::exit(1);
+      // Only once chain-a sleeps in its read does its wait depend on the rest of the
+      // chain (else it could be runnable behind chain-c instead, on a busy machine).
+      WaitUntilAsleep(a_tid.load());
       FutexWake(b_to_c[r]);
       FutexWait(c_to_b[r], 0);
       if (write(to_a[1], &x, 1) != 1) std::exit(1);
@@ -264,6 +288,8 @@ int Chain(long rounds, long ms) {
   });
   std::thread a([&] {
     pthread_setname_np(pthread_self(), "chain-a");
+    PinToCpu(0);
+    a_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
     usleep(5000);  // b and c are blocked by then
     char x = 'x';
     for (long r = 0; r < rounds; ++r) {
