@@ -29,8 +29,9 @@ class CsvOutput : public Output {
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
+    // causes and lost_events_touched stay the last columns, as before the wakers came.
     header +=
-        ",causes,lost_events_touched,migrations,wait_before_migration_ns,woken_by,waited_behind\n";
+        ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched\n";
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
@@ -42,10 +43,6 @@ class CsvOutput : public Output {
       for (int64_t v : r->microstates) row += fmt::format(",{}", v);
       row += fmt::format(",{},{}", r->voluntary, r->involuntary);
       for (uint64_t v : r->preempted_at) row += fmt::format(",{}", v);
-      std::string causes;
-      for (auto& [label, n] : view.Causes(*r))
-        causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
-      row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
       // Like causes: "waker=wakeups/blocked_ns;..." and "runner=ns;...", each party a
       // thread's "tid:comm" or a source's name.
       std::string woken, behind;
@@ -54,9 +51,13 @@ class CsvOutput : public Output {
                              w.blocked_ns);
       for (const WaitedBehind& w : r->waited_behind)
         behind += fmt::format("{}{}={}", behind.empty() ? "" : ";", Party(w.running), w.time_ns);
-      row += fmt::format(",{},{},{},{}\n", r->migrations,
+      row += fmt::format(",{},{},{},{}", r->migrations,
                          r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns,
                          Quote(woken), Quote(behind));
+      std::string causes;
+      for (auto& [label, n] : view.Causes(*r))
+        causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
+      row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
       os_ << row;
     }
     if (view.check) RenderCheckCsv(*view.check, os_);
