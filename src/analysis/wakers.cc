@@ -3,6 +3,14 @@
 #include <algorithm>
 
 namespace cstool {
+namespace {
+
+// A CPU number a damaged or hostile file may carry: beyond this it is not one (the
+// state machine's own bound, sched/state_machine_inl.h).
+constexpr int32_t kMaxCpu = 1 << 16;
+bool ValidCpu(int32_t cpu) { return cpu >= 0 && cpu < kMaxCpu; }
+
+}  // namespace
 
 WaitParty WakerOf(const WakeupEvent& w) {
   if (w.waker) return {w.waker, {}};
@@ -22,12 +30,12 @@ void WakerObserver::OnWakeup(const WakeupEvent& w) {
                           (w.blocked_state == Microstate::kUnknown && w.ts > w.blocked_since);
   if (!w.new_task && sleep_seen)
     model_.For(*w.wakee).AddWokenBy(WakerOf(w), 1, w.ts - w.blocked_since);
-  AddWaiter(w.wakee, w.target_cpu >= 0 ? w.target_cpu : w.wakee->cpu, w.ts);
+  AddWaiter(w.wakee, ValidCpu(w.target_cpu) ? w.target_cpu : w.wakee->cpu, w.ts);
 }
 
 void WakerObserver::AddWaiter(const Thread* t, int32_t cpu, int64_t ts) {
   RemoveWaiter(t);
-  if (cpu >= 0) waiters_.push_back({t, cpu, ts});
+  if (ValidCpu(cpu)) waiters_.push_back({t, cpu, ts});
 }
 
 void WakerObserver::RemoveWaiter(const Thread* t) {
@@ -45,11 +53,12 @@ void WakerObserver::Flush(Waiter& w, int64_t ts) {
 }
 
 void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
+  if (!ValidCpu(e.cpu)) return;
   Cpu(e.cpu);
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
     // named): the time so far stays with the CPU it was counted on.
-    if (w.thread->cpu >= 0 && w.thread->cpu != w.cpu && !w.thread->on_cpu) {
+    if (ValidCpu(w.thread->cpu) && w.thread->cpu != w.cpu && !w.thread->on_cpu) {
       Flush(w, e.ts);
       w.cpu = w.thread->cpu;
     }
@@ -67,7 +76,7 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
 
 void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_cpu, int64_t ts) {
   for (Waiter& w : waiters_)
-    if (w.thread == &t) {
+    if (w.thread == &t && ValidCpu(to_cpu)) {
       Flush(w, ts);
       w.cpu = to_cpu;
     }
