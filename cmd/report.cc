@@ -67,6 +67,20 @@ RunFn SetupReport(CLI::App& sub) {
                                                {"libtracecmd", ReaderBackend::kLibTracecmd}},
           CLI::ignore_case))
       ->capture_default_str();
+  auto* path = sub.add_option("--critical-path", opts->critical_path_tid,
+                              "Print the critical path of thread TID instead of the tables: the "
+                              "chain of wakers that explains its wall time")
+                   ->check(CLI::PositiveNumber);
+  sub.add_option("--from", opts->path_from_s,
+                 "Start of the --critical-path interval, in seconds from the trace start "
+                 "(default: the thread's first event)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(path);
+  sub.add_option("--to", opts->path_to_s,
+                 "End of the --critical-path interval, in seconds from the trace start "
+                 "(default: the thread's end)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(path);
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts, file](Messages& messages) {

@@ -82,8 +82,9 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "auto fast libtracecmd" -- "$cur")
       return 0
       ;;
-    --html-range | --limit)
-      # FROM:TO in seconds, a row count: nothing to complete.
+    --html-range | --limit | --from | --to | --critical-path)
+      # FROM:TO or seconds from the trace start, a row count, a thread id (the file's
+      # threads are not known here): nothing to complete.
       COMPREPLY=()
       return 0
       ;;

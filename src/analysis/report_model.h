@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,6 +47,29 @@ struct BlockedStackStats {
   int64_t blocked_ns = 0;
 };
 
+// Who a thread's time is owed to: another thread, or a named source that is no thread
+// ("irq:24 virtio0", "softirq:TIMER", "idle", "unknown").
+struct WaitParty {
+  const Thread* thread = nullptr;
+  std::string_view source;  // when thread is null; static or interned for the analysis
+  bool operator==(const WaitParty&) const = default;
+};
+inline constexpr std::string_view kPartyIdle = "idle";
+inline constexpr std::string_view kPartyUnknown = "unknown";
+
+// The sleeps a waker ended: how many, and the blocked time they had lasted.
+struct WokenBy {
+  WaitParty waker;
+  uint64_t wakeups = 0;
+  int64_t blocked_ns = 0;
+};
+
+// Time runnable while `running` held the CPU the thread was queued on.
+struct WaitedBehind {
+  WaitParty running;
+  int64_t time_ns = 0;
+};
+
 struct ThreadReport {
   const Thread* thread = nullptr;
   MicrostateTimes microstates{};
@@ -61,6 +85,13 @@ struct ThreadReport {
   std::unordered_map<const std::string*, IrqStats> irqs;
   uint64_t wakeups = 0;  // times it was woken
   uint64_t migrations = 0;
+  std::map<std::pair<int32_t, int32_t>, uint64_t> migration_pairs;  // (from, to) CPU -> count
+  // Of the wait_cpu_wakeup and wait_cpu_preempted time, what was spent queued on a CPU
+  // the thread was then migrated away from (perf sched timehist -P's pre-migration time).
+  int64_t wait_before_migration_wakeup_ns = 0;
+  int64_t wait_before_migration_preempted_ns = 0;
+  std::vector<WokenBy> woken_by;
+  std::vector<WaitedBehind> waited_behind;
   Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
   nlohmann::json kernel;              // the kernel's own counters, when recorded
   CounterWindow counter_window;       // the reconstruction cut where the kernel was sampled
@@ -75,6 +106,23 @@ struct ThreadReport {
         return;
       }
     causes.emplace_back(key, 1);
+  }
+  void AddWokenBy(const WaitParty& waker, uint64_t wakeups, int64_t blocked_ns) {
+    for (WokenBy& w : woken_by)
+      if (w.waker == waker) {
+        w.wakeups += wakeups;
+        w.blocked_ns += blocked_ns;
+        return;
+      }
+    woken_by.push_back({waker, wakeups, blocked_ns});
+  }
+  void AddWaitedBehind(const WaitParty& running, int64_t ns) {
+    for (WaitedBehind& w : waited_behind)
+      if (w.running == running) {
+        w.time_ns += ns;
+        return;
+      }
+    waited_behind.push_back({running, ns});
   }
 };
 

@@ -45,6 +45,12 @@ std::map<std::string, SortKey> SortTable() {
   return t;
 }
 
+bool SameProcess(const WaitParty& a, const WaitParty& b) {
+  if (a.thread && b.thread && PidKnown(*a.thread) && PidKnown(*b.thread))
+    return a.thread->tgid == b.thread->tgid;
+  return a == b;
+}
+
 void Accumulate(ThreadReport& into, const ThreadReport& r) {
   for (size_t i = 0; i < kMicrostateCount; ++i) into.microstates[i] += r.microstates[i];
   into.voluntary += r.voluntary;
@@ -77,6 +83,29 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   }
   into.wakeups += r.wakeups;
   into.migrations += r.migrations;
+  for (auto& [pair, n] : r.migration_pairs) into.migration_pairs[pair] += n;
+  into.wait_before_migration_wakeup_ns += r.wait_before_migration_wakeup_ns;
+  into.wait_before_migration_preempted_ns += r.wait_before_migration_preempted_ns;
+  // A process's wakers and runners are processes: threads of one process share an entry.
+  for (const WokenBy& w : r.woken_by) {
+    auto it = std::find_if(into.woken_by.begin(), into.woken_by.end(),
+                           [&](const WokenBy& x) { return SameProcess(x.waker, w.waker); });
+    if (it == into.woken_by.end()) {
+      into.woken_by.push_back(w);
+    } else {
+      it->wakeups += w.wakeups;
+      it->blocked_ns += w.blocked_ns;
+    }
+  }
+  for (const WaitedBehind& w : r.waited_behind) {
+    auto it =
+        std::find_if(into.waited_behind.begin(), into.waited_behind.end(),
+                     [&](const WaitedBehind& x) { return SameProcess(x.running, w.running); });
+    if (it == into.waited_behind.end())
+      into.waited_behind.push_back(w);
+    else
+      it->time_ns += w.time_ns;
+  }
 }
 
 // The parent process as `t` tells it: the process of the thread that forked it, when
@@ -199,7 +228,24 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
     p.lost_touched = p.lost_touched || t.lost_touched;
     Accumulate(p.sum, *r);
   }
+  // A process's wakers and runners are shown by their process: name them by its leader.
+  std::unordered_map<int32_t, const Thread*> leaders;
+  for (const ThreadReport& r : model.threads)
+    if (r.thread && PidKnown(*r.thread) && r.thread->tid == r.thread->tgid)
+      leaders[r.thread->tgid] = r.thread;
+  auto by_leader = [&leaders](WaitParty& party) {
+    if (!party.thread || !PidKnown(*party.thread)) return;
+    if (auto it = leaders.find(party.thread->tgid); it != leaders.end()) party.thread = it->second;
+  };
   for (auto& [pid, p] : procs) {
+    for (WokenBy& w : p.sum.woken_by) by_leader(w.waker);
+    for (WaitedBehind& w : p.sum.waited_behind) by_leader(w.running);
+    std::stable_sort(
+        p.sum.woken_by.begin(), p.sum.woken_by.end(),
+        [](const WokenBy& a, const WokenBy& b) { return a.blocked_ns > b.blocked_ns; });
+    std::stable_sort(
+        p.sum.waited_behind.begin(), p.sum.waited_behind.end(),
+        [](const WaitedBehind& a, const WaitedBehind& b) { return a.time_ns > b.time_ns; });
     if (p.ppid == 0)
       if (auto it = proc_parents.find(pid); it != proc_parents.end()) p.ppid = it->second;
     view.ppids.emplace(pid, p.ppid);

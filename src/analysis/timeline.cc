@@ -242,7 +242,37 @@ void TimelineObserver::OnTraceEnd(int64_t ts) {
     }
     Flush(*threads_[id], tr, 0);
   }
-  sink_.Close();
+  if (!keep_open_) sink_.Close();
+}
+
+void TimelineObserver::WriteCriticalPath(const CriticalPath& path) {
+  if (path.segments.empty()) return;
+  sink_.ProcessName(kPathPid,
+                    fmt::format("Critical path of {} {}", path.target->comm, path.target->tid));
+  sink_.ProcessSortIndex(kPathPid, -2);
+  sink_.ThreadName(kPathPid, kPathPid, "critical path");
+  const PathSegment* prev = nullptr;
+  for (const PathSegment& s : path.segments) {
+    const std::string name =
+        fmt::format("{} {}: {}{}", s.thread->comm, s.thread->tid, MicrostateKey(s.state),
+                    s.lost_events ? " (lost events)" : "");
+    std::string ends(s.ends != PathEnd::kNone ? PathEndLabel(s.ends) : std::string_view{});
+    if (!s.source.empty()) ends += fmt::format("{}{}", ends.empty() ? "" : " ", s.source);
+    sink_.Slice({.pid = kPathPid,
+                 .tid = kPathPid,
+                 .name = name,
+                 .start = s.start,
+                 .end = s.end,
+                 .switched_out = !ends.empty(),
+                 .cause = ends});
+    // Where the path changes thread, an arrow between the two threads' tracks, each end
+    // one nanosecond inside its own segment.
+    if (prev && prev->thread != s.thread && selected_(*prev->thread) && selected_(*s.thread))
+      sink_.Flow(next_flow_++,
+                 {.pid = TrackPid(*prev->thread), .tid = prev->thread->tid, .ts = prev->end - 1},
+                 {.pid = TrackPid(*s.thread), .tid = s.thread->tid, .ts = s.start + 1});
+    prev = &s;
+  }
 }
 
 }  // namespace cstool

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "analysis/cpu_occupancy.h"
+#include "analysis/critical_path.h"
 #include "analysis/timeline_sink.h"
 #include "model/syscall_table.h"
 #include "sched/observer.h"
@@ -45,6 +46,16 @@ class TimelineObserver : public Observer {
   void OnIrq(const IrqInterval& iv) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;
   void OnTraceEnd(int64_t ts) override;
+
+  // Leave the file open at the trace end, for WriteCriticalPath; Close ends it.
+  void KeepOpen() { keep_open_ = true; }
+  // `report --critical-path`: the path as a track of its own (the "Critical path"
+  // process), one slice per segment named "comm tid: state" (what ends the path, when
+  // something does, as its cause), and a flow arrow on the threads' own tracks wherever
+  // the path passes from one thread to another.
+  void WriteCriticalPath(const CriticalPath& path);
+  void Close() { sink_.Close(); }
+  static constexpr int64_t kPathPid = kCpuPid - 1;
 
  private:
   struct SwitchInfo {
@@ -94,6 +105,7 @@ class TimelineObserver : public Observer {
   std::vector<bool> cpu_named_;
   uint64_t next_flow_ = 1;
   bool cpus_process_named_ = false;
+  bool keep_open_ = false;
 };
 
 }  // namespace cstool

@@ -2,14 +2,17 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
+#include "analysis/critical_path.h"
 #include "analysis/report_view.h"
 #include "base/errors.h"
 #include "check/kernel_check.h"
 #include "commands/report_exports.h"
 #include "model/syscall_table.h"
+#include "output/critical_path_output.h"
 #include "output/output.h"
 #include "pipeline/analyze_trace.h"
 #include "recording/recovery.h"
@@ -82,6 +85,39 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
   return out + ")";
 }
 
+// The thread --critical-path names: of the threads that had this tid (tid reuse), the
+// one alive at `to` (the latest one that began by then), else the last one.
+const Thread* PathTarget(const ReportModel& model, int32_t tid, int64_t to) {
+  const Thread* found = nullptr;
+  for (const ThreadReport& r : model.threads) {
+    if (!r.thread || r.thread->tid != tid) continue;
+    if (to < 0 || r.thread->first_ts <= to || !found) found = r.thread;
+  }
+  return found;
+}
+
+int64_t SecondsToTs(const TraceSummary& trace, double s, int64_t unset) {
+  return s < 0 ? unset : trace.first_ts + std::llround(s * 1e9);
+}
+
+int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
+                    const CriticalPathRecorder& recorder, ReportExports& exports,
+                    std::ostream& out) {
+  const TraceSummary& trace = model.trace;
+  const int64_t to = SecondsToTs(trace, options.path_to_s, -1);
+  const Thread* target = PathTarget(model, options.critical_path_tid, to);
+  if (!target)
+    throw Error(fmt::format("--critical-path {}: no thread with that tid in {}",
+                            options.critical_path_tid, options.file));
+  const int64_t from = SecondsToTs(trace, options.path_from_s, target->first_ts);
+  if (to >= 0 && to <= from)
+    throw Error("--critical-path: --to must be after --from", ExitCode::kUsage);
+  const CriticalPath path = recorder.Walk(*target, from, to >= 0 ? to : target->end_ts);
+  RenderCriticalPath(path, trace.first_ts, options.format, out);
+  exports.AddCriticalPath(path);
+  return 0;
+}
+
 }  // namespace
 
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
@@ -126,6 +162,12 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     table_export = std::make_unique<TableExport>(t, options.file, syscalls);
     observers.push_back(table_export->observer());
   }
+  std::unique_ptr<CriticalPathRecorder> path_recorder;
+  if (options.critical_path_tid != 0) {
+    path_recorder = std::make_unique<CriticalPathRecorder>();
+    observers.push_back(path_recorder.get());
+    exports.KeepTimelineOpen();
+  }
   // The export's kernel_check table is the check's result.
   auto analyzed = AnalyzeTrace(options.file, syscalls,
                                {.explain_anomalies = options.explain_anomalies,
@@ -136,6 +178,16 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("salvaged: {}", d));
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
+  if (path_recorder) {
+    try {
+      const int status = RunCriticalPath(options, analyzed->model, *path_recorder, exports, out);
+      exports.Finish(view);
+      return status;
+    } catch (...) {
+      exports.Discard();
+      throw;
+    }
+  }
   if (view.threads.empty() && (!options.view.pids.empty() || !options.view.tids.empty())) {
     exports.Discard();
     throw Error(NothingSelected(analyzed->model, syscalls, options));

@@ -24,6 +24,11 @@ struct ReportOptions {
   ExportOptions exports;  // --timeline, --html
   bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
   ReaderBackend reader = ReaderBackend::kAuto;  // --reader
+  // --critical-path TID: print that thread's critical path instead of the tables, over
+  // [--from, --to] in seconds from the trace start (negative: the thread's own start/end).
+  int32_t critical_path_tid = 0;
+  double path_from_s = -1;
+  double path_to_s = -1;
 };
 
 // Returns the process exit status: 1 when --check found a disagreement. With --format

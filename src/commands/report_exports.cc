@@ -87,6 +87,14 @@ std::vector<Observer*> ReportExports::observers() const {
   return out;
 }
 
+void ReportExports::KeepTimelineOpen() {
+  if (timeline_) timeline_->KeepOpen();
+}
+
+void ReportExports::AddCriticalPath(const CriticalPath& path) {
+  if (timeline_) timeline_->WriteCriticalPath(path);
+}
+
 void ReportExports::Finish(const ReportView& view) {
   if (timeline_) {
     timeline_.reset();

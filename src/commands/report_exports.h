@@ -18,6 +18,7 @@ namespace cstool {
 class TimelineObserver;
 class TimelineSink;
 class BarscopeObserver;
+struct CriticalPath;
 
 struct ExportOptions {
   std::string timeline;                  // --timeline OUT.json|OUT.pftrace ("" = none)
@@ -34,6 +35,9 @@ class ReportExports {
   ~ReportExports();
 
   std::vector<Observer*> observers() const;
+  // report --critical-path: the timeline stays open at the trace end for the path.
+  void KeepTimelineOpen();
+  void AddCriticalPath(const CriticalPath& path);
   // After the analysis: writes the HTML page and checks every file was written.
   void Finish(const ReportView& view);
   // Instead of Finish when the report fails: removes the files it created.

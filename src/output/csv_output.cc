@@ -16,6 +16,12 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+std::string Party(const WaitParty& p) {
+  if (!p.thread) return std::string(p.source);
+  return p.thread->comm.empty() ? std::to_string(p.thread->tid)
+                                : fmt::format("{}:{}", p.thread->tid, p.thread->comm);
+}
+
 class CsvOutput : public Output {
  public:
   explicit CsvOutput(std::ostream& os) : os_(os) {}
@@ -24,8 +30,10 @@ class CsvOutput : public Output {
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
-    header += ",causes,lost_events_touched";
-    // record --stacks: "CAUSE @ SITE=COUNT/BLOCKED_NS;..." most blocked time first.
+    // causes and lost_events_touched come after the wakers' columns, as before they came;
+    // record --stacks adds "CAUSE @ SITE=COUNT/BLOCKED_NS;..." (most blocked time first).
+    header +=
+        ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched";
     const bool sites = view.model->has_stacks;
     header += sites ? ",blocking_sites\n" : "\n";
     os_ << header;
@@ -39,6 +47,17 @@ class CsvOutput : public Output {
       for (int64_t v : r->microstates) row += fmt::format(",{}", v);
       row += fmt::format(",{},{}", r->voluntary, r->involuntary);
       for (uint64_t v : r->preempted_at) row += fmt::format(",{}", v);
+      // Like causes: "waker=wakeups/blocked_ns;..." and "runner=ns;...", each party a
+      // thread's "tid:comm" or a source's name.
+      std::string woken, behind;
+      for (const WokenBy& w : r->woken_by)
+        woken += fmt::format("{}{}={}/{}", woken.empty() ? "" : ";", Party(w.waker), w.wakeups,
+                             w.blocked_ns);
+      for (const WaitedBehind& w : r->waited_behind)
+        behind += fmt::format("{}{}={}", behind.empty() ? "" : ";", Party(w.running), w.time_ns);
+      row += fmt::format(",{},{},{},{}", r->migrations,
+                         r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns,
+                         Quote(woken), Quote(behind));
       std::string causes;
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);

@@ -246,7 +246,9 @@ class HtmlWriter {
     for (const ProcessTotals& p : view.processes)
       Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
           p.lifetime_sum, p.sum, view);
-    os_ << "</table></section>\n<section><h2>Lost events and anomalies</h2>\n<p>";
+    os_ << "</table></section>\n";
+    Wakers(view);
+    os_ << "<section><h2>Lost events and anomalies</h2>\n<p>";
     uint64_t lost_total = 0;
     std::string per_cpu;
     for (auto [cpu, n] : t.lost_events) {
@@ -264,6 +266,35 @@ class HtmlWriter {
     }
     for (auto& n : t.notes) os_ << "<p class=\"note\">NOTE: " << Esc(n) << "</p>\n";
     os_ << "</section>\n";
+  }
+
+  // Who made each thread wait (cstool-report(1), WAKERS), and its migrations.
+  void Wakers(const ReportView& view) {
+    os_ << "<section><h2>Wakers</h2>\n<p>Woken by: who ended its sleeps (wakeups, blocked ms). "
+           "Waited behind: what ran on the CPU it was queued on (ms).</p>\n<table id=\"wakers\">"
+           "<tr><th>TID</th><th class=\"l\">COMM</th><th>MIGR</th><th>PREMIG(ms)</th>"
+           "<th class=\"l\">WOKEN BY</th><th class=\"l\">WAITED BEHIND</th></tr>\n";
+    auto ms = [](int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); };
+    auto party = [](const WaitParty& p) {
+      if (!p.thread) return std::string(p.source);
+      return p.thread->comm.empty() ? std::to_string(p.thread->tid)
+                                    : fmt::format("{}:{}", p.thread->tid, p.thread->comm);
+    };
+    for (const ThreadReport* r : view.threads) {
+      std::string woken, behind;
+      for (const WokenBy& w : r->woken_by)
+        woken += fmt::format("{}{} {}/{}", woken.empty() ? "" : ", ", party(w.waker), w.wakeups,
+                             ms(w.blocked_ns));
+      for (const WaitedBehind& w : r->waited_behind)
+        behind +=
+            fmt::format("{}{} {}", behind.empty() ? "" : ", ", party(w.running), ms(w.time_ns));
+      os_ << "<tr><td>" << r->thread->tid << "</td><td class=\"l\">" << Esc(r->thread->comm)
+          << "</td><td>" << r->migrations << "</td><td>"
+          << ms(r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns)
+          << "</td><td class=\"l\">" << Esc(woken) << "</td><td class=\"l\">" << Esc(behind)
+          << "</td></tr>\n";
+    }
+    os_ << "</table></section>\n";
   }
 
   void Header(std::string_view id1, std::string_view id2) {

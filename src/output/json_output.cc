@@ -89,6 +89,54 @@ nlohmann::json BlockingSitesJson(const ReportView& view, const ThreadReport& r) 
   return j;
 }
 
+// A waker or runner: the thread (or, in a process's totals, its process), or a named
+// source that is no thread ("irq:24 virtio0", "idle", "unknown").
+nlohmann::json PartyJson(const WaitParty& p, bool as_process) {
+  if (!p.thread) return {{"source", p.source}};
+  const Thread& t = *p.thread;
+  nlohmann::json pid = PidKnown(t) ? nlohmann::json(t.tgid) : nullptr;
+  if (as_process) return {{"pid", pid}, {"comm", t.comm}};
+  return {{"tid", t.tid}, {"pid", pid}, {"comm", t.comm}};
+}
+
+nlohmann::json WokenByJson(const ThreadReport& r, bool as_process) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const WokenBy& w : r.woken_by) {
+    nlohmann::json e = PartyJson(w.waker, as_process);
+    e["wakeups"] = w.wakeups;
+    e["blocked_ns"] = w.blocked_ns;
+    j.push_back(std::move(e));
+  }
+  return j;
+}
+
+nlohmann::json WaitedBehindJson(const ThreadReport& r, bool as_process) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const WaitedBehind& w : r.waited_behind) {
+    nlohmann::json e = PartyJson(w.running, as_process);
+    e["time_ns"] = w.time_ns;
+    j.push_back(std::move(e));
+  }
+  return j;
+}
+
+// The wait_cpu_* microstates split by what ended the wait's parts: its parts sum to
+// wait_cpu_wakeup + wait_cpu_preempted.
+nlohmann::json WaitCpuJson(const ThreadReport& r) {
+  const int64_t wakeup = r.microstates[static_cast<size_t>(Microstate::kWaitCpuWakeup)];
+  const int64_t preempted = r.microstates[static_cast<size_t>(Microstate::kWaitCpuPreempted)];
+  return {{"wakeup", wakeup - r.wait_before_migration_wakeup_ns},
+          {"preempted", preempted - r.wait_before_migration_preempted_ns},
+          {"before_migration",
+           r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns}};
+}
+
+nlohmann::json MigrationPairsJson(const ThreadReport& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [pair, n] : r.migration_pairs) j[fmt::format("{}->{}", pair.first, pair.second)] = n;
+  return j;
+}
+
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os) : os_(os) {}
@@ -159,6 +207,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"irqs", IrqsJson(*r)},
                         {"wakeups", r->wakeups},
                         {"migrations", r->migrations},
+                        {"migration_pairs", MigrationPairsJson(*r)},
+                        {"wait_cpu_ns", WaitCpuJson(*r)},
+                        {"woken_by", WokenByJson(*r, false)},
+                        {"waited_behind", WaitedBehindJson(*r, false)},
                         {"switch_placement", PlacementJson(r->placement)},
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
@@ -178,6 +230,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"microstates_ns", MicrostatesJson(p.sum.microstates)},
                          {"syscalls", SyscallsJson(view, p.sum)},
                          {"irqs", IrqsJson(p.sum)},
+                         {"migrations", p.sum.migrations},
+                         {"migration_pairs", MigrationPairsJson(p.sum)},
+                         {"wait_cpu_ns", WaitCpuJson(p.sum)},
+                         {"woken_by", WokenByJson(p.sum, true)},
+                         {"waited_behind", WaitedBehindJson(p.sum, true)},
                          {"switch_placement", PlacementJson(p.sum.placement)},
                          {"tree", SubtreeJson(view.tree.subtree[i])}});
   }

@@ -28,6 +28,32 @@ std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
   return out;
 }
 
+std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+// "tid:comm" (or "pid:comm" in a process's totals; the tid when its process is not
+// known), "tid" when the comm is not known, or the source's name.
+std::string PartyText(const WaitParty& p, bool as_process) {
+  if (!p.thread) return std::string(p.source);
+  const Thread& t = *p.thread;
+  const std::string id = std::to_string(as_process && PidKnown(t) ? t.tgid : t.tid);
+  return t.comm.empty() ? id : fmt::format("{}:{}", id, t.comm);
+}
+
+// The largest few wakers ("waker wakeups/blocked ms") and runners ("runner ms").
+std::string WaitersText(const ThreadReport& r, bool as_process, size_t n) {
+  std::string woken;
+  for (size_t i = 0; i < r.woken_by.size() && i < n; ++i)
+    woken += fmt::format("{}{} {}/{}", woken.empty() ? "" : ", ",
+                         PartyText(r.woken_by[i].waker, as_process), r.woken_by[i].wakeups,
+                         Ms(r.woken_by[i].blocked_ns));
+  std::string behind;
+  for (size_t i = 0; i < r.waited_behind.size() && i < n; ++i)
+    behind += fmt::format("{}{} {}", behind.empty() ? "" : ", ",
+                          PartyText(r.waited_behind[i].running, as_process),
+                          Ms(r.waited_behind[i].time_ns));
+  return fmt::format("{} | {}", woken.empty() ? "-" : woken, behind.empty() ? "-" : behind);
+}
+
 class TableOutput : public Output {
  public:
   explicit TableOutput(std::ostream& os) : os_(os) {}
@@ -63,6 +89,7 @@ class TableOutput : public Output {
       Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
           p.lifetime_sum, p.sum, TopCauses(view, p.sum, 3));
     if (view.processes.size() >= 2) Tree(view);
+    Wakers(view);
     if (view.model->has_stacks) Sites(view);
 
     os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
@@ -91,6 +118,28 @@ class TableOutput : public Output {
   }
 
  private:
+  // Who made each thread (and process) wait, and its migrations.
+  void Wakers(const ReportView& view) {
+    os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
+           "ran on the CPU it was queued on, ms; largest 3 each)\n";
+    auto header = [this](std::string_view id) {
+      os_ << fmt::format("{:>8} {:<16} {:>6} {:>10}  {}\n", id, "COMM", "MIGR", "PREMIG(ms)",
+                         "WOKEN BY | WAITED BEHIND");
+    };
+    auto row = [this](const std::string& id, const std::string& comm, const ThreadReport& r,
+                      bool as_process) {
+      os_ << fmt::format(
+          "{:>8} {:<16} {:>6} {:>10}  {}\n", id, comm.substr(0, 16), r.migrations,
+          Ms(r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns),
+          WaitersText(r, as_process, 3));
+    };
+    header("TID");
+    for (const ThreadReport* r : view.threads)
+      row(std::to_string(r->thread->tid), r->thread->comm, *r, false);
+    header("PID");
+    for (const ProcessTotals& p : view.processes) row(std::to_string(p.pid), p.comm, p.sum, true);
+  }
+
   // The command tree: each row a process with all its descendants, same-named siblings
   // folded into one row; then the kernel's own total for the command (wait4's rusage
   // covers the descendants it waited for), the figure /usr/bin/time prints.

@@ -46,6 +46,12 @@ class IrqNesting {
   }
   bool InHardirq() const { return hard_depth_ > 0; }  // a hardirq or vector handler
   bool InAny() const { return depth_ > 0; }
+  // The name of the innermost interrupt in progress; null when none is, or when the
+  // trace did not show its entry (deeper than the stack keeps).
+  const std::string* InnermostName() const {
+    if (depth_ == 0 || depth_ > static_cast<int>(stack_.size())) return nullptr;
+    return stack_[depth_ - 1].name;
+  }
   void Clear() { depth_ = hard_depth_ = 0; }  // after lost events: nothing is known
 
  private:

@@ -31,6 +31,17 @@ struct WakeupEvent {
   const Thread* wakee = nullptr;
   bool from_irq = false;
   bool new_task = false;  // sched_wakeup_new
+  // The interrupt the wakeup ran in when `from_irq` ("irq:24 virtio0", "softirq:TIMER"),
+  // or "irq"/"softirq"/"nmi" when the trace did not show its entry; empty otherwise.
+  std::string_view irq_source;
+  // Whether the CPU's running task was known when the wakeup ran: a null `waker` then
+  // means the idle task (or an interrupt), else the waker is unknown (lost events there,
+  // or the CPU's first events).
+  bool waker_known = false;
+  // The wakee's state the wakeup ended and since when (sleep, or unknown when the trace
+  // began with it asleep); its blocked time is [blocked_since, ts).
+  Microstate blocked_state = Microstate::kUnknown;
+  int64_t blocked_since = 0;
 };
 
 // What runs on `cpu` from `ts` on, as the state machine believes it: `current`, or

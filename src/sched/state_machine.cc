@@ -302,12 +302,24 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     wakee.maybe_moved_asleep_ns = e.c.ts - wakee.since;
   if (!wakee.on_cpu && (!IsWaitingForCpu(wakee.state) || e.kind == WakeupKind::kWakeupNew)) {
     EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep
+    const Microstate blocked_state = wakee.state;
+    const int64_t blocked_since = wakee.since;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
     WakeupEvent w{
         e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, from_irq, e.kind == WakeupKind::kWakeupNew};
+    if (from_irq) {
+      const std::string* name = cpu.irqs.InnermostName();
+      w.irq_source = name                              ? std::string_view(*name)
+                     : (e.c.flags & kFlagNmi)          ? "nmi"
+                     : (e.c.flags & kFlagHardirq) != 0 ? "irq"
+                                                       : "softirq";
+    }
+    w.waker_known = cpu.current_known;
+    w.blocked_state = blocked_state;
+    w.blocked_since = blocked_since;
     for (Observer* p : On(Hook::kWakeup)) p->OnWakeup(w);
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {

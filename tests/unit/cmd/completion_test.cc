@@ -71,6 +71,13 @@ TEST(Completion, OffersEachSubcommandsOptions) {
   EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv", "sqlite", "jsonl"}));
 }
 
+// The values of --critical-path (a tid) and --from/--to (seconds) are not files.
+TEST(Completion, OffersNoFilesForCriticalPathValues) {
+  for (const char* option : {"--critical-path", "--from", "--to"})
+    EXPECT_TRUE(Complete(std::string(CSTOOL_BINARY) + " report " + option + " ''", 3).empty())
+        << option;
+}
+
 // --format offers exactly the formats each subcommand's --help names.
 TEST(Completion, OffersEachSubcommandsOwnFormats) {
   size_t checked = 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -40,7 +41,9 @@ std::vector<std::vector<std::string>> Rows(const std::string& table, const std::
   std::istringstream in(table);
   std::string line, current;
   while (std::getline(in, line)) {
-    if (line.starts_with("THREADS") || line.starts_with("PROCESSES"))
+    // Every section heading (THREADS, PROCESSES, COMMAND TREE, WAKERS, LOST EVENTS, ...)
+    // starts at the first column in capitals; rows are indented.
+    if (!line.empty() && std::isupper(static_cast<unsigned char>(line[0])))
       current = line.substr(0, line.find(' '));
     std::istringstream fields(line);
     std::vector<std::string> f;

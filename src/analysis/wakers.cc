@@ -1,0 +1,99 @@
+#include "analysis/wakers.h"
+
+#include <algorithm>
+
+namespace cstool {
+namespace {
+
+// A CPU number a damaged or hostile file may carry: beyond this it is not one (the
+// state machine's own bound, sched/state_machine_inl.h).
+constexpr int32_t kMaxCpu = 1 << 16;
+bool ValidCpu(int32_t cpu) { return cpu >= 0 && cpu < kMaxCpu; }
+
+}  // namespace
+
+WaitParty WakerOf(const WakeupEvent& w) {
+  if (w.waker) return {w.waker, {}};
+  if (w.from_irq) return {nullptr, w.irq_source};
+  return {nullptr, w.waker_known ? kPartyIdle : kPartyUnknown};
+}
+
+WakerObserver::CpuView& WakerObserver::Cpu(int32_t cpu) {
+  if (static_cast<size_t>(cpu) >= cpus_.size()) cpus_.resize(cpu + 1);
+  return cpus_[cpu];
+}
+
+void WakerObserver::OnWakeup(const WakeupEvent& w) {
+  // Only the end of a sleep is owed to a waker: a new task's first wakeup ends none.
+  // A thread first seen at its wakeup ended no sleep the trace shows.
+  const bool sleep_seen = IsSleeping(w.blocked_state) ||
+                          (w.blocked_state == Microstate::kUnknown && w.ts > w.blocked_since);
+  if (!w.new_task && sleep_seen)
+    model_.For(*w.wakee).AddWokenBy(WakerOf(w), 1, w.ts - w.blocked_since);
+  AddWaiter(w.wakee, ValidCpu(w.target_cpu) ? w.target_cpu : w.wakee->cpu, w.ts);
+}
+
+void WakerObserver::AddWaiter(const Thread* t, int32_t cpu, int64_t ts) {
+  RemoveWaiter(t);
+  if (ValidCpu(cpu)) waiters_.push_back({t, cpu, ts});
+}
+
+void WakerObserver::RemoveWaiter(const Thread* t) {
+  std::erase_if(waiters_, [t](const Waiter& w) { return w.thread == t; });
+}
+
+void WakerObserver::Flush(Waiter& w, int64_t ts) {
+  if (ts <= w.mark) return;
+  const CpuView& cpu = Cpu(w.cpu);
+  const WaitParty running = cpu.current ? WaitParty{cpu.current, {}}
+                            : cpu.known ? WaitParty{nullptr, kPartyIdle}
+                                        : WaitParty{nullptr, kPartyUnknown};
+  model_.For(*w.thread).AddWaitedBehind(running, ts - w.mark);
+  w.mark = ts;
+}
+
+void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
+  if (!ValidCpu(e.cpu)) return;
+  Cpu(e.cpu);
+  for (Waiter& w : waiters_) {
+    // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
+    // named): the time so far stays with the CPU it was counted on.
+    if (ValidCpu(w.thread->cpu) && w.thread->cpu != w.cpu && !w.thread->on_cpu) {
+      Flush(w, e.ts);
+      w.cpu = w.thread->cpu;
+    }
+    if (w.cpu == e.cpu) Flush(w, e.ts);
+  }
+  CpuView& cpu = Cpu(e.cpu);
+  cpu.current = e.current;
+  cpu.known = e.known;
+  if (e.current) RemoveWaiter(e.current);  // its wait is over
+  std::erase_if(waiters_, [](const Waiter& w) { return w.thread->freed; });
+  // Preempted (or yielding): it waits on this CPU from now on.
+  if (e.sw && e.sw->prev && !e.sw->voluntary && e.sw->prev != e.current)
+    AddWaiter(e.sw->prev, e.cpu, e.ts);
+}
+
+void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_cpu, int64_t ts) {
+  for (Waiter& w : waiters_)
+    if (w.thread == &t && ValidCpu(to_cpu)) {
+      Flush(w, ts);
+      w.cpu = to_cpu;
+    }
+}
+
+void WakerObserver::OnTraceEnd(int64_t ts) {
+  for (Waiter& w : waiters_) Flush(w, ts);
+  waiters_.clear();
+  // Largest first, so that renderers can take the head.
+  for (ThreadReport& r : model_.threads) {
+    std::stable_sort(r.woken_by.begin(), r.woken_by.end(), [](const WokenBy& a, const WokenBy& b) {
+      return a.blocked_ns > b.blocked_ns;
+    });
+    std::stable_sort(
+        r.waited_behind.begin(), r.waited_behind.end(),
+        [](const WaitedBehind& a, const WaitedBehind& b) { return a.time_ns > b.time_ns; });
+  }
+}
+
+}  // namespace cstool

@@ -1,0 +1,52 @@
+// Who made each thread wait: the waker that ended each of its sleeps ("woken by"), and
+// what ran on the CPU it was queued on while it was runnable ("waited behind").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/report_model.h"
+#include "sched/observer.h"
+
+namespace cstool {
+
+// The waker a wakeup names: its thread, else the interrupt it ran in, else the idle
+// task when the CPU was known to be idle, else unknown (lost events, the CPU's first
+// events).
+WaitParty WakerOf(const WakeupEvent& w);
+
+class WakerObserver : public Observer {
+ public:
+  explicit WakerObserver(ReportModel& model) : model_(model) {}
+  uint32_t Hooks() const override {
+    return HookBit(Hook::kWakeup) | HookBit(Hook::kCpuCurrent) | HookBit(Hook::kMigrate) |
+           HookBit(Hook::kTraceEnd);
+  }
+  void OnWakeup(const WakeupEvent& w) override;
+  void OnCpuCurrent(const CpuCurrentEvent& e) override;
+  void OnMigrate(const Thread& t, int32_t from_cpu, int32_t to_cpu, int64_t ts) override;
+  void OnTraceEnd(int64_t ts) override;
+
+ private:
+  // A runnable thread, queued on `cpu`, whose wait is accounted up to `mark`.
+  struct Waiter {
+    const Thread* thread;
+    int32_t cpu;
+    int64_t mark;
+  };
+  struct CpuView {
+    const Thread* current = nullptr;
+    bool known = false;
+  };
+  CpuView& Cpu(int32_t cpu);
+  void AddWaiter(const Thread* t, int32_t cpu, int64_t ts);
+  void RemoveWaiter(const Thread* t);
+  // Adds the waiter's time since its mark to whatever runs on its CPU, up to `ts`.
+  void Flush(Waiter& w, int64_t ts);
+
+  ReportModel& model_;
+  std::vector<Waiter> waiters_;  // few at a time: the runnable, not running, threads
+  std::vector<CpuView> cpus_;
+};
+
+}  // namespace cstool

@@ -1,0 +1,220 @@
+// Who made each thread wait: the waker that ended each sleep ("woken by", with the
+// blocked time it ended), what ran on the CPU a runnable thread was queued on ("waited
+// behind"), and the wait spent queued on a CPU before a migration away from it.
+#include "analysis/wakers.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/report_view.h"
+#include "tests/support/sim.h"
+
+namespace cstool::testing {
+namespace {
+
+using M = Microstate;
+
+const WokenBy* FindWaker(const ThreadReport& r, int tid) {
+  for (const WokenBy& w : r.woken_by)
+    if (w.waker.thread && w.waker.thread->tid == tid) return &w;
+  return nullptr;
+}
+const WokenBy* FindWaker(const ThreadReport& r, std::string_view source) {
+  for (const WokenBy& w : r.woken_by)
+    if (!w.waker.thread && w.waker.source == source) return &w;
+  return nullptr;
+}
+int64_t Behind(const ThreadReport& r, int tid) {
+  for (const WaitedBehind& w : r.waited_behind)
+    if (w.running.thread && w.running.thread->tid == tid) return w.time_ns;
+  return -1;
+}
+int64_t Behind(const ThreadReport& r, std::string_view source) {
+  for (const WaitedBehind& w : r.waited_behind)
+    if (!w.running.thread && w.running.source == source) return w.time_ns;
+  return -1;
+}
+
+// A thread woken once by another thread and once from an interrupt: each waker gets
+// the sleep it ended; the queued time goes to what ran on the CPU meanwhile.
+TEST(Wakers, WokenByAThreadAndByAnIrq) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 11);   // 10 blocks in read; 11 runs on CPU 0
+  s.WakeBoth(300, 0, 11, 10, 0);  // 11 ends 10's 200-ns sleep
+  s.Switch(350, 0, 11, kS, 10);   // 10 waited 50 ns behind 11
+  s.Switch(400, 0, 10, kS, 0);    // blocks again; CPU 0 idle
+  s.IrqEntry(500, 0, 0);
+  s.WakeBoth(510, 0, 0, 10, 0, kFlagHardirq);  // the interrupt ends a 110-ns sleep
+  s.IrqExit(520, 0, 0);
+  s.Switch(530, 0, 0, kR, 10);  // 20 ns queued on an idle CPU
+  s.Finish(600);
+
+  const ThreadReport& r = s.Report(10);
+  ASSERT_EQ(r.woken_by.size(), 2u);
+  const WokenBy* by_thread = FindWaker(r, 11);
+  ASSERT_NE(by_thread, nullptr);
+  EXPECT_EQ(by_thread->wakeups, 1u);
+  EXPECT_EQ(by_thread->blocked_ns, 200);
+  const WokenBy* by_irq = FindWaker(r, "irq:24 virtio0");
+  ASSERT_NE(by_irq, nullptr);
+  EXPECT_EQ(by_irq->wakeups, 1u);
+  EXPECT_EQ(by_irq->blocked_ns, 110);
+  // The blocked times are exactly the sleeps the microstates count.
+  EXPECT_EQ(s.Micro(10, M::kSleep), 200 + 110);
+  EXPECT_EQ(r.woken_by.front().waker.thread, by_thread->waker.thread);  // largest first
+  EXPECT_EQ(Behind(r, 11), 50);
+  EXPECT_EQ(Behind(r, kPartyIdle), 20);
+  EXPECT_EQ(r.waited_behind.size(), 2u);
+}
+
+// A softirq waker whose entry the trace did not show is named by the context only.
+TEST(Wakers, AnIrqWakerWithoutItsEntryIsNamedByItsContext) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(100, 0, 10, kS, 0);
+  s.WakeBoth(200, 0, 0, 10, 0, kFlagSoftirq);
+  s.Switch(210, 0, 0, kR, 10);
+  s.Finish(300);
+  const WokenBy* w = FindWaker(s.Report(10), "softirq");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->blocked_ns, 100);
+}
+
+// After lost events on a CPU nothing is known of what runs there: a wakeup from its
+// task context names an unknown waker, and the wait there is behind "unknown".
+TEST(Wakers, AWakerAfterLostEventsIsUnknown) {
+  Sim s;
+  s.Switch(0, 1, 0, kR, 10);
+  s.Switch(100, 1, 10, kS, 0);
+  s.Lost(150, 1, 5);
+  s.WakeBoth(200, 1, 0, 10, 1);  // pid 0 but not idle as far as anyone knows
+  s.Switch(260, 1, 0, kR, 10);
+  s.Finish(300);
+  const ThreadReport& r = s.Report(10);
+  const WokenBy* w = FindWaker(r, kPartyUnknown);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->blocked_ns, 100);
+  EXPECT_EQ(Behind(r, kPartyUnknown), 60);
+}
+
+// A thread asleep when the trace began: its first wakeup ends a sleep whose start is
+// the trace's (its unknown time), and names the waker all the same.
+TEST(Wakers, ASleepCrossingTheTraceStartIsOwedToItsWaker) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 11);
+  s.Tick(1, 1, 10, 0);  // 10 seen once on CPU 1 at the trace start... then asleep
+  s.Switch(2, 1, 10, kS, 0);
+  s.WakeBoth(100, 0, 11, 12, 0);  // 12 never seen before: asleep since the trace began
+  s.Switch(120, 0, 11, kS, 12);
+  s.Finish(200);
+  const ThreadReport& r = s.Report(12);
+  const WokenBy* w = FindWaker(r, 11);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->blocked_ns, 100);  // from the trace's first event
+  EXPECT_EQ(s.Report(12).thread->first_ts, 0);
+}
+
+// A waker that exits, and a new thread that reuses its tid and wakes the same sleeper:
+// two wakers, never merged.
+TEST(Wakers, AReusedTidIsAnotherWaker) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(10, 0, 10, kS, 11);
+  s.WakeBoth(50, 0, 11, 10, 1);  // the first 11 wakes 10 (to CPU 1)
+  s.Switch(55, 1, 0, kR, 10);
+  s.Exit(60, 0, 11);
+  s.Switch(70, 0, 11, kStateDead, 0);  // and is gone
+  s.Switch(80, 1, 10, kS, 0);
+  s.Switch(90, 0, 0, kR, 12);
+  s.Fork(100, 0, 12, 11, false);  // a new 11
+  s.WakeBoth(110, 0, 12, 11, 0, 0);
+  s.Switch(120, 0, 12, kS, 11);
+  s.WakeBoth(200, 0, 11, 10, 1);  // the new 11 wakes 10
+  s.Finish(300);
+
+  const ThreadReport& r = s.Report(10);
+  ASSERT_EQ(r.woken_by.size(), 2u);
+  EXPECT_NE(r.woken_by[0].waker.thread, r.woken_by[1].waker.thread);
+  EXPECT_EQ(r.woken_by[0].waker.thread->tid, 11);
+  EXPECT_EQ(r.woken_by[1].waker.thread->tid, 11);
+  EXPECT_EQ(r.woken_by[0].blocked_ns, 120);  // 80 .. 200: the new one's, largest first
+  EXPECT_EQ(r.woken_by[1].blocked_ns, 40);   // 10 .. 50
+}
+
+// Per process, wakers and runners are processes: two threads of one process waking the
+// same sleeper share one entry.
+TEST(Wakers, ProcessTotalsGroupWakersByProcess) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{10, 10}, {20, 20}, {21, 20}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 20);
+  s.Switch(10, 1, 0, kR, 10);
+  s.Switch(20, 1, 10, kS, 0);
+  s.WakeBoth(50, 0, 20, 10, 1);  // 30 ns
+  s.Switch(60, 1, 0, kR, 10);
+  s.Switch(70, 1, 10, kS, 0);
+  s.Switch(80, 0, 20, kS, 21);
+  s.WakeBoth(100, 0, 21, 10, 1);  // 30 ns
+  s.Switch(110, 1, 0, kR, 10);
+  s.Finish(200);
+  ViewOptions options;
+  options.all_threads = true;
+  ReportView view = BuildView(s.model(), s.syscalls(), options);
+  const ProcessTotals* p = nullptr;
+  for (const ProcessTotals& q : view.processes)
+    if (q.pid == 10) p = &q;
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->sum.woken_by.size(), 1u);
+  EXPECT_EQ(p->sum.woken_by[0].waker.thread->tgid, 20);
+  EXPECT_EQ(p->sum.woken_by[0].wakeups, 2u);
+  EXPECT_EQ(p->sum.woken_by[0].blocked_ns, 60);
+  EXPECT_EQ(s.Report(10).woken_by.size(), 2u);  // per thread: two wakers
+}
+
+// Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
+// pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
+TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {
+  Sim s;
+  s.Switch(0, 1, 12, kS, 0);  // CPU 1 idle from the start
+  s.Switch(5, 0, 0, kR, 10);
+  s.Switch(100, 0, 10, kR, 11, /*preempt=*/true);  // 10 queued on CPU 0 behind 11
+  s.Migrate(150, 1, 0, 10, 0, 1);                  // pulled to idle CPU 1
+  s.Switch(170, 1, 0, kR, 10);
+  s.Finish(300);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 70);
+  EXPECT_EQ(r.wait_before_migration_preempted_ns, 50);
+  EXPECT_EQ(r.wait_before_migration_wakeup_ns, 0);
+  EXPECT_EQ(r.migrations, 1u);
+  ASSERT_EQ(r.migration_pairs.size(), 1u);
+  EXPECT_EQ((r.migration_pairs.at({0, 1})), 1u);
+  EXPECT_EQ(Behind(r, 11), 50);
+  EXPECT_EQ(Behind(r, kPartyIdle), 20);
+}
+
+// Moved twice while queued after a wakeup: each move ends a pre-migration part; the
+// wakeup's own placement (between sched_waking and sched_wakeup) is not one.
+TEST(Wakers, PreMigrationWaitAddsUpOverMovesButNotTheWakeupsPlacement) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 13);  // CPU 1 busy throughout
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 11);
+  s.Wake(200, 0, 11, 10, 0);        // sched_waking: still on CPU 0
+  s.Migrate(201, 0, 11, 10, 0, 1);  // select_task_rq() picks CPU 1: placement
+  s.Wake(202, 0, 11, 10, 1, 0, WakeupKind::kWakeup);
+  s.Migrate(260, 0, 11, 10, 1, 0);  // queued on CPU 1 for 60 ns, moved
+  s.Migrate(300, 1, 13, 10, 0, 1);  // queued on CPU 0 for 40 ns, moved back
+  s.Switch(320, 1, 13, kS, 10);
+  s.Finish(400);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 120);
+  EXPECT_EQ(r.wait_before_migration_wakeup_ns, 60 + 40);
+  EXPECT_EQ(r.migrations, 3u);
+  EXPECT_EQ((r.migration_pairs.at({0, 1})), 2u);
+  EXPECT_EQ((r.migration_pairs.at({1, 0})), 1u);
+}
+
+}  // namespace
+}  // namespace cstool::testing
