@@ -259,120 +259,109 @@ int Stall(long busy_ms, long stall_ms) {
   busy(busy_ms);
   std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
   busy(busy_ms);
-  void FutexWait(std::atomic<int> & word, int while_value) {
-    while (word.load() == while_value)
-      syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, while_value, nullptr,
-              nullptr, 0);
-  }
-  void FutexWake(std::atomic<int> & word) {
-    word.store(1);
-    syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-  }
+  return 0;
+}
 
-  // Polls /proc until thread `tid` of this process is asleep (state S), for up to 1 s.
-  void WaitUntilAsleep(pid_t tid) {
-    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (std::chrono::steady_clock::now() < end) {
-      FILE* f = std::fopen(path.c_str(), "r");
-      if (!f) return;
-      char line[512] = {};
-      const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
-      std::fclose(f);
-      const char* close = std::strrchr(line, ')');  // the state follows "(comm) "
-      if (n == 0 || !close || close[1] == '\0' || close[2] == 'S') return;
-      sched_yield();  // it may be waiting for this CPU
+void FutexWait(std::atomic<int>& word, int while_value) {
+  while (word.load() == while_value)
+    syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, while_value, nullptr,
+            nullptr, 0);
+}
+void FutexWake(std::atomic<int>& word) {
+  word.store(1);
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+// Polls /proc until thread `tid` of this process is asleep (state S), for up to 1 s.
+void WaitUntilAsleep(pid_t tid) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (std::chrono::steady_clock::now() < end) {
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return;
+    char line[512] = {};
+    const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(line, ')');  // the state follows "(comm) "
+    if (n == 0 || !close || close[1] == '\0' || close[2] == 'S') return;
+    sched_yield();  // it may be waiting for this CPU
+  }
+}
+
+// A wakeup chain with known answers, `rounds` times: thread chain-a wakes chain-b
+// through a pipe, chain-b wakes chain-c through a futex, chain-c spins `ms` ms, then
+// wakes chain-b (futex), which wakes chain-a (pipe). chain-a's wall time is the chain's.
+// chain-a and chain-b share CPU 0 and chain-c has CPU 1 (with two CPUs or more), so that
+// chain-b sleeps while chain-c spins instead of waiting behind it.
+int Chain(long rounds, long ms) {
+  int to_b[2], to_a[2];
+  if (pipe(to_b) != 0 || pipe(to_a) != 0) {
+    std::perror("pipe");
+    return 1;
+  }
+  std::vector<std::atomic<int>> b_to_c(rounds), c_to_b(rounds);
+  std::atomic<pid_t> a_tid{0};
+  std::thread c([&] {
+    pthread_setname_np(pthread_self(), "chain-c");
+    PinToCpu(std::thread::hardware_concurrency() >= 2 ? 1 : -1);
+    for (long r = 0; r < rounds; ++r) {
+      FutexWait(b_to_c[r], 0);
+      SpinFor(std::chrono::milliseconds(ms));
+      FutexWake(c_to_b[r]);
     }
-  }
-
-  // A wakeup chain with known answers, `rounds` times: thread chain-a wakes chain-b
-  // through a pipe, chain-b wakes chain-c through a futex, chain-c spins `ms` ms, then
-  // wakes chain-b (futex), which wakes chain-a (pipe). chain-a's wall time is the chain's.
-  // chain-a and chain-b share CPU 0 and chain-c has CPU 1 (with two CPUs or more), so that
-  // chain-b sleeps while chain-c spins instead of waiting behind it.
-  int Chain(long rounds, long ms) {
-    int to_b[2], to_a[2];
-    if (pipe(to_b) != 0 || pipe(to_a) != 0) {
-      std::perror("pipe");
-      return 1;
+  });
+  std::thread b([&] {
+    pthread_setname_np(pthread_self(), "chain-b");
+    PinToCpu(0);
+    char x;
+    for (long r = 0; r < rounds; ++r) {
+      if (read(to_b[0], &x, 1) != 1) std::exit(1);
+      // Only once chain-a sleeps in its read does its wait depend on the rest of the
+      // chain (else it could be runnable behind chain-c instead, on a busy machine).
+      WaitUntilAsleep(a_tid.load());
+      FutexWake(b_to_c[r]);
+      FutexWait(c_to_b[r], 0);
+      if (write(to_a[1], &x, 1) != 1) std::exit(1);
     }
-    std::vector<std::atomic<int>> b_to_c(rounds), c_to_b(rounds);
-    std::atomic<pid_t> a_tid{0};
-    std::thread c([&] {
-      pthread_setname_np(pthread_self(), "chain-c");
-      PinToCpu(std::thread::hardware_concurrency() >= 2 ? 1 : -1);
-      for (long r = 0; r < rounds; ++r) {
-        FutexWait(b_to_c[r], 0);
-        SpinFor(std::chrono::milliseconds(ms));
-        FutexWake(c_to_b[r]);
-      }
-    });
-    std::thread b([&] {
-      pthread_setname_np(pthread_self(), "chain-b");
-      PinToCpu(0);
-      char x;
-      for (long r = 0; r < rounds; ++r) {
-        if (read(to_b[0], &x, 1) != 1) std::exit(1);
-        // Only once chain-a sleeps in its read does its wait depend on the rest of the
-        // chain (else it could be runnable behind chain-c instead, on a busy machine).
-        WaitUntilAsleep(a_tid.load());
-        FutexWake(b_to_c[r]);
-        FutexWait(c_to_b[r], 0);
-        if (write(to_a[1], &x, 1) != 1) std::exit(1);
-      }
-    });
-    std::thread a([&] {
-      pthread_setname_np(pthread_self(), "chain-a");
-      PinToCpu(0);
-      a_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
-      usleep(5000);  // b and c are blocked by then
-      char x = 'x';
-      for (long r = 0; r < rounds; ++r) {
-        if (write(to_b[1], &x, 1) != 1) std::exit(1);
-        if (read(to_a[0], &x, 1) != 1) std::exit(1);
-      }
-    });
-    a.join();
-    b.join();
-    c.join();
-    return 0;
-  }
+  });
+  std::thread a([&] {
+    pthread_setname_np(pthread_self(), "chain-a");
+    PinToCpu(0);
+    a_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    usleep(5000);  // b and c are blocked by then
+    char x = 'x';
+    for (long r = 0; r < rounds; ++r) {
+      if (write(to_b[1], &x, 1) != 1) std::exit(1);
+      if (read(to_a[0], &x, 1) != 1) std::exit(1);
+    }
+  });
+  a.join();
+  b.join();
+  c.join();
+  return 0;
+}
 
-  int Usage() {
-    std::fprintf(
-        stderr,
-        "usage: cstool_workload MODE [ARGS]\n"
-        "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
-        "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
-        "  pingpong N [CPU]       N pipe round trips between two threads on CPU\n"
-        "  pingrate SECS [CPU] [RATE]  ping-pong for SECS s, print round trips/s;\n"
-        "                         RATE > 0 paces it to about RATE round trips/s\n"
-        "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
-        "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
-        "  fsync DIR [N]          N times write 4 KiB to a file in DIR and fsync it (20)\n"
-        "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
-        "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
-        "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
-        "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
-        "  demo                   a mix of the above\n");
-    std::fprintf(
-        stderr,
-        "usage: cstool_workload MODE [ARGS]\n"
-        "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
-        "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
-        "  pingpong N [CPU]       N pipe round trips between two threads on CPU\n"
-        "  pingrate SECS [CPU] [RATE]  ping-pong for SECS s, print round trips/s;\n"
-        "                         RATE > 0 paces it to about RATE round trips/s\n"
-        "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
-        "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
-        "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
-        "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
-        "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
-        "  chain [ROUNDS] [MS]    chain-a wakes chain-b (pipe) wakes chain-c (futex), which\n"
-        "                         spins MS ms and wakes them back (default 1 x 20)\n"
-        "  demo                   a mix of the above\n");
-    return 2;
-  }
+int Usage() {
+  std::fprintf(
+      stderr,
+      "usage: cstool_workload MODE [ARGS]\n"
+      "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
+      "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
+      "  pingpong N [CPU]       N pipe round trips between two threads on CPU\n"
+      "  pingrate SECS [CPU] [RATE]  ping-pong for SECS s, print round trips/s;\n"
+      "                         RATE > 0 paces it to about RATE round trips/s\n"
+      "  mutex [THREADS] [ITERS] threads contend one mutex (default 4 x 500)\n"
+      "  cpubound MS [CPU]      two spinning threads share CPU for MS ms\n"
+      "  fsync DIR [N]          N times write 4 KiB to a file in DIR and fsync it (20)\n"
+      "  phases MS              sleep-heavy then CPU-bound, MS ms each\n"
+      "  spin MLOOPS [CPU]      one thread on CPU (default 0) runs MLOOPS million loops\n"
+      "  bursty [THREADS] [MS]  1 ms runs every 20 ms for MS ms (default 8 x 2000)\n"
+      "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
+      "  chain [ROUNDS] [MS]    chain-a wakes chain-b (pipe) wakes chain-c (futex), which\n"
+      "                         spins MS ms and wakes them back (default 1 x 20)\n"
+      "  demo                   a mix of the above\n");
+  return 2;
+}
 
 }  // namespace
 
