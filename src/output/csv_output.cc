@@ -23,7 +23,10 @@ class CsvOutput : public Output {
     for (const MicrostateNames& n : kMicrostateNames) header += fmt::format(",{}_ns", n.key);
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
-    header += ",causes,lost_events_touched\n";
+    header += ",causes,lost_events_touched";
+    // record -c/-V: each counter's total over the thread's counted span (empty: not counted).
+    for (const std::string& name : view.counter_names) header += ",counter:" + name;
+    header += "\n";
     os_ << header;
     for (const ThreadReport* r : view.threads) {
       const Thread& t = *r->thread;
@@ -38,7 +41,11 @@ class CsvOutput : public Output {
       std::string causes;
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
-      row += fmt::format(",{},{}\n", Quote(causes), t.lost_touched ? 1 : 0);
+      row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
+      const CounterTotals* c = view.CountersOf(t);
+      for (size_t i = 0; i < view.counter_names.size(); ++i)
+        row += c && i < c->values.size() ? fmt::format(",{}", c->values[i]) : std::string(",");
+      row += "\n";
       os_ << row;
     }
     if (view.check) RenderCheckCsv(*view.check, os_);

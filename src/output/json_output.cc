@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "counters/derived_metrics.h"
 #include "output/check_output.h"
 #include "output/output.h"
 
@@ -67,6 +68,28 @@ nlohmann::json IrqsJson(const ThreadReport& r) {
   return j;
 }
 
+// record -c/-V: a thread's or process's counts over its counted span, per second of it,
+// and the metrics derived from them.
+nlohmann::json CountersJson(const ReportView& view, const CounterTotals& c) {
+  nlohmann::json values = nlohmann::json::object();
+  nlohmann::json rates = nlohmann::json::object();
+  for (size_t i = 0; i < view.counter_names.size() && i < c.values.size(); ++i) {
+    values[view.counter_names[i]] = c.values[i];
+    rates[view.counter_names[i]] = c.Rate(i);
+  }
+  nlohmann::json derived = nlohmann::json::object();
+  for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values)) derived[key] = v;
+  return {{"values", values},
+          {"per_second", rates},
+          {"derived", derived},
+          {"scaled", c.scaled},
+          {"first_ts", c.first_ts},
+          {"last_ts", c.last_ts},
+          {"span_ns", c.last_ts - c.first_ts},
+          {"samples", c.samples},
+          {"exited", c.exited}};
+}
+
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os) : os_(os) {}
@@ -113,6 +136,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["system_wide"] = t.recording.system_wide;
     trace["trace_clock"] = t.recording.trace_clock;
     if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
+    if (!view.counter_names.empty()) {
+      trace["counter_names"] = view.counter_names;
+      trace["counter_interval_ns"] = view.counter_interval_ns;
+    }
   }
 
   nlohmann::json threads = nlohmann::json::array();
@@ -135,6 +162,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"switch_placement", PlacementJson(r->placement)},
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
+    if (const CounterTotals* c = view.CountersOf(th)) j["counters"] = CountersJson(view, *c);
     threads.push_back(std::move(j));
   }
   nlohmann::json processes = nlohmann::json::array();
@@ -152,6 +180,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"irqs", IrqsJson(p.sum)},
                          {"switch_placement", PlacementJson(p.sum.placement)},
                          {"tree", SubtreeJson(view.tree.subtree[i])}});
+    if (const CounterTotals* c = view.CountersOfProcess(p.pid))
+      processes.back()["counters"] = CountersJson(view, *c);
   }
   nlohmann::json roots = nlohmann::json::array();
   for (size_t i : view.tree.roots) roots.push_back(view.processes[i].pid);

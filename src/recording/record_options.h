@@ -37,6 +37,11 @@ struct RecordOptions {
   // "none" writes v6 with the raw pages. zstd is the default: it costs the workload
   // nothing measurable (bench/record_bench) and makes files about 15 times smaller.
   std::string compression = "zstd";
+  // -c / -V: per-thread counters sampled at the start, every counter_interval_s (-T)
+  // and at each thread's exit (counters/counter_samples.h); empty = none.
+  std::string counters;
+  std::string virtual_counters;
+  double counter_interval_s = 0;  // -T; 0 = start and exit/end samples only
   // The compression the file is written with: "" for none (TraceFileContents).
   std::string FileCompression() const { return compression == "none" ? "" : compression; }
 };
