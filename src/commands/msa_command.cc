@@ -480,6 +480,10 @@ int MsaDriver::Run() {
         if (kernel_end) {
           end_ts = kernel_end->ts;
           machine_->Finish(end_ts);
+          if (counters_) {  // up to the kernel's window, like the interval
+            ReadCounters();
+            counters_read_ = true;
+          }
           EmitInterval(end_ts, kernel_end);
           reason = "count";
           break;
