@@ -42,7 +42,7 @@ constexpr long kBytes = 1 << 20;
 // CPU work, so that the switches' own cost (task-clock starts and stops a few
 // microseconds away from the sched_switch events) stays well inside 1 % of the on-CPU
 // time.
-constexpr long kMloops = 100;
+constexpr long kMloops = 300;
 // Faults the worker takes besides its pages between release and stop: the first touch
 // of a stack page by a call deeper than any before (getrusage, mmap, sched_setaffinity,
 // write). Measured: 0-2.
