@@ -24,10 +24,18 @@ RunFn SetupMsa(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("-o,--output", options->output,
                  "Also save the raw trace to this file (trace.dat v6, for cstool report)");
+  sub.add_option("-c,--counters", options->counters,
+                 "Per-thread counters as columns: perf events, comma-separated (instructions, "
+                 "cycles, cache-misses, branch-misses, rNNNN; task-clock, page-faults, "
+                 "major-faults, cpu-migrations, context-switches)");
+  sub.add_option("-V,--virtual-counters", options->virtual_counters,
+                 "Virtual counters as columns: read-bytes, write-bytes (per thread, from "
+                 "/proc), energy (RAPL package energy of the machine)");
   sub.footer(
       "Examples:\n"
       "  cstool msa 1234\n"
       "  cstool msa $(pgrep -n server) -T 0.5 -n 4 --format json\n"
+      "  cstool msa 1234 -c task-clock,page-faults,context-switches -V write-bytes\n"
       "Stops when the process exits (printing totals), after -n intervals, or on "
       "SIGINT/SIGTERM.");
   return [options](Messages& messages) -> int {

@@ -79,6 +79,16 @@ RunFn SetupRecord(CLI::App& sub) {
     recover_option->excludes(sub.get_option(name));
   recover_option->excludes(command);
   recover_option->excludes(duration);
+  sub.add_option("-c,--counters", options->counters,
+                 "Per-thread counters stored with the trace: perf events, comma-separated "
+                 "(instructions, cycles, cache-misses, branch-misses, rNNNN; task-clock, "
+                 "page-faults, major-faults, cpu-migrations, context-switches)");
+  sub.add_option("-V,--virtual-counters", options->virtual_counters,
+                 "Per-thread virtual counters stored with the trace: read-bytes, write-bytes "
+                 "(from /proc/PID/task/TID/io)");
+  sub.add_option("-T,--counter-interval", options->counter_interval_s,
+                 "Also sample the counters every this many seconds (default: at the start and "
+                 "at each thread's exit or the end)");
   for (const char* name :
        {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress",
         "--flight", "--trigger", "--max-dumps", "--max-size", "--recover"})
@@ -88,6 +98,7 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.footer(
       "Examples:\n"
       "  cstool record -- ./server --port 8080\n"
+      "  cstool record -c task-clock,page-faults,context-switches -V write-bytes -- ./prog\n"
       "  cstool record -p 1234 -N 10 -o server.dat\n"
       "  cstool record -a -C 0 -N 2.5\n"
       "  cstool record --recover trace.dat   # after the recorder was killed\n"

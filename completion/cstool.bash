@@ -74,6 +74,21 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "timer ipi nmi" -- "$cur")
       return 0
       ;;
+    -c | --counters | -V | --virtual-counters)
+      # A comma-separated list: complete the name after the last comma.
+      local names="instructions cycles cache-references cache-misses branches branch-misses \
+        task-clock page-faults minor-faults major-faults cpu-migrations context-switches"
+      [[ $prev == -V || $prev == --virtual-counters ]] && names="read-bytes write-bytes energy"
+      local head=
+      [[ $cur == *,* ]] && head=${cur%,*},
+      mapfile -t COMPREPLY < <(compgen -P "$head" -W "$names" -- "${cur##*,}")
+      compopt -o nospace 2>/dev/null
+      return 0
+      ;;
+    -T | --interval | --counter-interval)
+      COMPREPLY=()
+      return 0
+      ;;
     --timeline-format)
       mapfile -t COMPREPLY < <(compgen -W "auto json proto" -- "$cur")
       return 0

@@ -70,6 +70,9 @@ std::vector<MsaRow> AggregateByProcess(const std::vector<MsaRow>& thread_rows) {
     p.voluntary += t.voluntary;
     p.involuntary += t.involuntary;
     p.syscalls += t.syscalls;
+    if (p.counters.size() < t.counters.size()) p.counters.resize(t.counters.size());
+    for (size_t i = 0; i < t.counters.size(); ++i) p.counters[i] += t.counters[i];
+    p.counters_scaled = p.counters_scaled || t.counters_scaled;
     for (const auto& [label, n] : t.causes) causes[t.pid][label] += n;
   }
   std::vector<MsaRow> out;

@@ -37,6 +37,10 @@ struct MsaRow {
   uint64_t involuntary = 0;
   uint64_t syscalls = 0;                                 // completed in the interval
   std::vector<std::pair<std::string, uint64_t>> causes;  // largest count first
+  // -c/-V: the row's counts in the interval, one per MsaFrame::counter_names (empty
+  // when the thread was not counted); scaled: multiplexed, the values are estimates.
+  std::vector<uint64_t> counters;
+  bool counters_scaled = false;
 
   // The most frequent switch cause, or "-" when there was no switch.
   std::string TopCause() const { return causes.empty() ? "-" : causes.front().first; }
@@ -70,6 +74,11 @@ struct MsaFrame {
   std::optional<KernelSwitchSnapshot> kernel_attach;
   std::optional<KernelSwitchSnapshot> kernel_end;
   std::string end_reason;  // total: "exited", "signal", "count"
+  // -c/-V: the counter columns of the rows, and when they were read (the interval's
+  // cut, up to the cut margin after end_ns).
+  std::vector<std::string> counter_names;
+  int64_t counters_ts = 0;
+  std::optional<uint64_t> energy_uj;  // -V energy: the package energy in the frame
 };
 
 // Fills row.shares from row.ns.

@@ -183,6 +183,34 @@ bool SelectsThread(const ViewOptions& options, const Thread& t) {
   return t.tracked || options.all_threads || !options.pids.empty() || !options.tids.empty();
 }
 
+namespace {
+
+// record -c/-V: the totals of the counted threads, and their sums over the shown
+// threads of each process.
+void AddCounters(ReportView& view) {
+  const RecordingInfo& info = view.model->trace.recording;
+  if (!view.model->trace.has_recording_info || info.perf_counters.is_null()) return;
+  CounterRecording recording;
+  try {
+    recording = info.perf_counters.get<CounterRecording>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("counter samples: malformed JSON: ") + e.what());
+  }
+  view.counter_names = recording.names;
+  view.counter_interval_ns = recording.interval_ns;
+  for (CounterTotals& t : TotalsByThread(recording))
+    view.thread_counters.emplace(t.tid, std::move(t));
+  std::vector<CounterTotals> shown;
+  for (const ThreadReport* r : view.threads)
+    if (const CounterTotals* c = view.CountersOf(*r->thread); c && PidKnown(*r->thread)) {
+      shown.push_back(*c);
+      shown.back().tgid = r->thread->tgid;
+    }
+  for (CounterTotals& p : SumByProcess(shown)) view.process_counters.emplace(p.tgid, std::move(p));
+}
+
+}  // namespace
+
 ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                      const ViewOptions& options) {
   auto table = SortTable();
@@ -256,6 +284,7 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   });
   view.tree = BuildProcessTree(view.processes);
   if (options.tree) OrderAsTree(view);
+  AddCounters(view);
   return view;
 }
 

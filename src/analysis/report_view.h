@@ -9,6 +9,7 @@
 
 #include "analysis/process_tree.h"
 #include "analysis/report_model.h"
+#include "counters/counter_samples.h"
 #include "model/syscall_table.h"
 
 namespace cstool {
@@ -51,6 +52,21 @@ struct ReportView {
   uint32_t ungrouped_threads = 0;        // threads whose process is not known
 
   std::unordered_map<int32_t, int32_t> ppids;  // pid -> ppid of `processes`
+
+  // record -c/-V: the counter columns, each counted thread's totals (by tid) and their
+  // sums per process over the shown threads (by pid). Empty without counters.
+  std::vector<std::string> counter_names;
+  int64_t counter_interval_ns = 0;
+  std::unordered_map<int32_t, CounterTotals> thread_counters;
+  std::unordered_map<int32_t, CounterTotals> process_counters;
+  const CounterTotals* CountersOf(const Thread& t) const {
+    auto it = thread_counters.find(t.tid);
+    return it == thread_counters.end() ? nullptr : &it->second;
+  }
+  const CounterTotals* CountersOfProcess(int32_t pid) const {
+    auto it = process_counters.find(pid);
+    return it == process_counters.end() ? nullptr : &it->second;
+  }
 
   // The parent of the process of `t` (0: unknown).
   int32_t PpidOf(const Thread& t) const {

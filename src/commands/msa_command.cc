@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -22,6 +23,9 @@
 #include "base/errors.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
+#include "counters/event_list.h"
+#include "counters/thread_counters.h"
+#include "counters/virtual_counters.h"
 #include "decode/event_decoder.h"
 #include "decode/merge.h"
 #include "format/trace_file_writer.h"
@@ -81,13 +85,28 @@ std::vector<int32_t> TidsOf(const ProcSeed& seed) {
   return tids;
 }
 
+// One thread's counter values and whether any was scaled.
+struct Counts {
+  std::vector<uint64_t> values;
+  bool scaled = false;
+};
+
 class MsaDriver {
  public:
   MsaDriver(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages)
       : o_(options),
         messages_(messages),
         interval_ns_(static_cast<int64_t>(std::llround(options.interval_s * 1e9))),
-        output_(MakeMsaOutput(options.format, out, in_place)) {}
+        output_(MakeMsaOutput(options.format, out, in_place)) {
+    if (!options.counters.empty() || !options.virtual_counters.empty()) {
+      std::vector<VirtualCounter> virtuals;
+      if (!options.virtual_counters.empty()) virtuals = ParseVirtualList(options.virtual_counters);
+      for (const VirtualCounter& v : virtuals) energy_ = energy_ || !v.per_thread();
+      counters_.emplace(
+          options.counters.empty() ? std::vector<CounterEvent>{} : ParseEventList(options.counters),
+          std::move(virtuals));
+    }
+  }
 
   int Run();
 
@@ -108,6 +127,12 @@ class MsaDriver {
   void EmitTotal(int64_t end, const std::string& reason,
                  std::optional<KernelSwitchSnapshot> kernel_end);
   void SaveTrace(int64_t end_ts);
+  // -c/-V: counting groups on the tracked threads not counted yet.
+  void FollowThreads();
+  // Reads the counters: the counts since the last read per tid into interval_counts_,
+  // the counts since each thread was followed into total_counts_.
+  void ReadCounters();
+  void AddCounters(MsaFrame& f, const std::map<int32_t, Counts>& counts) const;
 
   const MsaOptions& o_;
   Messages& messages_;
@@ -137,6 +162,14 @@ class MsaDriver {
   uint64_t lost_total_ = 0;
   std::optional<KernelSwitchSnapshot> kernel_attach_;
   std::unique_ptr<ProcessExitFd> exit_fd_;
+
+  std::optional<ThreadCounters> counters_;
+  bool energy_ = false;
+  std::map<int32_t, Counts> last_counts_;      // cumulative, per tid, at the last read
+  std::map<int32_t, Counts> interval_counts_;  // since the interval began
+  int64_t counters_ts_ = 0;
+  bool counters_read_ = false;  // read at the current interval's end already
+  std::optional<uint64_t> energy_start_, energy_interval_start_, energy_now_;
 };
 
 void MsaDriver::SetUp() {
@@ -250,7 +283,49 @@ bool MsaDriver::Attach() {
   machine_->AddObserver(&interval_stats_);
   machine_->AddObserver(&total_stats_);
   interval_start_ = attach_ts_;
+  if (counters_) {
+    for (const ThreadSeed& t : seed->threads) counters_->Follow(t.tgid, t.tid);
+    FollowThreads();
+    if (energy_) energy_start_ = energy_interval_start_ = ReadPackageEnergyUj();
+  }
   return true;
+}
+
+void MsaDriver::FollowThreads() {
+  if (!counters_ || !machine_) return;
+  for (const Thread& t : machine_->threads())
+    if (t.tracked && !t.exiting && !counters_->Followed(t.tid))
+      counters_->Follow(t.tgid != 0 ? t.tgid : t.tid, t.tid);
+}
+
+void MsaDriver::ReadCounters() {
+  if (!counters_) return;
+  counters_ts_ = MonotonicNowNs();
+  for (ThreadReading& r : counters_->ReadAll(counters_ts_)) {
+    Counts& last = last_counts_[r.tid];
+    Counts& interval = interval_counts_[r.tid];
+    interval.values.resize(r.values.size());
+    last.values.resize(r.values.size());
+    for (size_t i = 0; i < r.values.size(); ++i) {
+      interval.values[i] += r.values[i] >= last.values[i] ? r.values[i] - last.values[i] : 0;
+      last.values[i] = r.values[i];
+    }
+    interval.scaled = interval.scaled || r.scaled;
+    last.scaled = last.scaled || r.scaled;
+  }
+  if (energy_) energy_now_ = ReadPackageEnergyUj();
+}
+
+void MsaDriver::AddCounters(MsaFrame& f, const std::map<int32_t, Counts>& counts) const {
+  if (!counters_) return;
+  f.counter_names = counters_->names();
+  f.counters_ts = counters_ts_;
+  for (MsaRow& r : f.rows) {
+    auto it = counts.find(r.tid);
+    if (it == counts.end()) continue;
+    r.counters = it->second.values;
+    r.counters_scaled = it->second.scaled;
+  }
 }
 
 std::optional<KernelSwitchSnapshot> MsaDriver::ReadWindowEnd() {
@@ -281,12 +356,19 @@ MsaFrame MsaDriver::Frame(MsaFrame::Kind kind, const IntervalStatsObserver& stat
   f.wall_offset_ns = wall_offset_;
   f.per_process = o_.per_process;
   f.rows = BuildThreadRows(stats.stats(), machine_->threads(), syscalls_);
+  AddCounters(f, kind == MsaFrame::Kind::kTotal ? last_counts_ : interval_counts_);
   if (o_.per_process) f.rows = AggregateByProcess(f.rows);
+  if (energy_ && energy_now_) {
+    const auto& from = kind == MsaFrame::Kind::kTotal ? energy_start_ : energy_interval_start_;
+    if (from) f.energy_uj = *energy_now_ >= *from ? *energy_now_ - *from : 0;
+  }
   return f;
 }
 
 void MsaDriver::EmitInterval(int64_t end, std::optional<KernelSwitchSnapshot> kernel_end) {
   ++intervals_;
+  if (!counters_read_) ReadCounters();
+  counters_read_ = false;
   MsaFrame f = Frame(MsaFrame::Kind::kInterval, interval_stats_, interval_start_, end);
   f.lost_events = lost_interval_;
   if (intervals_ == 1) f.kernel_attach = kernel_attach_;
@@ -295,10 +377,14 @@ void MsaDriver::EmitInterval(int64_t end, std::optional<KernelSwitchSnapshot> ke
   interval_stats_.Reset(end);
   interval_start_ = end;
   lost_interval_ = 0;
+  interval_counts_.clear();
+  energy_interval_start_ = energy_now_;
 }
 
 void MsaDriver::EmitTotal(int64_t end, const std::string& reason,
                           std::optional<KernelSwitchSnapshot> kernel_end) {
+  // After a signal the last partial interval is not shown: its counts are in the total.
+  ReadCounters();
   MsaFrame f = Frame(MsaFrame::Kind::kTotal, total_stats_, attach_ts_, end);
   f.lost_events = lost_total_;
   f.kernel_attach = kernel_attach_;
@@ -358,7 +444,9 @@ int MsaDriver::Run() {
   for (;;) {
     // Sleep until the interval's cut time, a filling buffer, the process's exit or a
     // signal: an idle target costs one wake-up per interval.
-    const int64_t deadline = next_end + kCutMarginNs;
+    // With counters, wake at the interval's end to read them as close to it as possible;
+    // the cut itself waits for the margin.
+    const int64_t deadline = counters_ && !counters_read_ ? next_end : next_end + kCutMarginNs;
     int64_t wait = deadline - MonotonicNowNs();
     if (exit_fd < 0) wait = std::min(wait, kExitCheckNs);
     bool exited = false;
@@ -377,9 +465,14 @@ int MsaDriver::Run() {
       }
       break;
     }
+    if (counters_ && !counters_read_ && MonotonicNowNs() >= next_end) {
+      ReadCounters();
+      counters_read_ = true;
+    }
     DrainAll();
     const int64_t t = MonotonicNowNs();
     Process(std::min(t - kCutMarginNs, next_end), nullptr);
+    FollowThreads();
     if (t >= next_end + kCutMarginNs) {
       if (o_.count != 0 && intervals_ + 1 == o_.count) {
         // The last interval ends where the kernel's counters are read, exactly.
@@ -387,6 +480,10 @@ int MsaDriver::Run() {
         if (kernel_end) {
           end_ts = kernel_end->ts;
           machine_->Finish(end_ts);
+          if (counters_) {  // up to the kernel's window, like the interval
+            ReadCounters();
+            counters_read_ = true;
+          }
           EmitInterval(end_ts, kernel_end);
           reason = "count";
           break;
@@ -429,6 +526,8 @@ void ValidateMsaOptions(const MsaOptions& o) {
   if (o.buffer_kb == 0) throw Error("buffer size must be at least 1 KiB", ExitCode::kUsage);
   if (!o.output.empty() && std::filesystem::is_directory(o.output))
     throw Error(fmt::format("output '{}' is a directory", o.output), ExitCode::kUsage);
+  if (!o.counters.empty()) ParseEventList(o.counters);
+  if (!o.virtual_counters.empty()) ParseVirtualList(o.virtual_counters);
 }
 
 int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages) {
@@ -436,6 +535,7 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages
   if (!ProcessExists(options.pid) || ProcessGone(options.pid))
     throw Error(fmt::format("no such process: {}", options.pid), ExitCode::kUsage);
   TracefsSession::CheckAccess();
+  if (!options.counters.empty()) ProbeEvents(ParseEventList(options.counters));
   if (!options.output.empty()) {
     // Fail now, not at the end, if the output cannot be created.
     std::string probe = options.output + ".tmp";

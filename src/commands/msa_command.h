@@ -21,6 +21,12 @@
 // and ts <= W (end). A switch of the target inside [t0, W] would be ambiguous, so the
 // read is repeated until a window holds none (or lost events), a few times at most;
 // the snapshot says whether it is exact.
+//
+// Counters (-c/-V): one perf group per thread, opened for the threads at attach and for
+// each thread the state machine starts tracking (new threads and forked processes) at
+// the next wake-up of the loop; read when the loop wakes at an interval's end (before
+// the cut margin), and the reading time is shown. A thread born and gone between two
+// wake-ups is not counted.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +50,8 @@ struct MsaOptions {
   std::string format = "table";
   std::string output;  // -o: also save the raw trace (trace.dat v6)
   size_t buffer_kb = 4096;
+  std::string counters;          // -c: perf events per thread (counters/event_list.h)
+  std::string virtual_counters;  // -V: read-bytes, write-bytes, energy
 };
 
 // Throws cstool::Error (usage) for invalid options.

@@ -77,6 +77,8 @@ struct RecordingInfo {
   std::vector<AttachSeed> attach_seeds;     // -p: the targets' threads before tracing
   int64_t attach_seed_ts = 0;               // trace-clock time after they were read
   nlohmann::json kernel_counters;  // the kernel's own per-thread counters, null when absent
+  // record -c/-V: per-thread counter samples (counters/counter_samples.h), null when absent.
+  nlohmann::json perf_counters;
   // Assembled by `record --recover` from what a killed recording left: no end, no loss
   // statistics, no kernel counters; the pages read before the kill.
   bool recovered = false;
@@ -113,6 +115,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, com
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
                                                 threads, untraced_tids, missing_events, child,
                                                 attach_seeds, attach_seed_ts, kernel_counters,
-                                                recovered, window_start_ts, trigger, ended_early)
+                                                perf_counters, recovered, window_start_ts, trigger,
+                                                ended_early)
 
 }  // namespace cstool

@@ -31,9 +31,11 @@ class CsvOutput : public Output {
     header += ",voluntary,involuntary";
     for (auto key : kPreemptedAtKeys) header += fmt::format(",preempted_at_{}", key);
     // causes and lost_events_touched come after the wakers' columns, as before they came;
-    // record --stacks adds "CAUSE @ SITE=COUNT/BLOCKED_NS;..." (most blocked time first).
+    // record -c/-V adds each counter's total over the thread's counted span (empty: not
+    // counted), record --stacks "CAUSE @ SITE=COUNT/BLOCKED_NS;..." (most blocked time first).
     header +=
         ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched";
+    for (const std::string& name : view.counter_names) header += ",counter:" + name;
     const bool sites = view.model->has_stacks;
     header += sites ? ",blocking_sites\n" : "\n";
     os_ << header;
@@ -62,6 +64,9 @@ class CsvOutput : public Output {
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
       row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
+      const CounterTotals* c = view.CountersOf(t);
+      for (size_t i = 0; i < view.counter_names.size(); ++i)
+        row += c && i < c->values.size() ? fmt::format(",{}", c->values[i]) : std::string(",");
       if (sites) {
         std::string text;
         for (const BlockingSiteRow& s : BlockingSites(*view.model, *r))

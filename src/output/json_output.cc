@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "analysis/blocking_site.h"
+#include "counters/derived_metrics.h"
 #include "output/check_output.h"
 #include "output/output.h"
 
@@ -137,6 +138,28 @@ nlohmann::json MigrationPairsJson(const ThreadReport& r) {
   return j;
 }
 
+// record -c/-V: a thread's or process's counts over its counted span, per second of it,
+// and the metrics derived from them.
+nlohmann::json CountersJson(const ReportView& view, const CounterTotals& c) {
+  nlohmann::json values = nlohmann::json::object();
+  nlohmann::json rates = nlohmann::json::object();
+  for (size_t i = 0; i < view.counter_names.size() && i < c.values.size(); ++i) {
+    values[view.counter_names[i]] = c.values[i];
+    rates[view.counter_names[i]] = c.Rate(i);
+  }
+  nlohmann::json derived = nlohmann::json::object();
+  for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values)) derived[key] = v;
+  return {{"values", values},
+          {"per_second", rates},
+          {"derived", derived},
+          {"scaled", c.scaled},
+          {"first_ts", c.first_ts},
+          {"last_ts", c.last_ts},
+          {"span_ns", c.last_ts - c.first_ts},
+          {"samples", c.samples},
+          {"exited", c.exited}};
+}
+
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os) : os_(os) {}
@@ -188,6 +211,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
                               {"window_end_ts", t.recording.end_ts},
                               {"trigger", t.recording.trigger}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
+    if (!view.counter_names.empty()) {
+      trace["counter_names"] = view.counter_names;
+      trace["counter_interval_ns"] = view.counter_interval_ns;
+    }
   }
 
   nlohmann::json threads = nlohmann::json::array();
@@ -215,6 +242,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
     if (view.model->has_stacks) j["blocking_sites"] = BlockingSitesJson(view, *r);
+    if (const CounterTotals* c = view.CountersOf(th)) j["counters"] = CountersJson(view, *c);
     threads.push_back(std::move(j));
   }
   nlohmann::json processes = nlohmann::json::array();
@@ -237,6 +265,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"waited_behind", WaitedBehindJson(p.sum, true)},
                          {"switch_placement", PlacementJson(p.sum.placement)},
                          {"tree", SubtreeJson(view.tree.subtree[i])}});
+    if (const CounterTotals* c = view.CountersOfProcess(p.pid))
+      processes.back()["counters"] = CountersJson(view, *c);
   }
   nlohmann::json roots = nlohmann::json::array();
   for (size_t i : view.tree.roots) roots.push_back(view.processes[i].pid);

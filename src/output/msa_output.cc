@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/errors.h"
+#include "counters/derived_metrics.h"
 
 namespace cstool {
 namespace {
@@ -23,6 +25,32 @@ std::string ClockTime(int64_t mono_ns, int64_t wall_offset_ns) {
 }
 
 double Round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+// The row's counters by name, whether they were scaled, and the metrics derived from them.
+void AddCountersJson(nlohmann::json& j, const MsaRow& r, const std::vector<std::string>& names) {
+  if (names.empty() || r.counters.size() != names.size()) return;
+  nlohmann::json counters = nlohmann::json::object();
+  for (size_t i = 0; i < names.size(); ++i) counters[names[i]] = r.counters[i];
+  j["counters"] = counters;
+  j["counters_scaled"] = r.counters_scaled;
+  nlohmann::json derived = nlohmann::json::object();
+  for (const auto& [key, v] : DerivedMetrics(names, r.counters)) derived[key] = v;
+  if (!derived.empty()) j["derived"] = derived;
+}
+
+// A counter in a table cell: exact up to 7 digits, then k/M/G; '*' marks a scaled value.
+std::string FormatCount(uint64_t v, bool scaled) {
+  std::string s;
+  if (v < 10000000)
+    s = std::to_string(v);
+  else if (v < 10000000000ULL)
+    s = fmt::format("{:.1f}M", v / 1e6);
+  else
+    s = fmt::format("{:.1f}G", v / 1e9);
+  return scaled ? s + "*" : s;
+}
+
+size_t CounterWidth(const std::string& name) { return std::max<size_t>(name.size(), 8); }
 
 nlohmann::json RowJson(const MsaRow& r, bool per_process) {
   nlohmann::json shares = nlohmann::json::object();
@@ -91,14 +119,26 @@ class TableMsaOutput : public MsaOutput {
     }
     out += fmt::format("{:>7} {:>7} {:<15}", "PID", f.per_process ? "NLWP" : "TID", "COMM");
     for (const MicrostateNames& n : kMicrostateNames) out += fmt::format(" {:>4}", n.column);
-    out += fmt::format(" {:>6} {:>6} {:>7} {}\n", "VCX", "ICX", "SCL", "CAUSE");
+    out += fmt::format(" {:>6} {:>6} {:>7}", "VCX", "ICX", "SCL");
+    for (const std::string& n : f.counter_names) out += fmt::format(" {:>{}}", n, CounterWidth(n));
+    out += " CAUSE\n";
+    bool scaled = false;
     for (const MsaRow& r : f.rows) {
       const int64_t second = f.per_process ? int64_t{r.threads} : int64_t{r.tid};
       out += fmt::format("{:>7} {:>7} {:<15.15}", r.pid, second, r.comm);
       for (double s : r.shares) out += fmt::format(" {:>4}", FormatShare(s));
-      out += fmt::format(" {:>6} {:>6} {:>7} {}\n", r.voluntary, r.involuntary, r.syscalls,
-                         r.TopCause());
+      out += fmt::format(" {:>6} {:>6} {:>7}", r.voluntary, r.involuntary, r.syscalls);
+      for (size_t i = 0; i < f.counter_names.size(); ++i)
+        out += fmt::format(" {:>{}}",
+                           i < r.counters.size() ? FormatCount(r.counters[i], r.counters_scaled)
+                                                 : std::string("-"),
+                           CounterWidth(f.counter_names[i]));
+      scaled = scaled || r.counters_scaled;
+      out += fmt::format(" {}\n", r.TopCause());
     }
+    if (f.energy_uj)
+      out += fmt::format("  energy: {:.3f} J (package, whole machine)\n", *f.energy_uj / 1e6);
+    if (scaled) out += "  * scaled: the counters were multiplexed, the value is an estimate\n";
     if (f.rows.empty()) out += "  (no activity of the target in this interval)\n";
     if (!in_place_ && f.kind == MsaFrame::Kind::kInterval) out += "\n";
     os_ << out;
@@ -120,7 +160,10 @@ std::string FormatShare(double p) {
 
 nlohmann::json MsaFrameToJson(const MsaFrame& f) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const MsaRow& r : f.rows) rows.push_back(RowJson(r, f.per_process));
+  for (const MsaRow& r : f.rows) {
+    rows.push_back(RowJson(r, f.per_process));
+    AddCountersJson(rows.back(), r, f.counter_names);
+  }
   nlohmann::json j;
   j["type"] = f.kind == MsaFrame::Kind::kTotal ? "total" : "interval";
   j["interval"] = f.index;
@@ -135,6 +178,11 @@ nlohmann::json MsaFrameToJson(const MsaFrame& f) {
   if (f.kernel_attach) j["kernel_attach"] = KernelJson(*f.kernel_attach);
   if (f.kernel_end) j["kernel_end"] = KernelJson(*f.kernel_end);
   if (!f.end_reason.empty()) j["end_reason"] = f.end_reason;
+  if (!f.counter_names.empty()) {
+    j["counter_names"] = f.counter_names;
+    j["counters_read_ns"] = f.counters_ts;
+  }
+  if (f.energy_uj) j["energy_uj"] = *f.energy_uj;
   return j;
 }
 

@@ -2,6 +2,7 @@
 
 #include "analysis/blocking_site.h"
 #include "base/errors.h"
+#include "counters/derived_metrics.h"
 #include "model/anomalies.h"
 #include "output/check_output.h"
 #include "output/output.h"
@@ -91,6 +92,7 @@ class TableOutput : public Output {
     if (view.processes.size() >= 2) Tree(view);
     Wakers(view);
     if (view.model->has_stacks) Sites(view);
+    if (!view.counter_names.empty()) Counters(view);
 
     os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
     for (auto [cpu, n] : t.lost_events) os_ << fmt::format(", cpu{} {}", cpu, n);
@@ -213,6 +215,37 @@ class TableOutput : public Output {
             "their stacks)\n",
             "", "", rows.size() - kMaxRows);
     }
+  }
+
+  // record -c/-V: per thread and per process, each counter's total over the counted span
+  // and its rate per second of that span; the derived metrics where their inputs were
+  // counted.
+  void Counters(const ReportView& view) {
+    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it; * scaled: "
+           "multiplexed, an estimate)\n";
+    std::string head = fmt::format("{:>8} {:>7} {:<16} {:>9}", "TID", "PID", "COMM", "SPAN(ms)");
+    for (const std::string& n : view.counter_names) head += fmt::format(" {:>14} {:>12}", n, "/s");
+    os_ << head << "  DERIVED\n";
+    auto line = [&](const std::string& id1, const std::string& id2, const std::string& comm,
+                    const CounterTotals& c) {
+      std::string out = fmt::format("{:>8} {:>7} {:<16} {:>9.3f}", id1, id2, comm.substr(0, 16),
+                                    static_cast<double>(c.last_ts - c.first_ts) / 1e6);
+      for (size_t i = 0; i < view.counter_names.size(); ++i)
+        out += fmt::format(
+            " {:>14} {:>12}",
+            i < c.values.size() ? fmt::format("{}{}", c.values[i], c.scaled ? "*" : "") : "-",
+            fmt::format("{:.1f}", c.Rate(i)));
+      std::string derived;
+      for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values))
+        derived += fmt::format("{}{} {:.3f}", derived.empty() ? "" : ", ", key, v);
+      os_ << out << "  " << (derived.empty() ? "-" : derived) << "\n";
+    };
+    for (const ThreadReport* r : view.threads)
+      if (const CounterTotals* c = view.CountersOf(*r->thread))
+        line(std::to_string(r->thread->tid), PidText(*r->thread), r->thread->comm, *c);
+    for (const ProcessTotals& p : view.processes)
+      if (const CounterTotals* c = view.CountersOfProcess(p.pid))
+        line(fmt::format("pid {}", p.pid), std::to_string(p.threads), p.comm, *c);
   }
 
   void Header(std::string_view id1, std::string_view id2) {

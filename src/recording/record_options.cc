@@ -7,6 +7,8 @@
 #include <cstdlib>
 
 #include "base/errors.h"
+#include "counters/event_list.h"
+#include "counters/virtual_counters.h"
 
 namespace cstool {
 
@@ -56,6 +58,20 @@ void ValidateRecordOptions(const RecordOptions& o) {
       std::find(o.events.begin(), o.events.end(), "sched:sched_switch") == o.events.end() &&
       std::find(o.events.begin(), o.events.end(), "sched") == o.events.end())
     throw Error("--stacks needs sched:sched_switch (add -e sched:sched_switch)", ExitCode::kUsage);
+  if (!o.counters.empty()) ParseEventList(o.counters);
+  if (!o.virtual_counters.empty()) {
+    for (const VirtualCounter& v : ParseVirtualList(o.virtual_counters))
+      if (!v.per_thread())
+        throw Error(fmt::format("record stores per-thread counters only; '{}' is system-wide (use "
+                                "`cstool msa -V {}`)",
+                                v.name, v.name),
+                    ExitCode::kUsage);
+  }
+  if (o.counter_interval_s != 0 &&
+      (!std::isfinite(o.counter_interval_s) || o.counter_interval_s < 0.01))
+    throw Error("counter interval (-T) must be at least 0.01 seconds", ExitCode::kUsage);
+  if (o.counter_interval_s != 0 && o.counters.empty() && o.virtual_counters.empty())
+    throw Error("-T samples the counters: it goes with -c or -V", ExitCode::kUsage);
   if (o.children && o.pids.empty())
     throw Error("--children goes with -p PID (a -- CMD's children are always recorded)",
                 ExitCode::kUsage);

@@ -50,6 +50,11 @@ struct RecordOptions {
   // --stacks: the kernel call chain of every sleep (S or D switch-out), and kallsyms to
   // name it. Opt-in: it costs the traced program time at every sleep (bench/record_bench).
   bool kernel_stacks = false;
+  // -c / -V: per-thread counters sampled at the start, every counter_interval_s (-T)
+  // and at each thread's exit (counters/counter_samples.h); empty = none.
+  std::string counters;
+  std::string virtual_counters;
+  double counter_interval_s = 0;  // -T; 0 = start and exit/end samples only
   // The compression the file is written with: "" for none (TraceFileContents).
   std::string FileCompression() const { return compression == "none" ? "" : compression; }
 };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -24,6 +25,9 @@
 #include "base/errors.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
+#include "counters/counter_samples.h"
+#include "counters/event_list.h"
+#include "counters/thread_counters.h"
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/kernel_capture.h"
@@ -184,6 +188,10 @@ class Recorder {
   void StopAndDrain();
   void ReapChild();
   void CollectKernelCounters();
+  // -c/-V: groups on the targets' threads not counted yet (a "start" sample each); the
+  // final values of the ones that exited; every live thread at -T and at the end.
+  void FollowCounters(int64_t now, bool with_descendants = false);
+  void SampleCounters(int64_t now, const char* kind);
   void WriteFile();
   RecordResult Result();
 
@@ -220,6 +228,10 @@ class Recorder {
   int next_dump_ = 1;
   int64_t rearm_ts_ = 0;  // a trigger hit before this is not dumped again
   bool dumps_done_ = false;
+  std::optional<ThreadCounters> counters_;
+  CounterRecording counter_samples_;
+  std::set<int> counter_processes_;  // the targets and the descendants seen so far
+  std::optional<Clock::time_point> next_counter_sample_;
 
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;  // -N
@@ -237,6 +249,20 @@ void Recorder::Prepare() {
   if (!o_.command.empty()) ResolveCommand(o_.command[0]);
   for (int pid : o_.pids)
     if (!ProcessExists(pid)) throw Error(fmt::format("no such process: {}", pid), ExitCode::kUsage);
+
+  if (!o_.counters.empty() || !o_.virtual_counters.empty()) {
+    std::vector<CounterEvent> events;
+    if (!o_.counters.empty()) {
+      events = ParseEventList(o_.counters);
+      ProbeEvents(events);
+    }
+    std::vector<VirtualCounter> virtuals;
+    if (!o_.virtual_counters.empty()) virtuals = ParseVirtualList(o_.virtual_counters);
+    counters_.emplace(std::move(events), std::move(virtuals));
+    counter_samples_.names = counters_->names();
+    counter_samples_.perf_columns = counters_->perf_columns();
+    counter_samples_.interval_ns = std::llround(o_.counter_interval_s * 1e9);
+  }
 
   online_ = OnlineCpus();
   cpus_ = o_.cpus.empty() ? online_ : o_.cpus;
@@ -466,6 +492,11 @@ void Recorder::StartTracing() {
   }
   // While tracing is live (and the child still blocked): the report cuts the trace here.
   if (kernel_) kernel_->SnapshotStart(info_.target_pids);
+  // Counting begins with tracing live, so the two see the same on-CPU time.
+  FollowCounters(MonotonicNs());
+  if (o_.counter_interval_s > 0)
+    next_counter_sample_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(o_.counter_interval_s));
   if (child_) child_->Release();
 }
 
@@ -587,9 +618,20 @@ void Recorder::WriteDump(const TriggerHit& hit, int64_t now) {
 void Recorder::ReadLoop() {
   auto last_scan = Clock::now();
   while (!ShouldStop()) {
+    bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
       last_scan = Clock::now();
+      scanned = true;
+    }
+    if (counters_) {
+      FollowCounters(MonotonicNs(), scanned);
+      if (next_counter_sample_ && Clock::now() >= *next_counter_sample_) {
+        SampleCounters(MonotonicNs(), "interval");
+        while (*next_counter_sample_ <= Clock::now())
+          *next_counter_sample_ += std::chrono::duration_cast<Clock::duration>(
+              std::chrono::duration<double>(o_.counter_interval_s));
+      }
     }
     if (flight()) FlightTick();
     UpdateBudget();
@@ -607,6 +649,10 @@ void Recorder::StopAndDrain() {
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);
+  if (counters_) {
+    FollowCounters(MonotonicNs());
+    SampleCounters(MonotonicNs(), "end");
+  }
 
   session_->Stop();
   info_.end_ts = MonotonicNs();
@@ -639,6 +685,31 @@ void Recorder::ReapChild() {
 // accounting, and keeps the kernel's counters for the file.
 void Recorder::CollectKernelCounters() {
   if (kernel_) info_.kernel_counters = kernel_->Finish();
+  if (counters_) info_.perf_counters = counter_samples_;
+}
+
+void Recorder::FollowCounters(int64_t now, bool with_descendants) {
+  for (const ThreadReading& r : counters_->ReadExited(now))
+    counter_samples_.samples.push_back({r.tid, r.tgid, r.ts, "exit", r.values, r.scaled});
+  if (with_descendants)  // the /proc walk costs more: at the thread scans only
+    for (int pid : info_.target_pids)
+      for (int child : DescendantsOf(pid)) counter_processes_.insert(child);
+  for (int pid : info_.target_pids) counter_processes_.insert(pid);
+  for (int pid : counter_processes_)
+    for (const ThreadIdentity& t : ListThreads(pid)) {
+      if (counters_->Followed(t.tid) || !counters_->Follow(t.tgid, t.tid)) continue;
+      // The group counts from zero; a start sample places that zero on the timeline
+      // (the virtual counters start where /proc was read).
+      if (std::optional<ThreadReading> r = counters_->ReadThread(t.tid, now))
+        counter_samples_.samples.push_back(
+            {r->tid, r->tgid, r->ts, r->exited ? "exit" : "start", r->values, r->scaled});
+    }
+}
+
+void Recorder::SampleCounters(int64_t now, const char* kind) {
+  for (const ThreadReading& r : counters_->ReadAll(now))
+    counter_samples_.samples.push_back(
+        {r.tid, r.tgid, r.ts, r.exited ? "exit" : kind, r.values, r.scaled});
 }
 
 // The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and

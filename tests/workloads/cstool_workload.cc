@@ -6,10 +6,13 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -341,6 +344,76 @@ int Chain(long rounds, long ms) {
   return 0;
 }
 
+// Faults, switches and I/O of the calling thread so far (getrusage RUSAGE_THREAD reads
+// the thread's own min_flt/maj_flt/nvcsw/nivcsw).
+struct ThreadUsage {
+  long faults = 0;
+  long switches = 0;
+};
+ThreadUsage OwnUsage() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return {u.ru_minflt + u.ru_majflt, u.ru_nvcsw + u.ru_nivcsw};
+}
+
+void WriteLine(const char* text) {
+  if (write(STDOUT_FILENO, text, std::strlen(text)) < 0) std::exit(1);
+}
+
+// Blocks in open(2) until someone opens the FIFO for writing.
+void AwaitFifo(const char* path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    std::perror(path);
+    std::exit(1);
+  }
+  close(fd);
+}
+
+// Known counts for the counter tests: a worker thread pinned to CPU 0 prints "ready
+// TID" and blocks opening GO_FIFO; once released it touches PAGES fresh pages (one
+// fault each, huge pages off), moves itself MOVES times between CPU 0 and 1 with
+// sched_setaffinity, writes BYTES to /dev/null, writes "done\n" to stdout and blocks
+// opening END_FIFO. Released again, it prints "final faults F switches S" (its own
+// getrusage differences since the first release) and exits.
+int Counters(long pages, long moves, long bytes, long mloops, const char* go, const char* end) {
+  std::thread worker([=] {
+    PinToCpu(0);
+    const long page = sysconf(_SC_PAGESIZE);
+    std::vector<char> chunk(4096, 'x');
+    int null_fd = open("/dev/null", O_WRONLY);
+    char line[64];
+    std::snprintf(line, sizeof(line), "ready %ld\n", static_cast<long>(syscall(SYS_gettid)));
+    WriteLine(line);
+    AwaitFifo(go);
+    const ThreadUsage begin = OwnUsage();
+    char* mem =
+        static_cast<char*>(mmap(nullptr, static_cast<size_t>(pages * page), PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    madvise(mem, static_cast<size_t>(pages * page), MADV_NOHUGEPAGE);
+    for (long i = 0; i < pages; ++i) mem[i * page] = 1;
+    for (long i = 0; i < moves; ++i) PinToCpu(static_cast<int>((i + 1) % 2));
+    for (long left = bytes; left > 0;) {
+      const long n = std::min<long>(left, static_cast<long>(chunk.size()));
+      if (write(null_fd, chunk.data(), static_cast<size_t>(n)) != n) std::exit(1);
+      left -= n;
+    }
+    volatile uint64_t x = 0;
+    for (long m = 0; m < mloops; ++m)
+      for (int i = 0; i < 1000000; ++i) x = x + static_cast<uint64_t>(i);
+    WriteLine("done\n");
+    AwaitFifo(end);
+    const ThreadUsage final_usage = OwnUsage();
+    std::snprintf(line, sizeof(line), "final faults %ld switches %ld\n",
+                  final_usage.faults - begin.faults, final_usage.switches - begin.switches);
+    WriteLine(line);
+    munmap(mem, static_cast<size_t>(pages * page));
+    close(null_fd);
+  });
+  worker.join();
+  return 0;
+}
+
 int Usage() {
   std::fprintf(
       stderr,
@@ -359,7 +432,9 @@ int Usage() {
       "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
       "  chain [ROUNDS] [MS]    chain-a wakes chain-b (pipe) wakes chain-c (futex), which\n"
       "                         spins MS ms and wakes them back (default 1 x 20)\n"
-      "  demo                   a mix of the above\n");
+      "  demo                   a mix of the above\n"
+      "  counters PAGES MOVES BYTES MLOOPS GO_FIFO END_FIFO  known faults, migrations,\n"
+      "                         bytes and CPU time of one thread, between two FIFOs\n");
   return 2;
 }
 
@@ -383,5 +458,8 @@ int main(int argc, char** argv) {
   if (mode == "stall") return Stall(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 200));
   if (mode == "chain") return Chain(Arg(argc, argv, 2, 1), Arg(argc, argv, 3, 20));
   if (mode == "spin") return Spin(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 0));
+  if (mode == "counters" && argc == 8)
+    return Counters(Arg(argc, argv, 2, 0), Arg(argc, argv, 3, 0), Arg(argc, argv, 4, 0),
+                    Arg(argc, argv, 5, 0), argv[6], argv[7]);
   return Usage();
 }

@@ -78,6 +78,17 @@ TEST(Completion, OffersNoFilesForCriticalPathValues) {
         << option;
 }
 
+// -c and -V complete the counter names after the last comma of their list.
+TEST(Completion, OffersCounterNamesInsideTheList) {
+  const std::string bin = CSTOOL_BINARY;
+  EXPECT_EQ(Complete(bin + " msa 1 -c task-clock,page", 4),
+            (std::set<std::string>{"task-clock,page-faults"}));
+  EXPECT_EQ(Complete(bin + " record -c cache", 3),
+            (std::set<std::string>{"cache-references", "cache-misses"}));
+  EXPECT_EQ(Complete(bin + " record --virtual-counters ''", 3),
+            (std::set<std::string>{"read-bytes", "write-bytes", "energy"}));
+}
+
 // --format offers exactly the formats each subcommand's --help names.
 TEST(Completion, OffersEachSubcommandsOwnFormats) {
   size_t checked = 0;

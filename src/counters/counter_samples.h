@@ -1,0 +1,61 @@
+// The counter readings a recording stores (`record -c`): per thread, one sample when
+// counting began, one every -T interval, and the final one when the thread exited or
+// the recording ended. They travel in the trace.dat file inside cstool's recording
+// info (model/recording_info.h, key "perf_counters"), so trace-cmd still reads the
+// file. Timestamps are CLOCK_MONOTONIC, the trace clock "mono": the samples sit on the
+// trace timeline.
+//
+// JSON: {"version": 1, "names": [...], "perf_columns": N, "interval_ns": T,
+//        "samples": [{"tid","tgid","ts","kind","values","scaled"}, ...], "notes": [...]}
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cstool {
+
+struct CounterSample {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int64_t ts = 0;
+  std::string kind;  // "start", "interval", "exit", "end"
+  std::vector<uint64_t> values;
+  bool scaled = false;
+};
+
+struct CounterRecording {
+  int version = 1;
+  std::vector<std::string> names;  // columns: perf events, then virtual counters
+  size_t perf_columns = 0;         // how many of `names` are perf events
+  int64_t interval_ns = 0;         // -T; 0 = start and end only
+  std::vector<CounterSample> samples;
+  std::vector<std::string> notes;
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CounterSample, tid, tgid, ts, kind, values, scaled)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CounterRecording, version, names, perf_columns,
+                                                interval_ns, samples, notes)
+
+// One thread's counts over the recording: its last sample minus its first.
+struct CounterTotals {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int64_t first_ts = 0;
+  int64_t last_ts = 0;
+  std::vector<uint64_t> values;
+  bool scaled = false;  // some sample was scaled
+  bool exited = false;  // the last sample is the thread's exit
+  size_t samples = 0;
+  // Per second of [first_ts, last_ts]; 0 when the span is empty.
+  double Rate(size_t column) const;
+};
+
+// Per thread (tid order); a thread with a single sample has zero counts. Throws
+// cstool::Error when a sample's values do not match the names.
+std::vector<CounterTotals> TotalsByThread(const CounterRecording& recording);
+// Sums of `threads` per process (tgid order): counts add up, the span is the union.
+std::vector<CounterTotals> SumByProcess(const std::vector<CounterTotals>& threads);
+
+}  // namespace cstool

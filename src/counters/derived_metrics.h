@@ -1,0 +1,18 @@
+// Metrics derived from counted events, only where all their inputs were counted:
+//   ipc         instructions / cycles
+//   <x>_mpki    misses per kilo-instruction, for cache-misses and branch-misses
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cstool {
+
+// `names` and `values` are aligned (a reading's columns). Metrics whose divisor is 0
+// are left out.
+std::vector<std::pair<std::string, double>> DerivedMetrics(const std::vector<std::string>& names,
+                                                           const std::vector<uint64_t>& values);
+
+}  // namespace cstool

@@ -1,0 +1,129 @@
+#include "counters/thread_counters.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+// The thread exited: its /proc entry is gone (a non-leader thread is released at once)
+// or it is a zombie (a leader waiting to be reaped). Checked before a group is read, so
+// that a read after it holds the final counts. (poll(2) cannot tell: a counting event
+// without a ring buffer always reports POLLHUP.)
+bool ThreadGone(int32_t tgid, int32_t tid) {
+  std::ifstream in(fmt::format("/proc/{}/task/{}/stat", tgid, tid));
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+  const char state = stat[paren + 2];
+  return state == 'Z' || state == 'X' || state == 'x';
+}
+
+}  // namespace
+
+ThreadCounters::ThreadCounters(std::vector<CounterEvent> events,
+                               std::vector<VirtualCounter> virtuals)
+    : events_(std::move(events)) {
+  for (const CounterEvent& e : events_) names_.push_back(e.name);
+  for (VirtualCounter& v : virtuals)
+    if (v.per_thread()) {
+      names_.push_back(v.name);
+      virtuals_.push_back(std::move(v));
+    }
+}
+
+bool ThreadCounters::Follow(int32_t tgid, int32_t tid) {
+  if (!seen_.insert(tid).second) return threads_.count(tid) != 0;
+  Counted f;
+  f.tgid = tgid;
+  if (!events_.empty()) {
+    int error = 0;
+    f.group = PerfGroup::Open(tid, events_, &error);
+    if (!f.group) {
+      if (error == ESRCH) return false;
+      throw Error(fmt::format("counters: cannot open the counter group on thread {}: {}", tid,
+                              std::strerror(error)));
+    }
+  }
+  if (!virtuals_.empty()) {
+    std::optional<ThreadIo> io = ReadThreadIo(tgid, tid);
+    if (!io) return false;
+    f.base_io = f.last_io = *io;
+  }
+  threads_.emplace(tid, std::move(f));
+  return true;
+}
+
+ThreadReading ThreadCounters::Read(int32_t tid, Counted& f, int64_t ts, bool* exited) {
+  ThreadReading r;
+  r.tid = tid;
+  r.tgid = f.tgid;
+  r.ts = ts;
+  // Exit first: a group read after the exit holds the final values.
+  bool gone = ThreadGone(f.tgid, tid);
+  if (f.group) {
+    if (std::optional<GroupReading> g = f.group->Read()) {
+      r.values = std::move(g->values);
+      r.scaled = g->scaled;
+    } else {
+      r.values.assign(events_.size(), 0);
+      gone = true;
+    }
+  }
+  if (!virtuals_.empty()) {
+    if (!gone) {
+      if (std::optional<ThreadIo> io = ReadThreadIo(f.tgid, tid))
+        f.last_io = *io;
+      else
+        gone = true;
+    }
+    for (const VirtualCounter& v : virtuals_)
+      r.values.push_back(v.kind == VirtualCounter::Kind::kReadBytes
+                             ? f.last_io.rchar - f.base_io.rchar
+                             : f.last_io.wchar - f.base_io.wchar);
+  }
+  r.exited = gone;
+  *exited = gone;
+  return r;
+}
+
+std::vector<ThreadReading> ThreadCounters::ReadAll(int64_t ts) {
+  std::vector<ThreadReading> out;
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    bool exited = false;
+    out.push_back(Read(it->first, it->second, ts, &exited));
+    it = exited ? threads_.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+std::optional<ThreadReading> ThreadCounters::ReadThread(int32_t tid, int64_t ts) {
+  auto it = threads_.find(tid);
+  if (it == threads_.end()) return std::nullopt;
+  bool exited = false;
+  ThreadReading r = Read(tid, it->second, ts, &exited);
+  if (exited) threads_.erase(it);
+  return r;
+}
+
+std::vector<ThreadReading> ThreadCounters::ReadExited(int64_t ts) {
+  std::vector<ThreadReading> out;
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (!ThreadGone(it->second.tgid, it->first)) {
+      ++it;
+      continue;
+    }
+    bool exited = false;
+    out.push_back(Read(it->first, it->second, ts, &exited));
+    it = threads_.erase(it);
+  }
+  return out;
+}
+
+}  // namespace cstool
