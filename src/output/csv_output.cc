@@ -4,17 +4,12 @@
 #include "analysis/blocking_site.h"
 #include "output/check_output.h"
 #include "output/output.h"
+#include "output/text_escape.h"
 
 namespace cstool {
 namespace {
 
-// RFC 4180 quoting for the free-text fields.
-std::string Quote(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+std::string Quote(std::string_view s) { return CsvQuote(s); }
 
 std::string Party(const WaitParty& p) {
   if (!p.thread) return std::string(p.source);

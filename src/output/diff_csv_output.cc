@@ -1,17 +1,12 @@
 #include <fmt/core.h>
 
 #include "output/diff_output.h"
+#include "output/text_escape.h"
 
 namespace cstool {
 namespace {
 
-// RFC 4180 quoting for the free-text fields.
-std::string Quote(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+std::string Quote(std::string_view s) { return CsvQuote(s); }
 
 std::string Side(const SideStats& s) {
   return fmt::format("{},{},{},{}", s.runs(), s.mean, s.min, s.max);

@@ -7,6 +7,7 @@
 #include "model/microstate.h"
 #include "output/diff_output.h"
 #include "output/diff_text.h"
+#include "output/text_escape.h"
 
 namespace cstool {
 namespace {
@@ -27,29 +28,7 @@ constexpr size_t kChartRows = 25;
 constexpr std::string_view kBaseColor = "#6e6e6e";
 constexpr std::string_view kNewColor = "#1f6fd1";
 
-std::string Esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    }
-  }
-  return out;
-}
+std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
 const char* kStyle = R"(
 body{font:13px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <string>
 
+#include "output/text_escape.h"
+
 namespace cstool {
 namespace {
 
@@ -20,29 +22,7 @@ constexpr double kUnitHeight = kRowHeight / BarscopeChart::kRowUnits;
 constexpr double kRowGap = 3;
 constexpr double kAxisHeight = 22;
 
-std::string Esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    }
-  }
-  return out;
-}
+std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
 std::string Percent(int64_t part, int64_t whole) {
   if (part == 0 || whole <= 0) return "-";

@@ -18,6 +18,7 @@
 
 #include "base/errors.h"
 #include "tests/support/files.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 #include "tracefs/tracefs_session.h"
 
@@ -32,27 +33,9 @@ using testing::RunCommand;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
 
-class FlightTest : public ::testing::Test {
+class FlightTest : public testing::RecordingFixture {
  protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "recording needs root (tracefs)";
-    try {
-      TracefsSession::CheckAccess();
-    } catch (const Error& e) {
-      GTEST_SKIP() << "tracefs is not usable: " << e.what();
-    }
-    dir_ = fs::temp_directory_path() /
-           ("cstool-flight-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-    if (!IsSkipped()) {
-      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
-    }
-  }
+  FlightTest() : RecordingFixture("cstool-flight-test") {}
 
   static nlohmann::json ReportJson(const fs::path& file) {
     CommandResult r = RunCommand({kCstool, "report", file.string(), "--format", "json"});
@@ -112,8 +95,6 @@ class FlightTest : public ::testing::Test {
       if (t.value("comm", "") == comm) return &t;
     return nullptr;
   }
-
-  fs::path dir_;
 };
 
 // One stall (a thread asleep 200 ms between two 1.5 s busy phases) and a trigger on

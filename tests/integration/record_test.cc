@@ -28,6 +28,7 @@
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
 #include "tests/support/files.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 #include "tracefs/tracefs_session.h"
 
@@ -71,27 +72,9 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   return out;
 }
 
-class RecordTest : public ::testing::Test {
+class RecordTest : public testing::RecordingFixture {
  protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "recording needs root (tracefs)";
-    try {
-      TracefsSession::CheckAccess();
-    } catch (const Error& e) {
-      GTEST_SKIP() << "tracefs is not usable: " << e.what();
-    }
-    dir_ = fs::temp_directory_path() /
-           ("cstool-record-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-    if (!IsSkipped()) {
-      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
-    }
-  }
+  RecordTest() : RecordingFixture("cstool-record-test") {}
 
   Result Run(const std::vector<std::string>& argv) {
     static int n = 0;
@@ -144,8 +127,6 @@ class RecordTest : public ::testing::Test {
     }
     return lines;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(RecordTest, ExitStatusIsTheChilds) {

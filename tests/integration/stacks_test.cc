@@ -12,6 +12,7 @@
 
 #include "base/errors.h"
 #include "tests/support/files.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 #include "tracefs/tracefs_session.h"
 
@@ -23,27 +24,10 @@ const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
 constexpr long kTmpfsMagic = 0x01021994;
 
-class StacksTest : public ::testing::Test {
+class StacksTest : public testing::RecordingFixture {
  protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "recording needs root (tracefs)";
-    try {
-      TracefsSession::CheckAccess();
-    } catch (const Error& e) {
-      GTEST_SKIP() << "tracefs is not usable: " << e.what();
-    }
-    // /var/tmp: a disk's filesystem on every usual setup (fsync must reach a journal).
-    dir_ = fs::path("/var/tmp") / ("cstool-stacks-test-" + std::to_string(::getpid()) + "-" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-    if (!IsSkipped()) {
-      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
-    }
-  }
+  // /var/tmp: a disk's filesystem on every usual setup (fsync must reach a journal).
+  StacksTest() : RecordingFixture("cstool-stacks-test", "/var/tmp") {}
 
   // Records `workload` with --stacks and returns the JSON report.
   nlohmann::json RecordAndReport(const std::vector<std::string>& workload,
@@ -90,8 +74,6 @@ class StacksTest : public ::testing::Test {
     }
     return s;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(StacksTest, PipePingPongBlocksInPipeRead) {
