@@ -44,7 +44,7 @@ KeyedRecording KeyRecording(const DiffRecording& recording) {
     p.threads = members;
     // The process's name is its main thread's, else its oldest thread's.
     auto main = std::find_if(members.begin(), members.end(),
-                             [&](size_t i) { return threads[i].tid == pid; });
+                             [&](size_t i) { return threads[i].tid == p.pid; });
     p.key.process = threads[main != members.end() ? *main : members.front()].comm;
     out.processes.push_back(std::move(p));
   }
