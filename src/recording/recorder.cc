@@ -493,8 +493,8 @@ void Recorder::StartTracing() {
   // While tracing is live (and the child still blocked): the report cuts the trace here.
   if (kernel_) kernel_->SnapshotStart(info_.target_pids);
   // Counting begins with tracing live, so the two see the same on-CPU time.
-  FollowCounters(MonotonicNs());
-  if (o_.counter_interval_s > 0)
+  if (counters_) FollowCounters(MonotonicNs());
+  if (counters_ && o_.counter_interval_s > 0)
     next_counter_sample_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                               std::chrono::duration<double>(o_.counter_interval_s));
   if (child_) child_->Release();
