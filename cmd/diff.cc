@@ -1,10 +1,10 @@
 // `cstool diff`: option parsing only; the work is in commands/diff_command.
 #include <algorithm>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include "cmd/commands.h"
+#include "cmd/reader_option.h"
 #include "commands/diff_command.h"
 
 namespace cstool::cmd {
@@ -35,15 +35,7 @@ RunFn SetupDiff(CLI::App& sub) {
   sub.add_option("--limit", opts->limit, "Table rows per section (0: all)")->capture_default_str();
   sub.add_flag("--all-threads", opts->all_threads,
                "Also compare threads outside the recorded workloads");
-  sub.add_option("--reader", opts->reader,
-                 "Trace file reader: auto (cstool's own for v6/v7, else libtracecmd), fast "
-                 "(cstool's own only), libtracecmd")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ReaderBackend>{{"auto", ReaderBackend::kAuto},
-                                               {"fast", ReaderBackend::kFast},
-                                               {"libtracecmd", ReaderBackend::kLibTracecmd}},
-          CLI::ignore_case))
-      ->capture_default_str();
+  AddReaderOption(sub, opts->reader);
   // BASE... -- NEW...: CLI11 gives positionals to the first option that takes them, and a
   // subcommand keeps "--" (in remaining()) only while a positional still lacks its first
   // value. So NEW is declared first and refuses every file until "--" was seen; BASE

@@ -1,9 +1,9 @@
 // `cstool report`: option parsing only; the work is in commands/report_command.
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include "cmd/commands.h"
+#include "cmd/reader_option.h"
 #include "commands/report_command.h"
 
 namespace cstool::cmd {
@@ -58,15 +58,7 @@ RunFn SetupReport(CLI::App& sub) {
       ->needs(html);
   sub.add_flag("--salvage", opts->salvage,
                "Report what a damaged file still holds (stops or skips at the damage)");
-  sub.add_option("--reader", opts->reader,
-                 "Trace file reader: auto (cstool's own for v6/v7, else libtracecmd), fast "
-                 "(cstool's own only), libtracecmd")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ReaderBackend>{{"auto", ReaderBackend::kAuto},
-                                               {"fast", ReaderBackend::kFast},
-                                               {"libtracecmd", ReaderBackend::kLibTracecmd}},
-          CLI::ignore_case))
-      ->capture_default_str();
+  AddReaderOption(sub, opts->reader);
   auto* path = sub.add_option("--critical-path", opts->critical_path_tid,
                               "Print the critical path of thread TID instead of the tables: the "
                               "chain of wakers that explains its wall time")

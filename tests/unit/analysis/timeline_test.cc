@@ -16,6 +16,7 @@
 #include "format/trace_event_writer.h"
 #include "output/html_output.h"
 #include "output/timeline_output.h"
+#include "tests/support/pingpong_script.h"
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -271,36 +272,7 @@ TEST(TimelineSize, PingPongBytesPerEvent) {
     auto writer = MakeJsonTimelineWriter(out);
     TimelineObserver timeline(*writer, sim.syscalls(), [](const Thread&) { return true; });
     sim.AddObserver(&timeline);
-    constexpr int kA = 21908, kB = 21912;
-    int64_t ts = 2'239'107'849'654;
-    auto at = [&](int64_t dt) {
-      ts += dt;
-      ++events;
-      return ts;
-    };
-    sim.Switch(at(1000), 0, 0, kR, kA, false, "pingpong");
-    sim.Switch(at(1000), 1, 0, kR, kB, false, "pingpong");
-    sim.SysEnter(at(1000), 1, kB, kRead);
-    sim.Switch(at(1000), 1, kB, kS, 0);
-    for (int round = 0; round < 1000; ++round) {
-      sim.SysEnter(at(1237), 0, kA, kWrite);
-      sim.WakeBoth(at(2113), 0, kA, kB, 1);
-      ++events;  // WakeBoth is two events
-      sim.SysExit(at(1411), 0, kA, kWrite);
-      sim.Switch(at(1733), 1, 0, kR, kB, false, "pingpong");
-      sim.SysEnter(at(509), 0, kA, kRead);
-      sim.Switch(at(1021), 0, kA, kS, 0);
-      sim.SysExit(at(1303), 1, kB, kRead);
-      sim.SysEnter(at(1237), 1, kB, kWrite);
-      sim.WakeBoth(at(2113), 1, kB, kA, 0);
-      ++events;
-      sim.SysExit(at(1411), 1, kB, kWrite);
-      sim.Switch(at(1733), 0, 0, kR, kA, false, "pingpong");
-      sim.SysEnter(at(509), 1, kB, kRead);
-      sim.Switch(at(1021), 1, kB, kS, 0);
-      sim.SysExit(at(1303), 0, kA, kRead);
-    }
-    sim.Finish(at(1000));
+    events = ScriptPingPong(sim);
   }
   json doc = json::parse(out.str());
   // Everything is there: per round trip and thread 6 slices (sys of the write, user,

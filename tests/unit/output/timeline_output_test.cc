@@ -17,6 +17,7 @@
 
 #include "analysis/timeline.h"
 #include "output/perfetto_trace.pb.h"
+#include "tests/support/pingpong_script.h"
 #include "tests/support/run_command.h"
 #include "tests/support/sim.h"
 
@@ -445,52 +446,17 @@ TEST(ProtoTimeline, NestsSlicesThatArriveOutOfOrder) {
   EXPECT_EQ(proto.slices.at(cpu0), model.slices.at(cpu0));
 }
 
-// The synthetic ping-pong of TimelineSize.PingPongBytesPerEvent (analysis/timeline_test):
-// the protobuf holds the JSON's 12005 thread slices, 2002 CPU runs and 2000 arrows in at
-// most 60 bytes per traced event (the target; the JSON needs ~100).
-uint64_t PingPong(Sim& sim) {
-  uint64_t events = 0;
-  constexpr int kA = 21908, kB = 21912;
-  int64_t ts = 2'239'107'849'654;
-  auto at = [&](int64_t dt) {
-    ts += dt;
-    ++events;
-    return ts;
-  };
-  sim.Switch(at(1000), 0, 0, kR, kA, false, "pingpong");
-  sim.Switch(at(1000), 1, 0, kR, kB, false, "pingpong");
-  sim.SysEnter(at(1000), 1, kB, kRead);
-  sim.Switch(at(1000), 1, kB, kS, 0);
-  for (int round = 0; round < 1000; ++round) {
-    sim.SysEnter(at(1237), 0, kA, kWrite);
-    sim.WakeBoth(at(2113), 0, kA, kB, 1);
-    ++events;  // WakeBoth is two events
-    sim.SysExit(at(1411), 0, kA, kWrite);
-    sim.Switch(at(1733), 1, 0, kR, kB, false, "pingpong");
-    sim.SysEnter(at(509), 0, kA, kRead);
-    sim.Switch(at(1021), 0, kA, kS, 0);
-    sim.SysExit(at(1303), 1, kB, kRead);
-    sim.SysEnter(at(1237), 1, kB, kWrite);
-    sim.WakeBoth(at(2113), 1, kB, kA, 0);
-    ++events;
-    sim.SysExit(at(1411), 1, kB, kWrite);
-    sim.Switch(at(1733), 0, 0, kR, kA, false, "pingpong");
-    sim.SysEnter(at(509), 1, kB, kRead);
-    sim.Switch(at(1021), 1, kB, kS, 0);
-    sim.SysExit(at(1303), 0, kA, kRead);
-  }
-  sim.Finish(at(1000));
-  return events;
-}
-
+// The synthetic ping-pong (tests/support/pingpong_script.h): the protobuf holds the JSON's
+// 12005 thread slices, 2002 CPU runs and 2000 arrows in at most 60 bytes per traced event
+// (the target; the JSON needs ~100).
 TEST(ProtoTimeline, PingPongBytesPerEvent) {
   static uint64_t events = 0;
   Timeline model_p, model_j;
   const std::string bytes =
-      Write(TimelineFormat::kProto, model_p, [](Sim& sim) { events = PingPong(sim); });
+      Write(TimelineFormat::kProto, model_p, [](Sim& sim) { events = ScriptPingPong(sim); });
   const Timeline proto = DecodeProto(bytes);
   const Timeline js =
-      DecodeJson(Write(TimelineFormat::kJson, model_j, [](Sim& sim) { PingPong(sim); }));
+      DecodeJson(Write(TimelineFormat::kJson, model_j, [](Sim& sim) { ScriptPingPong(sim); }));
   EXPECT_EQ(proto.slices, js.slices);
   size_t thread_slices = 0, cpu_slices = 0;
   for (const auto& [key, v] : proto.slices)

@@ -1,0 +1,25 @@
+// --reader, shared by the commands that read trace files (report, diff).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+
+#include "format/trace_file_reader.h"
+
+namespace cstool::cmd {
+
+inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
+  return sub
+      .add_option("--reader", reader,
+                  "Trace file reader: auto (cstool's own for v6/v7, else libtracecmd), fast "
+                  "(cstool's own only), libtracecmd")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ReaderBackend>{{"auto", ReaderBackend::kAuto},
+                                               {"fast", ReaderBackend::kFast},
+                                               {"libtracecmd", ReaderBackend::kLibTracecmd}},
+          CLI::ignore_case))
+      ->capture_default_str();
+}
+
+}  // namespace cstool::cmd
