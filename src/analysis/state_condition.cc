@@ -113,4 +113,11 @@ std::optional<StateConditionObserver::Hit> StateConditionObserver::Take() {
   return h;
 }
 
+bool SchedulerEventsSuffice(const StateCondition& condition) {
+  if (!condition.syscall.empty()) return false;
+  if (condition.states == kSleepStates) return true;
+  return (condition.states &
+          ~(kWaitCpuStates | Bit(Microstate::kStopped) | Bit(Microstate::kZombie))) == 0;
+}
+
 }  // namespace cstool

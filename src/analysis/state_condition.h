@@ -26,10 +26,17 @@ struct StateCondition {
 // Parses COND; throws cstool::Error (exit 2) naming what is wrong.
 StateCondition ParseStateCondition(std::string_view text, const SyscallTable& syscalls);
 
+// Whether the scheduler's events alone decide the condition: any sleep, waiting for a
+// CPU (after a wakeup or preempted), stopped and zombie are told apart by
+// sched_switch's prev_state and the wakeups; a syscall, user/sys time, interrupts and
+// the kinds of sleep (futex, poll, paging) need the syscall, fault and interrupt events.
+bool SchedulerEventsSuffice(const StateCondition& condition);
+
 class StateConditionObserver final : public Observer {
  public:
   StateConditionObserver(StateCondition condition, const SyscallTable& syscalls)
       : condition_(std::move(condition)), syscalls_(syscalls) {}
+  const StateCondition& condition() const { return condition_; }
   uint32_t Hooks() const override { return HookBit(Hook::kStateSegment); }
   void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
 

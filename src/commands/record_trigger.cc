@@ -21,6 +21,10 @@ class StateTrigger final : public LiveTrigger {
   explicit StateTrigger(const std::string& condition)
       : observer_(ParseStateCondition(condition, syscalls_), syscalls_) {}
 
+  bool SchedulerEventsSuffice() const override {
+    return cstool::SchedulerEventsSuffice(observer_.condition());
+  }
+
   void Start(const TracefsSession& session, int file_cpus,
              const std::vector<int32_t>& target_pids) override {
     tep_ = LoadSessionTep(session, file_cpus);

@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "base/unique_fd.h"
 #include "format/compression.h"
+#include "format/trace_file_format.h"
 #include "format/trace_file_writer.h"
 
 namespace cstool {
@@ -20,9 +21,7 @@ namespace {
 
 // Pages per compressed chunk, as the recorder's readers write them (256 KiB of pages).
 constexpr size_t kChunkBytes = 256 * 1024;
-// Flags the kernel keeps in the top bits of a sub-buffer's commit field.
 constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
-constexpr uint64_t kMissedEventsFlag = uint64_t{1} << 31;
 
 void WriteAll(int fd, std::string_view data, const std::filesystem::path& file) {
   size_t off = 0;
@@ -38,8 +37,8 @@ void WriteAll(int fd, std::string_view data, const std::filesystem::path& file) 
 
 }  // namespace
 
-FlightWindow::FlightWindow(const std::vector<int>& cpus, int64_t window_ns, size_t cap_bytes)
-    : window_ns_(window_ns), cap_bytes_(cap_bytes) {
+FlightWindow::FlightWindow(const std::vector<int>& cpus, int64_t window_ns, int64_t traced_from)
+    : window_ns_(window_ns), traced_from_(traced_from) {
   for (int c : cpus) cpus_.push_back(Cpu{.cpu = c});
 }
 
@@ -57,28 +56,28 @@ const FlightWindow::Cpu* FlightWindow::Find(int cpu) const {
 
 void FlightWindow::Add(int cpu, std::span<const uint8_t> page, int64_t last_ts, uint32_t events) {
   Cpu* c = Find(cpu);
-  if (c == nullptr) return;
+  if (c == nullptr || page.size() < 16) return;
   Page p;
-  // Reuse the oldest page's buffer when the cap or the window is about to drop it.
-  if (!c->pages.empty() &&
-      (c->bytes + page.size() > cap_bytes_ || c->pages.front().last_ts < last_ts - window_ns_)) {
-    Page& old = c->pages.front();
-    if (old.last_ts >= last_ts - window_ns_)
-      c->capped_after = std::max(c->capped_after, old.last_ts);
-    p.bytes = std::move(old.bytes);
-    c->bytes -= p.bytes.size();
-    c->pages.pop_front();
-  }
   p.bytes.assign(page.begin(), page.end());
   p.last_ts = last_ts;
   p.events = events;
+  // The commit field's low 32 bits carry the flags on either kernel word size.
+  uint32_t commit = 0;
+  std::memcpy(&commit, p.bytes.data() + 8, sizeof(commit));
+  if (commit & tracefile::kPageMissedEvents) {
+    const uint32_t size = commit & static_cast<uint32_t>(kCommitSizeMask);
+    uint64_t count = 0;
+    if ((commit & tracefile::kPageMissedStored) && 16 + size + sizeof(count) <= p.bytes.size())
+      std::memcpy(&count, p.bytes.data() + 16 + size, sizeof(count));
+    c->overwritten += count;
+    uint64_t page_ts = 0;
+    std::memcpy(&page_ts, p.bytes.data(), sizeof(page_ts));
+    c->history_from = std::max(c->history_from, static_cast<int64_t>(page_ts));
+    commit &= ~(tracefile::kPageMissedEvents | tracefile::kPageMissedStored);
+    std::memcpy(p.bytes.data() + 8, &commit, sizeof(commit));
+  }
   c->bytes += p.bytes.size();
   c->pages.push_back(std::move(p));
-  while (c->bytes > cap_bytes_ && c->pages.size() > 1) {
-    c->capped_after = std::max(c->capped_after, c->pages.front().last_ts);
-    c->bytes -= c->pages.front().bytes.size();
-    c->pages.pop_front();
-  }
 }
 
 void FlightWindow::Trim(int64_t now) {
@@ -90,9 +89,20 @@ void FlightWindow::Trim(int64_t now) {
 }
 
 int64_t FlightWindow::WindowStart(int64_t now) const {
-  int64_t start = now - window_ns_;
-  for (const Cpu& c : cpus_) start = std::max(start, c.capped_after);
+  int64_t start = std::max(now - window_ns_, traced_from_);
+  for (const Cpu& c : cpus_) start = std::max(start, c.history_from);
   return start;
+}
+
+bool FlightWindow::overwrote() const {
+  return std::any_of(cpus_.begin(), cpus_.end(),
+                     [](const Cpu& c) { return c.history_from != INT64_MIN; });
+}
+
+uint64_t FlightWindow::overwritten_events() const {
+  uint64_t n = 0;
+  for (const Cpu& c : cpus_) n += c.overwritten;
+  return n;
 }
 
 size_t FlightWindow::bytes() const {
@@ -130,7 +140,7 @@ CpuRecordStats FlightWindow::WritePages(int cpu, const std::filesystem::path& fi
     ++s.pages;
     s.events += p.events;
     s.bytes += commit & kCommitSizeMask;
-    if (commit & kMissedEventsFlag) ++s.lost_pages;
+    if (commit & tracefile::kPageMissedEvents) ++s.lost_pages;
     pages.append(reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size());
     if (pages.size() >= kChunkBytes) flush();
   }

@@ -1,8 +1,9 @@
-// The flight recorder's window: the last SECS seconds of every CPU's ring-buffer pages,
-// kept in memory as they were read. Pages older than the window are dropped as newer
-// ones arrive, so history is given up by design, not lost; a per-CPU byte cap bounds
-// memory when the event rate is so high that SECS seconds would not fit (the window is
-// then shorter, and WindowStart() says where it begins).
+// The pages of one flight-recorder dump: every CPU's ring buffer as the kernel kept it
+// in overwrite mode, read whole once tracing moved to the next instance, trimmed to
+// the last SECS seconds. The kernel marks the first page of a CPU whose older events
+// it overwrote as "events missed before": here that is history given up by design, not
+// a loss, so the mark is cleared (a report must not count it as lost events) and the
+// CPU's window starts at that page.
 #pragma once
 
 #include <cstddef>
@@ -19,16 +20,20 @@ namespace cstool {
 
 class FlightWindow {
  public:
-  // `seconds` of history per CPU, at most `cap_bytes` of pages per CPU.
-  FlightWindow(const std::vector<int>& cpus, int64_t window_ns, size_t cap_bytes);
+  // `window_ns` of history per CPU, traced since `traced_from` (the instance's start).
+  FlightWindow(const std::vector<int>& cpus, int64_t window_ns, int64_t traced_from);
 
-  // Keeps one page of `cpu` whose last record is at `last_ts`.
+  // Keeps one page of `cpu` (read in buffer order) whose last record is at `last_ts`.
   void Add(int cpu, std::span<const uint8_t> page, int64_t last_ts, uint32_t events);
   // Drops the pages wholly before `now - window`.
   void Trim(int64_t now);
-  // Where the kept window begins at `now`: `now - window`, or later where the cap
-  // dropped younger pages on some CPU.
+  // Where the kept window begins at `now`: `now - window`, or later where tracing
+  // began or a CPU's buffer held less (its oldest event after an overwrite).
   int64_t WindowStart(int64_t now) const;
+  // Whether the kernel overwrote older events on some CPU, and how many it said it did
+  // (a page has room for the count only when its data leaves some).
+  bool overwrote() const;
+  uint64_t overwritten_events() const;
 
   // Writes `cpu`'s kept pages to `file` as compressed chunks (format/trace_file_writer.h,
   // AppendChunk) or, with an empty `compression`, as they are; returns the CPU's
@@ -47,13 +52,14 @@ class FlightWindow {
     int cpu = 0;
     std::deque<Page> pages;
     size_t bytes = 0;
-    int64_t capped_after = INT64_MIN;  // last_ts of the newest page the cap dropped
+    int64_t history_from = INT64_MIN;  // the first page's time, if older ones were overwritten
+    uint64_t overwritten = 0;
   };
   Cpu* Find(int cpu);
   const Cpu* Find(int cpu) const;
 
   int64_t window_ns_;
-  size_t cap_bytes_;
+  int64_t traced_from_;
   std::vector<Cpu> cpus_;
 };
 

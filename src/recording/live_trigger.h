@@ -1,8 +1,9 @@
 // A condition the flight recorder evaluates on the events while they are recorded
-// (`record --trigger`). The recording engine reads every CPU's ring buffer live
-// (tracefs/live_cpu_source.h), keeps the pages for the window and hands the decoded
-// records to the trigger; what the condition means (the scheduler state machine) is the
-// command's business, so this library depends on no analysis.
+// (`record --trigger`). The window stays in the kernel, unread (recording/kernel_window.h);
+// the trigger has an instance of its own, with only the events it needs, whose ring
+// buffers the recording engine reads live (tracefs/live_cpu_source.h) and whose decoded
+// records it hands to the trigger. What the condition means (the scheduler state
+// machine) is the command's business, so this library depends on no analysis.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct TriggerHit {
 class LiveTrigger {
  public:
   virtual ~LiveTrigger() = default;
+  // Whether the scheduler events (EventSet::kScheduler) are all the condition needs;
+  // otherwise its instance records the recording's whole event set.
+  virtual bool SchedulerEventsSuffice() const = 0;
   // Once, before tracing starts: the session's event formats and the followed
   // processes (empty with -a: every thread).
   virtual void Start(const TracefsSession& session, int file_cpus,

@@ -38,12 +38,12 @@ struct RecordOptions {
   // "none" writes v6 with the raw pages. zstd is the default: it costs the workload
   // nothing measurable (bench/record_bench) and makes files about 15 times smaller.
   std::string compression = "zstd";
-  // --flight SECS: keep the last SECS seconds in memory and write them only on a
+  // --flight SECS: keep the last SECS seconds (in the kernel) and write them only on a
   // trigger (SIGUSR1, `record --dump`, --trigger) as "<output>.<N>"; 0 = a normal recording.
   double flight_s = 0;
   int max_dumps = 0;    // --max-dumps: end the recording after that many dumps; 0 = no limit
   std::string trigger;  // --trigger COND (parsed by the command; its text goes into the dumps)
-  // Memory for the flight window, per CPU (pages older than SECS go first).
+  // The most kernel memory a CPU's flight window buffer may grow to.
   size_t flight_cap_bytes = size_t{512} << 20;
   // --max-size: stop cleanly once the file would grow past this many bytes; 0 = no limit.
   uint64_t max_size = 0;

@@ -31,9 +31,11 @@
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/kernel_capture.h"
+#include "kernel/kernel_counters.h"
 #include "kernel/proc_seed.h"
 #include "kernel/proc_threads.h"
 #include "recording/flight_window.h"
+#include "recording/kernel_window.h"
 #include "recording/progress_line.h"
 #include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
@@ -49,20 +51,14 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kLoopTick = std::chrono::milliseconds(10);
 constexpr auto kThreadScanInterval = std::chrono::milliseconds(500);
 constexpr double kChildGraceSeconds = 5.0;
-// --flight: pages read per CPU and loop tick at most (64 MiB of 4 KiB pages).
-constexpr size_t kMaxFlightPagesPerTick = 16384;
-// --flight: the trigger is fed the records up to this long before the read started,
+// --trigger: pages read per CPU and loop tick at most (64 MiB of 4 KiB pages).
+constexpr size_t kMaxTriggerPagesPerTick = 16384;
+// --trigger: it is fed the records up to this long before the read started,
 // so that a record another CPU was still committing then is not passed over.
 constexpr int64_t kFlightCutLagNs = 2000000;  // 2 ms
 // Room kept beyond the measured header for what the recording info grows by (threads
 // learnt, per-CPU statistics) and the file's own section headers.
 constexpr uint64_t kFileSlackBytes = 256 * 1024;
-
-int64_t MonotonicNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 int64_t TimevalNs(const timeval& tv) {
   return int64_t{tv.tv_sec} * 1000000000 + int64_t{tv.tv_usec} * 1000;
@@ -112,13 +108,7 @@ std::string SavedCmdlines(const std::vector<ThreadIdentity>& threads) {
 }
 
 uint64_t StatValue(const std::string& stats, std::string_view key) {
-  std::istringstream in(stats);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0 && line.size() > key.size() && line[key.size()] == ':')
-      return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10);
-  }
-  return 0;
+  return static_cast<uint64_t>(CpuStatField(stats, key));
 }
 
 // The recovery note exists exactly while the page files do: removed with them when the
@@ -179,9 +169,18 @@ class Recorder {
   void StartTracing();
   void ReadAttachSeeds();
   bool flight() const { return o_.flight_s > 0; }
+  // The instance that records the file's events: the flight window's current one with
+  // --flight.
+  TracefsSession& Session() { return kernel_window_ ? kernel_window_->session() : *session_; }
+  // Every instance tracing the targets (the flight trigger's too).
+  std::vector<TracefsSession*> Sessions() {
+    std::vector<TracefsSession*> out{&Session()};
+    if (trigger_session_) out.push_back(trigger_session_.get());
+    return out;
+  }
   int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
   void FlightTick();
-  void WriteDump(const TriggerHit& hit, int64_t now);
+  void WriteDump(const TriggerHit& hit);
   void ReadLoop();
   bool ShouldStop();
   void ReportProgress();
@@ -206,7 +205,7 @@ class Recorder {
   int file_cpus_ = 0;
   std::optional<StopSignalScope> signals_;      // SIGINT/SIGTERM end the read loop
   std::optional<DumpSignalScope> dump_signal_;  // --flight: SIGUSR1 asks for a dump
-  std::unique_ptr<TracefsSession> session_;
+  std::unique_ptr<TracefsSession> session_;     // without --flight
   RecordingInfo info_;
   TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
   std::vector<std::unique_ptr<CpuReader>> readers_;
@@ -221,9 +220,11 @@ class Recorder {
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
 
-  // --flight: the ring buffers read live, the window they fill, the dumps written.
+  // --flight: the window in the kernel, the trigger's instance and its ring buffers
+  // read live, the dumps written.
+  std::optional<KernelWindow> kernel_window_;
+  std::unique_ptr<TracefsSession> trigger_session_;
   std::vector<std::unique_ptr<LiveCpuSource>> sources_;
-  std::optional<FlightWindow> window_;
   std::vector<std::string> dumps_;
   int next_dump_ = 1;
   int64_t rearm_ts_ = 0;  // a trigger hit before this is not dumped again
@@ -325,25 +326,33 @@ void Recorder::OpenSession() {
   config.extra_events = o_.events;
   config.filter_pids = !o_.system_wide;
   config.kernel_stacks = o_.kernel_stacks;
-  session_ = std::make_unique<TracefsSession>(config, messages_);
+  if (flight()) {
+    kernel_window_.emplace(config, cpus_, WindowNs(), o_.flight_cap_bytes, messages_);
+  } else {
+    session_ = std::make_unique<TracefsSession>(config, messages_);
+  }
 
   info_.tool_version = Version();
   info_.command = o_.command;
   info_.system_wide = o_.system_wide;
-  info_.trace_clock = session_->clock();
-  info_.missing_events = session_->missing_events();
+  info_.trace_clock = Session().clock();
+  info_.missing_events = Session().missing_events();
 
   if (flight()) {
-    // Every page is read as it is written: its records feed the trigger, the page
-    // itself the window. Nothing goes to a file until a dump.
-    window_.emplace(cpus_, WindowNs(), o_.flight_cap_bytes);
-    for (int c : cpus_) {
-      sources_.push_back(std::make_unique<LiveCpuSource>(session_->instance(), c));
-      sources_.back()->SetPageSink(
-          [this, c](std::span<const uint8_t> page, int64_t last_ts, uint32_t events) {
-            window_->Add(c, page, last_ts, events);
-          });
+    // Nothing goes to a file until a dump. A trigger reads an instance of its own live,
+    // with the scheduler events alone where they decide its condition.
+    if (trigger_ == nullptr) return;
+    SessionConfig trigger_config = config;
+    if (trigger_->SchedulerEventsSuffice()) {
+      trigger_config.event_set = EventSet::kScheduler;
+      trigger_config.extra_events.clear();
     }
+    trigger_config.kernel_stacks = false;
+    trigger_config.instance_suffix = "trigger";
+    NullMessages repeated;  // the window's instance said what this kernel lacks
+    trigger_session_ = std::make_unique<TracefsSession>(trigger_config, repeated);
+    for (int c : cpus_)
+      sources_.push_back(std::make_unique<LiveCpuSource>(trigger_session_->instance(), c));
     return;
   }
   budget_.emplace(UINT64_MAX);
@@ -360,7 +369,7 @@ void Recorder::StartTargets() {
     child_.emplace(o_.command);
     info_.target_pids.push_back(child_->pid());
     info_.child.pid = child_->pid();
-    session_->AddPids({child_->pid()});
+    for (TracefsSession* s : Sessions()) s->AddPids({child_->pid()});
     std::string comm = std::filesystem::path(o_.command[0]).filename().string().substr(0, 15);
     threads_.Add({{child_->pid(), child_->pid(), comm, static_cast<int32_t>(::getpid())}});
   }
@@ -382,7 +391,7 @@ void Recorder::StartTargets() {
     std::vector<int> tids;
     for (const auto& t : list) tids.push_back(t.tid);
     if (tids.empty()) tids.push_back(pid);
-    session_->AddPids(tids);
+    for (TracefsSession* s : Sessions()) s->AddPids(tids);
   }
   if (o_.system_wide) threads_.Add(ListAllThreads());
   if (flight()) return;
@@ -393,7 +402,7 @@ void Recorder::StartTargets() {
 // What the file needs besides the pages, kept beside the page files before any is
 // written, so that a recording killed from here on can still be assembled.
 void Recorder::WriteRecoveryNote() {
-  contents_ = SessionTraceContents(*session_);
+  contents_ = SessionTraceContents(Session());
   contents_.compression = o_.FileCompression();
   info_.threads = threads_.List();
   contents_.saved_cmdlines = SavedCmdlines(info_.threads);
@@ -451,7 +460,7 @@ void Recorder::ReadAttachSeeds() {
       info_.attach_seeds.push_back(
           {t.tid, t.tgid, t.comm, std::string(1, t.state), t.syscall, t.cpu});
   }
-  if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNs();
+  if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
@@ -465,7 +474,7 @@ void Recorder::StartTracing() {
     std::vector<int> own;
     auto list = ListThreads(::getpid());
     for (const auto& t : list) own.push_back(t.tid);
-    session_->ExcludePids(own);
+    for (TracefsSession* s : Sessions()) s->ExcludePids(own);
     threads_.Add(list);
     info_.untraced_tids.assign(own.begin(), own.end());
   }
@@ -475,10 +484,15 @@ void Recorder::StartTracing() {
   ReadAttachSeeds();
   WriteRecoveryNote();  // all it knows before the first page: seeds, untraced threads
   if (trigger_)
-    trigger_->Start(*session_, file_cpus_,
+    trigger_->Start(*trigger_session_, file_cpus_,
                     o_.system_wide ? std::vector<int32_t>{} : info_.target_pids);
-  session_->Start();
-  info_.start_ts = MonotonicNs();
+  if (trigger_session_) trigger_session_->Start();
+  if (kernel_window_) {
+    kernel_window_->Start(MonotonicNowNs());
+  } else {
+    session_->Start();
+  }
+  info_.start_ts = MonotonicNowNs();
   started_ = Clock::now();
   if (o_.duration_s > 0)
     deadline_ = started_ + std::chrono::duration_cast<Clock::duration>(
@@ -493,7 +507,7 @@ void Recorder::StartTracing() {
   // While tracing is live (and the child still blocked): the report cuts the trace here.
   if (kernel_) kernel_->SnapshotStart(info_.target_pids);
   // Counting begins with tracing live, so the two see the same on-CPU time.
-  if (counters_) FollowCounters(MonotonicNs());
+  if (counters_) FollowCounters(MonotonicNowNs());
   if (counters_ && o_.counter_interval_s > 0)
     next_counter_sample_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                               std::chrono::duration<double>(o_.counter_interval_s));
@@ -539,40 +553,43 @@ void Recorder::ReportProgress() {
   listener_->Reading(counts);
 }
 
-// --flight, every loop tick: read every ring buffer, feed the trigger, let the window
-// forget what is older than SECS, and dump on a trigger hit or SIGUSR1.
+// --flight, every loop tick: let the window's buffers grow to SECS seconds, read the
+// trigger's ring buffers and feed it, and dump on a trigger hit or SIGUSR1.
 void Recorder::FlightTick() {
-  const int64_t now = MonotonicNs();
-  for (auto& s : sources_) s->Drain(kMaxFlightPagesPerTick);
-  const int64_t cut = now - kFlightCutLagNs;
+  const int64_t now = MonotonicNowNs();
+  if (const std::string grown = kernel_window_->Grow(now); !grown.empty())
+    messages_.Status(
+        fmt::format("flight window buffers grown to hold {:g} s: {}", o_.flight_s, grown));
   std::optional<TriggerHit> hit;
   if (trigger_) {
+    for (auto& s : sources_) s->Drain(kMaxTriggerPagesPerTick);
     std::vector<LiveCpuSource*> sources;
     for (auto& s : sources_) sources.push_back(s.get());
-    hit = trigger_->Feed(sources, cut);
-  } else {
-    for (auto& s : sources_) {
-      auto stream = s->StreamUntil(cut);
-      while (!stream->NextBatch().empty()) {
-      }
-    }
+    hit = trigger_->Feed(sources, now - kFlightCutLagNs);
   }
   // One episode makes one dump: the condition is ignored until the window holds none of
   // the previous dump's events.
   if (hit && hit->ts < rearm_ts_) hit.reset();
   if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
-  window_->Trim(now);
-  if (hit) WriteDump(*hit, now);
+  if (hit) WriteDump(*hit);
 }
 
 // A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
 // formats and threads; no kernel counters (they cover the whole run, not the window).
-void Recorder::WriteDump(const TriggerHit& hit, int64_t now) {
+void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+  int64_t now = 0;
+  std::optional<FlightWindow> window;
+  try {
+    window.emplace(kernel_window_->Take(&now));
+  } catch (const Error& e) {
+    messages_.Warning(fmt::format("dump ({}) not taken: {}", hit.what, e.what()));
+    return;
+  }
   RecordingInfo info = info_;
   info.threads = threads_.List();
-  info.start_ts = window_->WindowStart(now);
+  info.start_ts = window->WindowStart(now);
   info.end_ts = now;
   info.window_start_ts = info.start_ts;
   info.trigger = hit.what;
@@ -595,7 +612,7 @@ void Recorder::WriteDump(const TriggerHit& hit, int64_t now) {
   try {
     for (int c : cpus_) {
       files.paths.push_back(PagesFileFor(path, c));
-      info.cpus.push_back(window_->WritePages(c, files.paths.back(), o_.FileCompression()));
+      info.cpus.push_back(window->WritePages(c, files.paths.back(), o_.FileCompression()));
       contents.cpus[static_cast<size_t>(c)].pages_file = files.paths.back();
     }
     contents.cstool_info_json =
@@ -608,8 +625,14 @@ void Recorder::WriteDump(const TriggerHit& hit, int64_t now) {
   }
   ++next_dump_;
   dumps_.push_back(path.string());
-  messages_.Status(fmt::format("dump {}: {}, the last {:.3f} s ({})", dumps_.size(), path.string(),
-                               static_cast<double>(now - info.start_ts) / 1e9, hit.what));
+  std::string overwritten;
+  if (window->overwrote())
+    overwritten = window->overwritten_events() > 0
+                      ? fmt::format("; {} older events overwritten", window->overwritten_events())
+                      : "; older events overwritten";
+  messages_.Status(fmt::format("dump {}: {}, the last {:.3f} s ({}){}", dumps_.size(),
+                               path.string(), static_cast<double>(now - info.start_ts) / 1e9,
+                               hit.what, overwritten));
   if (o_.max_dumps > 0 && static_cast<int>(dumps_.size()) >= o_.max_dumps) dumps_done_ = true;
 }
 
@@ -625,9 +648,9 @@ void Recorder::ReadLoop() {
       scanned = true;
     }
     if (counters_) {
-      FollowCounters(MonotonicNs(), scanned);
+      FollowCounters(MonotonicNowNs(), scanned);
       if (next_counter_sample_ && Clock::now() >= *next_counter_sample_) {
-        SampleCounters(MonotonicNs(), "interval");
+        SampleCounters(MonotonicNowNs(), "interval");
         while (*next_counter_sample_ <= Clock::now())
           *next_counter_sample_ += std::chrono::duration_cast<Clock::duration>(
               std::chrono::duration<double>(o_.counter_interval_s));
@@ -650,12 +673,12 @@ void Recorder::StopAndDrain() {
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);
   if (counters_) {
-    FollowCounters(MonotonicNs());
-    SampleCounters(MonotonicNs(), "end");
+    FollowCounters(MonotonicNowNs());
+    SampleCounters(MonotonicNowNs(), "end");
   }
 
-  session_->Stop();
-  info_.end_ts = MonotonicNs();
+  for (TracefsSession* s : Sessions()) s->Stop();
+  info_.end_ts = MonotonicNowNs();
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   for (auto& r : readers_) r->StopAndFlush();
 }

@@ -67,8 +67,13 @@ const DefaultEvent kDefaultEvents[] = {
 std::vector<EventName> BaseEvents(EventSet set) {
   std::vector<EventName> out;
   if (set == EventSet::kNone) return out;
-  for (const DefaultEvent& e : kDefaultEvents)
-    if (set == EventSet::kFull || e.for_interrupts) out.push_back(e.name);
+  for (const DefaultEvent& e : kDefaultEvents) {
+    const bool scheduler = (e.name.system == "sched" && e.name.event != "sched_stat_runtime") ||
+                           e.name.system == "task";
+    if (set == EventSet::kFull || (set == EventSet::kInterrupts && e.for_interrupts) ||
+        (set == EventSet::kScheduler && scheduler))
+      out.push_back(e.name);
+  }
   return out;
 }
 
@@ -173,6 +178,19 @@ void TracefsSession::InstanceDeleter::operator()(tracefs_instance* i) const {
   tracefs_instance_free(i);
 }
 
+double CpuStatField(std::string_view stats, std::string_view key) {
+  size_t pos = 0;
+  while (pos < stats.size()) {
+    size_t end = stats.find('\n', pos);
+    if (end == std::string_view::npos) end = stats.size();
+    const std::string_view line = stats.substr(pos, end - pos);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':')
+      return std::strtod(std::string(line.substr(key.size() + 1)).c_str(), nullptr);
+    pos = end + 1;
+  }
+  return 0;
+}
+
 std::string ReadTopLevelTracingFile(const char* file) {
   int size = 0;
   CString text(tracefs_instance_file_read(nullptr, file, &size));
@@ -192,20 +210,41 @@ void TracefsSession::CheckAccess() {
                 ExitCode::kUsage);
 }
 
-std::vector<int> TracefsSession::InstanceOwners() {
-  std::vector<int> pids;
+namespace {
+
+// The owner pid of a cstool instance name, "cstool-<pid>" or "cstool-<pid>-<suffix>";
+// 0 for any other name.
+int OwnerOf(const std::string& name) {
+  const size_t prefix = std::strlen(TracefsSession::kInstancePrefix);
+  if (name.rfind(TracefsSession::kInstancePrefix, 0) != 0) return 0;
+  const size_t end = name.find_first_not_of("0123456789", prefix);
+  if (end == prefix || (end != std::string::npos && (name[end] != '-' || end + 1 == name.size())))
+    return 0;
+  return std::atoi(name.c_str() + prefix);
+}
+
+// Every cstool instance that exists now, with its owner pid.
+std::vector<std::pair<std::string, int>> CstoolInstances() {
+  std::vector<std::pair<std::string, int>> out;
   const char* tracing = tracefs_tracing_dir();
-  if (!tracing) return pids;
+  if (!tracing) return out;
   std::error_code ec;
   for (const auto& entry :
        std::filesystem::directory_iterator(std::filesystem::path(tracing) / "instances", ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind(kInstancePrefix, 0) == 0 &&
-        name.find_first_not_of("0123456789", std::strlen(kInstancePrefix)) == std::string::npos &&
-        name.size() > std::strlen(kInstancePrefix))
-      pids.push_back(std::atoi(name.c_str() + std::strlen(kInstancePrefix)));
+    if (const int pid = OwnerOf(name); pid > 0) out.emplace_back(std::move(name), pid);
   }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> TracefsSession::InstanceOwners() {
+  std::vector<int> pids;
+  for (const auto& [name, pid] : CstoolInstances()) pids.push_back(pid);
   std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   return pids;
 }
 
@@ -213,10 +252,9 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
   const char* tracing = tracefs_tracing_dir();
   if (!tracing) return 0;
   int reaped = 0;
-  for (int pid : InstanceOwners()) {
-    const std::string name = fmt::format("{}{}", kInstancePrefix, pid);
+  for (const auto& [name, pid] : CstoolInstances()) {
     if (pid == ::getpid()) continue;  // handled by the constructor
-    if (pid > 0 && ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
+    if (ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
     if (!inst) continue;
     if (tracefs_instance_destroy(inst) == 0) {
@@ -240,6 +278,7 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
   ResolveEvents(config, messages);
 
   name_ = fmt::format("{}{}", kInstancePrefix, ::getpid());
+  if (!config.instance_suffix.empty()) name_ += "-" + config.instance_suffix;
   if (tracefs_instance_exists(name_.c_str())) {
     // Left by an earlier process that had our pid.
     if (tracefs_instance* old = tracefs_instance_alloc(nullptr, name_.c_str())) {
@@ -372,6 +411,26 @@ void TracefsSession::ExcludePids(const std::vector<int>& tids) {
   for (int t : tids) text += fmt::format("{} ", t);
   if (tracefs_instance_file_append(instance_.get(), "set_event_notrace_pid", text.c_str()) < 0)
     FailWrite(fmt::format("set_event_notrace_pid {}", text));
+}
+
+void TracefsSession::CopyPidFilters(const TracefsSession& other) {
+  for (const char* file : {"set_event_pid", "set_event_notrace_pid"}) {
+    // An empty list reads as nothing at all (NULL).
+    int size = 0;
+    CString text(tracefs_instance_file_read(other.instance(), file, &size));
+    if (!text || size <= 0) continue;
+    std::string list(text.get(), static_cast<size_t>(size));
+    std::replace(list.begin(), list.end(), '\n', ' ');
+    if (list.find_first_not_of(' ') == std::string::npos) continue;
+    if (tracefs_instance_file_append(instance_.get(), file, list.c_str()) < 0)
+      FailWrite(fmt::format("{} {}", file, list));
+  }
+}
+
+void TracefsSession::ResizeCpuBuffer(int cpu, size_t kb) {
+  const std::string file = fmt::format("per_cpu/cpu{}/buffer_size_kb", cpu);
+  if (tracefs_instance_file_write(instance_.get(), file.c_str(), fmt::format("{}", kb).c_str()) < 0)
+    FailWrite(fmt::format("CPU {} buffer size {} KiB", cpu, kb));
 }
 
 void TracefsSession::Start() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/messages.h"
@@ -26,6 +27,7 @@ struct EventName {
 enum class EventSet : uint8_t {
   kFull,        // scheduler, tasks, interrupts, syscalls, page faults (`cstool record`)
   kInterrupts,  // interrupts plus the scheduler events that say whom they hit (`cstool irq`)
+  kScheduler,   // switches, wakeups, migrations, task lifetimes: the sleep/run states alone
   kNone,        // only `extra_events`
 };
 
@@ -38,6 +40,9 @@ struct SessionConfig {
   // A `stacktrace` trigger on sched_switch for switches into S or D sleep: the kernel
   // call chain of every sleep follows its switch as an ftrace:kernel_stack record.
   bool kernel_stacks = false;
+  // Names a second instance of the same recorder: "cstool-<pid>-<suffix>" (the flight
+  // recorder's trigger and its successive windows). Empty: "cstool-<pid>".
+  std::string instance_suffix;
 };
 
 class TracefsSession {
@@ -54,9 +59,10 @@ class TracefsSession {
   static constexpr const char* kStackTrigger = "stacktrace if prev_state & 3";
   // Name prefix of every cstool instance; the suffix is the owner's pid.
   static constexpr const char* kInstancePrefix = "cstool-";
-  // The pids in the names of the cstool-<pid> instances that exist now.
+  // The pids in the names of the cstool-<pid>[-<suffix>] instances that exist now
+  // (each once).
   static std::vector<int> InstanceOwners();
-  // Removes cstool-<pid> instances whose owner is gone; returns how many.
+  // Removes cstool-<pid>[-<suffix>] instances whose owner is gone; returns how many.
   static int ReapStaleInstances(Messages& messages);
   // Throws unless we are root and tracefs is mounted or mountable.
   static void CheckAccess();
@@ -64,8 +70,13 @@ class TracefsSession {
   void AddPids(const std::vector<int>& tids);
   // Keeps these tasks' own events out (set_event_notrace_pid), if the kernel has it.
   void ExcludePids(const std::vector<int>& tids);
+  // Traces the tasks `other` traces: its pid filters as they are now, including the
+  // children its event-fork option added.
+  void CopyPidFilters(const TracefsSession& other);
   void Start();  // tracing_on = 1
   void Stop();   // tracing_on = 0
+  // per_cpu/cpuN/buffer_size_kb: one CPU's ring buffer. Growing it keeps what it holds.
+  void ResizeCpuBuffer(int cpu, size_t kb);
 
   tracefs_instance* instance() const { return instance_.get(); }
   const std::string& name() const { return name_; }
@@ -93,6 +104,10 @@ class TracefsSession {
   std::vector<std::string> missing_;
   bool kernel_stacks_ = false;
 };
+
+// A field of per_cpu/cpuN/stats as a number ("overrun: 12" -> 12, "oldest event ts:
+// 5.000123" -> 5.000123 seconds); 0 when the field is absent.
+double CpuStatField(std::string_view stats, std::string_view key);
 
 // Reads a file of the top-level tracing directory ("events/header_page", ...).
 std::string ReadTopLevelTracingFile(const char* file);

@@ -163,6 +163,72 @@ TEST_F(FlightTest, DumpCommandDumps) {
   EXPECT_TRUE(report["trace"].contains("flight_dump"));
 }
 
+// The window lives in the kernel's ring buffers in overwrite mode. Started at 64 KiB
+// per CPU under a ping-pong, they grow until --flight's 0.3 s fit; a dump 1.5 s in
+// holds the whole 0.3 s, and the older events the kernel overwrote meanwhile are
+// history, not lost events.
+TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
+  const fs::path out = dir_ / "o.dat";
+  pid_t pid = StartRecorder({"--flight", "0.3", "-b", "64", "-N", "2.5", "-o", out.string(), "--",
+                             kWorkload, "pingpong", "100000000"});
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(::kill(pid, SIGUSR1), 0);
+  EXPECT_EQ(Wait(pid), 128 + SIGTERM);  // -N ended the ping-pong
+  const std::string log = testing::ReadWholeFile(dir_ / "recorder.log");
+  EXPECT_NE(log.find("flight window buffers grown to hold 0.3 s: CPU "), std::string::npos) << log;
+  EXPECT_NE(log.find("older events overwritten"), std::string::npos) << log;
+  ASSERT_EQ(FilesStartingWith("o.dat"), std::vector<std::string>{"o.dat.1"}) << log;
+
+  nlohmann::json report = ReportJson(dir_ / "o.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& trace = report["trace"];
+  EXPECT_EQ(trace["lost_events_total"], 0) << log;
+  const int64_t start = trace["flight_dump"]["window_start_ts"];
+  const int64_t end = trace["flight_dump"]["window_end_ts"];
+  EXPECT_EQ(end - start, 300000000) << log;
+  // Both ping-pong threads ran through the whole window.
+  int busy = 0;
+  for (const auto& t : report["threads"])
+    if (t.value("comm", "") == "cstool_workload" && t["switches"]["voluntary"].get<int>() > 1000)
+      ++busy;
+  EXPECT_EQ(busy, 2) << report["threads"].dump();
+}
+
+// A flight recorder killed outright leaves its window's and its trigger's instances;
+// the next recording removes both.
+TEST_F(FlightTest, KilledFlightRecorderInstancesAreReaped) {
+  const fs::path out = dir_ / "k.dat";
+  pid_t pid = StartRecorder({"--flight", "1", "--trigger", "sleep>10s", "-o", out.string(), "--",
+                             kWorkload, "stall", "300", "0"});
+  ASSERT_GT(pid, 0);
+  const std::string trigger_instance = "cstool-" + std::to_string(pid) + "-trigger";
+  // The trigger's instance follows the window's within the set-up; tracing_on says it
+  // is configured and running.
+  const fs::path trigger_dir = fs::path("/sys/kernel/tracing/instances") / trigger_instance;
+  bool tracing = false;
+  for (int i = 0; i < 500 && !tracing; ++i) {
+    std::error_code ec;
+    tracing = fs::exists(trigger_dir / "tracing_on", ec) &&
+              testing::ReadWholeFile(trigger_dir / "tracing_on") == "1\n";
+    if (!tracing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(tracing);
+  // 'sleep>10s' is decided by the scheduler events: the trigger records no others.
+  const std::string events = testing::ReadWholeFile(fs::path("/sys/kernel/tracing/instances") /
+                                                    trigger_instance / "set_event");
+  EXPECT_NE(events.find("sched:sched_switch"), std::string::npos) << events;
+  EXPECT_EQ(events.find("raw_syscalls"), std::string::npos) << events;
+  EXPECT_EQ(events.find("irq:"), std::string::npos) << events;
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_EQ(Wait(pid), 128 + SIGKILL);
+  CommandResult r =
+      RunCommand({kCstool, "record", "-o", (dir_ / "next.dat").string(), "--", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const std::string& name : CstoolInstances())
+    EXPECT_NE(name.rfind("cstool-" + std::to_string(pid), 0), 0u) << name;
+}
+
 // --max-size: the recording stops cleanly with a file no bigger, which reads and says
 // it ends early.
 TEST_F(FlightTest, MaxSizeStopsCleanly) {

@@ -28,6 +28,17 @@ TEST(StateCondition, Parses) {
     EXPECT_THROW(ParseStateCondition(bad, syscalls), Error) << bad;
 }
 
+// The flight trigger's instance records the scheduler events alone where they decide
+// the condition; the kinds of sleep, a syscall and user/sys time need the others.
+TEST(StateCondition, SchedulerEventsSufficeOnlyWhereSwitchesAndWakeupsDecide) {
+  SyscallTable syscalls;
+  for (const char* yes : {"sleep>1ms", "wait_cpu>1ms", "wait_cpu_preempted>1ms", "stopped>1s"})
+    EXPECT_TRUE(SchedulerEventsSuffice(ParseStateCondition(yes, syscalls))) << yes;
+  for (const char* no : {"sleep:futex>1ms", "sleep_futex>1ms", "sleep_uninterruptible>1ms",
+                         "user>1ms", "sys>1ms", "irq>1ms"})
+    EXPECT_FALSE(SchedulerEventsSuffice(ParseStateCondition(no, syscalls))) << no;
+}
+
 TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
   SyscallTable syscalls;
   StateConditionObserver o(ParseStateCondition("sleep>100ns", syscalls), syscalls);

@@ -27,13 +27,14 @@ std::vector<uint8_t> Page(uint64_t data_bytes, uint8_t fill) {
 }
 
 TEST(FlightWindow, ForgetsPagesOlderThanTheWindow) {
-  FlightWindow w({0, 1}, /*window_ns=*/1000, /*cap_bytes=*/1 << 20);
+  FlightWindow w({0, 1}, /*window_ns=*/1000, /*traced_from=*/0);
   w.Add(0, Page(100, 1), /*last_ts=*/100, 3);
   w.Add(0, Page(100, 2), 900, 4);
   w.Add(1, Page(100, 3), 1500, 5);
   w.Trim(2000);  // keeps pages ending at or after 1000
   EXPECT_EQ(w.bytes(), kPage);
   EXPECT_EQ(w.WindowStart(2000), 1000);
+  EXPECT_FALSE(w.overwrote());
 
   TempFile file("flight-window-", ".pages");
   CpuRecordStats s = w.WritePages(1, file.path(), "");
@@ -44,17 +45,50 @@ TEST(FlightWindow, ForgetsPagesOlderThanTheWindow) {
   EXPECT_EQ(w.WritePages(0, file.path(), "").pages, 0u);
 }
 
-TEST(FlightWindow, TheCapShortensTheWindowAndSaysWhere) {
-  FlightWindow w({0}, /*window_ns=*/1000000, /*cap_bytes=*/2 * kPage);
-  w.Add(0, Page(10, 1), 10, 1);
-  w.Add(0, Page(10, 2), 20, 1);
-  w.Add(0, Page(10, 3), 30, 1);  // the page ending at 10 goes
-  EXPECT_EQ(w.bytes(), 2 * kPage);
-  EXPECT_EQ(w.WindowStart(40), 10);  // later than 40 - 1000000
+TEST(FlightWindow, StartsNoEarlierThanTracing) {
+  FlightWindow w({0}, /*window_ns=*/1000000, /*traced_from=*/500);
+  w.Add(0, Page(10, 1), 700, 1);
+  EXPECT_EQ(w.WindowStart(800), 500);          // traced for less than the window
+  EXPECT_EQ(w.WindowStart(2000000), 1000000);  // the window is the later bound
+}
+
+// In overwrite mode the kernel marks the first page read after it overwrote older
+// events ("missed events", with the count stored after the data when it fits). That is
+// history given up: the mark goes (no lost events in the file) and the CPU's window
+// starts at the page's time.
+TEST(FlightWindow, AnOverwriteMarkIsHistoryNotLoss) {
+  FlightWindow w({0, 1}, /*window_ns=*/1000000, /*traced_from=*/0);
+  std::vector<uint8_t> first = Page(100, 1);
+  const uint64_t page_ts = 4000;
+  std::memcpy(first.data(), &page_ts, sizeof(page_ts));
+  const uint64_t commit = 100 | (uint64_t{1} << 31) | (uint64_t{1} << 30);
+  std::memcpy(first.data() + 8, &commit, sizeof(commit));
+  const uint64_t overwritten = 12345;
+  std::memcpy(first.data() + 16 + 100, &overwritten, sizeof(overwritten));
+  w.Add(0, first, 4100, 7);
+  w.Add(0, Page(100, 2), 4200, 7);
+  w.Add(1, Page(100, 3), 3000, 2);  // CPU 1 kept everything since tracing began
+  EXPECT_TRUE(w.overwrote());
+  EXPECT_EQ(w.overwritten_events(), 12345u);
+  EXPECT_EQ(w.WindowStart(5000), 4000);
+
+  TempFile file("flight-window-", ".pages");
+  CpuRecordStats s = w.WritePages(0, file.path(), "");
+  EXPECT_EQ(s.pages, 2u);
+  EXPECT_EQ(s.lost_pages, 0u);
+  EXPECT_EQ(s.bytes, 200u);
+  std::vector<uint8_t> written(kPage);
+  FILE* f = std::fopen(file.path().c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fread(written.data(), 1, kPage, f), kPage);
+  std::fclose(f);
+  uint64_t written_commit = 0;
+  std::memcpy(&written_commit, written.data() + 8, sizeof(written_commit));
+  EXPECT_EQ(written_commit, 100u);  // size kept, both flags cleared
 }
 
 TEST(FlightWindow, CompressedPagesAreChunks) {
-  FlightWindow w({0}, 1000, 1 << 20);
+  FlightWindow w({0}, 1000, 0);
   for (int i = 0; i < 3; ++i) w.Add(0, Page(200, static_cast<uint8_t>(i)), 500 + i, 2);
   TempFile file("flight-window-", ".chunks");
   CpuRecordStats s = w.WritePages(0, file.path(), "zstd");

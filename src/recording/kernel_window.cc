@@ -1,0 +1,131 @@
+#include "recording/kernel_window.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "base/errors.h"
+#include "kernel/kernel_counters.h"
+#include "tracefs/live_cpu_source.h"
+
+namespace cstool {
+namespace {
+
+// How often the buffers are measured, and how much room beyond the measured rate a
+// buffer gets (rates vary; a CPU's buffer that grew too little grows again).
+constexpr int64_t kGrowCheckNs = 250000000;  // 250 ms
+constexpr double kHeadroom = 1.5;
+// The rate of a CPU is taken only after this long: the first events (task start-up,
+// the command's exec) are burstier than what follows.
+constexpr int64_t kMinRateSpanNs = 200000000;  // 200 ms
+// Pages read per Drain call while a stopped instance is emptied.
+constexpr size_t kDrainPages = 256;
+
+// MemAvailable in bytes, 0 if unknown.
+uint64_t MemAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("MemAvailable:", 0) == 0)
+      return std::strtoull(line.c_str() + 13, nullptr, 10) << 10;
+  return 0;
+}
+
+}  // namespace
+
+KernelWindow::KernelWindow(SessionConfig config, std::vector<int> cpus, int64_t window_ns,
+                           size_t cap_bytes, Messages& messages)
+    : config_(std::move(config)),
+      cpus_(std::move(cpus)),
+      window_ns_(window_ns),
+      messages_(messages) {
+  // A dump briefly holds two instances: each CPU's buffer may take at most a quarter
+  // of the memory available now, split between the CPUs.
+  uint64_t cap = cap_bytes;
+  if (const uint64_t avail = MemAvailable(); avail > 0)
+    cap = std::min<uint64_t>(cap, avail / 4 / std::max<size_t>(cpus_.size(), 1));
+  cap_kb_ = std::max<size_t>(static_cast<size_t>(cap >> 10), config_.buffer_kb);
+  kb_.assign(cpus_.size(), config_.buffer_kb);
+  overrun_.assign(cpus_.size(), 0);
+  session_ = std::make_unique<TracefsSession>(config_, messages_);
+}
+
+void KernelWindow::Start(int64_t now) {
+  session_->Start();
+  started_ = now;
+  last_grow_check_ = now;
+}
+
+std::string KernelWindow::Grow(int64_t now) {
+  if (now - last_grow_check_ < kGrowCheckNs) return "";
+  last_grow_check_ = now;
+  std::string grown;
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    const std::string stats = session_->ReadCpuStats(cpus_[i]);
+    const auto overrun = static_cast<uint64_t>(CpuStatField(stats, "overrun"));
+    const bool overwriting = overrun > overrun_[i];
+    overrun_[i] = overrun;
+    // The rate this CPU's buffer was written at: what it holds over the span it holds
+    // (since its oldest event, which an overwrite moves forward).
+    const double held_ns =
+        (CpuStatField(stats, "now ts") - CpuStatField(stats, "oldest event ts")) * 1e9;
+    if (!overwriting && now - started_ < kMinRateSpanNs) continue;
+    const double rate = CpuStatField(stats, "bytes") / std::max(held_ns, 1e6);
+    const double want = rate * static_cast<double>(window_ns_) * kHeadroom;
+    const size_t want_kb = std::min(cap_kb_, static_cast<size_t>(std::ceil(want / 1024)));
+    // Grow in steps worth a resize (each one allocates pages in the kernel).
+    if (want_kb <= kb_[i] + kb_[i] / 8) continue;
+    session_->ResizeCpuBuffer(cpus_[i], want_kb);
+    grown +=
+        fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i], kb_[i], want_kb);
+    kb_[i] = want_kb;
+  }
+  return grown;
+}
+
+std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
+  SessionConfig config = config_;
+  config.instance_suffix = fmt::format("{}", ++generation_);
+  auto next = std::make_unique<TracefsSession>(config, messages_);
+  for (size_t i = 0; i < cpus_.size(); ++i)
+    if (kb_[i] != config_.buffer_kb) next->ResizeCpuBuffer(cpus_[i], kb_[i]);
+  return next;
+}
+
+FlightWindow KernelWindow::Take(int64_t* end) {
+  std::unique_ptr<TracefsSession> next = NewInstance();
+  // Tasks forked before the first copy are in it; those forked before the old instance
+  // stops are added by its event-fork and taken by the second copy; later ones are
+  // the new instance's own event-fork's.
+  next->CopyPidFilters(*session_);
+  next->Start();
+  const int64_t next_started = MonotonicNowNs();
+  next->CopyPidFilters(*session_);
+  session_->Stop();
+  *end = MonotonicNowNs();
+
+  FlightWindow window(cpus_, window_ns_, started_);
+  for (int cpu : cpus_) {
+    LiveCpuSource source(session_->instance(), cpu);
+    source.SetPageSink([&window, cpu](std::span<const uint8_t> page, int64_t last_ts,
+                                      uint32_t events) { window.Add(cpu, page, last_ts, events); });
+    while (source.Drain(kDrainPages) > 0) {
+      auto stream = source.StreamUntil(INT64_MAX);  // the records are not needed: drop them
+      while (!stream->NextBatch().empty()) {
+      }
+    }
+  }
+  window.Trim(*end);
+  session_ = std::move(next);  // the old instance is removed
+  overrun_.assign(cpus_.size(), 0);
+  started_ = next_started;
+  last_grow_check_ = next_started;
+  return window;
+}
+
+}  // namespace cstool
