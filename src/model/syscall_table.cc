@@ -21,6 +21,7 @@ SyscallClass Classify(std::string_view name) {
     return SyscallClass::kPoll;
   if (name == "sched_yield") return SyscallClass::kYield;
   if (name == "exit" || name == "exit_group") return SyscallClass::kExit;
+  if (name == "wait4" || name == "waitpid") return SyscallClass::kReapChild;
   return SyscallClass::kOther;
 }
 

@@ -18,7 +18,9 @@ inline constexpr int64_t kSyscallUnknown = -2;  // present since before the trac
 inline constexpr int64_t kInForkReturn = -3;    // new task: in the kernel until its first sys_exit
 inline constexpr int64_t kSyscallAbandoned = -4;  // stopped waiting to learn it (see Resolve)
 
-enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit };
+// kReapChild: returns the pid of the child it reaped (wait4, waitpid), or of one that
+// stopped or continued (WUNTRACED, WCONTINUED): only a zombie's pid is a reap.
+enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit, kReapChild };
 
 class SyscallTable {
  public:

@@ -13,8 +13,10 @@
 //             |<------ irq -------->|       |                        |  wait_cpu_preempted ...
 //                                                     cause: preempt:tick, preempted_at: irq_return
 //
-//   ... sys_enter(exit_group)  sched_process_exit  switch-out X  ......  sched_process_free
-//              sys                                 |<------- zombie ------->|  (lifetime ends)
+//   ... sys_enter(exit_group)  sched_process_exit  switch-out Z  ...  parent's wait4() returns
+//              sys                                 |<---- zombie ---->|  its pid: reaped (lifetime
+//                                                                         ends; or
+//                                                                         sched_process_free)
 //
 // Per CPU we keep the current task, the interrupt stack (hardirq/vector/softirq/NMI)
 // and what last asked for a reschedule; per thread its microstate and since when, the
@@ -572,6 +574,17 @@ void StateMachine::PushSysExit(const SysExit& e) {
   t.syscall_enter_seen = false;
   cpu.last_event = LastEvent::kSysExit;
   RefreshRunning(cpu, e.c.ts);
+  if (syscalls_.Class(e.id) == SyscallClass::kReapChild && e.ret > 0) ReapZombie(e.ret, e.c.ts);
+}
+
+// A parent's wait4() returned a zombie's pid: it was reaped in that call. Its
+// sched_process_free comes later from an RCU callback, in whatever task runs then,
+// which a pid-filtered trace mostly drops; without this a reaped child would stay a
+// zombie to the end of the trace.
+void StateMachine::ReapZombie(int64_t pid, int64_t ts) {
+  Thread* z = threads_.Find(static_cast<int32_t>(pid));
+  if (z == nullptr || z->freed || z->state != Microstate::kZombie) return;
+  EndLifetime(*z, ts);
 }
 
 void StateMachine::PushPageFault(const PageFault& e) {

@@ -169,6 +169,7 @@ class StateMachine final : public EventSink {
   void EmitUntracedSwitchOut(Thread& t, bool voluntary);
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
+  void ReapZombie(int64_t pid, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);
   void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
   void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);

@@ -127,8 +127,8 @@ class Sim {
   void SysEnter(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
     sm_.PushSysEnter({C(ts, cpu, tid, flags), nr});
   }
-  void SysExit(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0) {
-    sm_.PushSysExit({C(ts, cpu, tid, flags), nr, 0});
+  void SysExit(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0, int64_t ret = 0) {
+    sm_.PushSysExit({C(ts, cpu, tid, flags), nr, ret});
   }
   void Exit(int64_t ts, int cpu, int tid) {
     SchedProcessExit e;

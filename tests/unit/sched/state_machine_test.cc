@@ -64,6 +64,37 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_TILED(s);
 }
 
+// A zombie is reaped when its parent's wait4() returns its pid (sched_process_free,
+// run later from an RCU callback, is mostly filtered out of a pid-filtered trace); a
+// wait4 that reports a stopped child (WUNTRACED) reaps nothing.
+TEST(StateMachine, ParentsWait4ReapsTheZombie) {
+  constexpr int64_t kWait4 = 61;  // x86_64
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(1, 0, 100, 56);
+  s.Fork(10, 0, 100, 101, /*thread=*/false);
+  s.Wake(11, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+  s.Fork(12, 0, 100, 102, /*thread=*/false);
+  s.Wake(13, 0, 100, 102, 1, 0, WakeupKind::kWakeupNew);
+  s.SysExit(14, 0, 100, 56);
+  s.SysEnter(15, 0, 100, kWait4);
+  s.Switch(20, 1, 0, kR, 101);
+  s.SysExit(21, 1, 101, 56);
+  s.SysEnter(30, 1, 101, kExitGroup);
+  s.Exit(31, 1, 101);
+  s.Switch(35, 1, 101, kStateZombie, 102);
+  s.SysExit(50, 0, 100, kWait4, 0, /*ret=*/101);  // reaped: zombie 35..50
+  s.SysEnter(60, 0, 100, kWait4);
+  s.SysExit(70, 0, 100, kWait4, 0, /*ret=*/102);  // 102 runs: not a reap
+  s.Finish(100);
+  EXPECT_EQ(s.Report(101).thread->end_ts, 50);
+  EXPECT_EQ(s.Micro(101, M::kZombie), 15);
+  EXPECT_FALSE(s.Report(102).thread->freed);  // alive to the end
+  EXPECT_TILED(s);
+}
+
 // An auto-reaped thread is switched out with X and is gone at once: no zombie time.
 TEST(StateMachine, ExitedThreadEndsAtItsFinalSwitch) {
   TrackingPolicy policy;
