@@ -324,6 +324,38 @@ TEST_F(CountersTest, RecordSamplesEveryKthPageFault) {
   EXPECT_LE(last_ts, c["last_ts"].get<int64_t>());
   EXPECT_LE(last_clock, c["values"]["task-clock"].get<uint64_t>());
 
+  // On the trace timeline: a fault is taken on a CPU, so every sample lies between a
+  // sched_switch of the trace that puts the worker on a CPU and the next that takes it
+  // off (read with trace-cmd, independent of cstool's reader and state machine).
+  if (::system("command -v trace-cmd >/dev/null 2>&1") == 0) {
+    testing::CommandResult sw = testing::RunCommand(
+        {"trace-cmd", "report", "-t", "-F", "sched/sched_switch", trace.string()});
+    ASSERT_EQ(sw.status, 0) << sw.err;
+    std::vector<std::pair<int64_t, int64_t>> on_cpu;
+    const std::string self = fmt::format(":{} [", worker_);
+    std::istringstream lines(sw.out);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t arrow = line.find(" ==> ");
+      const size_t colon = line.find(": sched_switch:");
+      if (arrow == std::string::npos || colon == std::string::npos) continue;
+      const size_t dot = line.rfind('.', colon);
+      const size_t space = line.rfind(' ', dot);
+      const int64_t ts = std::stoll(line.substr(space + 1, dot - space - 1)) * 1000000000 +
+                         std::stoll(line.substr(dot + 1, colon - dot - 1));
+      if (line.find(self, arrow) != std::string::npos) on_cpu.emplace_back(ts, INT64_MAX);
+      if (line.rfind(self, arrow) != std::string::npos && line.rfind(self, arrow) > colon &&
+          !on_cpu.empty())
+        on_cpu.back().second = ts;
+    }
+    ASSERT_FALSE(on_cpu.empty()) << sw.out;
+    for (const json& o : overflows) {
+      const int64_t ts = o["ts"].get<int64_t>();
+      EXPECT_TRUE(std::any_of(on_cpu.begin(), on_cpu.end(),
+                              [&](const auto& s) { return s.first <= ts && ts <= s.second; }))
+          << "sample at " << ts << " while the worker was off CPU";
+    }
+  }
+
   // The table's COUNTERS section counts them per thread; CSV has a column.
   testing::CommandResult table = testing::RunCommand({kCstool, "report", trace.string()});
   ASSERT_EQ(table.status, 0) << table.err;
@@ -336,8 +368,10 @@ TEST_F(CountersTest, RecordSamplesEveryKthPageFault) {
       testing::RunCommand({kCstool, "report", trace.string(), "--format", "csv"});
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_NE(csv.out.find(",counter:context-switches,ebs_samples\n"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find(fmt::format(",{},{},{}\n", faults, own_switches_, faults / kPeriod)),
-            std::string::npos)
+  EXPECT_NE(
+      csv.out.find(fmt::format(",{},{},{}\n", faults,
+                               c["values"]["context-switches"].get<uint64_t>(), faults / kPeriod)),
+      std::string::npos)
       << csv.out;
 }
 
