@@ -54,7 +54,7 @@ constexpr const char* kWakePercent = "25";
 constexpr size_t kMaxPagesPerDrain = 8192;  // per CPU and poll
 constexpr int kMaxWindowAttempts = 20;
 // -c EVENT:ebs=N: how often the sampling rings are drained at least (each holds about
-// 2,300 samples; counters/perf_group.h).
+// 1,800 samples; counters/perf_group.h).
 constexpr int64_t kRingDrainNs = 50000000;  // 50 ms
 
 int64_t RealtimeOffsetNs() {

@@ -47,10 +47,6 @@ std::optional<PerfGroup> PerfGroup::Open(pid_t tid, const std::vector<CounterEve
     if (k == 0 && e.ebs_period != 0) {
       attr.sample_period = e.ebs_period;
       attr.sample_type = kSampleType;
-      // poll(2) on the leader wakes once half the ring is full.
-      attr.watermark = 1;
-      attr.wakeup_watermark = static_cast<uint32_t>(
-          kSampleRingPages * static_cast<size_t>(::sysconf(_SC_PAGESIZE)) / 2);
     }
     const int group_fd = g.fds_.empty() ? -1 : g.fds_.front().get();
     const long fd = ::syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);

@@ -56,8 +56,9 @@ struct GroupSample {
   bool scaled = false;
 };
 
-// Data pages of a sampling event's ring (a power of two): 128 KiB hold about 2,300
-// samples of a 4-event group; the drivers drain it every 10 to 50 ms.
+// Data pages of a sampling event's ring (a power of two): 128 KiB hold about 1,800
+// samples of a lone sampled event (72 bytes each, 8 more per counted event); the
+// drivers drain it every 10 (record) to 50 (msa) ms.
 inline constexpr size_t kSampleRingPages = 32;
 
 class PerfGroup {
