@@ -24,10 +24,12 @@ RunFn SetupMsa(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("-o,--output", options->output,
                  "Also save the raw trace to this file (trace.dat v6, for cstool report)");
-  sub.add_option("-c,--counters", options->counters,
-                 "Per-thread counters as columns: perf events, comma-separated (instructions, "
-                 "cycles, cache-misses, branch-misses, rNNNN; task-clock, page-faults, "
-                 "major-faults, cpu-migrations, context-switches)");
+  sub.add_option(
+      "-c,--counters", options->counters,
+      "Per-thread counters as columns: perf events, comma-separated (instructions, "
+      "cycles, cache-misses, branch-misses, rNNNN; task-clock, page-faults, "
+      "major-faults, cpu-migrations, context-switches); EVENT:ebs=N also prints a sample "
+      "row every N events of EVENT");
   sub.add_option("-V,--virtual-counters", options->virtual_counters,
                  "Virtual counters as columns: read-bytes, write-bytes (per thread, from "
                  "/proc), energy (RAPL package energy of the machine)");

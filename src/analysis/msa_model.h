@@ -59,6 +59,21 @@ struct KernelSwitchSnapshot {
   std::vector<Counts> threads;
 };
 
+// -c EVENT:ebs=N: one overflow of the sampling event on a counted thread (PMCTrack's EBS
+// row: nsample, pid, event, the counters' values).
+struct MsaSample {
+  uint64_t n = 0;  // 1-based, over the whole run
+  int32_t pid = 0;
+  int32_t tid = 0;
+  int64_t ts = 0;  // trace time (CLOCK_MONOTONIC)
+  uint32_t cpu = 0;
+  uint64_t ip = 0;
+  // The perf columns (the first values.size() of MsaFrame::counter_names) at the
+  // overflow, cumulative since msa began counting the thread.
+  std::vector<uint64_t> values;
+  bool scaled = false;
+};
+
 struct MsaFrame {
   enum class Kind { kInterval, kTotal };
   Kind kind = Kind::kInterval;
@@ -79,6 +94,16 @@ struct MsaFrame {
   std::vector<std::string> counter_names;
   int64_t counters_ts = 0;
   std::optional<uint64_t> energy_uj;  // -V energy: the package energy in the frame
+  // -c EVENT:ebs=N (period 0: no sampling): the overflows in the frame (the total: those
+  // after the last interval shown), time order; in the whole frame, how many samples
+  // there were, how many the kernel dropped (ring buffer full) and how often it
+  // throttled the event.
+  std::string ebs_event;
+  uint64_t ebs_period = 0;
+  std::vector<MsaSample> samples;
+  uint64_t ebs_samples = 0;
+  uint64_t ebs_lost = 0;
+  uint64_t ebs_throttles = 0;
 };
 
 // Fills row.shares from row.ns.

@@ -207,6 +207,24 @@ void AddCounters(ReportView& view) {
       shown.back().tgid = r->thread->tgid;
     }
   for (CounterTotals& p : SumByProcess(shown)) view.process_counters.emplace(p.tgid, std::move(p));
+
+  view.counter_notes = recording.notes;
+  if (recording.sampling.period == 0) return;
+  for (CounterOverflow& o : recording.overflows)
+    view.thread_overflows[o.tid].push_back(std::move(o));
+  for (const SamplingThreadStats& t : recording.sampling.threads) view.thread_sampling[t.tid] = t;
+  recording.sampling.threads.clear();
+  view.sampling = std::move(recording.sampling);
+  for (const ThreadReport* r : view.threads) {
+    const SamplingThreadStats* t = view.SamplingOf(*r->thread);
+    if (!t || !PidKnown(*r->thread)) continue;
+    SamplingThreadStats& p = view.process_sampling[r->thread->tgid];
+    p.tgid = r->thread->tgid;
+    p.samples += t->samples;
+    p.lost += t->lost;
+    p.throttles += t->throttles;
+    p.unthrottles += t->unthrottles;
+  }
 }
 
 }  // namespace

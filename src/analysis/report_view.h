@@ -67,6 +67,23 @@ struct ReportView {
     auto it = process_counters.find(pid);
     return it == process_counters.end() ? nullptr : &it->second;
   }
+  std::vector<std::string> counter_notes;  // the recording's (lost samples, throttling)
+  // record -c EVENT:ebs=N: the sampled event and period (period 0: no sampling), each
+  // sampled thread's ring counts and overflows (time order), and the counts summed per
+  // process over the shown threads.
+  CounterSampling sampling;
+  std::unordered_map<int32_t, SamplingThreadStats> thread_sampling;
+  std::unordered_map<int32_t, std::vector<CounterOverflow>> thread_overflows;
+  std::unordered_map<int32_t, SamplingThreadStats> process_sampling;
+  const SamplingThreadStats* SamplingOf(const Thread& t) const {
+    auto it = thread_sampling.find(t.tid);
+    return it == thread_sampling.end() ? nullptr : &it->second;
+  }
+  const std::vector<CounterOverflow>& OverflowsOf(const Thread& t) const {
+    static const std::vector<CounterOverflow> kNone;
+    auto it = thread_overflows.find(t.tid);
+    return it == thread_overflows.end() ? kNone : it->second;
+  }
 
   // The parent of the process of `t` (0: unknown).
   int32_t PpidOf(const Thread& t) const {

@@ -53,6 +53,9 @@ constexpr int64_t kExitCheckNs = 100000000;  // 100 ms
 constexpr const char* kWakePercent = "25";
 constexpr size_t kMaxPagesPerDrain = 8192;  // per CPU and poll
 constexpr int kMaxWindowAttempts = 20;
+// -c EVENT:ebs=N: how often the sampling rings are drained at least (each holds about
+// 1,800 samples; counters/perf_group.h).
+constexpr int64_t kRingDrainNs = 50000000;  // 50 ms
 
 int64_t RealtimeOffsetNs() {
   timespec rt{}, mono{};
@@ -105,6 +108,7 @@ class MsaDriver {
       counters_.emplace(
           options.counters.empty() ? std::vector<CounterEvent>{} : ParseEventList(options.counters),
           std::move(virtuals));
+      sampling_ = counters_->sampled_column().has_value();
     }
   }
 
@@ -133,6 +137,11 @@ class MsaDriver {
   // the counts since each thread was followed into total_counts_.
   void ReadCounters();
   void AddCounters(MsaFrame& f, const std::map<int32_t, Counts>& counts) const;
+  // -c EVENT:ebs=N: moves the rings' samples to pending_samples_.
+  void DrainSamples();
+  // The pending samples up to the frame's end (the total: all), numbered, and the
+  // frame's lost and throttle counts.
+  void AddSamples(MsaFrame& f);
 
   const MsaOptions& o_;
   Messages& messages_;
@@ -170,6 +179,11 @@ class MsaDriver {
   int64_t counters_ts_ = 0;
   bool counters_read_ = false;  // read at the current interval's end already
   std::optional<uint64_t> energy_start_, energy_interval_start_, energy_now_;
+  bool sampling_ = false;
+  std::vector<ThreadSample> pending_samples_;
+  uint64_t samples_shown_ = 0;
+  uint64_t lost_shown_ = 0;
+  uint64_t throttles_shown_ = 0;
 };
 
 void MsaDriver::SetUp() {
@@ -314,6 +328,40 @@ void MsaDriver::ReadCounters() {
     last.scaled = last.scaled || r.scaled;
   }
   if (energy_) energy_now_ = ReadPackageEnergyUj();
+  DrainSamples();
+}
+
+void MsaDriver::DrainSamples() {
+  if (!sampling_) return;
+  for (ThreadSample& s : counters_->DrainSamples()) pending_samples_.push_back(std::move(s));
+}
+
+void MsaDriver::AddSamples(MsaFrame& f) {
+  if (!sampling_) return;
+  f.ebs_event = counters_->names()[*counters_->sampled_column()];
+  f.ebs_period = counters_->sampling_period();
+  const bool total = f.kind == MsaFrame::Kind::kTotal;
+  auto shown =
+      std::stable_partition(pending_samples_.begin(), pending_samples_.end(),
+                            [&](const ThreadSample& s) { return total || s.ts <= f.end_ns; });
+  std::vector<ThreadSample> frame(std::make_move_iterator(pending_samples_.begin()),
+                                  std::make_move_iterator(shown));
+  pending_samples_.erase(pending_samples_.begin(), shown);
+  std::stable_sort(frame.begin(), frame.end(),
+                   [](const ThreadSample& a, const ThreadSample& b) { return a.ts < b.ts; });
+  for (ThreadSample& s : frame)
+    f.samples.push_back(
+        {++samples_shown_, s.tgid, s.tid, s.ts, s.cpu, s.ip, std::move(s.values), s.scaled});
+  uint64_t lost = 0, throttles = 0;
+  for (const auto& [tid, st] : counters_->sampling_stats()) {
+    lost += st.lost;
+    throttles += st.throttles;
+  }
+  f.ebs_samples = total ? samples_shown_ : f.samples.size();
+  f.ebs_lost = total ? lost : lost - lost_shown_;
+  f.ebs_throttles = total ? throttles : throttles - throttles_shown_;
+  lost_shown_ = lost;
+  throttles_shown_ = throttles;
 }
 
 void MsaDriver::AddCounters(MsaFrame& f, const std::map<int32_t, Counts>& counts) const {
@@ -370,6 +418,7 @@ void MsaDriver::EmitInterval(int64_t end, std::optional<KernelSwitchSnapshot> ke
   if (!counters_read_) ReadCounters();
   counters_read_ = false;
   MsaFrame f = Frame(MsaFrame::Kind::kInterval, interval_stats_, interval_start_, end);
+  AddSamples(f);
   f.lost_events = lost_interval_;
   if (intervals_ == 1) f.kernel_attach = kernel_attach_;
   f.kernel_end = std::move(kernel_end);
@@ -386,6 +435,7 @@ void MsaDriver::EmitTotal(int64_t end, const std::string& reason,
   // After a signal the last partial interval is not shown: its counts are in the total.
   ReadCounters();
   MsaFrame f = Frame(MsaFrame::Kind::kTotal, total_stats_, attach_ts_, end);
+  AddSamples(f);
   f.lost_events = lost_total_;
   f.kernel_attach = kernel_attach_;
   f.kernel_end = std::move(kernel_end);
@@ -449,6 +499,7 @@ int MsaDriver::Run() {
     const int64_t deadline = counters_ && !counters_read_ ? next_end : next_end + kCutMarginNs;
     int64_t wait = deadline - MonotonicNowNs();
     if (exit_fd < 0) wait = std::min(wait, kExitCheckNs);
+    if (sampling_) wait = std::min(wait, kRingDrainNs);
     bool exited = false;
     if (wait > 0) {
       for (auto& p : fds) p.revents = 0;
@@ -470,6 +521,7 @@ int MsaDriver::Run() {
       counters_read_ = true;
     }
     DrainAll();
+    DrainSamples();
     const int64_t t = MonotonicNowNs();
     Process(std::min(t - kCutMarginNs, next_end), nullptr);
     FollowThreads();

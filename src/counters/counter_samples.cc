@@ -22,6 +22,10 @@ std::vector<CounterTotals> TotalsByThread(const CounterRecording& recording) {
                               s.values.size(), recording.names.size()));
     by_tid[s.tid].push_back(&s);
   }
+  for (const CounterOverflow& o : recording.overflows)
+    if (o.values.size() != recording.perf_columns)
+      throw Error(fmt::format("counter overflow of thread {} has {} values for {} perf counters",
+                              o.tid, o.values.size(), recording.perf_columns));
   std::vector<CounterTotals> out;
   for (auto& [tid, samples] : by_tid) {
     std::stable_sort(samples.begin(), samples.end(),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,6 +95,11 @@ long OpenOnSelf(const CounterEvent& e) {
   attr.type = e.type;
   attr.config = e.config;
   attr.disabled = 1;
+  if (e.ebs_period != 0) {  // as counters/perf_group.cc opens it
+    attr.sample_period = e.ebs_period;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+  }
   return ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -131,6 +137,16 @@ std::vector<CounterEvent> ParseEventList(std::string_view list) {
     out.push_back(std::move(e));
     pos = comma + 1;
   }
+  // A sample reads the group of the event that overflowed, so one sampling event leads
+  // the group and the others ride along; two would need two groups per thread.
+  std::vector<std::string> sampling;
+  for (const CounterEvent& e : out)
+    if (e.ebs_period != 0) sampling.push_back(fmt::format("{}:ebs={}", e.name, e.ebs_period));
+  if (sampling.size() > 1)
+    throw Error(fmt::format("only one event can be sampled (:ebs=N) per -c list, got {}; the "
+                            "others are counted and every sample carries their values",
+                            Joined(sampling)),
+                ExitCode::kUsage);
   return out;
 }
 
@@ -160,11 +176,6 @@ void ProbeEvents(const std::vector<CounterEvent>& events) {
       throw Error(fmt::format("cannot count '{}': {}", e.name, std::strerror(err)),
                   ExitCode::kUsage);
     }
-    if (e.ebs_period != 0)
-      throw Error(fmt::format("event-based sampling ('{}:ebs={}') is not implemented yet; count "
-                              "the event without :ebs",
-                              e.name, e.ebs_period),
-                  ExitCode::kUsage);
   }
 }
 

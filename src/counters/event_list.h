@@ -20,7 +20,8 @@ struct CounterEvent {
 };
 
 // Parses a comma-separated list; throws cstool::Error (usage) naming the known events
-// for an unknown one, a malformed raw code or :ebs value, or a name given twice.
+// for an unknown one, a malformed raw code or :ebs value, a name given twice, or more
+// than one :ebs event (the sampling event leads the group; see counters/perf_group.h).
 std::vector<CounterEvent> ParseEventList(std::string_view list);
 
 // The named events, in the order `--help` and errors list them.
@@ -29,7 +30,7 @@ std::vector<std::string> KnownSoftwareEvents();
 
 // Opens every event once on the calling thread to find out whether this machine can
 // count it; throws cstool::Error (usage) with what is missing and what works instead
-// (no PMU: the software events). Event-based sampling is refused the same way.
+// (no PMU: the software events). A hardware :ebs event is refused the same way.
 void ProbeEvents(const std::vector<CounterEvent>& events);
 
 }  // namespace cstool

@@ -1,7 +1,9 @@
 #include "counters/perf_group.h"
 
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,13 +26,28 @@ EventFd& EventFd::operator=(EventFd&& other) noexcept {
 std::optional<PerfGroup> PerfGroup::Open(pid_t tid, const std::vector<CounterEvent>& events,
                                          int* error) {
   PerfGroup g;
-  for (const CounterEvent& e : events) {
+  // The sampling event (if any) leads: a sample reads the group of its leader.
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].ebs_period != 0) g.order_.push_back(i);
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].ebs_period == 0) g.order_.push_back(i);
+  for (size_t k = 0; k < g.order_.size(); ++k) {
+    const CounterEvent& e = events[g.order_[k]];
     perf_event_attr attr{};
     attr.size = sizeof(attr);
     attr.type = e.type;
     attr.config = e.config;
-    attr.read_format =
-        PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    attr.read_format = kGroupReadFormat;
+    if (events[g.order_[0]].ebs_period != 0) {
+      // Sample times on the trace clock "mono" (ftrace's and perf's CLOCK_MONOTONIC are
+      // both ktime_get_mono_fast_ns()); the kernel wants every member on the leader's clock.
+      attr.use_clockid = 1;
+      attr.clockid = CLOCK_MONOTONIC;
+    }
+    if (k == 0 && e.ebs_period != 0) {
+      attr.sample_period = e.ebs_period;
+      attr.sample_type = kSampleType;
+    }
     const int group_fd = g.fds_.empty() ? -1 : g.fds_.front().get();
     const long fd = ::syscall(SYS_perf_event_open, &attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
@@ -38,9 +55,26 @@ std::optional<PerfGroup> PerfGroup::Open(pid_t tid, const std::vector<CounterEve
       return std::nullopt;
     }
     g.fds_.emplace_back(static_cast<int>(fd));
+    if (k == 0 && e.ebs_period != 0) {
+      g.ring_ = MappedRing::Map(g.fds_.front().get(), kSampleRingPages, error);
+      if (!g.ring_) return std::nullopt;
+    }
   }
   if (error) *error = 0;
   return g;
+}
+
+std::vector<uint64_t> PerfGroup::InEventOrder(const uint64_t* values, uint64_t enabled,
+                                              uint64_t running, bool* scaled) const {
+  *scaled = running < enabled;
+  std::vector<uint64_t> out(fds_.size());
+  for (size_t k = 0; k < fds_.size(); ++k) {
+    uint64_t v = values[k];
+    if (*scaled)
+      v = running == 0 ? 0 : static_cast<uint64_t>(static_cast<long double>(v) * enabled / running);
+    out[order_[k]] = v;
+  }
+  return out;
 }
 
 std::optional<GroupReading> PerfGroup::Read() const {
@@ -54,16 +88,28 @@ std::optional<GroupReading> PerfGroup::Read() const {
   GroupReading r;
   r.enabled_ns = buf[1];
   r.running_ns = buf[2];
-  r.scaled = r.running_ns < r.enabled_ns;
-  for (size_t i = 0; i < fds_.size(); ++i) {
-    uint64_t v = buf[3 + i];
-    if (r.scaled)
-      v = r.running_ns == 0
-              ? 0
-              : static_cast<uint64_t>(static_cast<long double>(v) * r.enabled_ns / r.running_ns);
-    r.values.push_back(v);
-  }
+  r.values = InEventOrder(&buf[3], r.enabled_ns, r.running_ns, &r.scaled);
   return r;
+}
+
+void PerfGroup::DrainSamples(std::vector<GroupSample>* out) {
+  if (!ring_) return;
+  raw_.clear();
+  ring_->Drain(&raw_);
+  for (const RingSample& s : raw_) {
+    if (s.values.size() != fds_.size()) continue;  // not this group's layout
+    GroupSample g;
+    g.tid = s.tid;
+    g.ts = static_cast<int64_t>(s.time);
+    g.cpu = s.cpu;
+    g.ip = s.ip;
+    g.values = InEventOrder(s.values.data(), s.enabled_ns, s.running_ns, &g.scaled);
+    out->push_back(std::move(g));
+  }
+}
+
+void PerfGroup::Disable() const {
+  if (!fds_.empty()) ::ioctl(fds_.front().get(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
 }  // namespace cstool

@@ -30,7 +30,10 @@ bool ThreadGone(int32_t tgid, int32_t tid) {
 ThreadCounters::ThreadCounters(std::vector<CounterEvent> events,
                                std::vector<VirtualCounter> virtuals)
     : events_(std::move(events)) {
-  for (const CounterEvent& e : events_) names_.push_back(e.name);
+  for (size_t i = 0; i < events_.size(); ++i) {
+    names_.push_back(events_[i].name);
+    if (events_[i].ebs_period != 0) sampled_column_ = i;
+  }
   for (VirtualCounter& v : virtuals)
     if (v.per_thread()) {
       names_.push_back(v.name);
@@ -90,7 +93,32 @@ ThreadReading ThreadCounters::Read(int32_t tid, Counted& f, int64_t ts, bool* ex
   }
   r.exited = gone;
   *exited = gone;
+  // After the read: an exited thread's ring holds all its samples, and the group goes
+  // away with the thread's entry.
+  DrainInto(tid, f);
   return r;
+}
+
+void ThreadCounters::DrainInto(int32_t tid, Counted& f) {
+  if (!f.group || !f.group->sampling()) return;
+  drained_.clear();
+  f.group->DrainSamples(&drained_);
+  for (GroupSample& g : drained_)
+    pending_samples_.push_back(
+        {g.tid != 0 ? g.tid : tid, f.tgid, g.ts, g.cpu, g.ip, std::move(g.values), g.scaled});
+  sampling_stats_[tid] = f.group->sampling_stats();
+}
+
+std::vector<ThreadSample> ThreadCounters::DrainSamples() {
+  for (auto& [tid, f] : threads_) DrainInto(tid, f);
+  std::vector<ThreadSample> out = std::move(pending_samples_);
+  pending_samples_.clear();
+  return out;
+}
+
+void ThreadCounters::StopAll() {
+  for (auto& [tid, f] : threads_)
+    if (f.group) f.group->Disable();
 }
 
 std::vector<ThreadReading> ThreadCounters::ReadAll(int64_t ts) {

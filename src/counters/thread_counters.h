@@ -8,6 +8,8 @@
 //   tc.Follow(tgid, tid);                  // for every thread, as it is seen
 //   for (auto& s : tc.ReadAll(now)) ...    // live threads, and the final values of
 //                                          // the ones that exited (dropped after)
+//   for (auto& s : tc.DrainSamples()) ...  // -c EVENT:ebs=N: the overflows since the
+//                                          // last drain, exited threads' included
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,18 @@
 #include "counters/virtual_counters.h"
 
 namespace cstool {
+
+// One overflow of the sampling event on a followed thread: the perf columns' values at
+// that moment (cumulative since the thread was followed, like ThreadReading's).
+struct ThreadSample {
+  int32_t tid = 0;
+  int32_t tgid = 0;
+  int64_t ts = 0;  // CLOCK_MONOTONIC, the trace clock "mono"
+  uint32_t cpu = 0;
+  uint64_t ip = 0;
+  std::vector<uint64_t> values;
+  bool scaled = false;
+};
 
 struct ThreadReading {
   int32_t tid = 0;
@@ -55,6 +69,20 @@ class ThreadCounters {
   // Only the threads that exited since the last read (their final values).
   std::vector<ThreadReading> ReadExited(int64_t ts);
 
+  // -c EVENT:ebs=N: which column is sampled (nullopt: none) and its period.
+  std::optional<size_t> sampled_column() const { return sampled_column_; }
+  uint64_t sampling_period() const {
+    return sampled_column_ ? events_[*sampled_column_].ebs_period : 0;
+  }
+  // The samples written since the last drain, per thread in time order (the rings of
+  // threads dropped by a read were drained into it then).
+  std::vector<ThreadSample> DrainSamples();
+  // Per thread ever followed with sampling: the ring's counts so far (lost samples,
+  // throttling), as of the last drain or read.
+  const std::map<int32_t, RingStats>& sampling_stats() const { return sampling_stats_; }
+  // Stops every group (final readings and samples that hold still); for the end.
+  void StopAll();
+
  private:
   struct Counted {
     int32_t tgid = 0;
@@ -63,12 +91,19 @@ class ThreadCounters {
     ThreadIo last_io;  // the last /proc read, kept for after the thread is gone
   };
   ThreadReading Read(int32_t tid, Counted& f, int64_t ts, bool* exited);
+  // Moves a thread's samples into pending_samples_ and its ring's counts into
+  // sampling_stats_.
+  void DrainInto(int32_t tid, Counted& f);
 
   std::vector<CounterEvent> events_;
   std::vector<VirtualCounter> virtuals_;  // per-thread ones only
   std::vector<std::string> names_;
   std::map<int32_t, Counted> threads_;
   std::set<int32_t> seen_;  // every tid ever followed
+  std::optional<size_t> sampled_column_;
+  std::vector<ThreadSample> pending_samples_;
+  std::map<int32_t, RingStats> sampling_stats_;
+  std::vector<GroupSample> drained_;  // reused between drains
 };
 
 }  // namespace cstool

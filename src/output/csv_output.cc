@@ -31,6 +31,9 @@ class CsvOutput : public Output {
     header +=
         ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched";
     for (const std::string& name : view.counter_names) header += ",counter:" + name;
+    // record -c EVENT:ebs=N: the overflows the thread's ring delivered.
+    const bool sampling = view.sampling.period != 0;
+    if (sampling) header += ",ebs_samples";
     const bool sites = view.model->has_stacks;
     header += sites ? ",blocking_sites\n" : "\n";
     os_ << header;
@@ -62,6 +65,10 @@ class CsvOutput : public Output {
       const CounterTotals* c = view.CountersOf(t);
       for (size_t i = 0; i < view.counter_names.size(); ++i)
         row += c && i < c->values.size() ? fmt::format(",{}", c->values[i]) : std::string(",");
+      if (sampling) {
+        const SamplingThreadStats* st = view.SamplingOf(t);
+        row += st ? fmt::format(",{}", st->samples) : std::string(",");
+      }
       if (sites) {
         std::string text;
         for (const BlockingSiteRow& s : BlockingSites(*view.model, *r))

@@ -160,6 +160,29 @@ nlohmann::json CountersJson(const ReportView& view, const CounterTotals& c) {
           {"exited", c.exited}};
 }
 
+// record -c EVENT:ebs=N: a thread's (process's) ring counts and, for a thread, every
+// overflow with the perf columns' values at that moment.
+nlohmann::json SamplingJson(const ReportView& view, const SamplingThreadStats& t,
+                            const std::vector<CounterOverflow>* overflows) {
+  nlohmann::json j = {{"event", view.sampling.event}, {"period", view.sampling.period},
+                      {"samples", t.samples},         {"lost", t.lost},
+                      {"throttles", t.throttles},     {"unthrottles", t.unthrottles}};
+  if (!overflows) return j;
+  nlohmann::json list = nlohmann::json::array();
+  for (const CounterOverflow& o : *overflows) {
+    nlohmann::json values = nlohmann::json::object();
+    for (size_t i = 0; i < o.values.size() && i < view.counter_names.size(); ++i)
+      values[view.counter_names[i]] = o.values[i];
+    list.push_back({{"ts", o.ts},
+                    {"cpu", o.cpu},
+                    {"ip", fmt::format("{:#x}", o.ip)},
+                    {"values", values},
+                    {"scaled", o.scaled}});
+  }
+  j["overflows"] = list;
+  return j;
+}
+
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os) : os_(os) {}
@@ -214,6 +237,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
     if (!view.counter_names.empty()) {
       trace["counter_names"] = view.counter_names;
       trace["counter_interval_ns"] = view.counter_interval_ns;
+      trace["counter_notes"] = view.counter_notes;
+      if (view.sampling.period != 0)
+        trace["counter_sampling"] = {{"event", view.sampling.event},
+                                     {"period", view.sampling.period}};
     }
   }
 
@@ -242,7 +269,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
     if (view.model->has_stacks) j["blocking_sites"] = BlockingSitesJson(view, *r);
-    if (const CounterTotals* c = view.CountersOf(th)) j["counters"] = CountersJson(view, *c);
+    if (const CounterTotals* c = view.CountersOf(th)) {
+      j["counters"] = CountersJson(view, *c);
+      if (const SamplingThreadStats* t = view.SamplingOf(th))
+        j["counters"]["ebs"] = SamplingJson(view, *t, &view.OverflowsOf(th));
+    }
     threads.push_back(std::move(j));
   }
   nlohmann::json processes = nlohmann::json::array();
@@ -265,8 +296,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"waited_behind", WaitedBehindJson(p.sum, true)},
                          {"switch_placement", PlacementJson(p.sum.placement)},
                          {"tree", SubtreeJson(view.tree.subtree[i])}});
-    if (const CounterTotals* c = view.CountersOfProcess(p.pid))
+    if (const CounterTotals* c = view.CountersOfProcess(p.pid)) {
       processes.back()["counters"] = CountersJson(view, *c);
+      if (auto it = view.process_sampling.find(p.pid); it != view.process_sampling.end())
+        processes.back()["counters"]["ebs"] = SamplingJson(view, it->second, nullptr);
+    }
   }
   nlohmann::json roots = nlohmann::json::array();
   for (size_t i : view.tree.roots) roots.push_back(view.processes[i].pid);

@@ -82,6 +82,53 @@ nlohmann::json KernelJson(const KernelSwitchSnapshot& k) {
   return {{"ts_ns", k.ts}, {"exact", k.exact}, {"threads", threads}};
 }
 
+// -c EVENT:ebs=N: the frame's samples, PMCTrack's EBS rows ("nsample pid event pmc0
+// pmc1 ..."), with the thread, the time into the frame, the CPU and the instruction
+// pointer; the counters' values are exact (PMCTrack's rows are) and cumulative since
+// msa began counting the thread.
+std::string SamplesTable(const MsaFrame& f) {
+  std::string out = fmt::format(
+      "  samples of {} every {} events: {} in this {}, {} lost (ring buffer full), {} "
+      "throttle(s) (perf_event_max_sample_rate)\n",
+      f.ebs_event, f.ebs_period, f.ebs_samples,
+      f.kind == MsaFrame::Kind::kTotal ? "run" : "interval", f.ebs_lost, f.ebs_throttles);
+  if (f.samples.empty()) return out;
+  out += fmt::format("  {:>7} {:>7} {:>7} {:<16} {:>9} {:>3} {:>18}", "NSAMPLE", "PID", "TID",
+                     "EVENT", "AT(ms)", "CPU", "IP");
+  const size_t columns = f.samples.front().values.size();
+  for (size_t i = 0; i < columns && i < f.counter_names.size(); ++i)
+    out += fmt::format(" {:>{}}", f.counter_names[i], CounterWidth(f.counter_names[i]));
+  out += "\n";
+  for (const MsaSample& s : f.samples) {
+    out += fmt::format("  {:>7} {:>7} {:>7} {:<16.16} {:>9.3f} {:>3} {:>#18x}", s.n, s.pid, s.tid,
+                       f.ebs_event, static_cast<double>(s.ts - f.start_ns) / 1e6, s.cpu, s.ip);
+    for (size_t i = 0; i < s.values.size() && i < f.counter_names.size(); ++i)
+      out += fmt::format(" {:>{}}", fmt::format("{}{}", s.values[i], s.scaled ? "*" : ""),
+                         CounterWidth(f.counter_names[i]));
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json SamplesJson(const MsaFrame& f) {
+  nlohmann::json samples = nlohmann::json::array();
+  for (const MsaSample& s : f.samples) {
+    nlohmann::json values = nlohmann::json::object();
+    for (size_t i = 0; i < s.values.size() && i < f.counter_names.size(); ++i)
+      values[f.counter_names[i]] = s.values[i];
+    samples.push_back({{"nsample", s.n},
+                       {"pid", s.pid},
+                       {"tid", s.tid},
+                       {"event", f.ebs_event},
+                       {"ts_ns", s.ts},
+                       {"cpu", s.cpu},
+                       {"ip", fmt::format("{:#x}", s.ip)},
+                       {"values", values},
+                       {"scaled", s.scaled}});
+  }
+  return samples;
+}
+
 class JsonMsaOutput : public MsaOutput {
  public:
   explicit JsonMsaOutput(std::ostream& os) : os_(os) {}
@@ -139,6 +186,7 @@ class TableMsaOutput : public MsaOutput {
     if (f.energy_uj)
       out += fmt::format("  energy: {:.3f} J (package, whole machine)\n", *f.energy_uj / 1e6);
     if (scaled) out += "  * scaled: the counters were multiplexed, the value is an estimate\n";
+    if (f.ebs_period != 0) out += SamplesTable(f);
     if (f.rows.empty()) out += "  (no activity of the target in this interval)\n";
     if (!in_place_ && f.kind == MsaFrame::Kind::kInterval) out += "\n";
     os_ << out;
@@ -183,6 +231,14 @@ nlohmann::json MsaFrameToJson(const MsaFrame& f) {
     j["counters_read_ns"] = f.counters_ts;
   }
   if (f.energy_uj) j["energy_uj"] = *f.energy_uj;
+  if (f.ebs_period != 0) {
+    j["ebs"] = {{"event", f.ebs_event},
+                {"period", f.ebs_period},
+                {"samples", f.ebs_samples},
+                {"lost", f.ebs_lost},
+                {"throttles", f.ebs_throttles}};
+    j["samples"] = SamplesJson(f);
+  }
   return j;
 }
 

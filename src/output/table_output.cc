@@ -246,6 +246,37 @@ class TableOutput : public Output {
     for (const ProcessTotals& p : view.processes)
       if (const CounterTotals* c = view.CountersOfProcess(p.pid))
         line(fmt::format("pid {}", p.pid), std::to_string(p.threads), p.comm, *c);
+    if (view.sampling.period != 0) Sampling(view);
+    for (const std::string& note : view.counter_notes) os_ << "NOTE: " << note << "\n";
+  }
+
+  // record -c EVENT:ebs=N: how many overflows each thread's ring delivered, lost and
+  // how often the kernel throttled the event; every sample is in --format json.
+  void Sampling(const ReportView& view) {
+    os_ << fmt::format(
+        "\n  event-based sampling: a sample every {} {} (LOST: dropped, the ring buffer was "
+        "full; THROTTLED: times over perf_event_max_sample_rate; every sample: --format json)\n",
+        view.sampling.period, view.sampling.event);
+    os_ << fmt::format("{:>8} {:>7} {:<16} {:>9} {:>9} {:>9}  {}\n", "TID", "PID", "COMM",
+                       "SAMPLES", "LOST", "THROTTLED", "FIRST..LAST SAMPLE (ms into the trace)");
+    auto line = [&](const std::string& id1, const std::string& id2, const std::string& comm,
+                    const SamplingThreadStats& t, const std::vector<CounterOverflow>* overflows) {
+      std::string span = "-";
+      if (overflows && !overflows->empty())
+        span = fmt::format(
+            "{:.3f}..{:.3f}",
+            static_cast<double>(overflows->front().ts - view.model->trace.first_ts) / 1e6,
+            static_cast<double>(overflows->back().ts - view.model->trace.first_ts) / 1e6);
+      os_ << fmt::format("{:>8} {:>7} {:<16} {:>9} {:>9} {:>9}  {}\n", id1, id2, comm.substr(0, 16),
+                         t.samples, t.lost, t.throttles, span);
+    };
+    for (const ThreadReport* r : view.threads)
+      if (const SamplingThreadStats* t = view.SamplingOf(*r->thread))
+        line(std::to_string(r->thread->tid), PidText(*r->thread), r->thread->comm, *t,
+             &view.OverflowsOf(*r->thread));
+    for (const ProcessTotals& p : view.processes)
+      if (auto it = view.process_sampling.find(p.pid); it != view.process_sampling.end())
+        line(fmt::format("pid {}", p.pid), std::to_string(p.threads), p.comm, it->second, nullptr);
   }
 
   void Header(std::string_view id1, std::string_view id2) {

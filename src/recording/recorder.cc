@@ -191,6 +191,8 @@ class Recorder {
   // final values of the ones that exited; every live thread at -T and at the end.
   void FollowCounters(int64_t now, bool with_descendants = false);
   void SampleCounters(int64_t now, const char* kind);
+  // -c EVENT:ebs=N: moves the overflows written since the last call into the recording.
+  void DrainOverflows();
   void WriteFile();
   RecordResult Result();
 
@@ -263,6 +265,10 @@ void Recorder::Prepare() {
     counter_samples_.names = counters_->names();
     counter_samples_.perf_columns = counters_->perf_columns();
     counter_samples_.interval_ns = std::llround(o_.counter_interval_s * 1e9);
+    if (std::optional<size_t> c = counters_->sampled_column()) {
+      counter_samples_.sampling.event = counters_->names()[*c];
+      counter_samples_.sampling.period = counters_->sampling_period();
+    }
   }
 
   online_ = OnlineCpus();
@@ -649,6 +655,7 @@ void Recorder::ReadLoop() {
     }
     if (counters_) {
       FollowCounters(MonotonicNowNs(), scanned);
+      DrainOverflows();
       if (next_counter_sample_ && Clock::now() >= *next_counter_sample_) {
         SampleCounters(MonotonicNowNs(), "interval");
         while (*next_counter_sample_ <= Clock::now())
@@ -674,7 +681,10 @@ void Recorder::StopAndDrain() {
   if (kernel_) kernel_->SnapshotEnd(list);
   if (counters_) {
     FollowCounters(MonotonicNowNs());
+    // Stopped first, so that every thread's end reading and its overflows agree.
+    counters_->StopAll();
     SampleCounters(MonotonicNowNs(), "end");
+    DrainOverflows();
   }
 
   for (TracefsSession* s : Sessions()) s->Stop();
@@ -708,7 +718,35 @@ void Recorder::ReapChild() {
 // accounting, and keeps the kernel's counters for the file.
 void Recorder::CollectKernelCounters() {
   if (kernel_) info_.kernel_counters = kernel_->Finish();
-  if (counters_) info_.perf_counters = counter_samples_;
+  if (counters_) {
+    CounterRecording& c = counter_samples_;
+    if (counters_->sampled_column()) {
+      // Each drain is in time order per thread; the file holds one timeline.
+      std::stable_sort(
+          c.overflows.begin(), c.overflows.end(),
+          [](const CounterOverflow& a, const CounterOverflow& b) { return a.ts < b.ts; });
+      for (const auto& [tid, st] : counters_->sampling_stats()) {
+        SamplingThreadStats t{.tid = tid,
+                              .samples = st.samples,
+                              .lost = st.lost,
+                              .throttles = st.throttles,
+                              .unthrottles = st.unthrottles};
+        for (const CounterSample& r : c.samples)
+          if (r.tid == tid) t.tgid = r.tgid;
+        c.sampling.threads.push_back(t);
+        if (st.lost > 0)
+          c.notes.push_back(
+              fmt::format("thread {}: {} samples of {} lost (its ring buffer was full)", tid,
+                          st.lost, c.sampling.event));
+        if (st.throttles > 0)
+          c.notes.push_back(
+              fmt::format("thread {}: {} throttled {} time(s) (over /proc/sys/kernel/"
+                          "perf_event_max_sample_rate): the overflows meanwhile have no sample",
+                          tid, c.sampling.event, st.throttles));
+      }
+    }
+    info_.perf_counters = c;
+  }
 }
 
 void Recorder::FollowCounters(int64_t now, bool with_descendants) {
@@ -727,6 +765,13 @@ void Recorder::FollowCounters(int64_t now, bool with_descendants) {
         counter_samples_.samples.push_back(
             {r->tid, r->tgid, r->ts, r->exited ? "exit" : "start", r->values, r->scaled});
     }
+}
+
+void Recorder::DrainOverflows() {
+  if (!counters_->sampled_column()) return;
+  for (ThreadSample& s : counters_->DrainSamples())
+    counter_samples_.overflows.push_back(
+        {s.tid, s.tgid, s.ts, s.cpu, s.ip, std::move(s.values), s.scaled});
 }
 
 void Recorder::SampleCounters(int64_t now, const char* kind) {

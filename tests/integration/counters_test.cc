@@ -272,6 +272,218 @@ TEST_F(CountersTest, MsaShowsCountersAsColumns) {
   EXPECT_LE(interval_faults, c["page-faults"].get<uint64_t>());
 }
 
+// Event-based sampling of page-faults: the kernel takes the i-th sample at the thread's
+// (i*K)-th fault exactly (perf_swevent_add() arms period_left at -K, every fault adds 1,
+// the overflow at 0 re-arms it at -K; a software event's sample is never throttled
+// unless several overflows come in one call), so the worker gives floor(F / K) samples
+// for its F counted faults, the i-th carrying page-faults == i*K, on the trace clock
+// inside the thread's counted span, each group value never decreasing.
+TEST_F(CountersTest, RecordSamplesEveryKthPageFault) {
+  constexpr uint64_t kPeriod = 7;
+  StartWorkload();
+  const fs::path trace = dir_ / "trace.dat";
+  tool_ = Spawn({kCstool, "record", "-p", std::to_string(workload_), "-c",
+                 "task-clock,page-faults:ebs=7,context-switches", "-o", trace.string()},
+                dir_ / "tool.out", dir_ / "tool.err");
+  ASSERT_EQ(RunWork(2 * 3), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+
+  testing::CommandResult r =
+      testing::RunCommand({kCstool, "report", trace.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json report = json::parse(r.out);
+  EXPECT_EQ(report["trace"]["counter_sampling"], json({{"event", "page-faults"}, {"period", 7}}));
+  const json* worker = ThreadOf(report, worker_);
+  ASSERT_NE(worker, nullptr) << r.out;
+  const json& c = (*worker)["counters"];
+  ASSERT_TRUE(c.contains("ebs")) << c.dump();
+  const uint64_t faults = c["values"]["page-faults"].get<uint64_t>();
+  EXPECT_EQ(faults, own_faults_);
+  const json& ebs = c["ebs"];
+  EXPECT_EQ(ebs["lost"], 0);
+  EXPECT_EQ(ebs["throttles"], 0);
+  const json& overflows = ebs["overflows"];
+  ASSERT_EQ(overflows.size(), faults / kPeriod) << ebs.dump();
+  EXPECT_EQ(ebs["samples"].get<uint64_t>(), faults / kPeriod);
+  const int64_t trace_start = report["trace"]["first_ts"].get<int64_t>();
+  const int64_t trace_end = trace_start + report["trace"]["duration_ns"].get<int64_t>();
+  int64_t last_ts = c["first_ts"].get<int64_t>();
+  uint64_t last_clock = 0, last_switches = 0;
+  for (size_t i = 0; i < overflows.size(); ++i) {
+    const json& o = overflows[i];
+    EXPECT_EQ(o["values"]["page-faults"].get<uint64_t>(), (i + 1) * kPeriod) << o.dump();
+    const int64_t ts = o["ts"].get<int64_t>();
+    EXPECT_GE(ts, last_ts) << i;
+    EXPECT_GE(ts, trace_start);
+    EXPECT_LE(ts, trace_end);
+    EXPECT_GE(o["values"]["task-clock"].get<uint64_t>(), last_clock);
+    EXPECT_GE(o["values"]["context-switches"].get<uint64_t>(), last_switches);
+    last_ts = ts;
+    last_clock = o["values"]["task-clock"].get<uint64_t>();
+    last_switches = o["values"]["context-switches"].get<uint64_t>();
+  }
+  EXPECT_LE(last_ts, c["last_ts"].get<int64_t>());
+  EXPECT_LE(last_clock, c["values"]["task-clock"].get<uint64_t>());
+
+  // On the trace timeline: a fault is taken on a CPU, so every sample lies between a
+  // sched_switch of the trace that puts the worker on a CPU and the next that takes it
+  // off (read with trace-cmd, independent of cstool's reader and state machine).
+  if (::system("command -v trace-cmd >/dev/null 2>&1") == 0) {
+    testing::CommandResult sw = testing::RunCommand(
+        {"trace-cmd", "report", "-t", "-F", "sched/sched_switch", trace.string()});
+    ASSERT_EQ(sw.status, 0) << sw.err;
+    std::vector<std::pair<int64_t, int64_t>> on_cpu;
+    const std::string self = fmt::format(":{} [", worker_);
+    std::istringstream lines(sw.out);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t arrow = line.find(" ==> ");
+      const size_t colon = line.find(": sched_switch:");
+      if (arrow == std::string::npos || colon == std::string::npos) continue;
+      const size_t dot = line.rfind('.', colon);
+      const size_t space = line.rfind(' ', dot);
+      const int64_t ts = std::stoll(line.substr(space + 1, dot - space - 1)) * 1000000000 +
+                         std::stoll(line.substr(dot + 1, colon - dot - 1));
+      if (line.find(self, arrow) != std::string::npos) on_cpu.emplace_back(ts, INT64_MAX);
+      if (line.rfind(self, arrow) != std::string::npos && line.rfind(self, arrow) > colon &&
+          !on_cpu.empty())
+        on_cpu.back().second = ts;
+    }
+    ASSERT_FALSE(on_cpu.empty()) << sw.out;
+    for (const json& o : overflows) {
+      const int64_t ts = o["ts"].get<int64_t>();
+      EXPECT_TRUE(std::any_of(on_cpu.begin(), on_cpu.end(),
+                              [&](const auto& s) { return s.first <= ts && ts <= s.second; }))
+          << "sample at " << ts << " while the worker was off CPU";
+    }
+  }
+
+  // The table's COUNTERS section counts them per thread; CSV has a column.
+  testing::CommandResult table = testing::RunCommand({kCstool, "report", trace.string()});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("event-based sampling: a sample every 7 page-faults"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find(fmt::format("{:>9} {:>9} {:>9}", faults / kPeriod, 0, 0)),
+            std::string::npos)
+      << table.out;
+  testing::CommandResult csv =
+      testing::RunCommand({kCstool, "report", trace.string(), "--format", "csv"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",counter:context-switches,ebs_samples\n"), std::string::npos) << csv.out;
+  EXPECT_NE(
+      csv.out.find(fmt::format(",{},{},{}\n", faults,
+                               c["values"]["context-switches"].get<uint64_t>(), faults / kPeriod)),
+      std::string::npos)
+      << csv.out;
+}
+
+// task-clock:ebs=P samples from an hrtimer that runs only while the thread does and
+// carries its remaining time across switches: it never fires before P ns of the
+// thread's CPU time have passed since the last sample, so there are at most
+// floor(T / P) samples for a task-clock of T. The last expiry may still be pending (the
+// timer interrupt's latency) when the thread blocks; the kernel then fires it 10 us into
+// the thread's next run, after the recording: floor(T / P) - 1 samples (measured: 24 of
+// 25 runs gave floor(T / P); the other had T mod P = 9 us).
+TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
+  constexpr uint64_t kPeriod = 1000000;
+  StartWorkload();
+  const fs::path trace = dir_ / "trace.dat";
+  tool_ = Spawn({kCstool, "record", "-p", std::to_string(workload_), "-c", "task-clock:ebs=1000000",
+                 "-o", trace.string()},
+                dir_ / "tool.out", dir_ / "tool.err");
+  ASSERT_EQ(RunWork(2 * 1), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+  testing::CommandResult r =
+      testing::RunCommand({kCstool, "report", trace.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json report = json::parse(r.out);
+  const json* worker = ThreadOf(report, worker_);
+  ASSERT_NE(worker, nullptr) << r.out;
+  const json& c = (*worker)["counters"];
+  const uint64_t task_clock = c["values"]["task-clock"].get<uint64_t>();
+  const json& ebs = c["ebs"];
+  EXPECT_EQ(ebs["lost"], 0);
+  EXPECT_EQ(ebs["throttles"], 0);
+  const uint64_t n = ebs["samples"].get<uint64_t>();
+  EXPECT_EQ(ebs["overflows"].size(), n);
+  EXPECT_LE(n, task_clock / kPeriod) << "task-clock " << task_clock;
+  EXPECT_GE(n + 1, task_clock / kPeriod) << "task-clock " << task_clock;
+  uint64_t last = 0;
+  for (const json& o : ebs["overflows"]) {
+    const uint64_t v = o["values"]["task-clock"].get<uint64_t>();
+    EXPECT_GE(v, last);
+    last = v;
+  }
+  EXPECT_LE(last, task_clock);
+}
+
+// msa prints one row per overflow under each interval's table (PMCTrack's EBS rows) and
+// lists them in its JSON lines.
+TEST_F(CountersTest, MsaPrintsSampleRows) {
+  constexpr uint64_t kPeriod = 100;
+  StartWorkload();
+  tool_ = Spawn({kCstool, "msa", std::to_string(workload_), "-T", "0.2", "--format", "json", "-c",
+                 "page-faults:ebs=100,context-switches"},
+                dir_ / "tool.out", dir_ / "tool.err");
+  ASSERT_EQ(RunWork(2 * 2), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+  std::vector<json> frames;
+  std::istringstream in(testing::ReadWholeFile(dir_ / "tool.out"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) frames.push_back(json::parse(line));
+  ASSERT_FALSE(frames.empty());
+  const json& total = frames.back();
+  ASSERT_EQ(total["type"], "total");
+  const json* row = nullptr;
+  for (const json& t : total["threads"])
+    if (t["tid"] == worker_) row = &t;
+  ASSERT_NE(row, nullptr) << total.dump();
+  const uint64_t faults = (*row)["counters"]["page-faults"].get<uint64_t>();
+  EXPECT_EQ(faults, own_faults_);
+  std::vector<json> samples;
+  uint64_t last_n = 0;
+  for (const json& f : frames) {
+    ASSERT_TRUE(f.contains("samples")) << f.dump();
+    EXPECT_EQ(f["ebs"]["event"], "page-faults");
+    EXPECT_EQ(f["ebs"]["lost"], 0);
+    for (const json& s : f["samples"]) {
+      EXPECT_EQ(s["nsample"].get<uint64_t>(), ++last_n);
+      EXPECT_GE(s["ts_ns"].get<int64_t>(), f["start_ns"].get<int64_t>());
+      if (f["type"] == "interval") {
+        EXPECT_LE(s["ts_ns"].get<int64_t>(), f["end_ns"].get<int64_t>());
+      }
+      if (s["tid"] == worker_) samples.push_back(s);
+    }
+  }
+  EXPECT_EQ(total["ebs"]["samples"].get<uint64_t>(), last_n);
+  ASSERT_EQ(samples.size(), faults / kPeriod);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i]["values"]["page-faults"].get<uint64_t>(), (i + 1) * kPeriod);
+    EXPECT_EQ(samples[i]["pid"], workload_pid_);
+    EXPECT_EQ(samples[i]["event"], "page-faults");
+  }
+}
+
+// The table shows the same samples as rows under the interval's table.
+TEST_F(CountersTest, MsaTableShowsSampleRows) {
+  StartWorkload();
+  tool_ =
+      Spawn({kCstool, "msa", std::to_string(workload_), "-T", "0.2", "-c", "page-faults:ebs=100"},
+            dir_ / "tool.out", dir_ / "tool.err");
+  ASSERT_EQ(RunWork(2 * 1), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+  const std::string out = testing::ReadWholeFile(dir_ / "tool.out");
+  EXPECT_NE(out.find("NSAMPLE     PID     TID EVENT"), std::string::npos) << out;
+  size_t rows = 0;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    uint64_t n = 0;
+    pid_t pid = 0, tid = 0;
+    std::string event;
+    if (words >> n >> pid >> tid >> event && event == "page-faults" && tid == worker_) {
+      ++rows;
+      EXPECT_EQ(n, rows) << line;  // only the worker faults in this run
+    }
+  }
+  EXPECT_EQ(rows, own_faults_ / 100) << out;
+}
+
 // No PMU here: hardware events are refused before anything starts, naming the software
 // events that work.
 TEST_F(CountersTest, HardwareEventsAreRefusedWithoutAPmu) {

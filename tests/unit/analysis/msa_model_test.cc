@@ -212,6 +212,54 @@ TEST(MsaOutput, TerminalTableRedrawsInPlace) {
   EXPECT_NE(text.find("NLWP"), std::string::npos);
 }
 
+// -c EVENT:ebs=N: one PMCTrack-like row per overflow below the table, exact values,
+// and the same samples as objects in the JSON line.
+TEST(MsaOutput, SampleRowsBelowTheTableAndInJson) {
+  Fixture f;
+  MsaFrame frame = SampleFrame(f, false);
+  frame.counter_names = {"page-faults", "task-clock", "write-bytes"};
+  frame.ebs_event = "page-faults";
+  frame.ebs_period = 100;
+  frame.samples = {{1, 100, 101, 1000250000, 1, 0x401a2b, {100, 12345678}, false},
+                   {2, 100, 100, 1250000000, 0, 0xffffffff81000000, {200, 98765432}, false}};
+  frame.ebs_samples = 2;
+  frame.ebs_lost = 3;
+  frame.ebs_throttles = 1;
+  std::ostringstream os;
+  MakeMsaOutput("table", os, /*in_place=*/false)->Render(frame);
+  const std::string text = os.str();
+  EXPECT_NE(text.find("  samples of page-faults every 100 events: 2 in this interval, 3 lost "
+                      "(ring buffer full), 1 throttle(s) (perf_event_max_sample_rate)\n"
+                      "  NSAMPLE     PID     TID EVENT               AT(ms) CPU                 IP "
+                      "page-faults task-clock\n"
+                      "        1     100     101 page-faults          0.250   1           0x401a2b "
+                      "        100   12345678\n"
+                      "        2     100     100 page-faults        250.000   0 0xffffffff81000000 "
+                      "        200   98765432\n"),
+            std::string::npos)
+      << text;
+
+  const nlohmann::json j = MsaFrameToJson(frame);
+  EXPECT_EQ(j["ebs"], nlohmann::json({{"event", "page-faults"},
+                                      {"period", 100},
+                                      {"samples", 2},
+                                      {"lost", 3},
+                                      {"throttles", 1}}));
+  ASSERT_EQ(j["samples"].size(), 2u);
+  EXPECT_EQ(j["samples"][0],
+            nlohmann::json({{"nsample", 1},
+                            {"pid", 100},
+                            {"tid", 101},
+                            {"event", "page-faults"},
+                            {"ts_ns", 1000250000},
+                            {"cpu", 1},
+                            {"ip", "0x401a2b"},
+                            {"values", {{"page-faults", 100}, {"task-clock", 12345678}}},
+                            {"scaled", false}}));
+  // Without sampling, neither appears.
+  EXPECT_FALSE(MsaFrameToJson(SampleFrame(f, false)).contains("samples"));
+}
+
 TEST(MsaOutput, UnknownFormatIsAUsageError) {
   std::ostringstream os;
   EXPECT_THROW(MakeMsaOutput("csv", os, false), Error);

@@ -137,6 +137,42 @@ TEST(CounterSamples, JsonRoundTripAndTotals) {
   EXPECT_THROW(TotalsByThread(rec), Error);
 }
 
+// -c EVENT:ebs=N adds the sampling and its overflows; a file from before sampling (no
+// such keys) reads as none.
+TEST(CounterSamples, OverflowsRoundTripAndOlderFilesHaveNone) {
+  CounterRecording rec;
+  rec.names = {"page-faults", "write-bytes"};
+  rec.perf_columns = 1;
+  rec.samples = {{11, 10, 1000, "start", {0, 0}, false}, {11, 10, 9000, "exit", {250, 7}, false}};
+  rec.sampling = {"page-faults", 100, {{11, 10, 2, 1, 1, 1}}};
+  rec.overflows = {{11, 10, 4000, 1, 0x401000, {100}, false},
+                   {11, 10, 6000, 0, 0x401008, {200}, false}};
+  const nlohmann::json j = rec;
+  EXPECT_EQ(j["version"], 1);
+  const CounterRecording back = j.get<CounterRecording>();
+  EXPECT_EQ(back.sampling.event, "page-faults");
+  EXPECT_EQ(back.sampling.period, 100u);
+  ASSERT_EQ(back.sampling.threads.size(), 1u);
+  EXPECT_EQ(back.sampling.threads[0].lost, 1u);
+  EXPECT_EQ(back.sampling.threads[0].throttles, 1u);
+  ASSERT_EQ(back.overflows.size(), 2u);
+  EXPECT_EQ(back.overflows[1].ts, 6000);
+  EXPECT_EQ(back.overflows[1].ip, 0x401008u);
+  EXPECT_EQ(back.overflows[1].values, (std::vector<uint64_t>{200}));
+  EXPECT_EQ(TotalsByThread(back).size(), 1u);
+
+  nlohmann::json old = j;
+  old.erase("sampling");
+  old.erase("overflows");
+  const CounterRecording older = old.get<CounterRecording>();
+  EXPECT_EQ(older.sampling.period, 0u);
+  EXPECT_TRUE(older.overflows.empty());
+  EXPECT_EQ(older.samples.size(), 2u);
+
+  rec.overflows.push_back({11, 10, 7000, 0, 0, {300, 9}, false});  // virtual columns too
+  EXPECT_THROW(TotalsByThread(rec), Error);
+}
+
 // A thread's group keeps its final counts after the thread exited; ThreadCounters gives
 // them once, marked exited, and stops following the thread.
 TEST(ThreadCounters, FinalCountsOfAnExitedThread) {

@@ -68,6 +68,18 @@ TEST(RecordOptions, RejectsBadValues) {
   EXPECT_EQ(CodeOf(o), ExitCode::kOk);
 }
 
+// A flight recorder's dumps carry no counters: sampling into them is refused.
+TEST(RecordOptions, SamplingGoesWithANormalRecording) {
+  RecordOptions o;
+  o.command = {"true"};
+  o.counters = "page-faults:ebs=100,task-clock";
+  EXPECT_EQ(CodeOf(o), ExitCode::kOk);
+  o.flight_s = 5;
+  EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.counters = "page-faults,task-clock";
+  EXPECT_EQ(CodeOf(o), ExitCode::kOk);
+}
+
 TEST(ResolveCommand, FindsCommandsLikeAShell) {
   EXPECT_EQ(ResolveCommand("/bin/sh"), "/bin/sh");
   EXPECT_FALSE(ResolveCommand("sh").empty());
