@@ -170,7 +170,6 @@ class StateMachine final : public EventSink {
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void ReapZombie(int64_t pid, int64_t ts);
-  static int64_t IncrementClock(const Cpu& cpu, int64_t ts);
   void CloseOpenSyscall(Thread& t, int64_t ts);
   void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
   void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);

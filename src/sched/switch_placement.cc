@@ -131,14 +131,6 @@ void StateMachine::FlushHeld(Thread& t) {
   if (t.held_from >= 0) ReleaseHeld(t, INT64_MAX);
 }
 
-// The runqueue clock an increment traced at `ts` was computed with: while a clock skip is
-// pending here (a wakeup that found need-resched set: PREEMPT_NONE keeps a task in the
-// kernel, e.g. in execve, long after that), the increment of __schedule() reuses the
-// clock of that wakeup, not a fresh one.
-int64_t StateMachine::IncrementClock(const Cpu& cpu, int64_t ts) {
-  return cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(ts, cpu.rq_clock_ts) : ts;
-}
-
 void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   NoteEventTask(Enter(e.c), e.c);
   if (e.pid == 0) return;
@@ -188,10 +180,6 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     }
     t.run_start = start;
     t.run_ns = runtime;
-    // A late first increment: the missing one before it accounted the run from the
-    // switch-in up to this one's start, so the run is accounted up to this one's clock.
-    if (measured > t.settle_in_to)
-      t.run_ns = std::max(t.run_ns, IncrementClock(cpu, e.c.ts) - kIncrementLagNs - start);
   } else if (t.run_start >= 0) {
     // A missing increment assumed at a reschedule IPI is taken back: this increment's
     // own clock tells whether one was missing (the rule below).
@@ -199,9 +187,14 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     t.run_ns += runtime;
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
-    // to less than this one's clock (IncrementClock), which was read at most
-    // kIncrementLagNs before it: the increments are complete up to it.
-    t.run_ns = std::max(t.run_ns, IncrementClock(cpu, e.c.ts) - kIncrementLagNs - t.run_start);
+    // to less than this one's clock, which was read at most kIncrementLagNs before it.
+    // But while a clock skip is pending here (a wakeup that found need-resched set:
+    // PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after that), the
+    // increment of __schedule() is computed with the reused clock of that wakeup, not a
+    // fresh one: its clock is the skip's, and the increments are complete up to it.
+    const int64_t clock_ts =
+        cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+    t.run_ns = std::max(t.run_ns, clock_ts - kIncrementLagNs - t.run_start);
   } else {
     return;
   }

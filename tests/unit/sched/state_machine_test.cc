@@ -6,7 +6,6 @@
 
 #include <cstdint>
 
-#include "sched/state_machine_inl.h"  // kIncrementLagNs
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -876,31 +875,6 @@ TEST(StateMachine, LateFirstIncrementDoesNotMoveTheSwitchIn) {
   s.Finish(120'000);
   EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 30'000 - 10'000);
   EXPECT_EQ(s.Report(10).placement.in_early_ns, 0);
-  EXPECT_TILED(s);
-}
-
-// Such a late first increment still ends at its own clock: the one before it, done from
-// an unfollowed context, accounted the run from the switch-in up to its start, so the
-// run is accounted up to this increment's time, not to switch-in + its runtime (which
-// turned most of a run into `preempted` and let the thread's own events fall in it).
-TEST(StateMachine, LateFirstIncrementAccountsTheRunUpToItsClock) {
-  Sim s(WithIncrements());
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1'000, 0, 10, kRead);
-  s.StatRuntime(2'000, 0, 10, 2'000);
-  s.Switch(3'000, 0, 10, kS, 20);
-  s.WakeBoth(10'000, 1, 0, 10, 0, kFlagHardirq);
-  s.Switch(30'000, 0, 20, kS, 10);
-  s.SysExit(31'000, 0, 10, kRead);
-  s.Fault(90'000, 0, 10, /*user=*/true);  // an event of its own: it runs
-  s.StatRuntime(100'000, 0, 10, 20'000);  // the increment 30'000..80'000 is missing
-  s.Switch(100'500, 0, 10, kR, 0);        // preempted, with no increment after
-  s.Finish(160'000);
-  // Accounted up to the increment's clock (its time less the increments' lag), not to
-  // 30'000 + 20'000.
-  EXPECT_EQ(s.Micro(10, M::kUser) + s.Micro(10, M::kSys),
-            2'000 + (100'000 - kIncrementLagNs - 30'000));
-  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 160'000 - (100'000 - kIncrementLagNs));
   EXPECT_TILED(s);
 }
 
