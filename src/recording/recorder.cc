@@ -487,8 +487,12 @@ void Recorder::StartTracing() {
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.
   if (child_) child_->WaitUntilBlocked();
+  WriteRecoveryNote();  // all it knows before the first page (the untraced threads)
+  // The seeds last, as close to tracing on as possible: a thread that changes state
+  // between its /proc read and the first traced event starts in a state it left (a
+  // thread read as R that fell asleep before tracing began stayed `preempted` until its
+  // next switch-in: 14 ms of wait the kernel never counted).
   ReadAttachSeeds();
-  WriteRecoveryNote();  // all it knows before the first page: seeds, untraced threads
   if (trigger_)
     trigger_->Start(*trigger_session_, file_cpus_,
                     o_.system_wide ? std::vector<int32_t>{} : info_.target_pids);
@@ -500,6 +504,10 @@ void Recorder::StartTracing() {
   }
   info_.start_ts = MonotonicNowNs();
   started_ = Clock::now();
+  // (The note written before tracing lacks only the seeds: a recovered file would
+  // start those threads `unknown`.)
+  if (recovery_note_ && !info_.attach_seeds.empty())
+    recovery_note_->Write(contents_, info_, file_cpus_);
   if (o_.duration_s > 0)
     deadline_ = started_ + std::chrono::duration_cast<Clock::duration>(
                                std::chrono::duration<double>(o_.duration_s));
