@@ -180,7 +180,7 @@ class MsaDriver {
   bool counters_read_ = false;  // read at the current interval's end already
   std::optional<uint64_t> energy_start_, energy_interval_start_, energy_now_;
   bool sampling_ = false;
-  std::vector<ThreadSample> pending_samples_;
+  std::vector<CounterOverflow> pending_samples_;
   uint64_t samples_shown_ = 0;
   uint64_t lost_shown_ = 0;
   uint64_t throttles_shown_ = 0;
@@ -333,7 +333,7 @@ void MsaDriver::ReadCounters() {
 
 void MsaDriver::DrainSamples() {
   if (!sampling_) return;
-  for (ThreadSample& s : counters_->DrainSamples()) pending_samples_.push_back(std::move(s));
+  for (CounterOverflow& s : counters_->DrainSamples()) pending_samples_.push_back(std::move(s));
 }
 
 void MsaDriver::AddSamples(MsaFrame& f) {
@@ -343,13 +343,13 @@ void MsaDriver::AddSamples(MsaFrame& f) {
   const bool total = f.kind == MsaFrame::Kind::kTotal;
   auto shown =
       std::stable_partition(pending_samples_.begin(), pending_samples_.end(),
-                            [&](const ThreadSample& s) { return total || s.ts <= f.end_ns; });
-  std::vector<ThreadSample> frame(std::make_move_iterator(pending_samples_.begin()),
-                                  std::make_move_iterator(shown));
+                            [&](const CounterOverflow& s) { return total || s.ts <= f.end_ns; });
+  std::vector<CounterOverflow> frame(std::make_move_iterator(pending_samples_.begin()),
+                                     std::make_move_iterator(shown));
   pending_samples_.erase(pending_samples_.begin(), shown);
   std::stable_sort(frame.begin(), frame.end(),
-                   [](const ThreadSample& a, const ThreadSample& b) { return a.ts < b.ts; });
-  for (ThreadSample& s : frame)
+                   [](const CounterOverflow& a, const CounterOverflow& b) { return a.ts < b.ts; });
+  for (CounterOverflow& s : frame)
     f.samples.push_back(
         {++samples_shown_, s.tgid, s.tid, s.ts, s.cpu, s.ip, std::move(s.values), s.scaled});
   uint64_t lost = 0, throttles = 0;

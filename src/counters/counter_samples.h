@@ -34,7 +34,8 @@ struct CounterSample {
   bool scaled = false;
 };
 
-// One overflow of the sampling event: `values` has one value per perf column.
+// One overflow of the sampling event on a followed thread: the perf columns' values at
+// that moment (cumulative since the thread was followed, like the samples').
 struct CounterOverflow {
   int32_t tid = 0;
   int32_t tgid = 0;

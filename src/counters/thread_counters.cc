@@ -109,9 +109,9 @@ void ThreadCounters::DrainInto(int32_t tid, Counted& f) {
   sampling_stats_[tid] = f.group->sampling_stats();
 }
 
-std::vector<ThreadSample> ThreadCounters::DrainSamples() {
+std::vector<CounterOverflow> ThreadCounters::DrainSamples() {
   for (auto& [tid, f] : threads_) DrainInto(tid, f);
-  std::vector<ThreadSample> out = std::move(pending_samples_);
+  std::vector<CounterOverflow> out = std::move(pending_samples_);
   pending_samples_.clear();
   return out;
 }

@@ -19,23 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "counters/counter_samples.h"  // CounterOverflow
 #include "counters/event_list.h"
 #include "counters/perf_group.h"
 #include "counters/virtual_counters.h"
 
 namespace cstool {
-
-// One overflow of the sampling event on a followed thread: the perf columns' values at
-// that moment (cumulative since the thread was followed, like ThreadReading's).
-struct ThreadSample {
-  int32_t tid = 0;
-  int32_t tgid = 0;
-  int64_t ts = 0;  // CLOCK_MONOTONIC, the trace clock "mono"
-  uint32_t cpu = 0;
-  uint64_t ip = 0;
-  std::vector<uint64_t> values;
-  bool scaled = false;
-};
 
 struct ThreadReading {
   int32_t tid = 0;
@@ -76,7 +65,7 @@ class ThreadCounters {
   }
   // The samples written since the last drain, per thread in time order (the rings of
   // threads dropped by a read were drained into it then).
-  std::vector<ThreadSample> DrainSamples();
+  std::vector<CounterOverflow> DrainSamples();
   // Per thread ever followed with sampling: the ring's counts so far (lost samples,
   // throttling), as of the last drain or read.
   const std::map<int32_t, RingStats>& sampling_stats() const { return sampling_stats_; }
@@ -101,7 +90,7 @@ class ThreadCounters {
   std::map<int32_t, Counted> threads_;
   std::set<int32_t> seen_;  // every tid ever followed
   std::optional<size_t> sampled_column_;
-  std::vector<ThreadSample> pending_samples_;
+  std::vector<CounterOverflow> pending_samples_;
   std::map<int32_t, RingStats> sampling_stats_;
   std::vector<GroupSample> drained_;  // reused between drains
 };

@@ -777,9 +777,8 @@ void Recorder::FollowCounters(int64_t now, bool with_descendants) {
 
 void Recorder::DrainOverflows() {
   if (!counters_->sampled_column()) return;
-  for (ThreadSample& s : counters_->DrainSamples())
-    counter_samples_.overflows.push_back(
-        {s.tid, s.tgid, s.ts, s.cpu, s.ip, std::move(s.values), s.scaled});
+  for (CounterOverflow& s : counters_->DrainSamples())
+    counter_samples_.overflows.push_back(std::move(s));
 }
 
 void Recorder::SampleCounters(int64_t now, const char* kind) {

@@ -155,6 +155,26 @@ class CountersTest : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
+  // `cstool msa WORKLOAD -T 0.2 --format json ARGS...` over the work (RunWork with
+  // `perf_fds`): its JSON lines, the last of which must be the run's total.
+  std::vector<json> MsaFrames(const std::vector<std::string>& args, size_t perf_fds) {
+    StartWorkload();
+    std::vector<std::string> argv = {kCstool,    "msa", std::to_string(workload_), "-T", "0.2",
+                                     "--format", "json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    tool_ = Spawn(argv, dir_ / "tool.out", dir_ / "tool.err");
+    EXPECT_EQ(RunWork(perf_fds), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+    std::vector<json> frames;
+    std::istringstream in(testing::ReadWholeFile(dir_ / "tool.out"));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) frames.push_back(json::parse(line));
+    if (frames.empty() || frames.back()["type"] != "total") {
+      ADD_FAILURE() << "no total frame: " << testing::ReadWholeFile(dir_ / "tool.out");
+      return {};
+    }
+    return frames;
+  }
+
   fs::path dir_;
   pid_t workload_ = -1;
   pid_t workload_pid_ = 0;  // once reaped
@@ -236,18 +256,10 @@ TEST_F(CountersTest, RecordStoresPerThreadCountsTheReportShows) {
 }
 
 TEST_F(CountersTest, MsaShowsCountersAsColumns) {
-  StartWorkload();
-  tool_ = Spawn({kCstool, "msa", std::to_string(workload_), "-T", "0.2", "--format", "json", "-c",
-                 "page-faults,cpu-migrations,context-switches", "-V", "write-bytes"},
-                dir_ / "tool.out", dir_ / "tool.err");
-  ASSERT_EQ(RunWork(2 * 3), 0) << testing::ReadWholeFile(dir_ / "tool.err");
-  std::vector<json> frames;
-  std::istringstream in(testing::ReadWholeFile(dir_ / "tool.out"));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) frames.push_back(json::parse(line));
+  std::vector<json> frames =
+      MsaFrames({"-c", "page-faults,cpu-migrations,context-switches", "-V", "write-bytes"}, 2 * 3);
   ASSERT_FALSE(frames.empty());
   const json& total = frames.back();
-  ASSERT_EQ(total["type"], "total");
   EXPECT_EQ(total["counter_names"],
             json({"page-faults", "cpu-migrations", "context-switches", "write-bytes"}));
   uint64_t interval_faults = 0;
@@ -418,18 +430,9 @@ TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
 // lists them in its JSON lines.
 TEST_F(CountersTest, MsaPrintsSampleRows) {
   constexpr uint64_t kPeriod = 100;
-  StartWorkload();
-  tool_ = Spawn({kCstool, "msa", std::to_string(workload_), "-T", "0.2", "--format", "json", "-c",
-                 "page-faults:ebs=100,context-switches"},
-                dir_ / "tool.out", dir_ / "tool.err");
-  ASSERT_EQ(RunWork(2 * 2), 0) << testing::ReadWholeFile(dir_ / "tool.err");
-  std::vector<json> frames;
-  std::istringstream in(testing::ReadWholeFile(dir_ / "tool.out"));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) frames.push_back(json::parse(line));
+  std::vector<json> frames = MsaFrames({"-c", "page-faults:ebs=100,context-switches"}, 2 * 2);
   ASSERT_FALSE(frames.empty());
   const json& total = frames.back();
-  ASSERT_EQ(total["type"], "total");
   const json* row = nullptr;
   for (const json& t : total["threads"])
     if (t["tid"] == worker_) row = &t;
