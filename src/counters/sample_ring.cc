@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace cstool {
 namespace {
@@ -134,7 +135,7 @@ MappedRing::~MappedRing() {
 }
 
 MappedRing::MappedRing(MappedRing&& other) noexcept
-    : base_(other.base_), size_(other.size_), reader_(other.reader_) {
+    : base_(other.base_), size_(other.size_), reader_(std::move(other.reader_)) {
   other.base_ = nullptr;
 }
 
@@ -143,7 +144,7 @@ MappedRing& MappedRing::operator=(MappedRing&& other) noexcept {
     if (base_ != nullptr) ::munmap(base_, size_);
     base_ = other.base_;
     size_ = other.size_;
-    reader_ = other.reader_;
+    reader_ = std::move(other.reader_);
     other.base_ = nullptr;
   }
   return *this;

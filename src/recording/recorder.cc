@@ -395,6 +395,7 @@ void Recorder::StartTargets() {
     auto list = ListThreads(pid);
     threads_.Add(list);
     std::vector<int> tids;
+    tids.reserve(list.size() + 1);
     for (const auto& t : list) tids.push_back(t.tid);
     if (tids.empty()) tids.push_back(pid);
     for (TracefsSession* s : Sessions()) s->AddPids(tids);
@@ -477,8 +478,9 @@ void Recorder::StartTracing() {
   }
   if (o_.system_wide && o_.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
-    std::vector<int> own;
     auto list = ListThreads(::getpid());
+    std::vector<int> own;
+    own.reserve(list.size());
     for (const auto& t : list) own.push_back(t.tid);
     for (TracefsSession* s : Sessions()) s->ExcludePids(own);
     threads_.Add(list);
