@@ -41,6 +41,7 @@ class StateTrigger final : public LiveTrigger {
 
   std::optional<TriggerHit> Feed(const std::vector<LiveCpuSource*>& sources, int64_t cut) override {
     std::vector<std::unique_ptr<CpuRecordStream>> streams;
+    streams.reserve(sources.size());
     for (LiveCpuSource* s : sources) streams.push_back(s->StreamUntil(cut));
     RecordMerger merger(std::move(streams));
     std::optional<TriggerHit> hit;
