@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "base/errors.h"
 #include "kernel/kernel_counters.h"
@@ -103,15 +104,20 @@ FlightWindow KernelWindow::Take(int64_t* end) {
   // stops are added by its event-fork and taken by the second copy; later ones are
   // the new instance's own event-fork's.
   next->CopyPidFilters(*session_);
-  next->Start();
   const int64_t next_started = MonotonicNowNs();
+  next->Start();
   next->CopyPidFilters(*session_);
   session_->Stop();
   *end = MonotonicNowNs();
+  // The new instance goes on whatever happens to the old one's pages.
+  const std::unique_ptr<TracefsSession> old = std::exchange(session_, std::move(next));
+  const int64_t old_started = std::exchange(started_, next_started);
+  overrun_.assign(cpus_.size(), 0);
+  last_grow_check_ = next_started;
 
-  FlightWindow window(cpus_, window_ns_, started_);
+  FlightWindow window(cpus_, window_ns_, old_started);
   for (int cpu : cpus_) {
-    LiveCpuSource source(session_->instance(), cpu);
+    LiveCpuSource source(old->instance(), cpu);
     source.SetPageSink([&window, cpu](std::span<const uint8_t> page, int64_t last_ts,
                                       uint32_t events) { window.Add(cpu, page, last_ts, events); });
     while (source.Drain(kDrainPages) > 0) {
@@ -121,11 +127,7 @@ FlightWindow KernelWindow::Take(int64_t* end) {
     }
   }
   window.Trim(*end);
-  session_ = std::move(next);  // the old instance is removed
-  overrun_.assign(cpus_.size(), 0);
-  started_ = next_started;
-  last_grow_check_ = next_started;
-  return window;
+  return window;  // the old instance is removed
 }
 
 }  // namespace cstool

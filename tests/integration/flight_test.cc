@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -200,23 +201,32 @@ TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
 TEST_F(FlightTest, KilledFlightRecorderInstancesAreReaped) {
   const fs::path out = dir_ / "k.dat";
   pid_t pid = StartRecorder({"--flight", "1", "--trigger", "sleep>10s", "-o", out.string(), "--",
-                             kWorkload, "stall", "300", "0"});
+                             kWorkload, "stall", "5000", "0"});
   ASSERT_GT(pid, 0);
   const std::string trigger_instance = "cstool-" + std::to_string(pid) + "-trigger";
-  // The trigger's instance follows the window's within the set-up; tracing_on says it
-  // is configured and running.
-  const fs::path trigger_dir = fs::path("/sys/kernel/tracing/instances") / trigger_instance;
-  bool tracing = false;
-  for (int i = 0; i < 500 && !tracing; ++i) {
+  // The command is released (exec'd: its comm changes) only once both instances trace.
+  pid_t workload = 0;
+  for (int i = 0; i < 1000 && workload == 0; ++i) {
     std::error_code ec;
-    tracing = fs::exists(trigger_dir / "tracing_on", ec) &&
-              testing::ReadWholeFile(trigger_dir / "tracing_on") == "1\n";
-    if (!tracing) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string stat = testing::ReadWholeFile(e.path() / "stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos || stat.find("(cstool_workload)") == std::string::npos)
+        continue;
+      std::istringstream rest(stat.substr(close + 2));
+      std::string state;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid == pid) workload = std::atoi(e.path().filename().c_str());
+    }
+    if (workload == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_TRUE(tracing);
+  ASSERT_GT(workload, 0);
   // 'sleep>10s' is decided by the scheduler events: the trigger records no others.
   const std::string events = testing::ReadWholeFile(fs::path("/sys/kernel/tracing/instances") /
                                                     trigger_instance / "set_event");
+  EXPECT_EQ(testing::ReadWholeFile(testing::kTracefsInstances / trigger_instance / "tracing_on"),
+            "1\n");
   EXPECT_NE(events.find("sched:sched_switch"), std::string::npos) << events;
   EXPECT_EQ(events.find("raw_syscalls"), std::string::npos) << events;
   EXPECT_EQ(events.find("irq:"), std::string::npos) << events;
@@ -227,6 +237,7 @@ TEST_F(FlightTest, KilledFlightRecorderInstancesAreReaped) {
   EXPECT_EQ(r.status, 0) << r.err;
   for (const std::string& name : CstoolInstances())
     EXPECT_NE(name.rfind("cstool-" + std::to_string(pid), 0), 0u) << name;
+  ::kill(workload, SIGKILL);  // orphaned by the kill: not ours to reap
 }
 
 // --max-size: the recording stops cleanly with a file no bigger, which reads and says
