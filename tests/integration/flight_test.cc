@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,32 +200,30 @@ TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
 TEST_F(FlightTest, KilledFlightRecorderInstancesAreReaped) {
   const fs::path out = dir_ / "k.dat";
   pid_t pid = StartRecorder({"--flight", "1", "--trigger", "sleep>10s", "-o", out.string(), "--",
-                             kWorkload, "stall", "5000", "0"});
+                             kWorkload, "stall", "300", "0"});
   ASSERT_GT(pid, 0);
   const std::string trigger_instance = "cstool-" + std::to_string(pid) + "-trigger";
-  // The command is released (exec'd: its comm changes) only once both instances trace.
-  pid_t workload = 0;
-  for (int i = 0; i < 1000 && workload == 0; ++i) {
+  // Set-up order: the window's instance is configured (tracing off), then the trigger's
+  // is created and configured; tracing goes on in the window's last. A new instance
+  // starts with tracing on, so only the window's tracing_on after the trigger's instance
+  // exists says that both are configured.
+  const fs::path window_dir = testing::kTracefsInstances / ("cstool-" + std::to_string(pid));
+  const fs::path trigger_dir = testing::kTracefsInstances / trigger_instance;
+  bool ready = false;
+  for (int i = 0; i < 2000 && !ready; ++i) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-      const std::string stat = testing::ReadWholeFile(e.path() / "stat");
-      const size_t close = stat.rfind(')');
-      if (close == std::string::npos || stat.find("(cstool_workload)") == std::string::npos)
-        continue;
-      std::istringstream rest(stat.substr(close + 2));
-      std::string state;
-      pid_t ppid = 0;
-      rest >> state >> ppid;
-      if (ppid == pid) workload = std::atoi(e.path().filename().c_str());
-    }
-    if (workload == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ready =
+        fs::exists(trigger_dir, ec) && testing::ReadWholeFile(window_dir / "tracing_on") == "1\n";
+    if (ready) break;
+    int status = 0;
+    ASSERT_NE(::waitpid(pid, &status, WNOHANG), pid)
+        << "the recorder ended: " << testing::ReadWholeFile(dir_ / "recorder.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_GT(workload, 0);
+  ASSERT_TRUE(ready) << testing::ReadWholeFile(dir_ / "recorder.log");
   // 'sleep>10s' is decided by the scheduler events: the trigger records no others.
-  const std::string events = testing::ReadWholeFile(fs::path("/sys/kernel/tracing/instances") /
-                                                    trigger_instance / "set_event");
-  EXPECT_EQ(testing::ReadWholeFile(testing::kTracefsInstances / trigger_instance / "tracing_on"),
-            "1\n");
+  const std::string events = testing::ReadWholeFile(trigger_dir / "set_event");
+  EXPECT_EQ(testing::ReadWholeFile(trigger_dir / "tracing_on"), "1\n");
   EXPECT_NE(events.find("sched:sched_switch"), std::string::npos) << events;
   EXPECT_EQ(events.find("raw_syscalls"), std::string::npos) << events;
   EXPECT_EQ(events.find("irq:"), std::string::npos) << events;
@@ -237,7 +234,7 @@ TEST_F(FlightTest, KilledFlightRecorderInstancesAreReaped) {
   EXPECT_EQ(r.status, 0) << r.err;
   for (const std::string& name : CstoolInstances())
     EXPECT_NE(name.rfind("cstool-" + std::to_string(pid), 0), 0u) << name;
-  ::kill(workload, SIGKILL);  // orphaned by the kill: not ours to reap
+  // The command, orphaned by the kill, ends on its own (stall 300 0: 0.6 s).
 }
 
 // --max-size: the recording stops cleanly with a file no bigger, which reads and says
