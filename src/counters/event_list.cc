@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "base/split_list.h"
 
 namespace cstool {
 namespace {
@@ -124,18 +125,13 @@ std::vector<std::string> KnownSoftwareEvents() {
 std::vector<CounterEvent> ParseEventList(std::string_view list) {
   std::vector<CounterEvent> out;
   std::set<std::string> seen;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    if (comma == std::string_view::npos) comma = list.size();
-    std::string_view item = list.substr(pos, comma - pos);
+  for (std::string_view item : SplitList(list)) {
     if (item.empty())
       throw Error(fmt::format("empty name in counter list '{}'", list), ExitCode::kUsage);
     CounterEvent e = ParseOne(item);
     if (!seen.insert(e.name).second)
       throw Error(fmt::format("counter event '{}' given twice", e.name), ExitCode::kUsage);
     out.push_back(std::move(e));
-    pos = comma + 1;
   }
   // A sample reads the group of the event that overflowed, so one sampling event leads
   // the group and the others ride along; two would need two groups per thread.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "base/split_list.h"
 
 namespace cstool {
 namespace {
@@ -49,12 +50,8 @@ std::string PowercapContents() {
 std::vector<VirtualCounter> ParseVirtualList(std::string_view list) {
   std::vector<VirtualCounter> out;
   std::set<std::string> seen;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    if (comma == std::string_view::npos) comma = list.size();
-    std::string name(list.substr(pos, comma - pos));
-    pos = comma + 1;
+  for (std::string_view item : SplitList(list)) {
+    std::string name(item);
     VirtualCounter v{name};
     if (name == "read-bytes") {
       v.kind = VirtualCounter::Kind::kReadBytes;

@@ -1,16 +1,13 @@
 #include "recording/kernel_window.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 
-#include "base/errors.h"
 #include "kernel/kernel_counters.h"
 #include "tracefs/live_cpu_source.h"
 
