@@ -1,4 +1,4 @@
-// --reader, shared by the commands that read trace files (report, diff).
+// --reader and -j, shared by the commands that read trace files (report, diff).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,6 +20,15 @@ inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
                                                {"libtracecmd", ReaderBackend::kLibTracecmd}},
           CLI::ignore_case))
       ->capture_default_str();
+}
+
+inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
+  return sub
+      .add_option("-j,--jobs", jobs,
+                  "Threads reading the file: the CPUs' pages are read and decompressed ahead "
+                  "on N-1 of them while one merges and analyses (default: the online CPUs); "
+                  "the output does not depend on N")
+      ->check(CLI::Range(1, 1024));
 }
 
 }  // namespace cstool::cmd

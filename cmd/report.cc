@@ -59,6 +59,7 @@ RunFn SetupReport(CLI::App& sub) {
   sub.add_flag("--salvage", opts->salvage,
                "Report what a damaged file still holds (stops or skips at the damage)");
   AddReaderOption(sub, opts->reader);
+  AddJobsOption(sub, opts->jobs);
   auto* path = sub.add_option("--critical-path", opts->critical_path_tid,
                               "Print the critical path of thread TID instead of the tables: the "
                               "chain of wakers that explains its wall time")

@@ -1,6 +1,7 @@
 #include "base/cpu_list.h"
 
 #include <fmt/core.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <charconv>
@@ -75,6 +76,13 @@ std::vector<int> OnlineCpus() {
   std::string line;
   if (!in || !std::getline(in, line)) throw Error("cannot read /sys/devices/system/cpu/online");
   return ParseCpuList(line);
+}
+
+int UsableCpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(CPU_COUNT(&set), 1);
 }
 
 }  // namespace cstool

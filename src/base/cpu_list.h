@@ -21,4 +21,7 @@ std::string CpuMaskHex(const std::vector<int>& cpus);
 // CPUs currently online (/sys/devices/system/cpu/online).
 std::vector<int> OnlineCpus();
 
+// CPUs this process may run on (its affinity mask; 1 if that cannot be read).
+int UsableCpuCount();
+
 }  // namespace cstool

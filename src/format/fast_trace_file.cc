@@ -26,6 +26,10 @@ namespace {
 constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr size_t kMaxNameLength = 4096;
 constexpr uint64_t kReadRunBytes = 256 * 1024;
+// How far a prefetching reader reads each CPU ahead (report -j).
+constexpr uint32_t kReadRunsAhead = 2;
+constexpr uint32_t kChunksAhead = 64;
+constexpr uint64_t kChunkBytesAhead = 1024 * 1024;
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
@@ -147,6 +151,8 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
   if (data_fd_.get() < 0)
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
+  // The caller's thread merges, decodes and analyses: the other jobs read ahead.
+  if (options.jobs > 1) prefetcher_ = std::make_unique<PagePrefetcher>(options.jobs - 1);
 }
 
 void FastTraceFile::ReadInitialFormat(ByteCursor& in, std::string_view version) {
@@ -349,17 +355,29 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
   SalvageLog* salvage = salvage_ ? &salvage_log_ : nullptr;
   const uint32_t per_batch = PagesPerBatch(page_size_);
+  // With a prefetcher, the source's salvage notes go through a log of its own, so that
+  // they reach the file's log in reading order, not when a worker met them.
+  std::unique_ptr<SalvageLog> own_log =
+      prefetcher_ && salvage != nullptr ? std::make_unique<SalvageLog>() : nullptr;
+  SalvageLog* source_log = own_log ? own_log.get() : salvage;
   std::unique_ptr<PageSource> source;
+  PagePrefetcher::Depth depth{};
   // Pages in place are read with pread into a buffer of their own: walking them in the
   // mapping instead cost a third more time (page faults, page-table churn, releases).
   // A run holds at least one page, whatever page size the file claims.
-  if (data_compression_.empty() || d.size == 0)
-    source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size,
-                                              std::max<uint64_t>(kReadRunBytes, page_size_));
-  else
+  if (data_compression_.empty() || d.size == 0) {
+    const uint64_t run_bytes = std::max<uint64_t>(kReadRunBytes, page_size_);
+    source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size, run_bytes);
+    depth = {kReadRunsAhead, kReadRunsAhead * run_bytes};
+  } else {
     source = std::make_unique<ChunkPageSource>(file_, d.offset, page_size_,
-                                               MakeDecompressor(data_compression_), cpu, salvage,
+                                               MakeDecompressor(data_compression_), cpu, source_log,
                                                ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
+    // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
+    depth = {kChunksAhead, kChunkBytesAhead};
+  }
+  if (prefetcher_)
+    source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
   return std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
                                             per_batch, path_, salvage);
 }

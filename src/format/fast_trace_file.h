@@ -5,6 +5,7 @@
 // walks its own layout.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "base/errors.h"
 #include "base/mapped_file.h"
 #include "base/unique_fd.h"
+#include "format/page_prefetch.h"
 #include "format/trace_file_reader.h"
 #include "format/trace_handles.h"
 
@@ -118,8 +120,11 @@ class FastTraceFile : public TraceFileReader {
   uint16_t timestamp_option_ = 0;
   // Decompressed chunk bytes held by this file's CPU streams at once, and the most a file
   // may make them hold (a damaged one could claim huge chunks on many CPUs).
-  uint64_t chunk_bytes_held_ = 0;
+  std::atomic<uint64_t> chunk_bytes_held_{0};
   static constexpr uint64_t kMaxChunkBytesHeld = uint64_t{1} << 30;
+  // Reads the CPUs' pages ahead on worker threads (ReaderOptions::jobs > 1). Last member:
+  // its workers stop before anything their sources use goes.
+  std::unique_ptr<PagePrefetcher> prefetcher_;
 
  private:
   void ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,

@@ -42,6 +42,21 @@ uint32_t PagesPerBatch(uint32_t page_size) {
   return std::clamp<uint32_t>(kBatchBytes / page_size, 1, 4);
 }
 
+// ---- PageBuffer --------------------------------------------------------------------
+
+bool PageBuffer::Charge(std::atomic<uint64_t>* budget, uint64_t limit, uint64_t new_capacity) {
+  if (new_capacity <= bytes_.capacity()) return true;
+  const uint64_t grow = new_capacity - bytes_.capacity();
+  if (budget->fetch_add(grow) + grow > limit) {
+    *budget -= grow;
+    return false;
+  }
+  if (budget_ != nullptr && budget_ != budget) Uncharge();
+  budget_ = budget;
+  charged_ += grow;
+  return true;
+}
+
 // ---- ReadPageSource --------------------------------------------------------------
 
 ReadPageSource::ReadPageSource(int fd, const std::string& path, uint64_t offset, uint64_t size,
@@ -52,21 +67,21 @@ ReadPageSource::ReadPageSource(int fd, const std::string& path, uint64_t offset,
                     POSIX_FADV_SEQUENTIAL);
 }
 
-PageRun ReadPageSource::NextRun() {
+PageRun ReadPageSource::NextRun(PageBuffer& buffer) {
   if (offset_ >= end_) return {};
-  if (buffer_.empty()) buffer_.resize(std::min(run_bytes_, end_ - offset_));
-  const uint64_t n = std::min<uint64_t>(buffer_.size(), end_ - offset_);
+  std::vector<uint8_t>& bytes = buffer.bytes();
+  if (bytes.empty()) bytes.resize(std::min(run_bytes_, end_ - offset_));
+  const uint64_t n = std::min<uint64_t>(bytes.size(), end_ - offset_);
   uint64_t got = 0;
   while (got < n) {
-    const ssize_t r =
-        ::pread(fd_, buffer_.data() + got, n - got, static_cast<off_t>(offset_ + got));
+    const ssize_t r = ::pread(fd_, bytes.data() + got, n - got, static_cast<off_t>(offset_ + got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0)
       throw Error(fmt::format("{}: cannot read at offset {}: {}", path_, offset_ + got,
                               r == 0 ? "file ends" : std::strerror(errno)));
     got += static_cast<uint64_t>(r);
   }
-  PageRun run{{buffer_.data(), n}, offset_, 0, true};
+  PageRun run{{bytes.data(), n}, offset_, 0, true};
   offset_ += n;
   return run;
 }
@@ -89,9 +104,7 @@ ChunkPageSource::ChunkPageSource(const MappedFile& file, uint64_t offset, uint32
       budget_(budget),
       max_chunk_bytes_(std::max(kMaxChunkBytes, kMaxChunkPages * page_size)) {}
 
-ChunkPageSource::~ChunkPageSource() { *budget_.held -= buffer_.capacity(); }
-
-bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
+bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
   if (pos_ - released_ >= kReleaseCompressedBytes) {
     file_.Release(released_, pos_ - released_);
     released_ = pos_;
@@ -134,20 +147,17 @@ bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
           "multiple of the page size {} up to {})",
           path, chunk_at_, cpu_, index, size, page_size_, max_chunk_bytes_);
     } else {
-      if (size > buffer_.capacity()) {
-        // Every CPU holds one chunk while the merge runs: together they stay bounded.
-        const uint64_t before = buffer_.capacity();
-        if (*budget_.held + (size - before) > budget_.limit)
-          throw Error(fmt::format(
-              "{}: corrupt file at offset {}: CPU {} chunk {} of {} bytes would make the CPUs' "
-              "chunks hold more than {} bytes at once",
-              path, chunk_at_, cpu_, index, size, budget_.limit));
-        buffer_.reserve(size);
-        *budget_.held += buffer_.capacity() - before;
-      }
-      buffer_.resize(size);
+      // Every CPU holds a chunk or a few while the merge runs: together they stay bounded.
+      if (!buffer.Charge(budget_.held, budget_.limit, size))
+        throw Error(fmt::format(
+            "{}: corrupt file at offset {}: CPU {} chunk {} of {} bytes would make the CPUs' "
+            "chunks hold more than {} bytes at once",
+            path, chunk_at_, cpu_, index, size, budget_.limit));
+      std::vector<uint8_t>& bytes = buffer.bytes();
+      if (size > bytes.capacity()) bytes.reserve(size);
+      bytes.resize(size);
       try {
-        decompressor_->Decompress(in, buffer_,
+        decompressor_->Decompress(in, bytes,
                                   fmt::format("{}: corrupt file at offset {} (CPU {} chunk {})",
                                               path, chunk_at_, cpu_, index));
         return true;
@@ -162,14 +172,14 @@ bool ChunkPageSource::LoadChunk(int64_t* lost_before) {
   return false;
 }
 
-PageRun ChunkPageSource::NextRun() {
+PageRun ChunkPageSource::NextRun(PageBuffer& buffer) {
   int64_t lost = 0;
-  if (!LoadChunk(&lost)) {
+  if (!LoadChunk(buffer, &lost)) {
     // Damage after the last good chunk still counts as a gap.
     if (lost != 0) return {{}, chunk_at_, lost, false};
     return {};
   }
-  return {{buffer_.data(), buffer_.size()}, chunk_at_, lost, false};
+  return {{buffer.bytes().data(), buffer.bytes().size()}, chunk_at_, lost, false};
 }
 
 // ---- PageRecordStream ------------------------------------------------------------
@@ -203,7 +213,7 @@ std::span<const RawRecord> PageRecordStream::NextBatch() {
     // A run is whole pages; anything shorter than a page at its end is not read.
     if (run_pos_ + page_size > run_.pages.size()) {
       if (n != 0) break;
-      run_ = source_->NextRun();
+      run_ = source_->NextRun(buffer_);
       run_pos_ = 0;
       if (run_.lost_before != 0) pending_lost_ = AddLost(pending_lost_, run_.lost_before);
       if (run_.pages.empty()) {

@@ -3,6 +3,7 @@
 // chunk (compressed v7). Memory stays bounded by a batch and one run or chunk per CPU.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -16,7 +17,49 @@
 
 namespace cstool {
 
-// A run of whole pages; valid until the next NextRun call on its source.
+// Memory for a run of pages. Decompressed chunks charge what they hold to their file's
+// budget (ChunkBudget), and give it back when the buffer goes.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  ~PageBuffer() { Uncharge(); }
+  PageBuffer(PageBuffer&& o) noexcept
+      : bytes_(std::move(o.bytes_)), budget_(o.budget_), charged_(o.charged_) {
+    o.budget_ = nullptr;
+    o.charged_ = 0;
+  }
+  PageBuffer& operator=(PageBuffer&& o) noexcept {
+    if (this != &o) {
+      Uncharge();
+      bytes_ = std::move(o.bytes_);
+      budget_ = o.budget_;
+      charged_ = o.charged_;
+      o.budget_ = nullptr;
+      o.charged_ = 0;
+    }
+    return *this;
+  }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+
+  std::vector<uint8_t>& bytes() { return bytes_; }
+  // Before growing bytes() past its capacity: charges the growth to `budget`, which may
+  // hold at most `limit` bytes; false (nothing charged) if that would exceed it.
+  bool Charge(std::atomic<uint64_t>* budget, uint64_t limit, uint64_t new_capacity);
+
+ private:
+  void Uncharge() {
+    if (budget_ != nullptr) *budget_ -= charged_;
+    budget_ = nullptr;
+    charged_ = 0;
+  }
+
+  std::vector<uint8_t> bytes_;
+  std::atomic<uint64_t>* budget_ = nullptr;
+  uint64_t charged_ = 0;
+};
+
+// A run of whole pages, in the PageBuffer it was read into (or in nothing: `pages` empty).
 struct PageRun {
   std::span<const uint8_t> pages;  // empty: the source is exhausted
   uint64_t file_offset = 0;        // of the first page, or of its compressed chunk
@@ -27,17 +70,19 @@ struct PageRun {
 class PageSource {
  public:
   virtual ~PageSource() = default;
-  virtual PageRun NextRun() = 0;
+  // Reads the next run into `buffer`, which holds the previous run, if any, until then.
+  // (A prefetching source swaps in a buffer it filled ahead.)
+  virtual PageRun NextRun(PageBuffer& buffer) = 0;
 };
 
-// Pages read from the file (`fd`, not owned) into a buffer of its own, `run_bytes` (a
-// multiple of the page size) at a time with pread: no page faults and no page-table churn,
-// which walking a large file in its mapping costs. The buffer is no larger than the data.
+// Pages read from the file (`fd`, not owned), `run_bytes` (a multiple of the page size) at
+// a time with pread: no page faults and no page-table churn, which walking a large file in
+// its mapping costs. A buffer is made no larger than the data.
 class ReadPageSource final : public PageSource {
  public:
   ReadPageSource(int fd, const std::string& path, uint64_t offset, uint64_t size,
                  uint64_t run_bytes);
-  PageRun NextRun() override;
+  PageRun NextRun(PageBuffer& buffer) override;
 
  private:
   int fd_;
@@ -45,12 +90,12 @@ class ReadPageSource final : public PageSource {
   uint64_t offset_;
   uint64_t end_;
   uint64_t run_bytes_;
-  std::vector<uint8_t> buffer_;  // allocated at the first run
 };
 
-// What the chunk sources of one file may hold decompressed at once, together.
+// What the chunk buffers of one file may hold decompressed at once, together (prefetching
+// workers charge it concurrently).
 struct ChunkBudget {
-  uint64_t* held;
+  std::atomic<uint64_t>* held;
   uint64_t limit;
 };
 
@@ -63,12 +108,11 @@ class ChunkPageSource final : public PageSource {
   ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
                   std::unique_ptr<Decompressor> decompressor, int cpu, SalvageLog* salvage,
                   ChunkBudget budget);
-  ~ChunkPageSource() override;
-  PageRun NextRun() override;
+  PageRun NextRun(PageBuffer& buffer) override;
 
  private:
-  // Reads the next chunk into buffer_; false at the end.
-  bool LoadChunk(int64_t* lost_before);
+  // Reads the next chunk into `buffer`; false at the end.
+  bool LoadChunk(PageBuffer& buffer, int64_t* lost_before);
 
   const MappedFile& file_;
   uint64_t pos_;  // next chunk header
@@ -83,7 +127,6 @@ class ChunkPageSource final : public PageSource {
   uint32_t chunks_left_ = 0;
   uint32_t chunk_index_ = 0;
   uint64_t chunk_at_ = 0;
-  std::vector<uint8_t> buffer_;
   bool loaded_ = false;
 };
 
@@ -105,6 +148,7 @@ class PageRecordStream final : public CpuRecordStream {
   RingPageDecoder pages_;
   uint32_t pages_per_batch_;
   SalvageLog* salvage_;
+  PageBuffer buffer_;
   PageRun run_;
   uint64_t run_pos_ = 0;  // bytes of run_ decoded
   int64_t pending_lost_ = 0;

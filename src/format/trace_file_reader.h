@@ -74,6 +74,10 @@ struct ReaderOptions {
   // What was skipped is listed in TraceFileReader::salvage_log(). Damage to the header
   // (formats, CPU table) still throws: there is nothing to salvage without it.
   bool salvage = false;
+  // Threads reading the file (report -j): above 1, the CPUs' pages are read and
+  // decompressed ahead on jobs - 1 workers (cstool's own readers; libtracecmd reads
+  // serially). The records and their order do not depend on it.
+  int jobs = 1;
 };
 
 class TraceFileReader {

@@ -58,6 +58,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   ReaderOptions reader_options;
   reader_options.salvage = options.salvage;
   reader_options.backend = options.reader;
+  reader_options.jobs = options.jobs;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs

@@ -27,6 +27,7 @@ struct AnalyzeOptions {
   bool explain_anomalies = false;  // fill trace.anomaly_details
   bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
   ReaderBackend reader = ReaderBackend::kAuto;  // which trace.dat reader (ReaderOptions)
+  int jobs = 1;                                 // threads reading the file (ReaderOptions)
   // Per-thread windows cut where the kernel's counters were sampled (ThreadReport::
   // counter_window), which only `report --check` reads: a observer call per state segment,
   // so only when asked for.

@@ -83,5 +83,27 @@ TEST(ReaderBackends, ReportsAreByteIdentical) {
   }
 }
 
+// `report -j N` reads the CPUs' pages ahead on N-1 workers: every format of every fixture
+// is byte-identical to -j 1, with fewer workers than CPUs, as many, and more.
+TEST(ReaderJobs, ReportsAreByteIdentical) {
+  const std::string dir = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
+  for (const char* fixture :
+       {"golden_mutex.dat", "small_v6.dat", "small_v7_none.dat", "small_v7_zstd.dat"}) {
+    for (const char* format : {"json", "table", "csv"}) {
+      SCOPED_TRACE(std::string(fixture) + " " + format);
+      CommandResult one =
+          RunCommand({CSTOOL_BINARY, "report", dir + fixture, "--format", format, "-j", "1"});
+      ASSERT_EQ(one.status, 0) << one.err;
+      EXPECT_GT(one.out.size(), 1000u);
+      for (const char* jobs : {"2", "3", "8"}) {
+        CommandResult many =
+            RunCommand({CSTOOL_BINARY, "report", dir + fixture, "--format", format, "-j", jobs});
+        ASSERT_EQ(many.status, 0) << many.err;
+        EXPECT_EQ(many.out, one.out) << "-j " << jobs;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cstool::testing

@@ -46,14 +46,14 @@ class V7Damage : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
-  Outcome Read(const std::string& image, bool salvage = false) {
+  Outcome Read(const std::string& image, bool salvage = false, int jobs = 1) {
     {
       std::ofstream out(path_, std::ios::binary | std::ios::trunc);
       out.write(image.data(), static_cast<std::streamsize>(image.size()));
     }
     Outcome o;
     try {
-      V7TraceFile reader(path_, {ReaderBackend::kFast, "", salvage});
+      V7TraceFile reader(path_, {ReaderBackend::kFast, "", salvage, jobs});
       EventSink sink;
       o.stats = DecodeTrace(reader, sink);
       o.damage = reader.salvage_log().entries();
@@ -113,6 +113,37 @@ TEST_F(V7Damage, DamagedChunkNamesCpuAndChunk) {
   EXPECT_GT(salvaged.stats.events_per_cpu[0], 0u);
   EXPECT_EQ(salvaged.stats.events_per_cpu[1], full.stats.events_per_cpu[1]);
   EXPECT_EQ(salvaged.stats.lost_gaps_per_cpu[0], full.stats.lost_gaps_per_cpu[0] + 1);
+}
+
+// Reading ahead on workers (report -j) meets damage where the reader would: the same
+// error, the same salvage notes in the same order, the same records and gaps.
+TEST_F(V7Damage, WorkersMeetDamageAsTheReaderWould) {
+  uint32_t zsize0 = 0;
+  std::memcpy(&zsize0, original_.data() + data_[0].offset + 4, 4);
+  const size_t chunk1 = data_[0].offset + 4 + 8 + zsize0;
+  std::vector<std::string> images;
+  std::string broken = original_;  // CPU 0's second chunk damaged
+  for (size_t i = chunk1 + 16; i < chunk1 + 48; ++i) broken[i] = static_cast<char>(~broken[i]);
+  images.push_back(broken);
+  std::string both = broken;  // and CPU 1's first
+  for (size_t i = data_[1].offset + 20; i < data_[1].offset + 52; ++i)
+    both[i] = static_cast<char>(~both[i]);
+  images.push_back(both);
+  for (size_t cut = data_[0].offset + 10; cut < kStringsSection; cut += 997)
+    images.push_back(original_.substr(0, cut));
+  for (size_t i = 0; i < images.size(); ++i) {
+    for (bool salvage : {false, true}) {
+      SCOPED_TRACE(fmt::format("image {} salvage {}", i, salvage));
+      const Outcome serial = Read(images[i], salvage, 1);
+      const Outcome ahead = Read(images[i], salvage, 3);
+      EXPECT_EQ(ahead.error, serial.error);
+      EXPECT_EQ(ahead.damage, serial.damage);
+      EXPECT_EQ(ahead.stats.events_per_cpu, serial.stats.events_per_cpu);
+      EXPECT_EQ(ahead.stats.lost_gaps_per_cpu, serial.stats.lost_gaps_per_cpu);
+      EXPECT_EQ(ahead.stats.first_ts, serial.stats.first_ts);
+      EXPECT_EQ(ahead.stats.last_ts, serial.stats.last_ts);
+    }
+  }
 }
 
 TEST_F(V7Damage, ImplausibleChunkSizeIsAnError) {
