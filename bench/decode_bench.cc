@@ -146,12 +146,13 @@ void BM_ReadMerge(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadMerge)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
 
-void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend backend) {
+void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend backend,
+                 int jobs = 1) {
   if (path.empty()) {
     state.SkipWithError("no v7 file (trace-cmd convert failed or is missing)");
     return;
   }
-  auto reader = OpenTraceFile(path, {backend, ""});
+  auto reader = OpenTraceFile(path, {backend, "", false, jobs});
   EventDecoder decoder(reader->tep());
   EventSink sink;  // every Push* is a no-op
   uint64_t n = 0;
@@ -162,15 +163,27 @@ void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
 
+// jobs: threads reading (report -j): above 1, the pages are read and decompressed ahead on
+// jobs - 1 workers (format/page_prefetch).
 void BM_ReadMergeDecode(benchmark::State& state) {
-  ReplayBench(state, File(state.range(0)).path(), ReaderBackend::kFast);
+  ReplayBench(state, File(state.range(0)).path(), ReaderBackend::kFast,
+              static_cast<int>(state.range(1)));
 }
-BENCHMARK(BM_ReadMergeDecode)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadMergeDecode)
+    ->ArgNames({"cpus", "jobs"})
+    ->ArgsProduct({{2, 64}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_ReadMergeDecodeV7(benchmark::State& state) {
-  ReplayBench(state, File(state.range(0)).v7_path(), ReaderBackend::kFast);
+  ReplayBench(state, File(state.range(0)).v7_path(), ReaderBackend::kFast,
+              static_cast<int>(state.range(1)));
 }
-BENCHMARK(BM_ReadMergeDecodeV7)->ArgName("cpus")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadMergeDecodeV7)
+    ->ArgNames({"cpus", "jobs"})
+    ->ArgsProduct({{2, 64}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_LibtracecmdReadMergeDecode(benchmark::State& state) {
   ReplayBench(state, File().path(), ReaderBackend::kLibTracecmd);

@@ -125,31 +125,50 @@ void RecordMerger::RunLinear(Fn& fn) {
 
 template <typename Fn>
 void RecordMerger::RunHeap(Fn& fn) {
-  // Min-heap of cursors by head record.
-  std::vector<Cursor*> heap;
-  for (auto& c : cursors_) heap.push_back(&c);
-  auto later = [](const Cursor* a, const Cursor* b) { return Before(*b->cur, *a->cur); };
-  std::make_heap(heap.begin(), heap.end(), later);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    Cursor& c = *heap.back();
-    heap.pop_back();
-    const RawRecord* bound = heap.empty() ? nullptr : heap.front()->cur;
-    bool exhausted = false;
+  // Min-heap of the streams by head record, each entry carrying its head's key (no
+  // pointer chase per compare). The smallest stays at the root while it drains up to its
+  // children's heads, and then sinks once: one sift-down per change of CPU, not a pop and
+  // a push (with many CPUs interleaved, a change comes at about every record).
+  struct Entry {
+    int64_t ts;
+    int32_t cpu;
+    Cursor* cursor;
+    bool operator<(const Entry& o) const { return ts < o.ts || (ts == o.ts && cpu < o.cpu); }
+  };
+  std::vector<Entry> heap;
+  for (auto& c : cursors_) heap.push_back({c.cur->ts, c.cur->cpu, &c});
+  std::make_heap(heap.begin(), heap.end(), [](const Entry& a, const Entry& b) { return b < a; });
+  size_t n = heap.size();
+  while (n > 0) {
+    Cursor& c = *heap[0].cursor;
+    Entry bound{INT64_MAX, INT32_MAX, nullptr};
+    if (n > 1) bound = heap[1];
+    if (n > 2 && heap[2] < bound) bound = heap[2];
     for (;;) {
       const RawRecord& r = *c.cur;
-      if (bound != nullptr && (r.ts > bound->ts || (r.ts == bound->ts && r.cpu > bound->cpu)))
+      if (r.ts > bound.ts || (r.ts == bound.ts && r.cpu > bound.cpu)) {
+        heap[0].ts = r.ts;
+        heap[0].cpu = r.cpu;
         break;
+      }
       fn(r);
       if (++c.cur == c.end && !Refill(c)) {
-        exhausted = true;
+        heap[0] = heap[--n];
         break;
       }
     }
-    if (!exhausted) {
-      heap.push_back(&c);
-      std::push_heap(heap.begin(), heap.end(), later);
+    // Sift the root down.
+    const Entry top = heap[0];
+    size_t i = 0;
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+      if (!(heap[child] < top)) break;
+      heap[i] = heap[child];
+      i = child;
     }
+    if (n > 0) heap[i] = top;
   }
 }
 
