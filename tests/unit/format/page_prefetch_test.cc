@@ -33,6 +33,7 @@ struct Seen {
 std::vector<Seen> ReadAll(const std::string& path, int jobs) {
   auto reader = OpenTraceFile(path, {ReaderBackend::kFast, "", false, jobs});
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
+  streams.reserve(static_cast<size_t>(reader->cpus()));
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) streams.push_back(reader->OpenCpu(cpu));
   RecordMerger merger(std::move(streams));
   std::vector<Seen> seen;
