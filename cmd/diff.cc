@@ -36,6 +36,7 @@ RunFn SetupDiff(CLI::App& sub) {
   sub.add_flag("--all-threads", opts->all_threads,
                "Also compare threads outside the recorded workloads");
   AddReaderOption(sub, opts->reader);
+  AddJobsOption(sub, opts->jobs);
   // BASE... -- NEW...: CLI11 gives positionals to the first option that takes them, and a
   // subcommand keeps "--" (in remaining()) only while a positional still lacks its first
   // value. So NEW is declared first and refuses every file until "--" was seen; BASE

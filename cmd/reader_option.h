@@ -26,8 +26,8 @@ inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
   return sub
       .add_option("-j,--jobs", jobs,
                   "Threads reading the file: the CPUs' pages are read and decompressed ahead "
-                  "on N-1 of them while one merges and analyses (default: the online CPUs); "
-                  "the output does not depend on N")
+                  "on N-1 of them while one merges and analyses (default: the CPUs this process "
+                  "may run on); the output does not depend on N")
       ->check(CLI::Range(1, 1024));
 }
 

@@ -8,6 +8,7 @@
 #include "analysis/diff.h"
 #include "analysis/diff_input.h"
 #include "analysis/report_view.h"
+#include "base/cpu_list.h"
 #include "base/errors.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
@@ -21,8 +22,9 @@ namespace {
 DiffRecording Load(const std::string& file, const DiffOptions& options,
                    const SyscallTable& syscalls, Messages& messages) {
   // Its errors name the file already.
-  std::unique_ptr<AnalyzedTrace> analyzed =
-      AnalyzeTrace(file, syscalls, {.reader = options.reader});
+  std::unique_ptr<AnalyzedTrace> analyzed = AnalyzeTrace(
+      file, syscalls,
+      {.reader = options.reader, .jobs = options.jobs > 0 ? options.jobs : UsableCpuCount()});
   for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
     if (n > 0) {
       messages.Warning(
