@@ -146,13 +146,12 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
     : file_(path),
       data_fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
       tep_(tep_alloc()),
-      salvage_(options.salvage) {
+      salvage_(options.salvage),
+      jobs_(options.jobs) {
   path_ = path;
   if (data_fd_.get() < 0)
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   if (!tep_) throw Error(fmt::format("{}: out of memory allocating a tep_handle", path));
-  // The caller's thread merges, decodes and analyses: the other jobs read ahead.
-  if (options.jobs > 1) prefetcher_ = std::make_unique<PagePrefetcher>(options.jobs - 1);
 }
 
 void FastTraceFile::ReadInitialFormat(ByteCursor& in, std::string_view version) {
@@ -355,6 +354,10 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];
   SalvageLog* salvage = salvage_ ? &salvage_log_ : nullptr;
   const uint32_t per_batch = PagesPerBatch(page_size_);
+  // The caller's thread merges, decodes and analyses: the other jobs read ahead. Started
+  // only now, when the file is parsed: the parse forks (ParseEventFormats), and a child
+  // forked beside running threads can deadlock on a lock one of them held.
+  if (jobs_ > 1 && !prefetcher_) prefetcher_ = std::make_unique<PagePrefetcher>(jobs_ - 1);
   // With a prefetcher, the source's salvage notes go through a log of its own, so that
   // they reach the file's log in reading order, not when a worker met them.
   std::unique_ptr<SalvageLog> own_log =
