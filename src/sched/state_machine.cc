@@ -115,6 +115,10 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
     Flag(Anomaly::kMissingSwitchFromIdle, t);
     ++t->placement.untraced_switch_ins;
     in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts), t->since);
+    // Woken from another CPU with no sched_wakeup after its sched_waking: the idle CPU
+    // queued it in the same untraced stretch (the wakelist, processed in idle), at the
+    // clock it then switched with, so no run delay before the switch.
+    if (t->waking_unqueued && IsWaitingForCpu(t->state)) NoteEnqueued(*t, in_ts);
     ResetClock(cpu);
   } else if (t && cpu.current_known && cpu.current && cpu.current != t) {
     ReplaceUntracedCurrent(cpu, cpu_id, ts);
@@ -135,6 +139,19 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
   } else if (s != t->state || a != t->abstract) {
     Transition(*t, s, a, ts);
   }
+}
+
+// `wakee`, runnable since sched_waking, was queued at `enqueued`: its run delay starts
+// there (what came before is the wakeup's own path, which the kernel counts as sleep).
+void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued) {
+  // A move while asleep queued it already: the kernel's run delay runs from there.
+  if (wakee.moved_asleep_at >= 0)
+    wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
+  wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
+  for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued);
+  wakee.waking_unqueued = false;
+  wakee.moved_asleep_at = -1;
+  wakee.maybe_moved_asleep_ns = 0;
 }
 
 // Another task shows on `cpu` while its current one, a followed thread, still runs there
@@ -333,14 +350,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
       const int64_t accounted = cpus_[e.target_cpu].accounted_ts;
       if (accounted >= wakee.since && accounted < e.c.ts) enqueued = accounted;
     }
-    // A move while asleep queued it already: the kernel's run delay runs from there.
-    if (wakee.moved_asleep_at >= 0)
-      wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
-    wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
-    for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued);
-    wakee.waking_unqueued = false;
-    wakee.moved_asleep_at = -1;
-    wakee.maybe_moved_asleep_ns = 0;
+    NoteEnqueued(wakee, enqueued);
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;

@@ -663,6 +663,33 @@ TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
   EXPECT_EQ(w.QueuedWaitNs(), w.wait_cpu_ns - 3);
 }
 
+// This kernel often traces neither the enqueue nor the switch when an idle CPU takes a
+// task woken from another CPU: both run in the idle task's untraced stretch (the wakelist
+// processed in idle), and the task's own event is the first sign. It was queued at the
+// clock it then switched with, so its wait since sched_waking is the wakeup's own path,
+// sleep to the kernel, not run delay. With the sched_wakeup traced, the wait from it on is.
+TEST(StateMachine, AnUntracedEnqueueOnAnIdleCpuIsNoRunDelay) {
+  for (const bool wakeup_traced : {false, true}) {
+    SCOPED_TRACE(wakeup_traced);
+    Sim s;
+    s.Switch(0, 0, 0, kR, 11);
+    s.Switch(0, 1, 0, kR, 10);
+    s.SysEnter(1, 1, 10, kRead);
+    s.Switch(100, 1, 10, kS, 0);  // asleep; CPU 1 idle
+    s.Wake(500, 0, 11, 10, 1);    // sched_waking from CPU 0, for CPU 1
+    if (wakeup_traced) s.Wake(505, 1, 0, 10, 1, 0, WakeupKind::kWakeup);
+    s.SysExit(512, 1, 10, kRead);  // its own event: running, with no sched_switch
+    s.SysEnter(520, 1, 10, kRead);
+    s.Switch(530, 1, 10, kS, 0);
+    s.Finish(700);
+    EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchFromIdle), 1u);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 512 - 500);  // what the trace shows
+    const WindowTotals& w = s.Report(10).counter_window.total;
+    EXPECT_EQ(w.wait_unqueued_ns, wakeup_traced ? 505 - 500 : 512 - 500);
+    EXPECT_EQ(w.QueuedWaitNs(), wakeup_traced ? 512 - 505 : 0);
+  }
+}
+
 // A task that sleeps stays on its runqueue for a while (EEVDF's delayed dequeue); the
 // load balancer moving it to another CPU then enqueues it there, which starts the
 // kernel's run delay although it still sleeps. The microstates keep the sleep; the
