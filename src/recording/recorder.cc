@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "base/cpu_list.h"
 #include "base/dump_signal.h"
@@ -735,14 +736,17 @@ void Recorder::CollectKernelCounters() {
       std::stable_sort(
           c.overflows.begin(), c.overflows.end(),
           [](const CounterOverflow& a, const CounterOverflow& b) { return a.ts < b.ts; });
+      // Each sampled thread's tgid, from its last counter sample (one pass, not one per
+      // thread: a long recording holds many samples).
+      std::unordered_map<int32_t, int32_t> tgid_of;
+      for (const CounterSample& r : c.samples) tgid_of[r.tid] = r.tgid;
       for (const auto& [tid, st] : counters_->sampling_stats()) {
         SamplingThreadStats t{.tid = tid,
                               .samples = st.samples,
                               .lost = st.lost,
                               .throttles = st.throttles,
                               .unthrottles = st.unthrottles};
-        for (const CounterSample& r : c.samples)
-          if (r.tid == tid) t.tgid = r.tgid;
+        if (auto it = tgid_of.find(tid); it != tgid_of.end()) t.tgid = it->second;
         c.sampling.threads.push_back(t);
         if (st.lost > 0)
           c.notes.push_back(
