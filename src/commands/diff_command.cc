@@ -8,7 +8,6 @@
 #include "analysis/diff.h"
 #include "analysis/diff_input.h"
 #include "analysis/report_view.h"
-#include "base/cpu_list.h"
 #include "base/errors.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
@@ -22,9 +21,8 @@ namespace {
 DiffRecording Load(const std::string& file, const DiffOptions& options,
                    const SyscallTable& syscalls, Messages& messages) {
   // Its errors name the file already.
-  std::unique_ptr<AnalyzedTrace> analyzed = AnalyzeTrace(
-      file, syscalls,
-      {.reader = options.reader, .jobs = options.jobs > 0 ? options.jobs : UsableCpuCount()});
+  std::unique_ptr<AnalyzedTrace> analyzed =
+      AnalyzeTrace(file, syscalls, {.reader = options.reader, .jobs = options.jobs});
   for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
     if (n > 0) {
       messages.Warning(

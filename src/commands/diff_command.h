@@ -21,7 +21,7 @@ struct DiffOptions {
   size_t limit = 10;         // --limit: table rows per section (0: all)
   bool all_threads = false;  // also threads outside the recorded workloads
   ReaderBackend reader = ReaderBackend::kAuto;
-  int jobs = 0;  // -j: threads reading each file (0: the usable CPUs)
+  int jobs = 0;  // -j: threads reading each file (0: as many as this process may run on)
 };
 
 // Throws cstool::Error for an unreadable file (naming it) or a bad option (usage).

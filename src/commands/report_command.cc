@@ -8,7 +8,6 @@
 
 #include "analysis/critical_path.h"
 #include "analysis/report_view.h"
-#include "base/cpu_list.h"
 #include "base/errors.h"
 #include "check/kernel_check.h"
 #include "commands/report_exports.h"
@@ -174,7 +173,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                                {.explain_anomalies = options.explain_anomalies,
                                 .salvage = options.salvage,
                                 .reader = options.reader,
-                                .jobs = options.jobs > 0 ? options.jobs : UsableCpuCount(),
+                                .jobs = options.jobs,
                                 .counter_windows = options.check || tables,
                                 .extra_observers = observers});
   for (const std::string& d : analyzed->model.trace.damage)

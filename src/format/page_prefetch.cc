@@ -52,6 +52,11 @@ struct PagePrefetcher::Lane {
     }
   }
 
+  // After reading `item`: whether the source has nothing more to give.
+  static bool Ends(const Item& item) {
+    return item.error != nullptr || (item.run.pages.empty() && item.run.lost_before == 0);
+  }
+
   bool Full() const { return items.size() >= depth.runs || queued_bytes >= depth.bytes; }
   // The worker may read one more run: there is room and a reader for it.
   bool Wanted() const { return !done && !closed && !busy && !Full(); }
@@ -60,12 +65,6 @@ struct PagePrefetcher::Lane {
     return items.size() <= depth.runs / 2 && queued_bytes <= depth.bytes / 2;
   }
 };
-
-namespace {
-
-bool IsEnd(const PageRun& run) { return run.pages.empty() && run.lost_before == 0; }
-
-}  // namespace
 
 // The reader's side of a lane.
 class PrefetchedSource final : public PageSource {
@@ -105,7 +104,7 @@ class PrefetchedSource final : public PageSource {
         lane.Read(item);
         lock.lock();
         lane.busy = false;
-        lane.done = item.error != nullptr || IsEnd(item.run);
+        lane.done = PagePrefetcher::Lane::Ends(item);
         wake = !lane.done;  // the worker may have skipped this CPU while it was busy here
       } else {
         if (lane.items.empty() && !lane.done) {
@@ -203,7 +202,7 @@ void PagePrefetcher::WorkerLoop(size_t worker) {
         lane->Read(item);
         std::lock_guard lock(lane->mutex);
         lane->busy = false;
-        lane->done = item.error != nullptr || IsEnd(item.run);
+        lane->done = Lane::Ends(item);
         lane->queued_bytes += item.run.pages.size();
         lane->items.push_back(std::move(item));
         if (lane->reader_waits || lane->closed) lane->ready.notify_all();

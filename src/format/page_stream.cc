@@ -51,8 +51,7 @@ bool PageBuffer::Charge(std::atomic<uint64_t>* budget, uint64_t limit, uint64_t 
     *budget -= grow;
     return false;
   }
-  if (budget_ != nullptr && budget_ != budget) Uncharge();
-  budget_ = budget;
+  budget_ = budget;  // a buffer serves one file: always the same budget
   charged_ += grow;
   return true;
 }

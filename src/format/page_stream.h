@@ -1,6 +1,7 @@
 // A CPU's records read from whole ring-buffer pages, wherever the pages come from: read
 // from the file as they are (v6, and v7 without compression) or decompressed chunk by
-// chunk (compressed v7). Memory stays bounded by a batch and one run or chunk per CPU.
+// chunk (compressed v7). Memory stays bounded by a batch and one run or chunk per CPU (a few
+// more with report -j, format/page_prefetch).
 #pragma once
 
 #include <atomic>

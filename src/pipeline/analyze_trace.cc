@@ -7,6 +7,7 @@
 
 #include "analysis/blocking_site.h"
 #include "analysis/registry.h"
+#include "base/cpu_list.h"
 #include "base/errors.h"
 #include "check/kernel_match.h"
 #include "decode/decode_trace_inl.h"
@@ -58,7 +59,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   ReaderOptions reader_options;
   reader_options.salvage = options.salvage;
   reader_options.backend = options.reader;
-  reader_options.jobs = options.jobs;
+  reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs

@@ -27,7 +27,8 @@ struct AnalyzeOptions {
   bool explain_anomalies = false;  // fill trace.anomaly_details
   bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
   ReaderBackend reader = ReaderBackend::kAuto;  // which trace.dat reader (ReaderOptions)
-  int jobs = 1;                                 // threads reading the file (ReaderOptions)
+  // Threads reading the file (ReaderOptions); 0: as many as this process may run on.
+  int jobs = 1;
   // Per-thread windows cut where the kernel's counters were sampled (ThreadReport::
   // counter_window), which only `report --check` reads: a observer call per state segment,
   // so only when asked for.
