@@ -44,6 +44,33 @@ const WindowCut* CounterWindow::Cut(int64_t ts) const {
   return nullptr;
 }
 
+const SwitchesDuringRead* CounterWindow::Read(int64_t to) const {
+  for (const SwitchesDuringRead& r : reads)
+    if (r.to == to) return &r;
+  return nullptr;
+}
+
+void CounterWindow::AddSample(int64_t ts, int64_t switches_from, int64_t switches_to) {
+  auto cut_at = [&](int64_t at) {
+    if (!Cut(at)) cuts.push_back({at, {}});
+  };
+  cut_at(ts);
+  if (switches_from < switches_to && !Read(switches_to)) {
+    cut_at(switches_to);
+    reads.push_back({switches_from, switches_to, {}});
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>> SwitchesDuringRead::MissedCounts() const {
+  std::vector<std::pair<int64_t, int64_t>> out{{0, 0}};
+  for (auto it = switches.rbegin(); it != switches.rend(); ++it) {
+    auto next = out.back();
+    ++(it->second ? next.first : next.second);
+    out.push_back(next);
+  }
+  return out;
+}
+
 const WindowTotals& CounterWindow::Before(int64_t ts) const {
   for (const WindowCut& c : cuts)
     if (c.ts == ts) return c.before;
@@ -123,6 +150,13 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
 void CounterWindow::AddSwitch(int64_t ts, bool voluntary) {
   for (WindowCut& c : cuts)
     if (ts <= c.ts) ++(voluntary ? c.before.voluntary : c.before.involuntary);
+  for (SwitchesDuringRead& r : reads)
+    if (r.from < ts && ts <= r.to) {
+      // Switches may arrive late (their cause resolved later): keep time order.
+      auto at = std::upper_bound(r.switches.begin(), r.switches.end(), ts,
+                                 [](int64_t t, const auto& s) { return t < s.first; });
+      r.switches.insert(at, {ts, voluntary});
+    }
   ++(voluntary ? total.voluntary : total.involuntary);
   if (exit_ts >= 0 && ts >= exit_ts) ++(voluntary ? after_exit.voluntary : after_exit.involuntary);
   if (exit_before_tick_ts >= 0 && ts >= exit_before_tick_ts)

@@ -72,10 +72,23 @@ struct WindowCut {
   bool TimeCovered() const;
 };
 
+// The switches traced while the kernel's switch counts were being read (from, to]: the
+// read took them at one instant inside, so any number of the last of them may be
+// missing from the counts. In time order.
+struct SwitchesDuringRead {
+  int64_t from = 0;
+  int64_t to = 0;
+  std::vector<std::pair<int64_t, bool>> switches;  // (ts, voluntary)
+
+  // The counts the kernel may have missed: the last k switches, for k = 0..size().
+  std::vector<std::pair<int64_t, int64_t>> MissedCounts() const;  // (voluntary, involuntary)
+};
+
 struct CounterWindow {
-  std::vector<WindowCut> cuts;  // one per sampling instant of this thread's tid
-  WindowTotals total;           // the whole observed lifetime
-  int64_t exit_ts = -1;         // where the kernel's exit record was sampled, -1 if no exit seen
+  std::vector<WindowCut> cuts;            // one per sampling instant of this thread's tid
+  std::vector<SwitchesDuringRead> reads;  // one per /proc read of its switch counts
+  WindowTotals total;                     // the whole observed lifetime
+  int64_t exit_ts = -1;  // where the kernel's exit record was sampled, -1 if no exit seen
   // What happened at or after sched_process_exit: the final switch of a dying thread
   // (and the rest of do_exit()), which taskstats, sampled in do_exit() just before the
   // tracepoint, does not count.
@@ -89,7 +102,12 @@ struct CounterWindow {
   // Totals at or before `ts`: a cut's values if one was taken at exactly `ts`, else the
   // whole lifetime (callers only ask for instants they registered as cuts).
   const WindowTotals& Before(int64_t ts) const;
-  const WindowCut* Cut(int64_t ts) const;  // nullptr when none was registered at `ts`
+  const WindowCut* Cut(int64_t ts) const;            // nullptr when none was registered at `ts`
+  const SwitchesDuringRead* Read(int64_t to) const;  // the read ending at `to`, or nullptr
+
+  // Registers a sample: a cut at `ts` (nothing if one is there) and, for a read
+  // bracket (from < to), a cut at its end and a record of the switches inside it.
+  void AddSample(int64_t ts, int64_t switches_from, int64_t switches_to);
 
   // `adjust`: of a wait_cpu_wakeup segment, what the kernel counts otherwise.
   void AddSegment(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust = {}) {

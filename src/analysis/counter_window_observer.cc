@@ -14,14 +14,9 @@ CounterWindowObserver::CounterWindowObserver(ReportModel& model, bool windows)
   try {
     KernelRecording rec = KernelRecording::FromJson(model.trace.recording.kernel_counters);
     for (const KernelTaskCounters& c : rec.counters.records())
-      if (c.source == KernelTaskCounters::Source::kProcSnapshot)
-        cut_times_[c.tid].push_back(c.taken_at_ns);
+      if (c.source == KernelTaskCounters::Source::kProcSnapshot) samples_[c.tid].push_back(c);
   } catch (const Error&) {
-    cut_times_.clear();  // the check reports the malformed counters itself
-  }
-  for (auto& [tid, times] : cut_times_) {
-    std::sort(times.begin(), times.end());
-    times.erase(std::unique(times.begin(), times.end()), times.end());
+    samples_.clear();  // the check reports the malformed counters itself
   }
 }
 
@@ -29,8 +24,11 @@ void CounterWindowObserver::OnThreadNew(const Thread& t) {
   // Cuts at every /proc sample of this tid (a reused tid's samples are matched to the
   // right thread by time later, in the check).
   CounterWindow& w = model_.For(t).counter_window;
-  if (auto it = cut_times_.find(t.tid); it != cut_times_.end() && w.cuts.empty())
-    for (int64_t ts : it->second) w.cuts.push_back({ts, {}});
+  if (auto it = samples_.find(t.tid); it != samples_.end() && w.cuts.empty())
+    for (const KernelTaskCounters& c : it->second) {
+      const KernelTaskCounters::Span read = c.SwitchesRead();
+      w.AddSample(c.taken_at_ns, read.from, read.to);
+    }
 }
 
 void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/report_model.h"
+#include "kernel/kernel_counters.h"
 #include "sched/observer.h"
 
 namespace cstool {
@@ -55,7 +56,8 @@ class CounterWindowObserver : public Observer {
  private:
   ReportModel& model_;
   bool windows_;
-  std::unordered_map<int32_t, std::vector<int64_t>> cut_times_;  // tid -> sampling instants
+  // tid -> its /proc samples (the record's instants; the other fields unused).
+  std::unordered_map<int32_t, std::vector<KernelTaskCounters>> samples_;
 };
 
 }  // namespace cstool

@@ -61,6 +61,54 @@ std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w)
                      w.pct, w.tid);
 }
 
+// Switch counts are cut where /proc's status read ended; the switches traced inside a
+// read came before or after its counts, and which is not known: the traced counts are
+// those at some instant inside each read that make them equal the kernel's, if there is
+// one (the fewest switches moved; one per read at most, mostly), else those at the ends.
+// `exit_end`: the end's totals when the end is an exit record (no read).
+void PlaceSwitchesDuringReads(const CounterWindow& w, const KernelMatch& m,
+                              const WindowTotals* exit_end, ThreadCheck* c) {
+  const SwitchesDuringRead* start_read = nullptr;
+  WindowTotals start, end;
+  if (m.start) {
+    const int64_t to = m.start->SwitchesRead().to;
+    start = w.Before(to);
+    start_read = w.Read(to);
+  }
+  const SwitchesDuringRead* end_read = nullptr;
+  if (exit_end) {
+    end = *exit_end;
+  } else {
+    const int64_t to = m.end->SwitchesRead().to;
+    end = w.Before(to);
+    end_read = w.Read(to);
+  }
+  c->traced.voluntary = static_cast<int64_t>(end.voluntary - start.voluntary);
+  c->traced.involuntary = static_cast<int64_t>(end.involuntary - start.involuntary);
+  const std::vector<std::pair<int64_t, int64_t>> none{{0, 0}};
+  const auto missed_at_start = start_read ? start_read->MissedCounts() : none;
+  const auto missed_at_end = end_read ? end_read->MissedCounts() : none;
+  c->switches_during_reads =
+      static_cast<uint32_t>(missed_at_start.size() + missed_at_end.size() - 2);
+  // The kernel's delta = traced + what the start's counts missed - what the end's missed.
+  int64_t best_moved = -1;
+  CheckQuantities best = c->traced;
+  for (const auto& [sv, si] : missed_at_start)
+    for (const auto& [ev, ei] : missed_at_end) {
+      const int64_t vol = c->traced.voluntary + sv - ev;
+      const int64_t invol = c->traced.involuntary + si - ei;
+      const int64_t moved = sv + si + ev + ei;
+      if (vol != c->kernel.voluntary || invol != c->kernel.involuntary) continue;
+      if (best_moved >= 0 && moved >= best_moved) continue;
+      best_moved = moved;
+      best.voluntary = vol;
+      best.involuntary = invol;
+    }
+  if (best_moved <= 0) return;
+  c->traced = best;
+  c->switches_placed_after_reads = static_cast<uint32_t>(best_moved);
+}
+
 }  // namespace
 
 int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
@@ -108,6 +156,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   WindowTotals traced = end - start;
   c.traced = {static_cast<int64_t>(traced.voluntary), static_cast<int64_t>(traced.involuntary),
               traced.on_cpu_ns, traced.QueuedWaitNs()};
+  PlaceSwitchesDuringReads(w, m, at_exit ? &end : nullptr, &c);
   c.unknown_ns = traced.unknown_ns;
   if (at_exit) c.exit_adjust = after_exit->voluntary + after_exit->involuntary;
 
@@ -146,6 +195,12 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     if (!c.note.empty()) c.note += "; ";
     c.note += fmt::format("times not judged: {:.3f} ms the trace could not classify",
                           static_cast<double>(c.unknown_ns) / 1e6);
+  }
+  if (c.switches_placed_after_reads > 0) {
+    if (!c.note.empty()) c.note += "; ";
+    c.note += fmt::format(
+        "{} switch{} traced during a /proc read counted after it, as the kernel's counts say",
+        c.switches_placed_after_reads, c.switches_placed_after_reads == 1 ? "" : "es");
   }
   const uint64_t untraced = t.placement.untraced_switch_outs;
   if (untraced > 0) {

@@ -17,6 +17,10 @@
 // gets the CPU, so a wait belongs to the window in which it ended, and a wait the trace's
 // end cut short to none.
 //
+// Switches during a read: /proc's counts were read at one instant between two clock
+// reads (KernelTaskCounters::SwitchesRead); a switch traced between them may be on either
+// side, so the switch counts agree when they are equal at some instant inside each read.
+//
 // Tolerances (CheckTolerance): switch counts must be equal. Times may differ by
 // max(time_abs_ns, time_rel * kernel value) plus the thread's unknown time (what the
 // trace could not classify). Times are shown but not judged (ThreadCheck::times_judged)
@@ -77,6 +81,10 @@ struct ThreadCheck {
   CheckQuantities kernel;
   int64_t unknown_ns = 0;    // traced time of unknown state inside the window
   uint64_t exit_adjust = 0;  // switches at/after sched_process_exit left out
+  // Switches traced while /proc read the counts of the start or end sample (either side
+  // of the counts), and how many of them the traced counts place after the read.
+  uint32_t switches_during_reads = 0;
+  uint32_t switches_placed_after_reads = 0;
   int64_t on_cpu_tolerance_ns = 0;
   int64_t wait_tolerance_ns = 0;
   // Of traced.wait_cpu_ns, sleep the kernel counts as run delay (moved between CPUs while

@@ -28,6 +28,10 @@ nlohmann::json CounterValuesJson(const KernelTaskCounters& c) {
                       {"taken_at_ns", c.taken_at_ns}};
   if (c.blkio_delay_ns) j["blkio_delay_ns"] = *c.blkio_delay_ns;
   if (c.swapin_delay_ns) j["swapin_delay_ns"] = *c.swapin_delay_ns;
+  if (c.switches_read_to_ns > 0) {
+    j["switches_read_from_ns"] = c.switches_read_from_ns;
+    j["switches_read_to_ns"] = c.switches_read_to_ns;
+  }
   return j;
 }
 
@@ -56,6 +60,12 @@ void from_json(const nlohmann::json& j, KernelTaskCounters& c) {
   c.run_delay_ns = j.value("run_delay_ns", int64_t{0});
   c.run_delay_count = j.value("run_delay_count", uint64_t{0});
   c.taken_at_ns = j.value("taken_at_ns", int64_t{0});
+  c.switches_read_from_ns = j.value("switches_read_from_ns", int64_t{0});
+  c.switches_read_to_ns = j.value("switches_read_to_ns", int64_t{0});
+  if (c.switches_read_to_ns > 0 &&
+      (c.switches_read_from_ns > c.switches_read_to_ns || c.switches_read_to_ns > c.taken_at_ns))
+    throw Error("kernel counters: switches_read_from_ns/to_ns not inside the read of tid " +
+                std::to_string(c.tid));
   if (j.contains("blkio_delay_ns") && !j["blkio_delay_ns"].is_null())
     c.blkio_delay_ns = j["blkio_delay_ns"].get<int64_t>();
   if (j.contains("swapin_delay_ns") && !j["swapin_delay_ns"].is_null())

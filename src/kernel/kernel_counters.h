@@ -57,7 +57,22 @@ struct KernelTaskCounters {
   // CLOCK_MONOTONIC when the values were read: for exits, when the listener received
   // the notification (shortly after the thread's exit); for /proc, after reading.
   int64_t taken_at_ns = 0;
+  // /proc only: the status read (the switch counts) lay between these two instants, so a
+  // switch traced inside them may be on either side of the counts. 0: not recorded
+  // (taskstats; older recordings): the counts hold at taken_at_ns.
+  int64_t switches_read_from_ns = 0;
+  int64_t switches_read_to_ns = 0;
   Source source = Source::kProcSnapshot;
+
+  struct Span {
+    int64_t from;
+    int64_t to;
+  };
+  // Where the switch counts were read: the recorded bracket, else [taken_at, taken_at].
+  Span SwitchesRead() const {
+    return switches_read_to_ns > 0 ? Span{switches_read_from_ns, switches_read_to_ns}
+                                   : Span{taken_at_ns, taken_at_ns};
+  }
 
   bool operator==(const KernelTaskCounters&) const = default;
 };

@@ -188,12 +188,13 @@ std::optional<ProcSchedstat> ParseProcSchedstat(std::string_view text, std::stri
   return s;
 }
 
-// status (switch counts) and schedstat (times) are read back to back between two clock
-// reads, and the report cuts the trace at the second: the counters hold at one instant
-// inside that bracket. A reader preempted between the two (milliseconds on a busy CPU,
-// dozens of switches of a ping-pong thread) would move the cut away from that instant,
-// so a wide bracket is read again, keeping the narrowest of a few tries. Opening the
-// files (the path walk) stays outside the bracket.
+// status (switch counts) and schedstat (times) are read back to back between clock
+// reads: the counts hold at one instant inside [before, mid] (a switch traced there may
+// be on either side of them, and the check allows exactly that), the times at one inside
+// [mid, after], and the report cuts the times at `after`. A reader preempted inside the
+// bracket (milliseconds on a busy CPU, dozens of switches of a ping-pong thread) would
+// widen it, so a wide bracket is read again, keeping the narrowest of a few tries.
+// Opening the files (the path walk) stays outside the bracket.
 constexpr int64_t kNarrowReadNs = 50'000;
 constexpr int kReadTries = 4;
 
@@ -213,16 +214,20 @@ std::optional<KernelTaskCounters> ReadProcTask(int32_t pid, int32_t tid, std::st
   if (sched_fd.get() < 0) return fail("schedstat");
 
   std::optional<std::string> status_text, sched_text;
-  int64_t now = 0, span = std::numeric_limits<int64_t>::max();
+  int64_t counts_from = 0, counts_to = 0, now = 0;
+  int64_t span = std::numeric_limits<int64_t>::max();
   for (int i = 0; i < kReadTries && span > kNarrowReadNs; ++i) {
     const int64_t before = MonotonicNowNs();
     auto status_try = ReadFromStart(status_fd.get(), &err);
     if (!status_try) return fail("status");
+    const int64_t mid = MonotonicNowNs();
     auto sched_try = ReadFromStart(sched_fd.get(), &err);
     if (!sched_try) return fail("schedstat");
     const int64_t after = MonotonicNowNs();
     if (after - before < span) {
       span = after - before;
+      counts_from = before;
+      counts_to = mid;
       now = after;
       status_text = std::move(status_try);
       sched_text = std::move(sched_try);
@@ -256,6 +261,8 @@ std::optional<KernelTaskCounters> ReadProcTask(int32_t pid, int32_t tid, std::st
   c.run_delay_ns = sched->run_delay_ns;
   c.run_delay_count = sched->timeslices;
   c.taken_at_ns = now;
+  c.switches_read_from_ns = counts_from;
+  c.switches_read_to_ns = counts_to;
   return c;
 }
 

@@ -107,6 +107,8 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["kernel"] = QuantitiesJson(c.kernel);
       j["unknown_ns"] = c.unknown_ns;
       j["final_switches_excluded"] = c.exit_adjust;
+      j["switches_during_reads"] = c.switches_during_reads;
+      j["switches_placed_after_reads"] = c.switches_placed_after_reads;
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};
       j["asleep_queued_ns"] = c.asleep_queued_ns;
       j["wait_maybe_more_ns"] = c.wait_maybe_more_ns;

@@ -346,6 +346,10 @@ TEST(ProcTaskCounters, SnapshotOfLiveMultithreadedChild) {
     EXPECT_EQ(t.tgid, child.pid);
     EXPECT_EQ(t.ppid, getpid());
     EXPECT_GT(t.taken_at_ns, 0);
+    // The switch counts were read before the times, inside the same bracket.
+    EXPECT_GT(t.switches_read_from_ns, 0);
+    EXPECT_LT(t.switches_read_from_ns, t.switches_read_to_ns);
+    EXPECT_LT(t.switches_read_to_ns, t.taken_at_ns);
     by_tid[t.tid] = t;
   }
   ASSERT_TRUE(by_tid.count(child.pid));

@@ -52,5 +52,32 @@ TEST(CounterWindow, WaitInProgressAtTheEndIsNotCountedAtALaterCut) {
   EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
 }
 
+// A sample with a read bracket cuts at its instant and at the read's end, once each, and
+// keeps the switches inside the read in time order whatever order they arrive in; the
+// counts may have missed the last 0, 1, ... of them.
+TEST(CounterWindow, SwitchesDuringAReadAreKeptInTimeOrder) {
+  CounterWindow w;
+  w.AddSample(500, 400, 450);
+  w.AddSample(500, 400, 450);  // the same sample again adds nothing
+  w.AddSample(900, 900, 900);  // no bracket: the instant only
+  ASSERT_EQ(w.cuts.size(), 3u);
+  ASSERT_EQ(w.reads.size(), 1u);
+  w.AddSwitch(430, false);
+  w.AddSwitch(400, true);  // at the read's start: before it, certainly counted
+  w.AddSwitch(410, true);
+  w.AddSwitch(450, false);
+  w.AddSwitch(451, false);  // after the read's end
+  const SwitchesDuringRead* r = w.Read(450);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(w.Read(500), nullptr);
+  using P = std::pair<int64_t, bool>;
+  EXPECT_EQ(r->switches, (std::vector<P>{{410, true}, {430, false}, {450, false}}));
+  using C = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(r->MissedCounts(), (std::vector<C>{{0, 0}, {0, 1}, {0, 2}, {1, 2}}));
+  EXPECT_EQ(w.Before(450).voluntary, 2u);
+  EXPECT_EQ(w.Before(450).involuntary, 2u);
+  EXPECT_EQ(w.Before(500).involuntary, 3u);
+}
+
 }  // namespace
 }  // namespace cstool

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "analysis/counter_window.h"
+#include "base/errors.h"
 #include "check/kernel_match.h"
 #include "kernel/kernel_recording.h"
 
@@ -54,7 +55,7 @@ class Fixture {
     // Cuts at every /proc sample of the tid, as the observer registers them.
     for (const KernelTaskCounters& c : rec.counters.records())
       if (c.tid == tid && c.source == Source::kProcSnapshot)
-        r.counter_window.cuts.push_back({c.taken_at_ns, {}});
+        r.counter_window.AddSample(c.taken_at_ns, c.SwitchesRead().from, c.SwitchesRead().to);
     return r;
   }
   KernelCheckResult Check() {
@@ -348,6 +349,101 @@ TEST(KernelCheck, ThreadAliveAtStartComparesDeltasCutAtTheSamples) {
   EXPECT_FALSE(f.Check().passed());
 }
 
+// A sample whose status read (the switch counts) lay in [from, to], read at `at`.
+KernelTaskCounters ReadBetween(KernelTaskCounters c, int64_t from, int64_t to) {
+  c.switches_read_from_ns = from;
+  c.switches_read_to_ns = to;
+  return c;
+}
+
+// The start sample's counts were read in [10.40, 10.45] ms, the end's in [900.40, 900.45].
+ThreadReport& AddThreadSampledWithReads(Fixture& f, uint64_t start_nv, uint64_t start_niv,
+                                        uint64_t end_nv, uint64_t end_niv) {
+  f.rec.counters.Add(ReadBetween(
+      Rec(2200, Source::kProcSnapshot, 10500000, start_nv, start_niv, 100 * kMs, 10 * kMs),
+      10400000, 10450000));
+  f.rec.counters.Add(
+      ReadBetween(Rec(2200, Source::kProcSnapshot, 900500000, end_nv, end_niv, 100 * kMs, 10 * kMs),
+                  900400000, 900450000));
+  ThreadReport& r = f.AddThread(2200, 5 * kMs, 950 * kMs, false);
+  r.counter_window.AddSegment(Microstate::kSleep, 5 * kMs, 950 * kMs);
+  return r;
+}
+
+TEST(KernelCheck, ASwitchDuringTheEndReadMayBeAfterTheCounts) {
+  Fixture f;
+  // 3 involuntary switches in the window, the last one traced while the end sample's
+  // status was read: the kernel's counts (2) were read before it.
+  ThreadReport& r = AddThreadSampledWithReads(f, 50, 10, 50, 12);
+  CounterWindow& w = r.counter_window;
+  ASSERT_EQ(w.cuts.size(), 4u);  // each sample's instant and the end of its read
+  w.AddSwitch(100 * kMs, false);
+  w.AddSwitch(900420000, false);  // inside the end read, arriving before the next one
+  w.AddSwitch(200 * kMs, false);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.switches_during_reads, 1u);
+  EXPECT_EQ(c.switches_placed_after_reads, 1u);
+  EXPECT_EQ(c.traced.involuntary, 2);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_NE(c.note.find("1 switch traced during a /proc read"), std::string::npos) << c.note;
+
+  // Had the kernel counted it, the counts agree at the read's end, nothing moved.
+  Fixture g;
+  ThreadReport& r2 = AddThreadSampledWithReads(g, 50, 10, 50, 13);
+  for (int64_t ts : {100 * kMs, 900420000L, 200 * kMs}) r2.counter_window.AddSwitch(ts, false);
+  c = CompareThread(r2, g.Match(r2), {});
+  EXPECT_EQ(c.switches_placed_after_reads, 0u);
+  EXPECT_EQ(c.traced.involuntary, 3);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_EQ(c.note, "");
+
+  // A switch just after the read is outside it: one too many, whichever way.
+  Fixture h;
+  ThreadReport& r3 = AddThreadSampledWithReads(h, 50, 10, 50, 12);
+  for (int64_t ts : {100 * kMs, 200 * kMs, 900450000L}) r3.counter_window.AddSwitch(ts, false);
+  r3.counter_window.AddSwitch(900450001, false);  // after the read: not in the delta
+  c = CompareThread(r3, h.Match(r3), {});
+  EXPECT_EQ(c.switches_during_reads, 1u);
+  EXPECT_EQ(c.traced.involuntary, 2);  // the one at the read's end moved after it
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  r3.counter_window.AddSwitch(300 * kMs, false);
+  EXPECT_EQ(CompareThread(r3, h.Match(r3), {}).status, CheckStatus::kDisagree);
+}
+
+TEST(KernelCheck, ASwitchDuringTheStartReadMayBeAfterTheCounts) {
+  Fixture f;
+  // The start sample's counts (10 involuntary) were read before the switch at 10.42 ms:
+  // the window holds it.
+  ThreadReport& r = AddThreadSampledWithReads(f, 50, 10, 50, 12);
+  r.counter_window.AddSwitch(10420000, false);
+  r.counter_window.AddSwitch(100 * kMs, false);
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.traced.involuntary, 2);
+  EXPECT_EQ(c.switches_placed_after_reads, 1u);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  // Only one instant per read: the counts cannot take the involuntary switch before the
+  // read and leave the voluntary one after it, when the voluntary one came first.
+  Fixture g;
+  ThreadReport& r2 = AddThreadSampledWithReads(g, 50, 10, 51, 11);
+  r2.counter_window.AddSwitch(10430000, false);
+  r2.counter_window.AddSwitch(10410000, true);
+  // Kernel delta: 1 voluntary, 1 involuntary; the trace's, cut at the read's end: 0, 0,
+  // and at most the last switch (involuntary) or both after the read: (0, 1) or (1, 1).
+  c = CompareThread(r2, g.Match(r2), {});
+  EXPECT_EQ(c.switches_during_reads, 2u);
+  EXPECT_EQ(c.switches_placed_after_reads, 2u);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  Fixture h;
+  ThreadReport& r3 = AddThreadSampledWithReads(h, 50, 10, 51, 10);  // needs (1, 0): impossible
+  r3.counter_window.AddSwitch(10430000, false);
+  r3.counter_window.AddSwitch(10410000, true);
+  c = CompareThread(r3, h.Match(r3), {});
+  EXPECT_EQ(c.status, CheckStatus::kDisagree);
+  EXPECT_EQ(c.switches_placed_after_reads, 0u);
+  EXPECT_EQ(c.traced.voluntary, 0);
+}
+
 TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly) {
   Fixture f;
   f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 10500000, 10, 1, 500 * kMs, 80 * kMs));
@@ -520,8 +616,15 @@ TEST(KernelRecording, JsonRoundTripKeepsPhases) {
   rec.end_snapshot = {30, 40};
   rec.taskstats = "available";
   rec.counters.Add(Rec(1, Source::kProcSnapshot, 2, 1, 2, 3, 4));
-  rec.counters.Add(Rec(1, Source::kProcSnapshot, 35, 1, 2, 3, 4));
+  rec.counters.Add(ReadBetween(Rec(1, Source::kProcSnapshot, 35, 1, 2, 3, 4), 31, 33));
   KernelRecording back = KernelRecording::FromJson(rec.ToJson());
+  EXPECT_EQ(back.counters.records()[0].SwitchesRead().from, 2);  // none recorded: the instant
+  EXPECT_EQ(back.counters.records()[0].SwitchesRead().to, 2);
+  EXPECT_EQ(back.counters.records()[1].SwitchesRead().from, 31);
+  EXPECT_EQ(back.counters.records()[1].SwitchesRead().to, 33);
+  nlohmann::json bad = rec.ToJson();
+  bad["records"][1]["switches_read_to_ns"] = 36;  // after the read's end
+  EXPECT_THROW(KernelRecording::FromJson(bad), Error);
   EXPECT_EQ(back.start_snapshot.end_ns, 2);
   EXPECT_EQ(back.end_snapshot.begin_ns, 30);
   EXPECT_EQ(back.taskstats, "available");
