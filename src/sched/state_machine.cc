@@ -209,6 +209,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   const bool prev_accounted =
       prev && (prev->tracked || (!sw.voluntary && prev->run_start >= 0 &&
                                  prev->run_start + prev->run_ns >= ts - kMaxIpiDelayNs));
+  if (prev && prev->tracked && sw.voluntary && caps_.stat_runtime && !follow_all_)
+    NoteEnqueueInFlight(*prev, e.c.cpu, ts);
   const int64_t kernel_ts =
       KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
   if (prev) {
@@ -298,6 +300,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
+  const int64_t waking_ts = wakee.waking_unqueued && !wakee.on_cpu ? wakee.since : -1;
 
   // The wakee becomes runnable at sched_waking (the first sign), or at sched_wakeup
   // when the trace has no sched_waking.
@@ -358,6 +361,16 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // sched_wakeup carries the CPU the wakee was queued on; a reschedule it causes is
   // requested there (by IPI when that is another CPU).
   bool places_task = e.kind != WakeupKind::kWaking || !caps_.wakeup;
+  // Whether the pid filter let this context's own events through (before the resize
+  // below, which may move `cpu`).
+  const bool context_followed =
+      follow_all_ || (cpu.current_known && cpu.current && cpu.current->tracked);
+  if (e.kind == WakeupKind::kWaking && caps_.stat_runtime && !context_followed) {
+    cpu.filtered_waking_ts = e.c.ts;
+    cpu.filtered_waking_target = e.target_cpu;
+  } else if (places_task) {
+    cpu.filtered_waking_ts = -1;
+  }
   if (places_task && valid_target) {
     if (static_cast<size_t>(e.target_cpu) >= cpus_.size()) cpus_.resize(e.target_cpu + 1);
     Cpu& target = cpus_[e.target_cpu];
@@ -366,6 +379,8 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     // need-resched is set there now (wakeup_preempt() then skips the next clock update):
     // this event's own flags when the target is this CPU; an idle target always is
     // preempted; otherwise the target's next flags tell.
+    if (e.target_cpu != e.c.cpu && caps_.stat_runtime && !context_followed)
+      NoteFilteredRemoteUpdate(target, e.target_cpu, waking_ts, e.c.ts);
     NoteRqClock(target, e.c.ts);
     if (e.target_cpu == e.c.cpu
             ? (e.c.flags & kFlagNeedResched) != 0

@@ -232,12 +232,53 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
   if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
   RequestClockSkip(cpu);
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  // The assumed increment stays a guess: what it covers stays held until the next
-  // increment or the next task's first one (at the switch) tells the kernel's clock.
-  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs) {
-    if (t->run_ns_before_ipi < 0) t->run_ns_before_ipi = t->run_ns;
-    t->run_ns = ts - kIncrementLagNs - t->run_start;
-  }
+  if (t && t->on_cpu && t->run_start >= 0 && t->run_start + t->run_ns < ts - kIpiLatencyNs)
+    AssumeIncrement(*t, ts - kIncrementLagNs);
+}
+
+// A wakeup on another CPU, in the context of a task the pid filter leaves out, queued a
+// task on `target` (`target_id`): enqueue_entity() accounted the task running there with
+// the runqueue clock first, and its increment was filtered out. Without it, a switch-out
+// that reuses that clock (need-resched set by the wakeup, no increment of its own) would
+// end the run at the last increment seen, short by everything since:
+//
+//   CPU 1:  (unfollowed waker)  sched_waking(B) ..clock read, T accounted.. sched_wakeup(B, CPU 0)
+//   CPU 0:  T running  incr ..........................................  sched_switch T ==> B
+//   kernel: T on CPU -------------------------------------------------|  (reused clock)
+//
+// `clock_ts`: where that clock was read, after sched_waking (`waking_ts`, -1 if none was
+// seen) and before this event; measured right after the waking (a remote enqueue sends
+// the reschedule IPI before sched_wakeup, several microseconds in a VM).
+void StateMachine::NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int64_t waking_ts,
+                                            int64_t wakeup_ts) {
+  Thread* t = target.current_known ? target.current : nullptr;
+  if (!t || !t->tracked || !t->on_cpu || t->cpu != target_id || t->run_start < 0) return;
+  const int64_t clock_ts = waking_ts >= 0 ? waking_ts : wakeup_ts - kIncrementLagNs;
+  if (t->run_start + t->run_ns < clock_ts) AssumeIncrement(*t, clock_ts);
+}
+
+// `prev` goes to sleep on `cpu_id` at `ts` with no increment of its own: __schedule()
+// reused a clock that had accounted it already, the latest read of this runqueue's
+// clock. A filtered remote enqueue may have made that read and yet show (sched_wakeup)
+// only after this switch, its IPI being sent first: one in flight from a waking that
+// named this CPU is taken as that read.
+void StateMachine::NoteEnqueueInFlight(Thread& prev, int32_t cpu_id, int64_t ts) {
+  if (prev.run_start < 0 || prev.run_start + prev.run_ns >= ts - kIncrementLagNs) return;
+  int64_t clock_ts = -1;
+  for (const Cpu& other : cpus_)
+    if (other.filtered_waking_target == cpu_id && other.filtered_waking_ts >= 0 &&
+        other.filtered_waking_ts >= ts - kIpiLatencyNs && other.filtered_waking_ts < ts)
+      clock_ts = std::max(clock_ts, other.filtered_waking_ts);
+  if (clock_ts > prev.run_start + prev.run_ns) AssumeIncrement(prev, clock_ts);
+}
+
+// The kernel accounted `t`'s run up to `clock_ts` with no increment in the trace. The
+// assumed increment stays a guess: what it covers stays held until the next increment
+// (which takes it back if its own clock says so) or the next task's first one (at the
+// switch) tells the kernel's clock.
+void StateMachine::AssumeIncrement(Thread& t, int64_t clock_ts) {
+  if (t.run_ns_before_ipi < 0) t.run_ns_before_ipi = t.run_ns;
+  t.run_ns = clock_ts - t.run_start;
 }
 
 // A wakeup queued a task on `cpu` while need-resched was set there: the next switch on

@@ -24,8 +24,9 @@ struct Thread {
   bool tracked = false;       // belongs to the recorded workload
   bool lost_touched = false;  // a lost-events gap may have changed this thread's numbers
   bool created_in_trace = false;
-  bool exiting = false;        // sched_process_exit seen
-  bool freed = false;  // lifetime over: sched_process_free, reaped by wait4, or the final switch with X
+  bool exiting = false;  // sched_process_exit seen
+  bool freed =
+      false;  // lifetime over: sched_process_free, reaped by wait4, or the final switch with X
   bool user_thread = false;    // seen in a syscall or a user page fault
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)
@@ -96,7 +97,7 @@ struct Thread {
   // `run_start`, `run_ns` accounted so far. -1: not known.
   int64_t run_start = -1;
   int64_t run_ns = 0;
-  int64_t run_ns_before_ipi = -1;  // run_ns before a reschedule IPI assumed one missing
+  int64_t run_ns_before_ipi = -1;  // run_ns before an increment was assumed missing
   // Preempted: switched out at `settle_out_from` by its increments at the earliest (before
   // an increment a reschedule IPI assumed missing), at `settle_out_to` by the trace; the
   // task that took the CPU (settles_out_of points back here) tells where, and if it never

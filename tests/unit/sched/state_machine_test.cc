@@ -1036,6 +1036,90 @@ TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissi
   EXPECT_TILED(s);
 }
 
+// Followed: 10 (running on CPU0) and the tasks it wakes or forks; CPU1 runs 21, which the
+// pid filter leaves out (migration/1 moving a thread that pinned itself to CPU0).
+TrackingPolicy FollowingTen() {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {10};
+  return policy;
+}
+
+// 21 followed too when `waker_followed`.
+TrackingPolicy FollowingTenAnd21(bool waker_followed) {
+  TrackingPolicy policy = FollowingTen();
+  if (waker_followed) policy.root_pids.push_back(21);
+  return policy;
+}
+
+// 10 runs on CPU0, accounted to 10'000; CPU1 runs 21.
+void RunTenAndAWakerOnCpu1(Sim& s) {
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.Switch(0, 1, 0, kR, 21);
+}
+
+// An unfollowed task on CPU1 queues 11 on CPU0: the enqueue accounted 10 first, with the
+// clock read just after the waking, and the filter dropped that increment. 10 then
+// sleeps with no increment of its own (__schedule() reused that clock): its run ended at
+// the enqueue, not at its last increment.
+TEST(StateMachine, AFilteredRemoteEnqueueAccountedTheRunningTask) {
+  for (const bool waker_followed : {false, true}) {
+    Sim s(WithIncrements(), FollowingTenAnd21(waker_followed));
+    RunTenAndAWakerOnCpu1(s);
+    s.Wake(50'000, 1, 21, 11, 0, 0, WakeupKind::kWaking);
+    s.Wake(59'000, 1, 21, 11, 0, 0, WakeupKind::kWakeup);  // after the reschedule IPI
+    s.SysEnter(62'000, 0, 10, kFutex);
+    s.Switch(65'000, 0, 10, kS, 11);
+    s.Finish(100'000);
+    // A followed waker's increment would be in the trace: none means none was made.
+    const int64_t run_end = waker_followed ? 10'000 : 50'000;
+    EXPECT_EQ(s.Micro(10, M::kUser), run_end) << "waker followed: " << waker_followed;
+    EXPECT_EQ(s.Micro(10, M::kSys), 0);
+    EXPECT_EQ(s.Micro(10, M::kSleepFutex), 100'000 - run_end);
+    EXPECT_TILED(s);
+  }
+}
+
+// The same enqueue's sched_wakeup may come after the switch it caused (the waker sends
+// the reschedule IPI first): the waking in flight, naming CPU0, stands for it. A waking
+// for another CPU, or older than an IPI's latency, does not.
+TEST(StateMachine, AFilteredRemoteEnqueueInFlightAtTheSwitch) {
+  struct Case {
+    int target;
+    int64_t waking_ts;
+    int64_t run_end;
+  };
+  for (const Case& c :
+       {Case{0, 60'000, 60'000}, Case{1, 60'000, 10'000}, Case{0, 30'000, 10'000}}) {
+    Sim s(WithIncrements(), FollowingTen());
+    RunTenAndAWakerOnCpu1(s);
+    s.Wake(c.waking_ts, 1, 21, 11, c.target, 0, WakeupKind::kWaking);
+    s.SysEnter(62'000, 0, 10, kFutex);
+    s.Switch(65'000, 0, 10, kS, 0);
+    s.Wake(70'000, 1, 21, 11, c.target, 0, WakeupKind::kWakeup);
+    s.Finish(100'000);
+    EXPECT_EQ(s.Micro(10, M::kUser), c.run_end)
+        << "target " << c.target << ", waking at " << c.waking_ts;
+    EXPECT_TILED(s);
+  }
+}
+
+// With an increment of its own at the switch, the kernel's accounting is known: neither
+// rule moves it.
+TEST(StateMachine, AnIncrementAtTheSwitchOutrulesAFilteredEnqueue) {
+  Sim s(WithIncrements(), FollowingTen());
+  RunTenAndAWakerOnCpu1(s);
+  s.Wake(60'000, 1, 21, 11, 0, 0, WakeupKind::kWaking);
+  s.SysEnter(62'000, 0, 10, kFutex);
+  s.StatRuntime(64'500, 0, 10, 54'000);  // the dequeue's: accounted to 64'000
+  s.Switch(65'000, 0, 10, kS, 0);
+  s.Wake(70'000, 1, 21, 11, 0, 0, WakeupKind::kWakeup);
+  s.Finish(100'000);
+  EXPECT_EQ(s.Micro(10, M::kUser) + s.Micro(10, M::kSys), 64'000);
+  EXPECT_TILED(s);
+}
+
 // An interrupt's task is the one running there: on a CPU believed idle it is the switch
 // from idle the kernel did not trace, and the increment inside the interrupt is its run's
 // first (measured from the wakeup's clock).
