@@ -55,10 +55,9 @@ void CounterWindow::AddSample(int64_t ts, int64_t switches_from, int64_t switche
     if (!Cut(at)) cuts.push_back({at, {}});
   };
   cut_at(ts);
-  if (switches_from < switches_to && !Read(switches_to)) {
-    cut_at(switches_to);
+  cut_at(switches_to);
+  if (switches_from < switches_to && !Read(switches_to))
     reads.push_back({switches_from, switches_to, {}});
-  }
 }
 
 std::vector<std::pair<int64_t, int64_t>> SwitchesDuringRead::MissedCounts() const {

@@ -85,7 +85,7 @@ struct SwitchesDuringRead {
 };
 
 struct CounterWindow {
-  std::vector<WindowCut> cuts;            // one per sampling instant of this thread's tid
+  std::vector<WindowCut> cuts;            // per sample of this tid: its instant, its read's end
   std::vector<SwitchesDuringRead> reads;  // one per /proc read of its switch counts
   WindowTotals total;                     // the whole observed lifetime
   int64_t exit_ts = -1;  // where the kernel's exit record was sampled, -1 if no exit seen
@@ -105,8 +105,9 @@ struct CounterWindow {
   const WindowCut* Cut(int64_t ts) const;            // nullptr when none was registered at `ts`
   const SwitchesDuringRead* Read(int64_t to) const;  // the read ending at `to`, or nullptr
 
-  // Registers a sample: a cut at `ts` (nothing if one is there) and, for a read
-  // bracket (from < to), a cut at its end and a record of the switches inside it.
+  // Registers a sample: cuts at `ts` and at the end of its switch-count read (nothing
+  // where one is), and for a read of some length (from < to) a record of the switches
+  // inside it.
   void AddSample(int64_t ts, int64_t switches_from, int64_t switches_to);
 
   // `adjust`: of a wait_cpu_wakeup segment, what the kernel counts otherwise.

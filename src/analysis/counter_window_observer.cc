@@ -14,7 +14,8 @@ CounterWindowObserver::CounterWindowObserver(ReportModel& model, bool windows)
   try {
     KernelRecording rec = KernelRecording::FromJson(model.trace.recording.kernel_counters);
     for (const KernelTaskCounters& c : rec.counters.records())
-      if (c.source == KernelTaskCounters::Source::kProcSnapshot) samples_[c.tid].push_back(c);
+      if (c.source == KernelTaskCounters::Source::kProcSnapshot)
+        samples_[c.tid].push_back({c.taken_at_ns, c.SwitchesRead()});
   } catch (const Error&) {
     samples_.clear();  // the check reports the malformed counters itself
   }
@@ -25,10 +26,8 @@ void CounterWindowObserver::OnThreadNew(const Thread& t) {
   // right thread by time later, in the check).
   CounterWindow& w = model_.For(t).counter_window;
   if (auto it = samples_.find(t.tid); it != samples_.end() && w.cuts.empty())
-    for (const KernelTaskCounters& c : it->second) {
-      const KernelTaskCounters::Span read = c.SwitchesRead();
-      w.AddSample(c.taken_at_ns, read.from, read.to);
-    }
+    for (const SampleInstants& c : it->second)
+      w.AddSample(c.taken_at, c.switches_read.from, c.switches_read.to);
 }
 
 void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,

@@ -56,8 +56,12 @@ class CounterWindowObserver : public Observer {
  private:
   ReportModel& model_;
   bool windows_;
-  // tid -> its /proc samples (the record's instants; the other fields unused).
-  std::unordered_map<int32_t, std::vector<KernelTaskCounters>> samples_;
+  // tid -> its /proc samples' instants: when taken, and where the switch counts were read.
+  struct SampleInstants {
+    int64_t taken_at;
+    KernelTaskCounters::Span switches_read;
+  };
+  std::unordered_map<int32_t, std::vector<SampleInstants>> samples_;
 };
 
 }  // namespace cstool

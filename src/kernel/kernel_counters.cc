@@ -62,8 +62,9 @@ void from_json(const nlohmann::json& j, KernelTaskCounters& c) {
   c.taken_at_ns = j.value("taken_at_ns", int64_t{0});
   c.switches_read_from_ns = j.value("switches_read_from_ns", int64_t{0});
   c.switches_read_to_ns = j.value("switches_read_to_ns", int64_t{0});
-  if (c.switches_read_to_ns > 0 &&
-      (c.switches_read_from_ns > c.switches_read_to_ns || c.switches_read_to_ns > c.taken_at_ns))
+  if (c.switches_read_to_ns != 0 &&
+      (c.switches_read_from_ns <= 0 || c.switches_read_from_ns > c.switches_read_to_ns ||
+       c.switches_read_to_ns > c.taken_at_ns))
     throw Error("kernel counters: switches_read_from_ns/to_ns not inside the read of tid " +
                 std::to_string(c.tid));
   if (j.contains("blkio_delay_ns") && !j["blkio_delay_ns"].is_null())

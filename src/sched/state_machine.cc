@@ -380,7 +380,8 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     // this event's own flags when the target is this CPU; an idle target always is
     // preempted; otherwise the target's next flags tell.
     if (e.target_cpu != e.c.cpu && caps_.stat_runtime && !context_followed)
-      NoteFilteredRemoteUpdate(target, e.target_cpu, waking_ts, e.c.ts);
+      NoteFilteredRemoteUpdate(target, e.target_cpu, waking_ts, e.c.ts,
+                               e.kind == WakeupKind::kWaking);
     NoteRqClock(target, e.c.ts);
     if (e.target_cpu == e.c.cpu
             ? (e.c.flags & kFlagNeedResched) != 0

@@ -112,7 +112,8 @@ class StateMachine final : public EventSink {
     bool clock_skip_unconfirmed = false;
     // A sched_waking here, in a context the pid filter leaves out, whose sched_wakeup
     // has not come yet: its enqueue (clock read, the running task there accounted, the
-    // increment filtered out) may land on `waking_target` before the trace shows it.
+    // increment filtered out) may land on `waking_target` (the CPU the wakee was on, as
+    // sched_waking names it) before the trace shows it.
     int64_t filtered_waking_ts = -1;
     int32_t filtered_waking_target = -1;
     // The latest switch here when it put its task to sleep (S or D): a kernel_stack
@@ -158,7 +159,7 @@ class StateMachine final : public EventSink {
   void RequestClockSkip(Cpu& cpu);
   void NoteRemoteReschedule(Cpu& cpu, int64_t ts);
   void NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int64_t waking_ts,
-                                int64_t wakeup_ts);
+                                int64_t wakeup_ts, bool is_waking);
   void AssumeIncrement(Thread& t, int64_t clock_ts);
   void NoteEnqueueInFlight(Thread& prev, int32_t cpu_id, int64_t ts);
   int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;

@@ -246,14 +246,18 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
 //   CPU 0:  T running  incr ..........................................  sched_switch T ==> B
 //   kernel: T on CPU -------------------------------------------------|  (reused clock)
 //
-// `clock_ts`: where that clock was read, after sched_waking (`waking_ts`, -1 if none was
-// seen) and before this event; measured right after the waking (a remote enqueue sends
-// the reschedule IPI before sched_wakeup, several microseconds in a VM).
+// The clock was read after sched_waking and before sched_wakeup; measured right after
+// the waking (a remote enqueue sends the reschedule IPI before sched_wakeup, several
+// microseconds in a VM): `waking_ts`, or without one seen (-1) the wakeup's time
+// `wakeup_ts` less the usual lag (`wakeup_ts` itself when the waking places the task,
+// in a trace without sched_wakeup: `is_waking`).
 void StateMachine::NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int64_t waking_ts,
-                                            int64_t wakeup_ts) {
+                                            int64_t wakeup_ts, bool is_waking) {
   Thread* t = target.current_known ? target.current : nullptr;
   if (!t || !t->tracked || !t->on_cpu || t->cpu != target_id || t->run_start < 0) return;
-  const int64_t clock_ts = waking_ts >= 0 ? waking_ts : wakeup_ts - kIncrementLagNs;
+  const int64_t clock_ts = waking_ts >= 0 ? waking_ts
+                           : is_waking    ? wakeup_ts
+                                          : wakeup_ts - kIncrementLagNs;
   if (t->run_start + t->run_ns < clock_ts) AssumeIncrement(*t, clock_ts);
 }
 
@@ -261,7 +265,11 @@ void StateMachine::NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int6
 // reused a clock that had accounted it already, the latest read of this runqueue's
 // clock. A filtered remote enqueue may have made that read and yet show (sched_wakeup)
 // only after this switch, its IPI being sent first: one in flight from a waking that
-// named this CPU is taken as that read.
+// named this CPU is taken as that read. sched_waking names the CPU the wakee was on, not
+// the one the wakeup then picks: a migration thread's waking of a task that pinned
+// itself names its new CPU (the case this is for); a wakeup that picks another CPU than
+// the waking named is missed, or taken for one here, only when this switch has no
+// increment of its own and comes within kIpiLatencyNs of the waking.
 void StateMachine::NoteEnqueueInFlight(Thread& prev, int32_t cpu_id, int64_t ts) {
   if (prev.run_start < 0 || prev.run_start + prev.run_ns >= ts - kIncrementLagNs) return;
   int64_t clock_ts = -1;

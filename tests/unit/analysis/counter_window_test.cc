@@ -79,5 +79,17 @@ TEST(CounterWindow, SwitchesDuringAReadAreKeptInTimeOrder) {
   EXPECT_EQ(w.Before(500).involuntary, 3u);
 }
 
+// A read of no length before the sample's instant still cuts where it ended.
+TEST(CounterWindow, AReadOfNoLengthCutsAtItsInstant) {
+  CounterWindow w;
+  w.AddSample(500, 450, 450);
+  EXPECT_EQ(w.cuts.size(), 2u);
+  EXPECT_TRUE(w.reads.empty());
+  w.AddSwitch(450, true);
+  w.AddSwitch(460, true);
+  EXPECT_EQ(w.Before(450).voluntary, 1u);
+  EXPECT_EQ(w.Before(500).voluntary, 2u);
+}
+
 }  // namespace
 }  // namespace cstool

@@ -398,7 +398,8 @@ TEST(KernelCheck, ASwitchDuringTheEndReadMayBeAfterTheCounts) {
   EXPECT_EQ(c.status, CheckStatus::kAgree);
   EXPECT_EQ(c.note, "");
 
-  // A switch just after the read is outside it: one too many, whichever way.
+  // A switch at the read's very end is inside it; one just after is outside (not in the
+  // delta, the counts were read before it).
   Fixture h;
   ThreadReport& r3 = AddThreadSampledWithReads(h, 50, 10, 50, 12);
   for (int64_t ts : {100 * kMs, 200 * kMs, 900450000L}) r3.counter_window.AddSwitch(ts, false);
@@ -407,7 +408,7 @@ TEST(KernelCheck, ASwitchDuringTheEndReadMayBeAfterTheCounts) {
   EXPECT_EQ(c.switches_during_reads, 1u);
   EXPECT_EQ(c.traced.involuntary, 2);  // the one at the read's end moved after it
   EXPECT_EQ(c.status, CheckStatus::kAgree);
-  r3.counter_window.AddSwitch(300 * kMs, false);
+  r3.counter_window.AddSwitch(300 * kMs, false);  // one too many, whichever way
   EXPECT_EQ(CompareThread(r3, h.Match(r3), {}).status, CheckStatus::kDisagree);
 }
 
@@ -624,6 +625,9 @@ TEST(KernelRecording, JsonRoundTripKeepsPhases) {
   EXPECT_EQ(back.counters.records()[1].SwitchesRead().to, 33);
   nlohmann::json bad = rec.ToJson();
   bad["records"][1]["switches_read_to_ns"] = 36;  // after the read's end
+  EXPECT_THROW(KernelRecording::FromJson(bad), Error);
+  bad = rec.ToJson();
+  bad["records"][1].erase("switches_read_from_ns");  // a read from the start of time
   EXPECT_THROW(KernelRecording::FromJson(bad), Error);
   EXPECT_EQ(back.start_snapshot.end_ns, 2);
   EXPECT_EQ(back.end_snapshot.begin_ns, 30);

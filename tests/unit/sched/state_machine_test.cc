@@ -1105,6 +1105,39 @@ TEST(StateMachine, AFilteredRemoteEnqueueInFlightAtTheSwitch) {
   }
 }
 
+// Where nothing is filtered (record -a, a foreign file), every update is in the trace:
+// a remote enqueue with no increment of the running task made none, and a waking in
+// flight is no sign of one.
+TEST(StateMachine, NothingFilteredNothingAssumed) {
+  for (const bool in_flight : {false, true}) {
+    Sim s(WithIncrements());
+    RunTenAndAWakerOnCpu1(s);
+    s.Wake(60'000, 1, 21, 11, 0, 0, WakeupKind::kWaking);
+    if (!in_flight) s.Wake(61'000, 1, 21, 11, 0, 0, WakeupKind::kWakeup);
+    s.SysEnter(62'000, 0, 10, kFutex);
+    s.Switch(65'000, 0, 10, kS, in_flight ? 0 : 11);
+    if (in_flight) s.Wake(70'000, 1, 21, 11, 0, 0, WakeupKind::kWakeup);
+    s.Finish(100'000);
+    EXPECT_EQ(s.Micro(10, M::kUser), 10'000) << "in flight: " << in_flight;
+    EXPECT_TILED(s);
+  }
+}
+
+// In a trace without sched_wakeup the waking queues the task, with the clock read
+// before it: the running task was accounted up to the waking's time.
+TEST(StateMachine, AFilteredRemoteWakingWithoutSchedWakeup) {
+  TraceCapabilities caps = WithIncrements();
+  caps.wakeup = false;
+  Sim s(caps, FollowingTen());
+  RunTenAndAWakerOnCpu1(s);
+  s.Wake(50'000, 1, 21, 11, 0, 0, WakeupKind::kWaking);
+  s.SysEnter(62'000, 0, 10, kFutex);
+  s.Switch(65'000, 0, 10, kS, 11);
+  s.Finish(100'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 50'000);
+  EXPECT_TILED(s);
+}
+
 // With an increment of its own at the switch, the kernel's accounting is known: neither
 // rule moves it.
 TEST(StateMachine, AnIncrementAtTheSwitchOutrulesAFilteredEnqueue) {
