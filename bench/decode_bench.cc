@@ -163,27 +163,26 @@ void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
 
-// jobs: threads reading (report -j): above 1, the pages are read and decompressed ahead on
-// jobs - 1 workers (format/page_prefetch).
+// The v6 and v7 runs over one grid: 2 and 64 CPUs, 1 and 2 jobs (threads reading, report
+// -j: above 1, the pages are read and decompressed ahead on jobs - 1 workers).
+void CpusAndJobs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"cpus", "jobs"})
+      ->ArgsProduct({{2, 64}, {1, 2}})
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
 void BM_ReadMergeDecode(benchmark::State& state) {
   ReplayBench(state, File(state.range(0)).path(), ReaderBackend::kFast,
               static_cast<int>(state.range(1)));
 }
-BENCHMARK(BM_ReadMergeDecode)
-    ->ArgNames({"cpus", "jobs"})
-    ->ArgsProduct({{2, 64}, {1, 2}})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_ReadMergeDecode)->Apply(CpusAndJobs);
 
 void BM_ReadMergeDecodeV7(benchmark::State& state) {
   ReplayBench(state, File(state.range(0)).v7_path(), ReaderBackend::kFast,
               static_cast<int>(state.range(1)));
 }
-BENCHMARK(BM_ReadMergeDecodeV7)
-    ->ArgNames({"cpus", "jobs"})
-    ->ArgsProduct({{2, 64}, {1, 2}})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_ReadMergeDecodeV7)->Apply(CpusAndJobs);
 
 void BM_LibtracecmdReadMergeDecode(benchmark::State& state) {
   ReplayBench(state, File().path(), ReaderBackend::kLibTracecmd);

@@ -39,6 +39,18 @@ struct PagePrefetcher::Lane {
     item.buffer = std::move(free.back());
     free.pop_back();
   }
+  // With `lock` (on `mutex`) held and the source idle: reads the next run into `item`
+  // with the lock released meanwhile (`busy` keeps others off the source), and notes
+  // whether the source has ended.
+  void ReadUnlocked(std::unique_lock<std::mutex>& lock, Item& item) {
+    busy = true;
+    TakeFreeBuffer(item);
+    lock.unlock();
+    Read(item);
+    lock.lock();
+    busy = false;
+    done = Ends(item);
+  }
   // While `busy`: the next run, with what it left in the salvage log.
   void Read(Item& item) {
     try {
@@ -98,13 +110,7 @@ class PrefetchedSource final : public PageSource {
       std::unique_lock lock(lane.mutex);
       if (!buffer.bytes().empty()) lane.free.push_back(std::move(buffer));
       if (lane.items.empty() && !lane.done && !lane.busy) {
-        lane.busy = true;
-        lane.TakeFreeBuffer(item);
-        lock.unlock();
-        lane.Read(item);
-        lock.lock();
-        lane.busy = false;
-        lane.done = PagePrefetcher::Lane::Ends(item);
+        lane.ReadUnlocked(lock, item);
         wake = !lane.done;  // the worker may have skipped this CPU while it was busy here
       } else {
         if (lane.items.empty() && !lane.done) {
@@ -193,16 +199,9 @@ void PagePrefetcher::WorkerLoop(size_t worker) {
       // Fill this lane's queue while its reader wants more.
       for (;;) {
         Lane::Item item;
-        {
-          std::lock_guard lock(lane->mutex);
-          if (!lane->Wanted()) break;
-          lane->busy = true;
-          lane->TakeFreeBuffer(item);
-        }
-        lane->Read(item);
-        std::lock_guard lock(lane->mutex);
-        lane->busy = false;
-        lane->done = Lane::Ends(item);
+        std::unique_lock lock(lane->mutex);
+        if (!lane->Wanted()) break;
+        lane->ReadUnlocked(lock, item);
         lane->queued_bytes += item.run.pages.size();
         lane->items.push_back(std::move(item));
         if (lane->reader_waits || lane->closed) lane->ready.notify_all();
