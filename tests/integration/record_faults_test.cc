@@ -96,9 +96,7 @@ class RecordFaults : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::string why = TracefsUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
-    dir_ = fs::temp_directory_path() /
-           ("cstool-faults-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ScratchDirName("cstool-faults");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     fs::permissions(dir_, fs::perms::all & ~fs::perms::others_write & ~fs::perms::group_write);

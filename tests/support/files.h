@@ -2,6 +2,10 @@
 // instances cstool creates (cstool-<pid>).
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +24,14 @@ inline std::string ReadWholeFile(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A scratch directory name for the running test: PREFIX-PID-TESTNAME. A parameterized
+// test's name is "Name/0"; its '/' would nest the directory under one nobody removes.
+inline std::string ScratchDirName(const std::string& prefix) {
+  std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(test.begin(), test.end(), '/', '_');
+  return prefix + "-" + std::to_string(::getpid()) + "-" + test;
 }
 
 inline const std::filesystem::path kTracefsInstances = "/sys/kernel/tracing/instances";

@@ -31,8 +31,7 @@ class RecordingFixture : public ::testing::Test {
     } catch (const Error& e) {
       GTEST_SKIP() << "tracefs is not usable: " << e.what();
     }
-    dir_ = parent_ / (prefix_ + "-" + std::to_string(::getpid()) + "-" +
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = parent_ / ScratchDirName(prefix_);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
