@@ -3,7 +3,8 @@
 # once under a parallel compile on every CPU, and prints per run what `cstool report
 # --check` found against the kernel's own counters: threads checked, whether every
 # switch count was exact, and the worst thread's on-CPU and wait-for-CPU difference
-# (ms and % of the kernel's value). Exits non-zero if any run did not PASS.
+# (ms and % of the kernel's value), and the steal time the host took from the VM's CPUs
+# meanwhile (ms, all CPUs; "-" when not known). Exits non-zero if any run did not PASS.
 #
 #   scripts/fidelity.sh [BUILD_DIR]        FIDELITY_LOADS="idle build" (default both)
 #   FIDELITY_KEEP=1 keeps the recordings (their directory is printed) to look into a FAIL.
@@ -68,7 +69,8 @@ summary_py=$(cat <<'PY'
 import json, sys
 name, load = sys.argv[1], sys.argv[2]
 try:
-    c = json.load(sys.stdin)["check"]
+    report = json.load(sys.stdin)
+    c = report["check"]
 except Exception as e:
     print("%-16s %-6s report failed: %s" % (name, load, e))
     sys.exit(1)
@@ -79,14 +81,16 @@ exact = all(t.get("ok", {}).get("switches", True) for t in c["threads"])
 considered = (c["compared"] + c["lost_events"] + c["untraced"] + c["partial"] +
               c["without_counters"])
 verdict = c["verdict"].split(":")[1].strip()
-print("%-16s %-6s %4d/%-4d %-6s %17s %17s  %s" % (name, load, c["compared"], considered,
-      "yes" if exact else "NO", worst("on_cpu"), worst("wait_cpu"), verdict))
+steal = report["trace"].get("host_steal")
+steal = "-" if steal is None else "%.0f" % (steal["total_ns"] / 1e6)
+print("%-16s %-6s %4d/%-4d %-6s %17s %17s %6s  %s" % (name, load, c["compared"], considered,
+      "yes" if exact else "NO", worst("on_cpu"), worst("wait_cpu"), steal, verdict))
 sys.exit(0 if c["passed"] else 1)
 PY
 )
 
-printf '%-16s %-6s %-9s %-6s %17s %17s  %s\n' WORKLOAD LOAD CHECKED EXACT "ON-CPU ms %" \
-  "WAIT ms %" VERDICT
+printf '%-16s %-6s %-9s %-6s %17s %17s %6s  %s\n' WORKLOAD LOAD CHECKED EXACT "ON-CPU ms %" \
+  "WAIT ms %" STEAL VERDICT
 status=0
 for load in $loads; do
   [ "$load" = build ] && start_load

@@ -306,6 +306,17 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
     }
     res.threads.push_back(std::move(c));
   }
+  if (model.trace.has_recording_info && !info.steal.empty())
+    res.host_steal_ns = info.TotalStolenNs();
+  const bool times_differ = std::any_of(res.threads.begin(), res.threads.end(), [](auto& c) {
+    return c.status == CheckStatus::kDisagree && !(c.on_cpu_ok && c.wait_ok);
+  });
+  if (times_differ && res.host_steal_ns > 0)
+    res.notes.push_back(fmt::format(
+        "the host stole {:.1f} ms of CPU time while tracing (steal time): the kernel counts it "
+        "in neither run time nor, after a switch-in, run delay, and the traced times hold it "
+        "wherever it fell, so up to that much of a time difference can be the host's",
+        static_cast<double>(res.host_steal_ns) / 1e6));
   for (auto& [pid, p] : procs) {
     int64_t on_cpu_tol = 0, wait_tol = 0, wait_maybe_more = 0;
     bool times_judged = true;

@@ -59,6 +59,15 @@ struct AttachSeed {
   int32_t cpu = -1;
 };
 
+// Steal time of one CPU while tracing was live (/proc/stat, see kernel/cpu_steal.h): time
+// its virtual CPU had work while the hypervisor ran something else.
+struct CpuSteal {
+  int32_t cpu = 0;
+  int64_t start_ns = 0;  // the CPU's steal counter when tracing went live
+  int64_t end_ns = 0;    // and when it stopped
+  int64_t Stolen() const { return end_ns - start_ns; }
+};
+
 struct RecordingInfo {
   std::string tool_version;
   std::vector<std::string> command;  // argv of `-- CMD`, empty otherwise
@@ -89,6 +98,16 @@ struct RecordingInfo {
   // Why the recording stopped before its command ended ("the disk was full", "--max-size
   // reached"), empty otherwise; the trace ends at end_ts.
   std::string ended_early;
+  // Per CPU, empty when not read (older files, recovered recordings, flight dumps); in
+  // steps of `steal_step_ns` (one USER_HZ tick).
+  std::vector<CpuSteal> steal;
+  int64_t steal_step_ns = 0;
+
+  int64_t TotalStolenNs() const {
+    int64_t n = 0;
+    for (const CpuSteal& c : steal) n += c.Stolen();
+    return n;
+  }
 
   // In overwrite mode one overwritten event shows both in the page headers
   // (lost_events) and in the stop-time `overrun`; dropped events only in the stats.
@@ -111,11 +130,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, sta
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
                                                 threads, untraced_tids, missing_events, child,
                                                 attach_seeds, attach_seed_ts, kernel_counters,
                                                 perf_counters, recovered, window_start_ts, trigger,
-                                                ended_early)
+                                                ended_early, steal, steal_step_ns)
 
 }  // namespace cstool

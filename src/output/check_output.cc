@@ -127,23 +127,25 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
          {"traced", QuantitiesJson(p.traced)},
          {"kernel", QuantitiesJson(p.kernel)},
          {"ok", {{"switches", p.switches_ok}, {"on_cpu", p.on_cpu_ok}, {"wait_cpu", p.wait_ok}}}});
-  return {{"passed", check.passed()},
-          {"verdict", check.Verdict()},
-          {"has_kernel_counters", check.has_counters},
-          {"compared", check.compared},
-          {"agreeing", check.agreeing},
-          {"partial", check.partial},
-          {"lost_events", check.lost},
-          {"untraced", check.untraced},
-          {"without_counters", check.no_counters},
-          {"tolerance",
-           {{"time_abs_ns", check.tolerance.time_abs_ns}, {"time_rel", check.tolerance.time_rel}}},
-          {"covered", check.Covered()},
-          {"worst_thread",
-           {{"on_cpu", WorstJson(check.worst_on_cpu)}, {"wait_cpu", WorstJson(check.worst_wait)}}},
-          {"notes", check.notes},
-          {"threads", threads},
-          {"processes", processes}};
+  return {
+      {"passed", check.passed()},
+      {"verdict", check.Verdict()},
+      {"has_kernel_counters", check.has_counters},
+      {"compared", check.compared},
+      {"agreeing", check.agreeing},
+      {"partial", check.partial},
+      {"lost_events", check.lost},
+      {"untraced", check.untraced},
+      {"without_counters", check.no_counters},
+      {"tolerance",
+       {{"time_abs_ns", check.tolerance.time_abs_ns}, {"time_rel", check.tolerance.time_rel}}},
+      {"covered", check.Covered()},
+      {"worst_thread",
+       {{"on_cpu", WorstJson(check.worst_on_cpu)}, {"wait_cpu", WorstJson(check.worst_wait)}}},
+      {"host_steal_ns", check.host_steal_ns >= 0 ? nlohmann::json(check.host_steal_ns) : nullptr},
+      {"notes", check.notes},
+      {"threads", threads},
+      {"processes", processes}};
 }
 
 void RenderCheckCsv(const KernelCheckResult& check, std::ostream& os) {

@@ -234,6 +234,13 @@ nlohmann::json ReportToJson(const ReportView& view) {
                               {"window_end_ts", t.recording.end_ts},
                               {"trigger", t.recording.trigger}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
+    if (!t.recording.steal.empty()) {
+      nlohmann::json per_cpu = nlohmann::json::object();
+      for (const CpuSteal& c : t.recording.steal) per_cpu[std::to_string(c.cpu)] = c.Stolen();
+      trace["host_steal"] = {{"total_ns", t.recording.TotalStolenNs()},
+                             {"step_ns", t.recording.steal_step_ns},
+                             {"per_cpu_ns", per_cpu}};
+    }
     if (!view.counter_names.empty()) {
       trace["counter_names"] = view.counter_names;
       trace["counter_interval_ns"] = view.counter_interval_ns;

@@ -39,6 +39,24 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   return notes;
 }
 
+// Steal time the recording met (a virtual machine's host ran something else): said once,
+// with where it was, because the kernel's accounting and the trace part ways there.
+std::string StealNote(const RecordingInfo& info) {
+  const int64_t stolen = info.TotalStolenNs();
+  if (stolen <= 0) return {};
+  std::string per_cpu;
+  for (const CpuSteal& c : info.steal)
+    if (c.Stolen() > 0)
+      per_cpu += fmt::format("{}CPU {} {:.0f} ms", per_cpu.empty() ? "" : ", ", c.cpu,
+                             static_cast<double>(c.Stolen()) / 1e6);
+  return fmt::format(
+      "the host stole {:.0f} ms of CPU time while tracing ({}; steal time, /proc/stat, in {:.0f} "
+      "ms steps): the kernel counts stolen time in no thread's run time, nor as run delay once "
+      "the thread is switched in, and the trace cannot place it: cstool counts it where the "
+      "trace shows the thread (on CPU, or waiting before its first run-time increment)",
+      static_cast<double>(stolen) / 1e6, per_cpu, static_cast<double>(info.steal_step_ns) / 1e6);
+}
+
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
@@ -161,6 +179,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "the recording ends early: {}; the events up to then are complete, and the kernel's "
         "counters cover more than the trace",
         info->ended_early));
+  if (info)
+    if (std::string note = StealNote(*info); !note.empty()) t.notes.push_back(note);
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(
         "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "

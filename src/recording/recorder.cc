@@ -31,6 +31,7 @@
 #include "counters/thread_counters.h"
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
+#include "kernel/cpu_steal.h"
 #include "kernel/kernel_capture.h"
 #include "kernel/kernel_counters.h"
 #include "kernel/proc_seed.h"
@@ -219,6 +220,7 @@ class Recorder {
   uint64_t header_bytes_ = 0;         // the file without any page
   uint64_t size_limit_ = UINT64_MAX;  // --max-size's part of the budget
   std::string ended_early_;           // why the budget ended the recording
+  std::vector<CpuStealReading> steal_at_start_;
   ThreadTable threads_;
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
@@ -506,6 +508,7 @@ void Recorder::StartTracing() {
     session_->Start();
   }
   info_.start_ts = MonotonicNowNs();
+  steal_at_start_ = ReadCpuSteal();
   started_ = Clock::now();
   // (The note written before tracing lacks only the seeds: a recovered file would
   // start those threads `unknown`.)
@@ -700,6 +703,8 @@ void Recorder::StopAndDrain() {
 
   for (TracefsSession* s : Sessions()) s->Stop();
   info_.end_ts = MonotonicNowNs();
+  info_.steal = PairSteal(steal_at_start_, ReadCpuSteal());
+  info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   for (auto& r : readers_) r->StopAndFlush();
 }

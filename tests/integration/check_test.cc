@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel/cpu_steal.h"
 #include "tests/support/kernel_agreement.h"
 #include "tests/support/patch_recording_info.h"
 #include "tests/support/run_command.h"
@@ -22,9 +23,11 @@ class CheckTest : public ::testing::Test {
     std::string why = TracefsUnavailableReason();
     if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
     file_ = "/tmp/cstool_check_" + std::to_string(getpid()) + ".dat";
+    steal_before_ = ReadCpuSteal();
     CommandResult rec =
         RunCommand({CSTOOL_BINARY, "record", "-o", file_, "--",
                     std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "mutex", "4", "300"});
+    steal_after_ = ReadCpuSteal();
     ASSERT_EQ(rec.status, 0) << rec.err;
     record_err_ = rec.err;
   }
@@ -34,6 +37,7 @@ class CheckTest : public ::testing::Test {
 
   std::string file_;
   std::string record_err_;
+  std::vector<CpuStealReading> steal_before_, steal_after_;  // /proc/stat around the recording
 };
 
 TEST_F(CheckTest, MultiThreadedWorkloadAgreesInTheTable) {
@@ -92,6 +96,57 @@ TEST_F(CheckTest, CorruptedKernelCountersFailTheCheck) {
   EXPECT_FALSE(j.at("check").at("passed").get<bool>());
   // Without --check the report itself still succeeds.
   EXPECT_EQ(RunCommand({CSTOOL_BINARY, "report", file_}).status, 0);
+}
+
+// The steal time the recording read lies within what /proc/stat counted around it, CPU by
+// CPU, in its steps.
+TEST_F(CheckTest, HostStealIsWithinWhatProcStatCountedAroundTheRecording) {
+  ASSERT_FALSE(steal_before_.empty());
+  CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--format", "json"});
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  const auto steal = nlohmann::json::parse(rep.out).at("trace").at("host_steal");
+  EXPECT_EQ(steal.at("step_ns").get<int64_t>(), StealTickNs());
+  const auto& per_cpu = steal.at("per_cpu_ns");
+  ASSERT_EQ(per_cpu.size(), steal_before_.size()) << steal.dump();
+  int64_t total = 0;
+  for (const std::vector<CpuSteal> around = PairSteal(steal_before_, steal_after_);
+       const CpuSteal& c : around) {
+    const int64_t stolen = per_cpu.at(std::to_string(c.cpu)).get<int64_t>();
+    EXPECT_GE(stolen, 0) << c.cpu;
+    EXPECT_LE(stolen, c.Stolen()) << c.cpu;
+    EXPECT_EQ(stolen % StealTickNs(), 0) << c.cpu;
+    total += stolen;
+  }
+  EXPECT_EQ(steal.at("total_ns").get<int64_t>(), total);
+}
+
+// Steal time is said in the report's notes, and when times disagree the check says how
+// much of the difference the host may hold (the verdict stays the kernel's).
+TEST_F(CheckTest, StealIsNamedBesideATimeDisagreement) {
+  std::string err = PatchRecordingInfo(file_, [](nlohmann::json& info) {
+    for (auto& c : info.at("steal")) {
+      c["start_ns"] = 0;
+      c["end_ns"] = c.at("cpu").get<int>() == 0 ? 20000000 : 0;
+    }
+    for (auto& rec : info.at("kernel_counters").at("records"))
+      if (rec.at("run_delay_ns").get<int64_t>() > 0) rec["run_delay_ns"] = 1;  // shorter
+  });
+  ASSERT_EQ(err, "");
+  CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--check"});
+  EXPECT_EQ(rep.status, 1) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("NOTE: the host stole 20 ms of CPU time while tracing (CPU 0 20 ms; "
+                         "steal time, /proc/stat, in " +
+                         std::to_string(StealTickNs() / 1000000) + " ms steps)"),
+            std::string::npos)
+      << rep.out;
+  EXPECT_NE(rep.out.find("NOTE: the host stole 20.0 ms of CPU time while tracing (steal time): "),
+            std::string::npos)
+      << rep.out;
+  EXPECT_NE(rep.out.find("kernel check: FAIL"), std::string::npos) << rep.out;
+  CommandResult json = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "json"});
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("check").at("host_steal_ns").get<int64_t>(), 20000000);
+  EXPECT_EQ(j.at("trace").at("host_steal").at("total_ns").get<int64_t>(), 20000000);
 }
 
 }  // namespace

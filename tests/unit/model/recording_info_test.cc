@@ -17,11 +17,21 @@ TEST(RecordingInfo, JsonRoundTripKeepsEveryField) {
   r.threads = {{43, 42, "worker"}};
   r.missing_events = {"nmi:nmi_handler"};
   r.child = {42, true, 0, 1, 2, 30, 40, 5, 6};
+  r.steal = {{0, 100, 130}, {1, 50, 50}};
+  r.steal_step_ns = 10;
   RecordingInfo back = nlohmann::json(r).get<RecordingInfo>();
   EXPECT_EQ(nlohmann::json(back), nlohmann::json(r));
   EXPECT_EQ(back.cpus[0].overrun, 7u);
   EXPECT_EQ(back.child.exit_nivcsw, 40u);
   EXPECT_EQ(back.TotalLostEvents(), 7u + 2u);  // max(lost 3, overrun 7) + dropped 2
+  EXPECT_EQ(back.TotalStolenNs(), 30);
+  EXPECT_EQ(back.steal_step_ns, 10);
+}
+
+TEST(RecordingInfo, AFileWithoutStealReadsAsNotSampled) {
+  RecordingInfo back = nlohmann::json{{"tool_version", "0.1.0"}}.get<RecordingInfo>();
+  EXPECT_TRUE(back.steal.empty());
+  EXPECT_EQ(back.TotalStolenNs(), 0);
 }
 
 }  // namespace
