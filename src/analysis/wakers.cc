@@ -67,8 +67,9 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   CpuView& cpu = Cpu(e.cpu);
   cpu.current = e.current;
   cpu.known = e.known;
-  if (e.current) RemoveWaiter(e.current);  // its wait is over
-  std::erase_if(waiters_, [](const Waiter& w) { return w.thread->freed; });
+  // The new current's wait is over, and a freed thread waits no more: one pass.
+  std::erase_if(waiters_,
+                [&e](const Waiter& w) { return w.thread == e.current || w.thread->freed; });
   // Preempted (or yielding): it waits on this CPU from now on.
   if (e.sw && e.sw->prev && !e.sw->voluntary && e.sw->prev != e.current)
     AddWaiter(e.sw->prev, e.cpu, e.ts);

@@ -193,25 +193,25 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   std::vector<Cpu> cpus_;
-  // Rewriting a thread's held segments swaps them with this vector and back, so that
-  // neither side allocates once both have grown (a fresh vector per rewrite cost two
+  // Rewriting a thread's held segments swaps them with this list and back, so that
+  // neither side allocates once both have grown (a fresh list per rewrite cost two
   // allocations per context switch). ScratchSegments lends it out, or a fresh one when
   // it is already lent.
-  std::vector<Thread::Segment> held_scratch_;
+  Thread::SegmentList held_scratch_;
   class ScratchSegments {
    public:
-    explicit ScratchSegments(std::vector<Thread::Segment>& shared)
+    explicit ScratchSegments(Thread::SegmentList& shared)
         : shared_(shared.empty() ? &shared : nullptr) {}
     ~ScratchSegments() {
       if (shared_ != nullptr) shared_->clear();
     }
     ScratchSegments(const ScratchSegments&) = delete;
     ScratchSegments& operator=(const ScratchSegments&) = delete;
-    std::vector<Thread::Segment>& get() { return shared_ != nullptr ? *shared_ : own_; }
+    Thread::SegmentList& get() { return shared_ != nullptr ? *shared_ : own_; }
 
    private:
-    std::vector<Thread::Segment>* shared_;
-    std::vector<Thread::Segment> own_;
+    Thread::SegmentList* shared_;
+    Thread::SegmentList own_;
   };
   std::vector<PendingSwitch> pending_switches_;
   IrqNames irq_names_;

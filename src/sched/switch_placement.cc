@@ -58,7 +58,7 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
 // The held segments of `t` between `from` and `to` take the state of `as`.
 void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as) {
   ScratchSegments scratch(held_scratch_);
-  std::vector<Thread::Segment>& held = scratch.get();
+  Thread::SegmentList& held = scratch.get();
   held.swap(t.held_segments);
   for (const Thread::Segment& seg : held) {
     const int64_t a = std::max(seg.start, from);
@@ -330,7 +330,7 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
 // report's time.
 void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   if (t.settle_in_from >= 0 || t.settle_out_from >= 0) return;  // not final yet
-  std::vector<Thread::Segment>& held = t.held_segments;
+  Thread::SegmentList& held = t.held_segments;
   t.held_from = before == INT64_MAX ? -1 : before;
   size_t kept = 0;
   for (size_t i = 0; i < held.size(); ++i) {
@@ -344,7 +344,7 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
       held[kept++] = seg;
     }
   }
-  held.resize(kept);
+  held.truncate(kept);
 }
 
 // At the switch-out traced at `ts` (the new state already begun there): the kernel's
