@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel/cpu_steal.h"
+#include "pipeline/kernel_agreement.h"
 #include "tests/support/kernel_agreement.h"
 #include "tests/support/patch_recording_info.h"
 #include "tests/support/run_command.h"
@@ -147,6 +148,11 @@ TEST_F(CheckTest, StealIsNamedBesideATimeDisagreement) {
   auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j.at("check").at("host_steal_ns").get<int64_t>(), 20000000);
   EXPECT_EQ(j.at("trace").at("host_steal").at("total_ns").get<int64_t>(), 20000000);
+  // record's closing line says it too.
+  EXPECT_NE(KernelAgreementLine(file_).find("; the host stole 20 ms of CPU time meanwhile; see "
+                                            "cstool report --check"),
+            std::string::npos)
+      << KernelAgreementLine(file_);
 }
 
 }  // namespace
