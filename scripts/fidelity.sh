@@ -77,7 +77,9 @@ except Exception as e:
 def worst(k):
     w = c["worst_thread"][k]
     return "-" if w is None else "%+8.3f %+6.2f%%" % (w["diff_ns"] / 1e6, w["diff_pct"])
-exact = all(t.get("ok", {}).get("switches", True) for t in c["threads"])
+# Of the compared threads: an `untraced` one (the kernel recorded none of its switch-outs)
+# is shown, not judged.
+exact = all(t["ok"]["switches"] for t in c["threads"] if t["status"] in ("agree", "DISAGREE"))
 considered = (c["compared"] + c["lost_events"] + c["untraced"] + c["partial"] +
               c["without_counters"])
 verdict = c["verdict"].split(":")[1].strip()
