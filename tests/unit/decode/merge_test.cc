@@ -76,9 +76,10 @@ TEST(RecordMerger, KeepsPerCpuOrderWhenTimeGoesBackwards) {
   EXPECT_EQ(out, (std::vector<std::string>{"1@7#0", "0@10#0", "0@5#1", "0@20#2"}));
 }
 
-// Many CPUs take the heap path; both paths must produce the sorted, stable order.
+// Many CPUs take the heap path (a power of two or not); every path must produce the
+// sorted, stable order.
 TEST(RecordMerger, ManyStreamsMatchSortedOrder) {
-  for (int ncpu : {3, 8, 9, 64}) {
+  for (int ncpu : {3, 8, 9, 17, 64, 65}) {
     std::mt19937_64 rng(static_cast<uint64_t>(ncpu));
     std::vector<std::vector<RawRecord>> per_cpu(static_cast<size_t>(ncpu));
     std::vector<RawRecord> all;
@@ -98,6 +99,36 @@ TEST(RecordMerger, ManyStreamsMatchSortedOrder) {
       want.push_back(std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
                      std::to_string(r.size));
     EXPECT_EQ(Merge(per_cpu, 7), want) << ncpu << " CPUs";
+  }
+}
+
+// A damaged file's stream may go back in time: every path still emits the smallest head
+// at each step (per-CPU order kept), as a plain scan of the heads does.
+TEST(RecordMerger, TimeGoingBackwardsMergesAsTheSmallestHeadFirst) {
+  for (int ncpu : {2, 5, 9, 64}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(ncpu) * 7);
+    std::vector<std::vector<RawRecord>> per_cpu(static_cast<size_t>(ncpu));
+    for (int cpu = 0; cpu < ncpu; ++cpu)
+      for (uint32_t i = 0; i < 200; ++i)
+        per_cpu[static_cast<size_t>(cpu)].push_back(
+            Rec(cpu, static_cast<int64_t>(rng() % 1000), i));  // any order
+    std::vector<size_t> pos(per_cpu.size(), 0);
+    std::vector<std::string> want;
+    for (;;) {
+      int best = -1;
+      for (size_t c = 0; c < per_cpu.size(); ++c) {
+        if (pos[c] == per_cpu[c].size()) continue;
+        const RawRecord& r = per_cpu[c][pos[c]];
+        if (best < 0 ||
+            r.ts < per_cpu[static_cast<size_t>(best)][pos[static_cast<size_t>(best)]].ts)
+          best = static_cast<int>(c);
+      }
+      if (best < 0) break;
+      const RawRecord& r = per_cpu[static_cast<size_t>(best)][pos[static_cast<size_t>(best)]++];
+      want.push_back(std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
+                     std::to_string(r.size));
+    }
+    EXPECT_EQ(Merge(per_cpu, 3), want) << ncpu << " CPUs";
   }
 }
 
