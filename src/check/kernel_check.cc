@@ -308,14 +308,15 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   }
   if (model.trace.has_recording_info && !info.steal.empty())
     res.host_steal_ns = info.TotalStolenNs();
-  const bool times_differ = std::any_of(res.threads.begin(), res.threads.end(), [](auto& c) {
-    return c.status == CheckStatus::kDisagree && !(c.on_cpu_ok && c.wait_ok);
+  res.times_disagree = std::any_of(res.threads.begin(), res.threads.end(), [](auto& c) {
+    return c.status == CheckStatus::kDisagree && c.times_judged && !(c.on_cpu_ok && c.wait_ok);
   });
-  if (times_differ && res.host_steal_ns > 0)
+  if (res.times_disagree && res.host_steal_ns > 0)
     res.notes.push_back(fmt::format(
-        "the host stole {:.1f} ms of CPU time while tracing (steal time): the kernel counts it "
-        "in neither run time nor, after a switch-in, run delay, and the traced times hold it "
-        "wherever it fell, so up to that much of a time difference can be the host's",
+        "the host stole about {:.0f} ms of CPU time while tracing (steal time, read in 10 ms "
+        "steps: within a step per CPU): the kernel counts it in neither run time nor, after a "
+        "switch-in, run delay, and the traced times hold it wherever it fell, so about that "
+        "much of a time difference can be the host's",
         static_cast<double>(res.host_steal_ns) / 1e6));
   for (auto& [pid, p] : procs) {
     int64_t on_cpu_tol = 0, wait_tol = 0, wait_maybe_more = 0;

@@ -138,6 +138,7 @@ struct KernelCheckResult {
   // Steal time the recording met on all CPUs (-1: not known): in the traced times, in
   // neither of the kernel's.
   int64_t host_steal_ns = -1;
+  bool times_disagree = false;  // a judged thread's on-CPU or wait is out of tolerance
 
   uint32_t Considered() const { return compared + lost + untraced + partial + no_counters; }
   // At least half of the threads that had counters or needed them were compared: a

@@ -65,7 +65,8 @@ struct CpuSteal {
   int32_t cpu = 0;
   int64_t start_ns = 0;  // the CPU's steal counter when tracing went live
   int64_t end_ns = 0;    // and when it stopped
-  int64_t Stolen() const { return end_ns - start_ns; }
+  // 0 for values no reading gives (a damaged file): negative, or going back.
+  int64_t Stolen() const { return start_ns >= 0 && end_ns >= start_ns ? end_ns - start_ns : 0; }
 };
 
 struct RecordingInfo {
@@ -105,7 +106,7 @@ struct RecordingInfo {
 
   int64_t TotalStolenNs() const {
     int64_t n = 0;
-    for (const CpuSteal& c : steal) n += c.Stolen();
+    for (const CpuSteal& c : steal) n = c.Stolen() > INT64_MAX - n ? INT64_MAX : n + c.Stolen();
     return n;
   }
 

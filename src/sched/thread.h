@@ -64,6 +64,16 @@ struct Thread {
   // `size()` is what is in use.
   class SegmentList {
    public:
+    SegmentList() = default;
+    SegmentList(SegmentList&& other) noexcept
+        : store_(std::move(other.store_)), size_(std::exchange(other.size_, 0)) {}
+    SegmentList& operator=(SegmentList&& other) noexcept {
+      store_ = std::move(other.store_);
+      size_ = std::exchange(other.size_, 0);
+      return *this;
+    }
+    SegmentList(const SegmentList&) = default;
+    SegmentList& operator=(const SegmentList&) = default;
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     void clear() { size_ = 0; }

@@ -28,6 +28,16 @@ TEST(RecordingInfo, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back.steal_step_ns, 10);
 }
 
+// A damaged file's readings (negative, going back, summing past int64) count as no steal
+// or saturate; they never overflow.
+TEST(RecordingInfo, DamagedStealReadingsDoNotOverflow) {
+  RecordingInfo r;
+  r.steal = {{0, -5, 10}, {1, 50, 40}, {2, 0, INT64_MAX}, {3, 0, INT64_MAX}};
+  EXPECT_EQ(r.steal[0].Stolen(), 0);
+  EXPECT_EQ(r.steal[1].Stolen(), 0);
+  EXPECT_EQ(r.TotalStolenNs(), INT64_MAX);
+}
+
 TEST(RecordingInfo, AFileWithoutStealReadsAsNotSampled) {
   RecordingInfo back = nlohmann::json{{"tool_version", "0.1.0"}}.get<RecordingInfo>();
   EXPECT_TRUE(back.steal.empty());
