@@ -3,35 +3,14 @@
 #include <fmt/core.h>
 
 #include <cctype>
-#include <charconv>
 #include <fstream>
 #include <sstream>
 
 #include "base/errors.h"
+#include "base/text_fields.h"
 
 namespace cstool {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-// Splits off the next whitespace-separated token of `s`.
-std::string_view NextToken(std::string_view& s) {
-  s = Trim(s);
-  size_t end = 0;
-  while (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) ++end;
-  std::string_view tok = s.substr(0, end);
-  s.remove_prefix(end);
-  return tok;
-}
-
-bool ParseNumber(std::string_view s, uint64_t& out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-}
 
 std::vector<int> ParseHeader(std::string_view line) {
   std::vector<int> cpus;
@@ -39,7 +18,7 @@ std::vector<int> ParseHeader(std::string_view line) {
     std::string_view tok = NextToken(line);
     if (tok.empty()) break;
     uint64_t n = 0;
-    if (tok.substr(0, 3) == "CPU" && ParseNumber(tok.substr(3), n))
+    if (tok.substr(0, 3) == "CPU" && ParseNumber(tok.substr(3), &n))
       cpus.push_back(static_cast<int>(n));
   }
   return cpus;
@@ -72,14 +51,14 @@ ProcInterrupts ParseProcInterrupts(std::string_view text) {
     row.id = std::string(Trim(line.substr(0, colon)));
     if (row.id.empty()) continue;
     uint64_t irq = 0;
-    if (ParseNumber(row.id, irq)) row.irq = static_cast<int>(irq);
+    if (ParseNumber(row.id, &irq)) row.irq = static_cast<int>(irq);
     std::string_view rest = line.substr(colon + 1);
     // Up to one count per CPU column; the first non-number starts the description.
     while (out.cpus.empty() || row.counts.size() < out.cpus.size()) {
       std::string_view probe = rest;
       std::string_view tok = NextToken(probe);
       uint64_t n = 0;
-      if (!ParseNumber(tok, n)) break;
+      if (!ParseNumber(tok, &n)) break;
       row.counts.push_back(n);
       rest = probe;
     }

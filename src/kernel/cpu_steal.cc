@@ -2,53 +2,26 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <fstream>
 #include <sstream>
 
+#include "base/split_list.h"
+#include "base/text_fields.h"
+
 namespace cstool {
-
-namespace {
-
-// The next space-separated word of `line` from `*at` ("" at the end).
-std::string_view NextWord(std::string_view line, size_t* at) {
-  size_t i = line.find_first_not_of(' ', *at);
-  if (i == std::string_view::npos) {
-    *at = line.size();
-    return {};
-  }
-  size_t end = line.find(' ', i);
-  if (end == std::string_view::npos) end = line.size();
-  *at = end;
-  return line.substr(i, end - i);
-}
-
-template <typename T>
-bool ParseWhole(std::string_view s, T* out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-}  // namespace
 
 std::vector<CpuStealReading> ParseCpuSteal(std::string_view proc_stat, int64_t ns_per_tick) {
   // cpuN user nice system idle iowait irq softirq steal guest guest_nice
   constexpr int kStealColumn = 8;
   std::vector<CpuStealReading> out;
-  size_t pos = 0;
-  while (pos < proc_stat.size()) {
-    size_t eol = proc_stat.find('\n', pos);
-    if (eol == std::string_view::npos) eol = proc_stat.size();
-    const std::string_view line = proc_stat.substr(pos, eol - pos);
-    pos = eol + 1;
-    size_t at = 0;
-    const std::string_view name = NextWord(line, &at);
+  for (std::string_view line : SplitList(proc_stat, '\n')) {
+    const std::string_view name = NextToken(line);
     int32_t cpu = 0;
-    if (!name.starts_with("cpu") || !ParseWhole(name.substr(3), &cpu)) continue;
+    if (!name.starts_with("cpu") || !ParseNumber(name.substr(3), &cpu)) continue;
     std::string_view word;
-    for (int column = 1; column <= kStealColumn; ++column) word = NextWord(line, &at);
+    for (int column = 1; column <= kStealColumn; ++column) word = NextToken(line);
     uint64_t ticks = 0;
-    if (!ParseWhole(word, &ticks)) continue;
+    if (!ParseNumber(word, &ticks)) continue;
     out.push_back({cpu, static_cast<int64_t>(ticks) * ns_per_tick});
   }
   return out;

@@ -7,26 +7,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <limits>
 #include <set>
 
+#include "base/text_fields.h"
 #include "base/unique_fd.h"
 
 namespace cstool {
 namespace {
-
-template <typename T>
-bool ParseNumber(std::string_view s, T* out) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-    s.remove_suffix(1);
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc{} && ptr == s.data() + s.size();
-}
 
 void SetError(std::string* error, std::string msg) {
   if (error) *error = std::move(msg);

@@ -27,8 +27,8 @@ struct Thread {
   bool lost_touched = false;  // a lost-events gap may have changed this thread's numbers
   bool created_in_trace = false;
   bool exiting = false;  // sched_process_exit seen
-  bool freed =
-      false;  // lifetime over: sched_process_free, reaped by wait4, or the final switch with X
+  // Lifetime over: sched_process_free, reaped by wait4, or the final switch with X.
+  bool freed = false;
   bool user_thread = false;    // seen in a syscall or a user page fault
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)

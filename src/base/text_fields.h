@@ -1,0 +1,37 @@
+// Fields of the kernel's text files (/proc/stat, /proc/interrupts, status): blanks
+// trimmed, whitespace-separated tokens, whole numbers.
+#pragma once
+
+#include <cctype>
+#include <charconv>
+#include <string_view>
+
+namespace cstool {
+
+inline std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits off the next whitespace-separated token of `s` ("" at the end).
+inline std::string_view NextToken(std::string_view& s) {
+  s = Trim(s);
+  size_t end = 0;
+  while (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) ++end;
+  std::string_view tok = s.substr(0, end);
+  s.remove_prefix(end);
+  return tok;
+}
+
+// Parses `s` as one decimal number of type T, surrounding whitespace allowed and nothing
+// else; false (and *out unspecified) otherwise.
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc{} && ptr == s.data() + s.size();
+}
+
+}  // namespace cstool
