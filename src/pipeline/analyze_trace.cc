@@ -51,10 +51,10 @@ std::string StealNote(const RecordingInfo& info) {
                              static_cast<double>(c.Stolen()) / 1e6);
   return fmt::format(
       "the host stole {:.0f} ms of CPU time while tracing ({}; steal time, /proc/stat, in {:.0f} "
-      "ms steps, each CPU's within a step): the kernel counts stolen time in no thread's run time, "
-      "nor as run delay once "
-      "the thread is switched in, and the trace cannot place it: cstool counts it where the "
-      "trace shows the thread (on CPU, or waiting before its first run-time increment)",
+      "ms steps, each CPU's within a step): the kernel counts stolen time in no thread's run "
+      "time, nor as run delay once the thread is switched in, and the trace cannot place it: "
+      "cstool counts it where the trace shows the thread (on CPU, or waiting before its first "
+      "run-time increment)",
       static_cast<double>(stolen) / 1e6, per_cpu, static_cast<double>(info.steal_step_ns) / 1e6);
 }
 
