@@ -171,8 +171,13 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
     // one was done from an unfollowed task's context. Then the model's instant (where the
     // previous task's increments ended, when it had them) stands.
     const int64_t measured = e.c.ts - runtime;
-    const int64_t start =
+    int64_t start =
         measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
+    // The increment's event comes after the clock it was computed with (kIncrementLagNs),
+    // so `measured` is late by that lag; the model's instant is a clock read too. Within
+    // one lag of each other they are the same clock.
+    if (start > t.settle_in_from && start - t.settle_in_from <= kIncrementLagNs)
+      start = t.settle_in_from;
     SettleIn(t, start);
     if (t.settles_out_of) {  // the task it preempted stopped at the same clock
       SettleOut(*t.settles_out_of, start);

@@ -831,21 +831,43 @@ TEST(StateMachine, NoSkipWithoutNeedResched) {
 TEST(StateMachine, RuntimeIncrementsPlaceBothSwitches) {
   Sim s(WithIncrements());
   s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1, 0, 10, kRead);
-  s.Switch(5, 0, 10, kS, 0);
-  s.WakeBoth(20, 0, 0, 10, 0, kFlagHardirq | kFlagNeedResched);  // CPU0 idle
-  s.Switch(30, 0, 0, kR, 10);  // model: switched in at 20; the kernel says 24
-  s.SysExit(32, 0, 10, kRead);
-  s.StatRuntime(40, 0, 10, 16);  // 40 - 16 = 24
-  s.SysEnter(50, 0, 10, kWrite);
-  s.WakeBoth(54, 0, 10, 11, 0, kFlagNeedResched);  // the model's instant: 54
-  s.StatRuntime(59, 0, 10, 34);  // accounted up to 24 + 16 + 34 = 74, past the trace
-  s.Switch(61, 0, 10, kR, 11);   // preempted: the run ends at 74, clamped to 61
-  s.Finish(70);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.Switch(5'000, 0, 10, kS, 0);
+  s.WakeBoth(20'000, 0, 0, 10, 0, kFlagHardirq | kFlagNeedResched);  // CPU0 idle
+  s.Switch(30'000, 0, 0, kR, 10);  // model: switched in at 20'000; the kernel says 24'000
+  s.SysExit(32'000, 0, 10, kRead);
+  s.StatRuntime(40'000, 0, 10, 16'000);  // 40'000 - 16'000 = 24'000
+  s.SysEnter(50'000, 0, 10, kWrite);
+  s.WakeBoth(54'000, 0, 10, 11, 0, kFlagNeedResched);  // the model's instant: 54'000
+  s.StatRuntime(59'000, 0, 10, 34'000);                // accounted up to 74'000, past the trace
+  s.Switch(61'000, 0, 10, kR, 11);  // preempted: the run ends at 74'000, clamped to 61'000
+  s.Finish(70'000);
   const ThreadReport& r = s.Report(10);
-  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 24 - 20);
-  EXPECT_EQ(r.placement.in_early_ns, 30 - 24);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 24'000 - 20'000);
+  EXPECT_EQ(r.placement.in_early_ns, 30'000 - 24'000);
   EXPECT_EQ(r.placement.out_early_ns, 0);  // the increments reach the traced switch
+  EXPECT_TILED(s);
+}
+
+// An increment's event comes up to kIncrementLagNs after the clock it was computed with,
+// so a first increment measured from less than that after the model's instant (here the
+// previous task's last increment, which __schedule() accounts with the clock it switches
+// at) was measured from that same clock: the switch-in stays at the model's instant.
+TEST(StateMachine, FirstIncrementWithinItsLagOfTheModelsInstantKeepsIt) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // 10 accounted to 10'000: it switches there
+  s.Switch(11'500, 0, 10, kS, 20);       // traced 1'500 after that clock
+  s.SysExit(12'000, 0, 20, kRead);
+  s.StatRuntime(30'000, 0, 20, 18'600);  // measured from 11'400: late by the event's lag
+  s.SysEnter(31'000, 0, 20, kRead);
+  s.StatRuntime(32'000, 0, 20, 2'000);
+  s.Switch(32'500, 0, 20, kS, 0);
+  s.Finish(40'000);
+  EXPECT_EQ(s.Report(20).placement.in_early_ns, 11'500 - 10'000);
+  // The run starts at 10'000 and ends where its increments add up: 10'000 + 20'600.
+  EXPECT_EQ(s.Micro(20, M::kSys) + s.Micro(20, M::kUser), 30'600 - 10'000);
   EXPECT_TILED(s);
 }
 
