@@ -57,6 +57,7 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
 
 // The held segments of `t` between `from` and `to` take the state of `as`.
 void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as) {
+  if (from >= to) return;  // nothing to relabel (a switch placed at the model's instant)
   ScratchSegments scratch(held_scratch_);
   Thread::SegmentList& held = scratch.get();
   held.swap(t.held_segments);
