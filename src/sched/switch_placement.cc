@@ -133,11 +133,12 @@ void StateMachine::FlushHeld(Thread& t) {
 }
 
 void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
-  NoteEventTask(Enter(e.c), e.c);
+  Cpu& here = Enter(e.c);
+  NoteEventTask(here, e.c);
   if (e.pid == 0) return;
   // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
   // a wakeup here checked preemption there.
-  Thread& t = Lookup(e.pid, e.comm);
+  Thread& t = EventThread(here, e.pid, e.comm);
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   for (Observer* p : On(Hook::kRuntimeAccounted))
     p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
