@@ -154,6 +154,19 @@ void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued) {
   wakee.maybe_moved_asleep_ns = 0;
 }
 
+// A wakeup traced at `ts` queued `wakee` on `target_cpu` with that runqueue's clock, read
+// just before; the preemption check that follows accounts the target's current task (not
+// the wakee, which may have run there until it slept) with that clock, so its increment,
+// when there is one since the wakee's sleep, tells the instant better than the event's time.
+int64_t StateMachine::EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const {
+  if (target_cpu < 0 || static_cast<size_t>(target_cpu) >= cpus_.size()) return ts;
+  const Cpu& target = cpus_[target_cpu];
+  const bool of_another = target.accounted != &wakee;
+  return of_another && target.accounted_ts >= wakee.since && target.accounted_ts < ts
+             ? target.accounted_ts
+             : ts;
+}
+
 // Another task shows on `cpu` while its current one, a followed thread, still runs there
 // by the trace: the kernel switched that one out without a sched_switch. A followed
 // task's switch-out is recorded whatever the pid filter (it is the switch's prev), so
@@ -326,7 +339,11 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     EmitUntracedSwitchOut(wakee, true);  // woken: it had gone to sleep
     const Microstate blocked_state = wakee.state;
     const int64_t blocked_since = wakee.since;
-    Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, e.c.ts);
+    // A sched_wakeup that makes it runnable (its sched_waking came while it still ran, or
+    // the trace has none) is its enqueue, dated like any other.
+    const int64_t runnable_at =
+        e.kind == WakeupKind::kWakeup ? EnqueueClock(e.target_cpu, wakee, e.c.ts) : e.c.ts;
+    Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
@@ -345,15 +362,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     for (Observer* p : On(Hook::kWakeup)) p->OnWakeup(w);
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
-    // Queued with the target runqueue's clock, read just before; the preemption check
-    // that follows accounts the target's current task with that clock, so its increment,
-    // when there is one, tells the instant better than this event's time.
-    int64_t enqueued = e.c.ts;
-    if (e.target_cpu >= 0 && static_cast<size_t>(e.target_cpu) < cpus_.size()) {
-      const int64_t accounted = cpus_[e.target_cpu].accounted_ts;
-      if (accounted >= wakee.since && accounted < e.c.ts) enqueued = accounted;
-    }
-    NoteEnqueued(wakee, enqueued);
+    NoteEnqueued(wakee, EnqueueClock(e.target_cpu, wakee, e.c.ts));
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;

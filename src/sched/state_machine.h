@@ -106,7 +106,8 @@ class StateMachine final : public EventSink {
     // switches at that instant, not when the trace shows the switch.
     int64_t rq_clock_ts = -1;
     bool clock_skip = false;
-    int64_t accounted_ts = -1;  // the clock of the latest increment of the current task
+    int64_t accounted_ts = -1;          // the clock of the latest increment of the current task
+    const Thread* accounted = nullptr;  // that task
     // A wakeup from another CPU queued a task here; whether it found need-resched set
     // shows in this CPU's next events' flags.
     bool clock_skip_unconfirmed = false;
@@ -141,6 +142,7 @@ class StateMachine final : public EventSink {
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void NoteEnqueued(Thread& wakee, int64_t enqueued);
+  int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);

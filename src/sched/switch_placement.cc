@@ -210,6 +210,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   const int64_t accounted = std::min(t.run_start + t.run_ns, e.c.ts);
   if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
   cpu.accounted_ts = accounted;
+  cpu.accounted = &t;
   if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
 }
 

@@ -663,6 +663,29 @@ TEST(StateMachine, WaitBeforeTheEnqueueIsKeptApartForTheKernelCheck) {
   EXPECT_EQ(w.QueuedWaitNs(), w.wait_cpu_ns - 3);
 }
 
+// sched_waking that comes while the task still runs (about to sleep) does not make it
+// runnable: its sched_wakeup, after the switch-out, does. That wakeup is an enqueue like
+// any other: when the preemption check before it accounted the target CPU's current task
+// (a remote increment), the enqueue is at that increment's clock, before the event.
+TEST(StateMachine, AWakeupAfterItsTaskSleptIsDatedByTheTargetsIncrement) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(2'000, 0, 10, 2'000);                   // 10 accounted to 2'000
+  s.Wake(2'500, 1, 11, 10, 0);                          // sched_waking from CPU 1: 10 still runs
+  s.Switch(3'000, 0, 10, kS, 20);                       // 10 sleeps; 20 runs on CPU 0 from 2'000
+  s.StatRuntime(8'000, 1, 20, 5'000, 0, 11);            // the enqueue's remote update: to 7'000
+  s.Wake(8'500, 1, 11, 10, 0, 0, WakeupKind::kWakeup);  // queued at 7'000
+  s.StatRuntime(12'000, 0, 20, 4'000);                  // 20 accounted to 11'000
+  s.Switch(12'500, 0, 20, kR, 10, /*preempt=*/true);
+  s.Finish(20'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 11'000 - 7'000);
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(w.QueuedWaitNs(), 11'000 - 7'000);
+  EXPECT_TILED(s);
+}
+
 // This kernel often traces neither the enqueue nor the switch when an idle CPU takes a
 // task woken from another CPU: both run in the idle task's untraced stretch (the wakelist
 // processed in idle), and the task's own event is the first sign. It was queued at the
