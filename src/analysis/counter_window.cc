@@ -94,7 +94,16 @@ bool WindowCut::TimeCovered() const {
   }
 }
 
-WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end) {
+int64_t EnqueueLag::Median() const {
+  uint64_t seen = 0;
+  for (size_t i = 0; i < bins_.size(); ++i) {
+    seen += bins_[i];
+    if (2 * seen >= count_ && count_ > 0) return static_cast<int64_t>(i) * kBinNs + kBinNs / 2;
+  }
+  return 0;
+}
+
+WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag) {
   if (pending_.empty()) return {};
   // Per thread, wait segments arrive in time order: entries before `start` are waits
   // whose (zero-length) segment was never sent.
@@ -102,7 +111,15 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end) {
   while (i < pending_.size() && pending_[i].since < start) ++i;
   WaitAdjust adjust;
   if (i < pending_.size() && pending_[i].since == start) {
-    adjust = pending_[i++].adjust;
+    const PendingWait& p = pending_[i++];
+    adjust = p.adjust;
+    if (p.at_event) {
+      const int64_t event = start + adjust.unqueued;
+      if (end < event)  // switched in at the enqueue's clock: the event came this much later
+        lag.Add(event - end);
+      else
+        adjust.unqueued = std::max<int64_t>(0, adjust.unqueued - lag.Median());
+    }
     adjust.unqueued = std::min(adjust.unqueued, end - start);
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i));

@@ -4,6 +4,7 @@
 // the reconstruction between the same two instants. Filled by analysis/counter_window_observer.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -84,6 +85,29 @@ struct SwitchesDuringRead {
   std::vector<std::pair<int64_t, int64_t>> MissedCounts() const;  // (voluntary, involuntary)
 };
 
+// How long after the clock an enqueue read the kernel writes its sched_wakeup (the
+// enqueue itself and the preemption check come between; 1-3 us measured). Learnt from
+// the wakeups the kernel switched in at the enqueue's clock (no run delay: the switch-in
+// the trace places comes before the event), for the ones that waited, whose enqueue no
+// increment dates: a histogram of 100 ns bins up to kMaxNs, its median.
+class EnqueueLag {
+ public:
+  static constexpr int64_t kMaxNs = 10'000;
+  static constexpr int64_t kBinNs = 100;
+  void Add(int64_t lag_ns) {
+    if (lag_ns < 0 || lag_ns >= kMaxNs) return;
+    ++bins_[static_cast<size_t>(lag_ns / kBinNs)];
+    ++count_;
+  }
+  uint64_t count() const { return count_; }
+  // The median, at its bin's middle; 0 before any wakeup was measured.
+  int64_t Median() const;
+
+ private:
+  std::array<uint64_t, kMaxNs / kBinNs> bins_{};
+  uint64_t count_ = 0;
+};
+
 struct CounterWindow {
   std::vector<WindowCut> cuts;            // per sample of this tid: its instant, its read's end
   std::vector<SwitchesDuringRead> reads;  // one per /proc read of its switch counts
@@ -133,14 +157,17 @@ struct CounterWindow {
   // kernel counted as run delay before it: `asleep_queued`, at most `asleep_maybe_queued`
   // more): remembered until that wait's segment arrives (segments may be held back while
   // the thread's syscall state is resolved, so several can be outstanding, oldest first).
-  void NoteEnqueued(int64_t since, int64_t ts, int64_t asleep_queued = 0,
+  // `at_event`: `ts` is the sched_wakeup's own time, some lag after the enqueue's clock.
+  void NoteEnqueued(int64_t since, int64_t ts, bool at_event = false, int64_t asleep_queued = 0,
                     int64_t asleep_maybe_queued = 0) {
-    pending_.push_back({since, {ts - since, asleep_queued, asleep_maybe_queued}});
+    pending_.push_back({since, at_event, {ts - since, asleep_queued, asleep_maybe_queued}});
   }
   // What was noted for the wait_cpu_wakeup segment [start, end) (its part before the
   // enqueue at most its length), none if nothing was; forgets it and any older wait's
   // (one whose segment was empty, never sent).
-  WaitAdjust TakeWaitAdjust(int64_t start, int64_t end);
+  // An enqueue dated at its event is moved back by the median lag when the wait went on
+  // past the event; one whose wait ended before it measures the lag (`lag`).
+  WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);
   // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
   // there) had not ended, so the kernel had not counted it at a cut after the end.
   void EndTrace(int64_t ts);
@@ -149,6 +176,7 @@ struct CounterWindow {
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
   struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
+    bool at_event;  // enqueue dated at its sched_wakeup
     WaitAdjust adjust;
   };
   std::vector<PendingWait> pending_;

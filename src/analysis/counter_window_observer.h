@@ -29,8 +29,8 @@ class CounterWindowObserver : public Observer {
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
-  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts) override {
-    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts,
+  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts, bool at_event) override {
+    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts, at_event,
                                               t.moved_asleep_at >= 0 ? ts - t.moved_asleep_at : 0,
                                               t.maybe_moved_asleep_ns);
   }
@@ -39,6 +39,8 @@ class CounterWindowObserver : public Observer {
   }
   void OnTraceEnd(int64_t ts) override {
     for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);
+    if (enqueue_lag_.count() > 0)
+      model_.enqueue_lag = {enqueue_lag_.Median(), enqueue_lag_.count()};
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).counter_window.AddSwitch(e.ts, e.voluntary);
@@ -56,6 +58,7 @@ class CounterWindowObserver : public Observer {
  private:
   ReportModel& model_;
   bool windows_;
+  EnqueueLag enqueue_lag_;
   // tid -> its /proc samples' instants: when taken, and where the switch counts were read.
   struct SampleInstants {
     int64_t taken_at;

@@ -138,6 +138,10 @@ struct KernelCheckResult {
   // Steal time the recording met on all CPUs (-1: not known): in the traced times, in
   // neither of the kernel's.
   int64_t host_steal_ns = -1;
+  // The lag by which waits from an enqueue that only its sched_wakeup dates start before
+  // the event (ReportModel::enqueue_lag): -1 when no wakeup measured it.
+  int64_t enqueue_lag_ns = -1;
+  uint64_t enqueue_lag_wakeups = 0;
   bool times_disagree = false;  // a judged thread's on-CPU or wait is out of tolerance
 
   uint32_t Considered() const { return compared + lost + untraced + partial + no_counters; }

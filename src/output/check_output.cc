@@ -143,6 +143,10 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       {"worst_thread",
        {{"on_cpu", WorstJson(check.worst_on_cpu)}, {"wait_cpu", WorstJson(check.worst_wait)}}},
       {"host_steal_ns", check.host_steal_ns >= 0 ? nlohmann::json(check.host_steal_ns) : nullptr},
+      {"enqueue_lag", check.enqueue_lag_ns >= 0
+                          ? nlohmann::json{{"median_ns", check.enqueue_lag_ns},
+                                           {"wakeups", check.enqueue_lag_wakeups}}
+                          : nlohmann::json(nullptr)},
       {"notes", check.notes},
       {"threads", threads},
       {"processes", processes}};

@@ -130,8 +130,11 @@ class Observer {
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
   // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the
-  // kernel has now queued it, and its own run delay (schedstat) starts here.
-  virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/) {}
+  // kernel has now queued it, and its own run delay (schedstat) starts here. `at_event`:
+  // `ts` is the event's own time (no increment dated the enqueue's clock), which comes
+  // after that clock by the enqueue's own work.
+  virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/,
+                          bool /*at_event*/) {}
   virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
   virtual void OnIrq(const IrqInterval&) {}
   virtual void OnSyscall(const SyscallInterval&) {}

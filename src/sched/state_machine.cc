@@ -143,12 +143,12 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
 
 // `wakee`, runnable since sched_waking, was queued at `enqueued`: its run delay starts
 // there (what came before is the wakeup's own path, which the kernel counts as sleep).
-void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued) {
+void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event) {
   // A move while asleep queued it already: the kernel's run delay runs from there.
   if (wakee.moved_asleep_at >= 0)
     wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
   wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
-  for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued);
+  for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued, at_event);
   wakee.waking_unqueued = false;
   wakee.moved_asleep_at = -1;
   wakee.maybe_moved_asleep_ns = 0;
@@ -362,7 +362,8 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     for (Observer* p : On(Hook::kWakeup)) p->OnWakeup(w);
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
-    NoteEnqueued(wakee, EnqueueClock(e.target_cpu, wakee, e.c.ts));
+    const int64_t enqueued = EnqueueClock(e.target_cpu, wakee, e.c.ts);
+    NoteEnqueued(wakee, enqueued, enqueued == e.c.ts);
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;

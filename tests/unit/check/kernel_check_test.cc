@@ -132,15 +132,45 @@ TEST(CounterWindow, StateAtTheCutDecidesWhetherTimesAreCovered) {
 // sent) must not leave its note behind to grow without bound.
 TEST(CounterWindow, EnqueueNotesMatchTheirWaitAndStaleOnesAreDropped) {
   CounterWindow w;
+  EnqueueLag lag;
   w.NoteEnqueued(100, 103);  // a zero-length wait: its segment never comes
   w.NoteEnqueued(200, 204);
   w.NoteEnqueued(300, 301);
-  EXPECT_EQ(w.TakeWaitAdjust(200, 210).unqueued, 4);  // drops the stale note of the wait at 100
-  EXPECT_EQ(w.TakeWaitAdjust(250, 260).unqueued, 0);  // a wait without a note (no sched_waking)
-  EXPECT_EQ(w.TakeWaitAdjust(300, 300 + 1).unqueued, 1);
-  EXPECT_EQ(w.TakeWaitAdjust(300, 320).unqueued, 0);  // each note is used once
+  EXPECT_EQ(w.TakeWaitAdjust(200, 210, lag).unqueued, 4);  // drops the stale note at 100
+  EXPECT_EQ(w.TakeWaitAdjust(250, 260, lag).unqueued, 0);  // a wait without a note
+  EXPECT_EQ(w.TakeWaitAdjust(300, 300 + 1, lag).unqueued, 1);
+  EXPECT_EQ(w.TakeWaitAdjust(300, 320, lag).unqueued, 0);  // each note is used once
   w.NoteEnqueued(400, 450);
-  EXPECT_EQ(w.TakeWaitAdjust(400, 420).unqueued, 20);  // never more than the wait itself
+  EXPECT_EQ(w.TakeWaitAdjust(400, 420, lag).unqueued, 20);  // never more than the wait itself
+  EXPECT_EQ(lag.count(), 0u);  // none of these enqueues was dated at its event
+}
+
+// An enqueue dated at its sched_wakeup (no increment gave its clock): the kernel read that
+// clock some lag before the event. Waits that ended before the event (the kernel switched
+// in at the enqueue's clock) measure the lag; a wait that went on past the event starts
+// its run delay that median lag before it.
+TEST(CounterWindow, EnqueuesDatedAtTheirEventMoveBackByTheLagTheZeroDelayOnesShow) {
+  CounterWindow w;
+  EnqueueLag lag;
+  // No lag measured yet: the event's time stands.
+  w.NoteEnqueued(0, 10'000, /*at_event=*/true);
+  EXPECT_EQ(w.TakeWaitAdjust(0, 30'000, lag).unqueued, 10'000);
+  // Three zero-delay wakeups: switched in 1.5, 1.8 and 2.5 us before their event.
+  for (const int64_t early : {1'500, 1'800, 2'500}) {
+    w.NoteEnqueued(100'000, 110'000, true);
+    EXPECT_EQ(w.TakeWaitAdjust(100'000, 110'000 - early, lag).unqueued, 10'000 - early);
+  }
+  EXPECT_EQ(lag.count(), 3u);
+  EXPECT_EQ(lag.Median(), 1'850);  // the middle of the 1.8 us bin
+  // A wakeup that waited 20 us past its event: queued 1.85 us before it.
+  w.NoteEnqueued(200'000, 210'000, true);
+  EXPECT_EQ(w.TakeWaitAdjust(200'000, 230'000, lag).unqueued, 10'000 - 1'850);
+  // An enqueue an increment dated is exact: left as it is.
+  w.NoteEnqueued(300'000, 310'000, false);
+  EXPECT_EQ(w.TakeWaitAdjust(300'000, 330'000, lag).unqueued, 10'000);
+  // Never before the wait began.
+  w.NoteEnqueued(400'000, 401'000, true);
+  EXPECT_EQ(w.TakeWaitAdjust(400'000, 430'000, lag).unqueued, 0);
 }
 
 TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {

@@ -686,6 +686,41 @@ TEST(StateMachine, AWakeupAfterItsTaskSleptIsDatedByTheTargetsIncrement) {
   EXPECT_TILED(s);
 }
 
+// An enqueue that only its sched_wakeup dates: the kernel read the enqueue's clock some
+// lag before the event. A wakeup the kernel switched in at that clock (the idle CPU's,
+// reused) shows the lag; a later one that waited has its run delay start that much
+// before its event.
+TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
+  Sim s(WithIncrements());
+  s.Switch(0, 1, 0, kR, 11);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(2'000, 0, 10, 2'000);
+  s.Switch(2'500, 0, 10, kS, 0);  // 10 sleeps, CPU 0 idle
+  // Woken from CPU 1; switched in at 100'500 by its first increment, before the event.
+  s.Wake(100'000, 1, 11, 10, 0);
+  s.Wake(102'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);
+  s.Switch(103'000, 0, 0, kR, 10);
+  s.SysExit(103'500, 0, 10, kRead);
+  s.StatRuntime(110'000, 0, 10, 9'500);  // from 100'500
+  s.SysEnter(111'000, 0, 10, kRead);
+  s.StatRuntime(112'000, 0, 10, 2'000);
+  s.Switch(112'500, 0, 10, kS, 20);  // 10 sleeps; 20 runs
+  // Woken again while 20 runs, no increment dates the enqueue: queued 1'550 before the
+  // event (the middle of the 1.5 us bin), switched in at 208'900.
+  s.Wake(200'000, 1, 11, 10, 0);
+  s.Wake(202'000, 1, 11, 10, 0, 0, WakeupKind::kWakeup);
+  s.StatRuntime(208'900, 0, 20, 96'900);  // 20 accounted to 208'900
+  s.Switch(209'000, 0, 20, kS, 10);
+  s.SysExit(209'500, 0, 10, kRead);
+  s.StatRuntime(215'000, 0, 10, 6'100);  // from 208'900
+  s.Finish(220'000);
+  EXPECT_EQ(s.model().enqueue_lag.wakeups, 1u);
+  EXPECT_EQ(s.model().enqueue_lag.median_ns, 1'550);
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(w.QueuedWaitNs(), 208'900 - (202'000 - 1'550));
+}
+
 // This kernel often traces neither the enqueue nor the switch when an idle CPU takes a
 // task woken from another CPU: both run in the idle task's untraced stretch (the wakelist
 // processed in idle), and the task's own event is the first sign. It was queued at the
