@@ -221,8 +221,18 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     // (an inferred switch may have been given the wrong kind, or one inferred that was not)
     const auto off = static_cast<uint64_t>(std::llabs(c.traced.voluntary - c.kernel.voluntary) +
                                            std::llabs(c.traced.involuntary - c.kernel.involuntary));
-    c.status = untraced > 0 && times_ok && off <= 2 * untraced ? CheckStatus::kUntraced
-                                                               : CheckStatus::kDisagree;
+    // Nor is one the trace never showed on a CPU, though the kernel switched it: this
+    // kernel records nothing of some tasks' switches (seen for the guest agent's threads
+    // in system-wide recordings), and none of its time could be classified.
+    const bool never_seen =
+        !t.seen_running && c.traced.voluntary == 0 && c.traced.involuntary == 0 && !c.times_judged;
+    if (never_seen) {
+      if (!c.note.empty()) c.note += "; ";
+      c.note += "never shown on a CPU by the trace: its switches were not recorded";
+    }
+    c.status = times_ok && ((untraced > 0 && off <= 2 * untraced) || never_seen)
+                   ? CheckStatus::kUntraced
+                   : CheckStatus::kDisagree;
   }
   return c;
 }

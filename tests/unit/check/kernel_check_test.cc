@@ -279,6 +279,26 @@ TEST(KernelCheck, AnUntracedMoveWhileAsleepWidensTheWaitCheckOnOneSideOnly) {
   EXPECT_EQ(check(10 * kMs - 1 * kMs).first.status, CheckStatus::kDisagree);  // not the other way
 }
 
+// A thread alive at both samples that the trace never showed on a CPU, though the kernel
+// switched it (this kernel records nothing of some tasks' switches): shown, not judged.
+// One the trace did show running, with the same counts, is a disagreement.
+TEST(KernelCheck, AThreadNeverShownRunningThatTheKernelSwitchedIsUntraced) {
+  for (const bool seen : {false, true}) {
+    SCOPED_TRACE(seen);
+    Fixture f;
+    f.rec.counters.Add(Rec(1001, Source::kProcSnapshot, 10 * kMs, 4, 0, 20 * kMs, 0));
+    f.rec.counters.Add(Rec(1001, Source::kProcSnapshot, 900 * kMs, 4, 1, 23 * kMs, 0));
+    ThreadReport& r = f.AddThread(1001, 0, 950 * kMs, false);
+    f.threads[r.thread->id].seen_running = seen;
+    r.counter_window.AddSegment(Microstate::kUnknown, 0, 950 * kMs);
+    ThreadCheck c = CompareThread(r, f.Match(r), {});
+    EXPECT_FALSE(c.switches_ok);
+    EXPECT_FALSE(c.times_judged);
+    EXPECT_EQ(c.status, seen ? CheckStatus::kDisagree : CheckStatus::kUntraced) << c.note;
+    EXPECT_EQ(c.note.find("never shown on a CPU") != std::string::npos, !seen) << c.note;
+  }
+}
+
 // With the move traced, the kernel's run delay holds the sleep from the move on, exactly.
 TEST(KernelCheck, ATracedMoveWhileAsleepIsRunDelayExactly) {
   Fixture f;
