@@ -38,9 +38,9 @@ void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_
     w.exit_ts = t.accounted_at_exit;
   if (t.accounted_before_exit_tick >= 0 && w.exit_before_tick_ts < 0)
     w.exit_before_tick_ts = t.accounted_before_exit_tick;
-  w.AddSegment(
-      s, start, end,
-      s == Microstate::kWaitCpuWakeup ? w.TakeWaitAdjust(start, end, enqueue_lag_) : WaitAdjust{});
+  w.AddSegment(s, start, end,
+               s == Microstate::kWaitCpuWakeup ? w.TakeWaitAdjust(start, end, model_.enqueue_lag)
+                                               : WaitAdjust{});
 }
 
 }  // namespace cstool

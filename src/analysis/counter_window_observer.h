@@ -39,8 +39,6 @@ class CounterWindowObserver : public Observer {
   }
   void OnTraceEnd(int64_t ts) override {
     for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);
-    if (enqueue_lag_.count() > 0)
-      model_.enqueue_lag = {enqueue_lag_.Median(), enqueue_lag_.count()};
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).counter_window.AddSwitch(e.ts, e.voluntary);
@@ -58,7 +56,6 @@ class CounterWindowObserver : public Observer {
  private:
   ReportModel& model_;
   bool windows_;
-  EnqueueLag enqueue_lag_;
   // tid -> its /proc samples' instants: when taken, and where the switch counts were read.
   struct SampleInstants {
     int64_t taken_at;

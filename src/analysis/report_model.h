@@ -154,11 +154,8 @@ struct ReportModel {
   bool has_stacks = false;
   std::vector<KernelStackInfo> stacks;
   // With the kernel windows: how long after the enqueue's clock sched_wakeup is written,
-  // learnt from the wakeups with no run delay (analysis/counter_window.h, EnqueueLag).
-  struct EnqueueLagSummary {
-    int64_t median_ns = -1;  // -1: no wakeup measured it
-    uint64_t wakeups = 0;
-  } enqueue_lag;
+  // learnt from the wakeups with no run delay (CounterWindowObserver fills it).
+  EnqueueLag enqueue_lag;
 
   ThreadReport& For(const Thread& t) {
     if (t.id >= threads.size()) [[unlikely]]

@@ -318,8 +318,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   }
   if (model.trace.has_recording_info && !info.steal.empty())
     res.host_steal_ns = info.TotalStolenNs();
-  res.enqueue_lag_ns = model.enqueue_lag.median_ns;
-  res.enqueue_lag_wakeups = model.enqueue_lag.wakeups;
+  if (model.enqueue_lag.count() > 0) {
+    res.enqueue_lag_ns = model.enqueue_lag.Median();
+    res.enqueue_lag_wakeups = model.enqueue_lag.count();
+  }
   res.times_disagree = std::any_of(res.threads.begin(), res.threads.end(), [](auto& c) {
     return c.status == CheckStatus::kDisagree && c.times_judged && !(c.on_cpu_ok && c.wait_ok);
   });

@@ -715,8 +715,8 @@ TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
   s.SysExit(209'500, 0, 10, kRead);
   s.StatRuntime(215'000, 0, 10, 6'100);  // from 208'900
   s.Finish(220'000);
-  EXPECT_EQ(s.model().enqueue_lag.wakeups, 1u);
-  EXPECT_EQ(s.model().enqueue_lag.median_ns, 1'550);
+  EXPECT_EQ(s.model().enqueue_lag.count(), 1u);
+  EXPECT_EQ(s.model().enqueue_lag.Median(), 1'550);
   const WindowTotals& w = s.Report(10).counter_window.total;
   EXPECT_EQ(w.QueuedWaitNs(), 208'900 - (202'000 - 1'550));
 }
