@@ -3,10 +3,9 @@
 #include <fmt/core.h>
 
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include "base/errors.h"
+#include "base/read_file.h"
 #include "base/text_fields.h"
 
 namespace cstool {
@@ -82,11 +81,9 @@ ProcInterrupts ParseProcInterrupts(std::string_view text) {
 }
 
 ProcInterrupts ReadProcInterrupts(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read {}", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseProcInterrupts(ss.str());
+  const std::optional<std::string> text = ReadWholeFile(path);
+  if (!text) throw Error(fmt::format("cannot read {}", path));
+  return ParseProcInterrupts(*text);
 }
 
 }  // namespace cstool

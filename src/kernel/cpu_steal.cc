@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "base/read_file.h"
 #include "base/split_list.h"
 #include "base/text_fields.h"
 
@@ -33,11 +31,8 @@ int64_t StealTickNs() {
 }
 
 std::vector<CpuStealReading> ReadCpuSteal(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseCpuSteal(text.str(), StealTickNs());
+  const std::optional<std::string> text = ReadWholeFile(path);
+  return text ? ParseCpuSteal(*text, StealTickNs()) : std::vector<CpuStealReading>{};
 }
 
 std::vector<CpuSteal> PairSteal(const std::vector<CpuStealReading>& start,

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/errors.h"
+#include "base/read_file.h"
 #include "format/compression.h"
 #include "kernel/proc_threads.h"
 #include "tracefs/tracefs_session.h"
@@ -85,11 +85,9 @@ void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents
 }
 
 int LiveRecorderOf(const std::filesystem::path& out) {
-  std::ifstream f(RecoveryNoteFor(out), std::ios::binary);
-  if (!f) return 0;
-  std::stringstream text;
-  text << f.rdbuf();
-  const nlohmann::json note = nlohmann::json::parse(text.str(), nullptr, false);
+  const std::optional<std::string> text = ReadWholeFile(RecoveryNoteFor(out));
+  if (!text) return 0;
+  const nlohmann::json note = nlohmann::json::parse(*text, nullptr, false);
   if (!note.is_object() || !note.contains("recorder_pid") || !note["recorder_pid"].is_number())
     return 0;
   const int pid = note["recorder_pid"].get<int>();
@@ -123,8 +121,8 @@ std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out)
 
 RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& messages) {
   const std::filesystem::path note_path = RecoveryNoteFor(out);
-  std::ifstream f(note_path, std::ios::binary);
-  if (!f) {
+  const std::optional<std::string> text = ReadWholeFile(note_path);
+  if (!text) {
     const bool pages = !LeftoversOf(out).empty();
     throw Error(pages ? fmt::format("'{}' is missing: the recording was killed before tracing "
                                     "started, and its page files cannot be read without it",
@@ -134,8 +132,6 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
                                     note_path.string(), out.string()),
                 ExitCode::kUsage);
   }
-  std::stringstream text;
-  text << f.rdbuf();
   if (const int pid = LiveRecorderOf(out))
     throw Error(fmt::format("a recording into '{}' is still in progress (cstool pid {}): stop it "
                             "with Ctrl-C or kill -INT {}, it writes the file itself",
@@ -145,7 +141,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   RecordingInfo info;
   int file_cpus = 0;
   try {
-    const nlohmann::json note = nlohmann::json::parse(text.str());
+    const nlohmann::json note = nlohmann::json::parse(*text);
     if (note.at("version").get<int>() != kNoteVersion)
       throw Error(fmt::format("'{}' was written by another cstool version", note_path.string()));
     contents = ContentsFromJson(note.at("contents"));

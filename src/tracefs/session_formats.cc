@@ -3,10 +3,9 @@
 #include <unistd.h>
 
 #include <bit>
-#include <fstream>
-#include <sstream>
 
 #include "base/errors.h"
+#include "base/read_file.h"
 
 namespace cstool {
 
@@ -37,11 +36,9 @@ TepHandlePtr LoadSessionTep(const TracefsSession& session, int cpus) {
 namespace {
 
 std::string ReadProcKallsyms() {
-  std::ifstream in("/proc/kallsyms");
-  if (!in) throw Error("--stacks: cannot read /proc/kallsyms");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = ReadWholeFile("/proc/kallsyms");
+  if (!text) throw Error("--stacks: cannot read /proc/kallsyms");
+  return std::move(*text);
 }
 
 }  // namespace
