@@ -304,6 +304,10 @@ int Chain(long rounds, long ms) {
   }
   std::vector<std::atomic<int>> b_to_c(rounds), c_to_b(rounds);
   std::atomic<pid_t> a_tid{0};
+  // chain-b exits only after chain-a and chain-c have: threads exiting at once can sleep
+  // in the kernel's exit path until another one wakes them, a wakeup outside the chain
+  // (seen: chain-a waking chain-b, twice in 40 runs).
+  std::atomic<int> b_may_exit{0};
   std::thread c([&] {
     pthread_setname_np(pthread_self(), "chain-c");
     PinToCpu(std::thread::hardware_concurrency() >= 2 ? 1 : -1);
@@ -326,6 +330,7 @@ int Chain(long rounds, long ms) {
       FutexWait(c_to_b[r], 0);
       if (write(to_a[1], &x, 1) != 1) std::exit(1);
     }
+    FutexWait(b_may_exit, 0);
   });
   std::thread a([&] {
     pthread_setname_np(pthread_self(), "chain-a");
@@ -339,8 +344,9 @@ int Chain(long rounds, long ms) {
     }
   });
   a.join();
-  b.join();
   c.join();
+  FutexWake(b_may_exit);
+  b.join();
   return 0;
 }
 
