@@ -22,6 +22,10 @@ struct DecodeStats {
   std::vector<uint64_t> lost_gaps_per_cpu;          // number of gaps (known or unknown size)
   uint64_t lost_events = 0;                         // sum of lost_per_cpu
   uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
+  // Of DecodeOptions::unfiltered_runtime: its records, and the events its ring buffer lost
+  // (counted in none of the above).
+  uint64_t unfiltered_runtime_events = 0;
+  uint64_t unfiltered_runtime_lost = 0;
   int64_t first_ts = 0;                             // of the first data record (0 if none)
   int64_t last_ts = 0;
   // Named decoding anomaly counters (model/anomalies.h): "short_record", "bad_string",
@@ -34,6 +38,10 @@ struct DecodeStats {
 struct DecodeOptions {
   // Only merge, do not decode (the sink sees only PushLostEvents); for benchmarks.
   bool decode = true;
+  // The file's unfiltered run-time buffer (a reader of tracefile::kUnfilteredRuntimeBuffer
+  // on the same file), merged in time order: its sched_stat_runtime records go to
+  // EventSink::PushUnfilteredRuntime.
+  TraceFileReader* unfiltered_runtime = nullptr;
 };
 
 // Decodes every record of `reader` into `sink` in (ts, cpu) order, with LostEvents

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "decode/decode_trace.h"
@@ -13,6 +14,38 @@
 
 namespace cstool {
 
+// The records of another buffer's CPU stream, numbered `offset` CPUs above the top
+// buffer's so that the merge keeps them apart (copied: that buffer is small).
+class OffsetCpuStream final : public CpuRecordStream {
+ public:
+  OffsetCpuStream(std::unique_ptr<CpuRecordStream> inner, int32_t offset)
+      : inner_(std::move(inner)), offset_(offset) {}
+  int cpu() const override { return inner_->cpu() + offset_; }
+  std::span<const RawRecord> NextBatch() override {
+    const std::span<const RawRecord> batch = inner_->NextBatch();
+    records_.assign(batch.begin(), batch.end());
+    for (RawRecord& r : records_) r.cpu += offset_;
+    return records_;
+  }
+
+ private:
+  std::unique_ptr<CpuRecordStream> inner_;
+  int32_t offset_;
+  std::vector<RawRecord> records_;
+};
+
+// Hands the unfiltered run-time buffer's increments on as such; its other records (none
+// when cstool recorded it) are dropped.
+template <typename Sink>
+class UnfilteredRuntimeSink final : public EventSink {
+ public:
+  explicit UnfilteredRuntimeSink(Sink& sink) : sink_(sink) {}
+  void PushSchedStatRuntime(const SchedStatRuntime& e) override { sink_.PushUnfilteredRuntime(e); }
+
+ private:
+  Sink& sink_;
+};
+
 // DecodeTrace for a sink whose type is known here: its Push calls are direct (inlined
 // when final), which the state machine's hot loop needs; EventSink calls are virtual.
 template <typename Sink>
@@ -22,7 +55,11 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
   streams.reserve(static_cast<size_t>(cpus));
   for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
+  if (TraceFileReader* other = options.unfiltered_runtime)
+    for (int cpu = 0; cpu < other->cpus(); ++cpu)
+      streams.push_back(std::make_unique<OffsetCpuStream>(other->OpenCpu(cpu), cpus));
   RecordMerger merger(std::move(streams));
+  UnfilteredRuntimeSink<Sink> unfiltered_sink(sink);
 
   DecodeStats st;
   st.events_per_cpu.assign(static_cast<size_t>(cpus), 0);
@@ -39,6 +76,17 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
   int64_t first_ts = 0, final_ts = 0;
   bool seen = false;
   merger.Run([&](const RawRecord& r) {
+    if (r.cpu >= cpus) [[unlikely]] {  // the unfiltered run-time buffer's
+      RawRecord own = r;
+      own.cpu -= cpus;
+      if (own.is_loss()) {
+        st.unfiltered_runtime_lost += own.lost > 0 ? static_cast<uint64_t>(own.lost) : 1;
+      } else {
+        ++st.unfiltered_runtime_events;
+        if (decode) decoder.DecodeTo(own, unfiltered_sink);
+      }
+      return;
+    }
     const size_t cpu = static_cast<size_t>(r.cpu);
     if (r.is_loss()) [[unlikely]] {
       LostEvents lost{r.ts, r.cpu, r.lost};

@@ -46,6 +46,11 @@ inline constexpr std::string_view kHeaderEvent = "header_event";  // + NUL
 inline constexpr std::string_view kOptionsTag{"options  \0", 10};
 inline constexpr std::string_view kFlyrecordTag{"flyrecord\0", 10};
 
+// The buffer instance `cstool record` keeps beside a pid-filtered trace: the kernel's
+// run-time increments (sched_stat_runtime) of every task, with no pid filter, so that an
+// increment done in an unfollowed task's context for a followed one is in the file too.
+inline constexpr std::string_view kUnfilteredRuntimeBuffer = "cstool_runtime";
+
 // Option ids, as defined by trace-cmd (lib/trace-cmd/include/trace-cmd.h, enum
 // tracecmd_option_id). Only the ones cstool writes or may meet in v6 files.
 inline constexpr uint16_t kOptionDone = 0;

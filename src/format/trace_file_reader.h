@@ -94,6 +94,8 @@ class TraceFileReader {
   virtual const char* backend_name() const = 0;
   // Name of the buffer (instance) read; empty for the top-level buffer.
   const std::string& buffer_name() const { return buffer_name_; }
+  // The names of the buffer instances the file holds besides the top-level one.
+  const std::vector<std::string>& instance_names() const { return instance_names_; }
   // Clock the trace was recorded with ("mono", "local", ...); empty if unknown.
   const std::string& trace_clock() const { return trace_clock_; }
   // CPUSTAT of the buffer read, by CPU; empty if the file has none.
@@ -117,6 +119,7 @@ class TraceFileReader {
   uint32_t page_size_ = 4096;
   bool big_endian_ = false;
   std::string buffer_name_;
+  std::vector<std::string> instance_names_;
   std::string trace_clock_;
   std::map<int32_t, CpuStatOption> cpu_stats_;
   std::optional<RecordingInfo> info_;

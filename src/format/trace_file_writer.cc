@@ -149,6 +149,18 @@ uint64_t FileSize(const std::filesystem::path& file) {
   return static_cast<uint64_t>(st.st_size);
 }
 
+// The CPUSTAT options: the top buffer's CPUs, then per instance trace-cmd's separator
+// ("Buffer: NAME") and its CPUs.
+void WriteCpuStats(HeaderBuffer& h, const TraceFileContents& c) {
+  for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu)
+    h.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, c.cpus[cpu].stats));
+  for (const InstanceTraceData& inst : c.instances) {
+    h.Option(tracefile::kOptionCpuStat, fmt::format("\nBuffer: {}\n\n", inst.name));
+    for (size_t cpu = 0; cpu < inst.cpus.size(); ++cpu)
+      h.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, inst.cpus[cpu].stats));
+  }
+}
+
 void WriteV6(const std::filesystem::path& path, const TraceFileContents& c);
 void WriteV7(const std::filesystem::path& path, const TraceFileContents& c);
 
@@ -225,34 +237,62 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
 
   h.Number<uint32_t>(static_cast<uint32_t>(c.cpus.size()));
   h.Bytes(tracefile::kOptionsTag);
-  for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu)
-    h.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, c.cpus[cpu].stats));
+  WriteCpuStats(h, c);
   if (!c.trace_clock.empty()) h.Option(tracefile::kOptionTraceClock, c.trace_clock);
   if (!c.cstool_info_json.empty()) h.Option(tracefile::kOptionCstoolInfo, c.cstool_info_json);
+  // Each instance's BUFFER option: the offset of its CPU data table (filled in below when
+  // the header's size is known) and its name.
+  std::vector<size_t> instance_offset_at;
+  for (const InstanceTraceData& inst : c.instances) {
+    h.Number<uint16_t>(tracefile::kOptionBuffer);
+    h.Number<uint32_t>(static_cast<uint32_t>(8 + inst.name.size() + 1));
+    instance_offset_at.push_back(h.size());
+    h.Number<uint64_t>(0);
+    h.CString(inst.name);
+  }
   h.Number<uint16_t>(tracefile::kOptionDone);
   h.Bytes(tracefile::kFlyrecordTag);
 
-  // Sizes of the page files decide the offsets in the flyrecord table.
+  // The tables (the top one here, each instance's behind a flyrecord tag of its own, as
+  // trace-cmd writes them), then every CPU's pages: the sizes of the page files decide
+  // the offsets in the tables.
+  std::vector<const CpuTraceData*> data;
+  for (const auto& cpu : c.cpus) data.push_back(&cpu);
+  uint64_t header_end = h.size() + 16 * c.cpus.size();
+  for (const InstanceTraceData& inst : c.instances) {
+    for (const auto& cpu : inst.cpus) data.push_back(&cpu);
+    header_end += tracefile::kFlyrecordTag.size() + 16 * inst.cpus.size();
+  }
   std::vector<uint64_t> sizes;
-  for (const auto& cpu : c.cpus) sizes.push_back(FileSize(cpu.pages_file));
-  uint64_t offset = AlignUp(h.size() + 16 * c.cpus.size(), c.page_size);
+  for (const CpuTraceData* d : data) sizes.push_back(FileSize(d->pages_file));
+  uint64_t offset = AlignUp(header_end, c.page_size);
   std::vector<uint64_t> offsets;
   for (uint64_t size : sizes) {
     offsets.push_back(offset);
     offset = AlignUp(offset + size, c.page_size);
   }
-  for (size_t i = 0; i < c.cpus.size(); ++i) {
-    h.Number<uint64_t>(offsets[i]);
-    h.Number<uint64_t>(sizes[i]);
+  size_t next = 0;
+  auto table = [&](size_t cpus) {
+    for (size_t i = 0; i < cpus; ++i, ++next) {
+      h.Number<uint64_t>(offsets[next]);
+      h.Number<uint64_t>(sizes[next]);
+    }
+  };
+  table(c.cpus.size());
+  for (size_t i = 0; i < c.instances.size(); ++i) {
+    const uint64_t table_at = h.size();
+    std::memcpy(h.data() + instance_offset_at[i], &table_at, 8);
+    h.Bytes(tracefile::kFlyrecordTag);
+    table(c.instances[i].cpus.size());
   }
 
   TempOutput out(path);
   out.Write(h.str());
   uint64_t written = h.size();
-  for (size_t i = 0; i < c.cpus.size(); ++i) {
+  for (size_t i = 0; i < data.size(); ++i) {
     if (sizes[i] == 0) continue;
     out.Write(std::string(offsets[i] - written, '\0'));
-    out.CopyFrom(c.cpus[i].pages_file, sizes[i]);
+    out.CopyFrom(data[i]->pages_file, sizes[i]);
     written = offsets[i] + sizes[i];
   }
   uint64_t end = AlignUp(written, c.page_size);
@@ -261,8 +301,9 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
 }
 
 // v7: the initial header, then sections back to back (libtracecmd walks them one after
-// the other): the metadata (compressed), the options, the flyrecord section with each
-// CPU's chunks, and the strings that name the sections.
+// the other): the metadata (compressed), the options, a flyrecord section per buffer (the
+// top one, then the instances) with each CPU's chunks, and the strings that name the
+// sections.
 void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   std::unique_ptr<Compressor> compressor = MakeCompressor(c.compression);
   // Section descriptions, by offset in the strings section.
@@ -337,34 +378,48 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   cmdlines.Sized64(c.saved_cmdlines);
   metadata(21, "command lines", cmdlines);
 
-  // Each CPU's whole chunks; the options need their offsets, which follow the options.
-  std::vector<ChunkExtent> extents;
-  for (const auto& cpu : c.cpus)
-    extents.push_back(cpu.pages_file.empty() ? ChunkExtent{} : ScanChunks(cpu.pages_file));
-  auto options_body = [&](uint64_t flyrecord_at, const std::vector<uint64_t>& data_at) {
+  // The buffers: the top one, then the instances. Each CPU's whole chunks; the options
+  // need their offsets, which follow the options.
+  struct Buffer {
+    std::string_view name;
+    const std::vector<CpuTraceData>* cpus;
+    std::vector<ChunkExtent> extents;
+    uint64_t flyrecord_at = 0;     // its section's header
+    std::vector<uint64_t> data_at;  // per CPU
+    uint64_t end = 0;              // of its section
+  };
+  std::vector<Buffer> buffers{{"", &c.cpus, {}, 0, {}, 0}};
+  for (const InstanceTraceData& inst : c.instances) buffers.push_back({inst.name, &inst.cpus, {}, 0, {}, 0});
+  for (Buffer& b : buffers) {
+    for (const auto& cpu : *b.cpus)
+      b.extents.push_back(cpu.pages_file.empty() ? ChunkExtent{} : ScanChunks(cpu.pages_file));
+    b.data_at.assign(b.cpus->size(), 0);
+  }
+  const std::string clock_name = ParseTraceClock(c.trace_clock);
+  auto options_body = [&]() {
     HeaderBuffer o;
     uint32_t cpus = static_cast<uint32_t>(c.cpus.size());
     o.Option(tracefile::kOptionCpuCount, std::string_view(reinterpret_cast<char*>(&cpus), 4));
-    for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu)
-      o.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, c.cpus[cpu].stats));
+    WriteCpuStats(o, c);
     if (!c.trace_clock.empty()) o.Option(tracefile::kOptionTraceClock, c.trace_clock);
     if (!c.cstool_info_json.empty()) o.Option(tracefile::kOptionCstoolInfo, c.cstool_info_json);
     for (const auto& [id, at] : metadata_at)
       o.Option(id, std::string_view(reinterpret_cast<const char*>(&at), 8));
-    HeaderBuffer buffer;
-    buffer.Number<uint64_t>(flyrecord_at);
-    buffer.CString("");  // the top instance
-    const std::string clock = ParseTraceClock(c.trace_clock);
-    buffer.CString(clock.empty() ? "local" : clock);
-    buffer.Number<uint32_t>(c.page_size);
-    buffer.Number<uint32_t>(cpus);
-    for (uint32_t cpu = 0; cpu < cpus; ++cpu) {
-      const bool has = extents[cpu].chunks > 0;
-      buffer.Number<uint32_t>(cpu);
-      buffer.Number<uint64_t>(has ? data_at[cpu] : 0);
-      buffer.Number<uint64_t>(has ? 4 + extents[cpu].bytes : 0);
+    for (const Buffer& b : buffers) {
+      HeaderBuffer buffer;
+      buffer.Number<uint64_t>(b.flyrecord_at);
+      buffer.CString(b.name);
+      buffer.CString(clock_name.empty() ? "local" : clock_name);
+      buffer.Number<uint32_t>(c.page_size);
+      buffer.Number<uint32_t>(static_cast<uint32_t>(b.cpus->size()));
+      for (uint32_t cpu = 0; cpu < b.cpus->size(); ++cpu) {
+        const bool has = b.extents[cpu].chunks > 0;
+        buffer.Number<uint32_t>(cpu);
+        buffer.Number<uint64_t>(has ? b.data_at[cpu] : 0);
+        buffer.Number<uint64_t>(has ? 4 + b.extents[cpu].bytes : 0);
+      }
+      o.Option(tracefile::kOptionBuffer, buffer.str());
     }
-    o.Option(tracefile::kOptionBuffer, buffer.str());
     o.Number<uint16_t>(tracefile::kOptionDone);
     o.Number<uint32_t>(8);
     o.Number<uint64_t>(0);  // no further options section
@@ -374,29 +429,40 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   const uint32_t flyrecord_desc = describe("buffer flyrecord ");
   const uint32_t strings_desc = describe("strings");
   const uint64_t options_at = h.size();
-  const uint64_t flyrecord_at =
-      options_at + 16 + options_body(0, std::vector<uint64_t>(c.cpus.size())).size();
-  // CPU data from the first page boundary after the flyrecord section's header.
-  std::vector<uint64_t> data_at;
-  uint64_t end = AlignUp(flyrecord_at + 16, c.page_size);
-  for (const ChunkExtent& e : extents) {
-    data_at.push_back(end);
-    if (e.chunks > 0) end += 4 + e.bytes;
+  // Each buffer's section: its header, then its CPU data from the next page boundary.
+  uint64_t at = options_at + 16 + options_body().size();
+  for (Buffer& b : buffers) {
+    b.flyrecord_at = at;
+    uint64_t end = AlignUp(at + 16, c.page_size);
+    for (size_t cpu = 0; cpu < b.extents.size(); ++cpu) {
+      b.data_at[cpu] = end;
+      if (b.extents[cpu].chunks > 0) end += 4 + b.extents[cpu].bytes;
+    }
+    b.end = end;
+    at = end;
   }
-  const std::string options = options_body(flyrecord_at, data_at);
+  const std::string options = options_body();
   section(h, 0, 0, options_desc, options.size());
   h.Bytes(options);
-  section(h, tracefile::kOptionBuffer, kCompressed, flyrecord_desc, end - (flyrecord_at + 16));
   std::memcpy(h.data() + options_offset_at, &options_at, 8);
 
   TempOutput out(path);
   out.Write(h.str());
   uint64_t written = h.size();
-  out.Write(std::string(AlignUp(written, c.page_size) - written, '\0'));
-  for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu) {
-    if (extents[cpu].chunks == 0) continue;
-    out.Write(std::string_view(reinterpret_cast<const char*>(&extents[cpu].chunks), 4));
-    out.CopyFrom(c.cpus[cpu].pages_file, extents[cpu].bytes);
+  for (const Buffer& b : buffers) {
+    HeaderBuffer head;
+    section(head, tracefile::kOptionBuffer, kCompressed, flyrecord_desc,
+            b.end - (b.flyrecord_at + 16));
+    out.Write(head.str());
+    written += head.size();
+    out.Write(std::string(AlignUp(written, c.page_size) - written, '\0'));
+    written = AlignUp(written, c.page_size);
+    for (size_t cpu = 0; cpu < b.extents.size(); ++cpu) {
+      if (b.extents[cpu].chunks == 0) continue;
+      out.Write(std::string_view(reinterpret_cast<const char*>(&b.extents[cpu].chunks), 4));
+      out.CopyFrom((*b.cpus)[cpu].pages_file, b.extents[cpu].bytes);
+      written += 4 + b.extents[cpu].bytes;
+    }
   }
   // Last, as it names every section (itself included).
   std::string block;

@@ -25,6 +25,14 @@ struct CpuTraceData {
   std::filesystem::path pages_file;
 };
 
+// A ring buffer of another tracefs instance stored beside the top one, as trace-cmd
+// stores `record -B NAME` instances (a BUFFER option naming it, and its own CPU data
+// table); its CPUs are numbered like the top buffer's.
+struct InstanceTraceData {
+  std::string name;
+  std::vector<CpuTraceData> cpus;  // index = CPU number
+};
+
 struct TraceFileContents {
   uint32_t page_size = 4096;
   std::string header_page;   // events/header_page
@@ -36,6 +44,7 @@ struct TraceFileContents {
   std::string saved_cmdlines;
   std::string trace_clock;         // contents of trace_clock, e.g. "local [mono] ..."
   std::vector<CpuTraceData> cpus;  // index = CPU number
+  std::vector<InstanceTraceData> instances;
   std::string cstool_info_json;    // RecordingInfo JSON; not written when empty
   // "" writes v6 with pages in place; "zstd" or "zlib" writes v7 with compressed chunks.
   std::string compression;

@@ -103,6 +103,7 @@ std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c,
 void V6TraceFile::ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,
                                 const ReaderOptions& options) {
   std::vector<CpuData> top = ReadCpuTable(in, "");
+  for (const auto& b : buffers) instance_names_.push_back(b.name);
 
   const BufferOption* chosen = nullptr;
   if (!options.buffer.empty()) {

@@ -238,6 +238,7 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
   const BufferOption* first_instance = nullptr;
   const BufferOption* chosen = nullptr;
   for (const auto& b : layout.buffers) {
+    if (!b.name.empty()) instance_names_.push_back(b.name);
     if (b.name.empty() && top == nullptr) top = &b;
     if (!b.name.empty() && first_instance == nullptr) first_instance = &b;
     if (!options.buffer.empty() && b.name == options.buffer) chosen = &b;

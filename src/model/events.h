@@ -226,6 +226,9 @@ class EventSink {
   virtual void PushSchedWakeup(const SchedWakeup&) {}
   virtual void PushSchedMigrateTask(const SchedMigrateTask&) {}
   virtual void PushSchedStatRuntime(const SchedStatRuntime&) {}
+  // An increment from the unfiltered run-time buffer beside a pid-filtered trace
+  // (tracefile::kUnfilteredRuntimeBuffer): every task's, in every context.
+  virtual void PushUnfilteredRuntime(const SchedStatRuntime&) {}
   virtual void PushSchedProcessFork(const SchedProcessFork&) {}
   virtual void PushTaskNewtask(const TaskNewtask&) {}
   virtual void PushTaskRename(const TaskRename&) {}

@@ -234,6 +234,10 @@ nlohmann::json ReportToJson(const ReportView& view) {
                               {"window_end_ts", t.recording.end_ts},
                               {"trigger", t.recording.trigger}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
+    if (t.unfiltered_runtime.present)
+      trace["unfiltered_runtime"] = {{"events", t.unfiltered_runtime.events},
+                                     {"lost_events", t.unfiltered_runtime.lost_events},
+                                     {"increments_used", t.unfiltered_runtime.increments_used}};
     if (!t.recording.steal.empty()) {
       nlohmann::json per_cpu = nlohmann::json::object();
       for (const CpuSteal& c : t.recording.steal) per_cpu[std::to_string(c.cpu)] = c.Stolen();

@@ -13,6 +13,7 @@
 #include "decode/decode_trace_inl.h"
 #include "decode/event_decoder.h"
 #include "decode/kernel_symbols.h"
+#include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "sched/state_machine.h"
 #include "sched/trace_capabilities.h"
@@ -118,7 +119,18 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
                                   s.syscall, s.cpu, info->attach_seed_ts);
-  DecodeStats stats = DecodeTraceTo(*reader, decoder, *result->machine, {});
+  // A pid-filtered recording's unfiltered run-time buffer, read beside the trace.
+  std::unique_ptr<TraceFileReader> unfiltered;
+  const auto& names = reader->instance_names();
+  if (reader->buffer_name().empty() &&
+      std::find(names.begin(), names.end(), tracefile::kUnfilteredRuntimeBuffer) != names.end()) {
+    ReaderOptions o = reader_options;
+    o.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer);
+    o.jobs = 1;
+    unfiltered = OpenTraceFile(file, o);
+  }
+  DecodeStats stats =
+      DecodeTraceTo(*reader, decoder, *result->machine, {.unfiltered_runtime = unfiltered.get()});
   // A recording with no event (an attached process asleep throughout) still lasted.
   int64_t end = stats.last_ts;
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
@@ -134,6 +146,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
 
   TraceSummary& t = model.trace;
   t.file = file;
+  if (unfiltered) {
+    t.unfiltered_runtime = {true, stats.unfiltered_runtime_events, stats.unfiltered_runtime_lost,
+                            result->machine->unfiltered_increments_used()};
+  }
   t.events = stats.events;
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;
@@ -164,6 +180,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
   t.notes = NotesFor(caps, t);
+  if (t.unfiltered_runtime.lost_events > 0)
+    t.notes.push_back(fmt::format(
+        "the unfiltered run-time buffer lost {} events: increments done in unfollowed tasks' "
+        "contexts may be missing there (a larger -b helps)",
+        t.unfiltered_runtime.lost_events));
   if (info && info->recovered)
     t.notes.push_back(
         "recovered from a recording that was killed (record --recover): no kernel counters, no "

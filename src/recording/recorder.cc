@@ -29,6 +29,7 @@
 #include "counters/counter_samples.h"
 #include "counters/event_list.h"
 #include "counters/thread_counters.h"
+#include "format/trace_file_format.h"
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/cpu_steal.h"
@@ -164,6 +165,7 @@ class Recorder {
  private:
   void Prepare();
   void OpenSession();
+  void OpenUnfilteredRuntime(const SessionConfig& main);
   void StartTargets();
   void WriteRecoveryNote();
   void MeasureHeader();
@@ -213,6 +215,11 @@ class Recorder {
   RecordingInfo info_;
   TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
   std::vector<std::unique_ptr<CpuReader>> readers_;
+  // Beside a pid-filtered recording with sched_stat_runtime: an instance with that event
+  // alone and no pid filter (the increments done in unfollowed tasks' contexts), read
+  // into a buffer of its own in the file (tracefile::kUnfilteredRuntimeBuffer).
+  std::unique_ptr<TracefsSession> unfiltered_session_;
+  std::vector<std::unique_ptr<CpuReader>> unfiltered_readers_;
   std::optional<RecoveryNote> recovery_note_;
   // What the readers may write: --max-size, and no more than the disk can take with
   // the file assembled from the page files at the end (see UpdateBudget).
@@ -368,6 +375,33 @@ void Recorder::OpenSession() {
   for (int c : cpus_)
     readers_.push_back(std::make_unique<CpuReader>(
         session_->instance(), c, PagesFileFor(output_, c), o_.FileCompression(), &*budget_));
+  OpenUnfilteredRuntime(config);
+}
+
+// The pid filter drops every event written in an unfollowed task's context, among them
+// the run-time increments such a context does for a followed task (a remote wakeup
+// accounting the task running where it queues, the load balancer): the kernel's clock
+// then moves in the trace with no sign. A second instance records sched_stat_runtime
+// unfiltered; the report takes from it only those increments.
+void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
+  const EventName runtime{"sched", "sched_stat_runtime"};
+  if (!main.filter_pids ||
+      std::none_of(session_->events().begin(), session_->events().end(),
+                   [&](const EventName& e) { return e.Full() == runtime.Full(); }))
+    return;
+  SessionConfig config;
+  config.event_set = EventSet::kNone;
+  config.buffer_kb = main.buffer_kb;
+  config.cpus = main.cpus;
+  config.extra_events = {runtime.Full()};
+  config.filter_pids = false;
+  config.instance_suffix = "runtime";
+  unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
+  const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
+  for (int c : cpus_)
+    unfiltered_readers_.push_back(
+        std::make_unique<CpuReader>(unfiltered_session_->instance(), c,
+                                    PagesFileFor(output_, c, buffer), o_.FileCompression(), &*budget_));
 }
 
 // The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every
@@ -414,6 +448,8 @@ void Recorder::StartTargets() {
 void Recorder::WriteRecoveryNote() {
   contents_ = SessionTraceContents(Session());
   contents_.compression = o_.FileCompression();
+  if (unfiltered_session_)
+    contents_.instances.push_back({std::string(tracefile::kUnfilteredRuntimeBuffer), {}});
   info_.threads = threads_.List();
   contents_.saved_cmdlines = SavedCmdlines(info_.threads);
   if (flight()) return;  // nothing is written until a dump, which is written whole
@@ -429,6 +465,8 @@ void Recorder::MeasureHeader() {
   const std::filesystem::path probe = output_.string() + ".header.tmp";
   TraceFileContents contents = contents_;
   contents.cpus.resize(static_cast<size_t>(file_cpus_));
+  for (InstanceTraceData& inst : contents.instances)
+    inst.cpus.resize(static_cast<size_t>(file_cpus_));
   contents.cstool_info_json =
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   try {
@@ -475,10 +513,11 @@ void Recorder::ReadAttachSeeds() {
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
-  for (auto& r : readers_) {
-    r->Start();
-    r->AvoidOwnCpu(online_);
-  }
+  for (auto* readers : {&readers_, &unfiltered_readers_})
+    for (auto& r : *readers) {
+      r->Start();
+      r->AvoidOwnCpu(online_);
+    }
   if (o_.system_wide && o_.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
     auto list = ListThreads(::getpid());
@@ -505,6 +544,7 @@ void Recorder::StartTracing() {
   if (kernel_window_) {
     kernel_window_->Start(MonotonicNowNs());
   } else {
+    if (unfiltered_session_) unfiltered_session_->Start();
     session_->Start();
   }
   info_.start_ts = MonotonicNowNs();
@@ -553,7 +593,9 @@ bool Recorder::ShouldStop() {
     timed_out_ = true;  // ends the command like -N
     return true;
   }
-  return std::any_of(readers_.begin(), readers_.end(), [](const auto& r) { return r->failed(); });
+  auto failed = [](const auto& r) { return r->failed(); };
+  return std::any_of(readers_.begin(), readers_.end(), failed) ||
+         std::any_of(unfiltered_readers_.begin(), unfiltered_readers_.end(), failed);
 }
 
 void Recorder::ReportProgress() {
@@ -702,11 +744,13 @@ void Recorder::StopAndDrain() {
   }
 
   for (TracefsSession* s : Sessions()) s->Stop();
+  if (unfiltered_session_) unfiltered_session_->Stop();
   info_.end_ts = MonotonicNowNs();
   info_.steal = PairSteal(steal_at_start_, ReadCpuSteal());
   info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   for (auto& r : readers_) r->StopAndFlush();
+  for (auto& r : unfiltered_readers_) r->StopAndFlush();
 }
 
 // Ends the child the way the recording ended, and keeps its exit status and counters.
@@ -816,6 +860,14 @@ void Recorder::WriteFile() {
     slot.stats = stats;
     slot.pages_file = r->pages_file();
   }
+  for (InstanceTraceData& inst : contents.instances) {  // the unfiltered run-time buffer
+    inst.cpus.resize(static_cast<size_t>(file_cpus_));
+    for (auto& r : unfiltered_readers_) {
+      auto& slot = inst.cpus[static_cast<size_t>(r->cpu())];
+      slot.stats = unfiltered_session_->ReadCpuStats(r->cpu());
+      slot.pages_file = r->pages_file();
+    }
+  }
   if (std::error_code ec; !std::filesystem::is_directory(
           output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path(), ec))
     throw Error(fmt::format("cannot write '{}': its directory was removed during the recording",
@@ -836,13 +888,15 @@ void Recorder::WriteFile() {
   } catch (const Error& e) {
     // The pages stay where they are, with the note `record --recover` needs.
     for (auto& r : readers_) r->KeepFile();
+    for (auto& r : unfiltered_readers_) r->KeepFile();
     recovery_note_->Keep();
     throw Error(
         fmt::format("{}; the recorded pages are kept beside it: make room and run "
                     "`cstool record --recover {}`",
                     e.what(), output_.string()));
   }
-  readers_.clear();  // removes the page files
+  unfiltered_readers_.clear();  // removes the page files
+  readers_.clear();
   recovery_note_.reset();
 
   struct stat st {};

@@ -11,6 +11,7 @@
 #include "base/errors.h"
 #include "base/read_file.h"
 #include "format/compression.h"
+#include "format/trace_file_format.h"
 #include "kernel/proc_threads.h"
 #include "tracefs/tracefs_session.h"
 
@@ -18,6 +19,12 @@ namespace cstool {
 namespace {
 
 constexpr int kNoteVersion = 1;
+
+std::vector<std::string> InstanceNames(const TraceFileContents& c) {
+  std::vector<std::string> names;
+  for (const InstanceTraceData& i : c.instances) names.push_back(i.name);
+  return names;
+}
 
 nlohmann::json ContentsJson(const TraceFileContents& c) {
   nlohmann::json systems = nlohmann::json::array();
@@ -32,7 +39,8 @@ nlohmann::json ContentsJson(const TraceFileContents& c) {
           {"printk_formats", c.printk_formats},
           {"saved_cmdlines", c.saved_cmdlines},
           {"trace_clock", c.trace_clock},
-          {"compression", c.compression}};
+          {"compression", c.compression},
+          {"instances", InstanceNames(c)}};
 }
 
 TraceFileContents ContentsFromJson(const nlohmann::json& j) {
@@ -49,6 +57,8 @@ TraceFileContents ContentsFromJson(const nlohmann::json& j) {
   c.saved_cmdlines = j.at("saved_cmdlines").get<std::string>();
   c.trace_clock = j.at("trace_clock").get<std::string>();
   c.compression = j.value("compression", std::string());
+  for (const std::string& name : j.value("instances", std::vector<std::string>()))
+    c.instances.push_back({name, {}});
   if (!c.compression.empty() && !IsKnownCompression(c.compression))
     throw Error(fmt::format("unknown compression \"{}\"", c.compression));
   return c;
@@ -60,8 +70,10 @@ std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out) {
   return out.string() + ".recovery.json";
 }
 
-std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu) {
-  return fmt::format("{}.cpu{}.tmp", out.string(), cpu);
+std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
+                                   std::string_view buffer) {
+  if (buffer.empty()) return fmt::format("{}.cpu{}.tmp", out.string(), cpu);
+  return fmt::format("{}.{}.cpu{}.tmp", out.string(), buffer, cpu);
 }
 
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
@@ -102,12 +114,17 @@ std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out)
   const bool note = std::filesystem::exists(RecoveryNoteFor(out), ec);
   if (note) found.push_back(RecoveryNoteFor(out));
   const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
-  const std::string prefix = out.filename().string() + ".cpu";
+  // OUT.cpuN.tmp, and OUT.BUFFER.cpuN.tmp of the instances cstool records.
+  const std::string top = out.filename().string() + ".cpu";
+  const std::string instance =
+      fmt::format("{}.{}.cpu", out.filename().string(), tracefile::kUnfilteredRuntimeBuffer);
+  auto is_page_file = [](const std::string& name, const std::string& prefix) {
+    return name.rfind(prefix, 0) == 0 && name.ends_with(".tmp") &&
+           name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4;
+  };
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || !name.ends_with(".tmp") ||
-        name.find_first_not_of("0123456789", prefix.size()) != name.size() - 4)
-      continue;
+    if (!is_page_file(name, top) && !is_page_file(name, instance)) continue;
     // Empty page files without a note: killed before tracing began, nothing to keep.
     std::error_code size_ec;
     if (!note && std::filesystem::file_size(e.path(), size_ec) == 0 && !size_ec) {
@@ -157,27 +174,41 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
         fmt::format("'{}' is damaged: page size {}", note_path.string(), contents.page_size));
 
   RecoveryResult result;
-  contents.cpus.resize(static_cast<size_t>(file_cpus));
   std::error_code ec;
-  for (int cpu = 0; cpu < file_cpus; ++cpu) {
-    const std::filesystem::path pages = PagesFileFor(out, cpu);
+  // A CPU's page file of `buffer` as far as it holds whole pages (or compressed chunks:
+  // one cut short by the kill is not one); empty when there is none.
+  auto whole_pages = [&](int cpu, std::string_view buffer) -> std::filesystem::path {
+    const std::filesystem::path pages = PagesFileFor(out, cpu, buffer);
     const auto size = std::filesystem::file_size(pages, ec);
-    if (ec) continue;
-    // A page (or compressed chunk) cut short by the kill is not one: keep whole ones.
+    if (ec) return {};
     const uint64_t keep =
         contents.compression.empty() ? size - size % contents.page_size : ScanChunks(pages).bytes;
     std::filesystem::resize_file(pages, keep, ec);
     if (ec) throw Error(fmt::format("cannot truncate '{}': {}", pages.string(), ec.message()));
-    contents.cpus[static_cast<size_t>(cpu)].pages_file = pages;
-    result.bytes += keep;
-    ++result.cpus;
+    if (buffer.empty()) {
+      result.bytes += keep;
+      ++result.cpus;
+    }
+    return pages;
+  };
+  contents.cpus.resize(static_cast<size_t>(file_cpus));
+  for (int cpu = 0; cpu < file_cpus; ++cpu)
+    contents.cpus[static_cast<size_t>(cpu)].pages_file = whole_pages(cpu, {});
+  for (InstanceTraceData& inst : contents.instances) {
+    inst.cpus.resize(static_cast<size_t>(file_cpus));
+    for (int cpu = 0; cpu < file_cpus; ++cpu)
+      inst.cpus[static_cast<size_t>(cpu)].pages_file = whole_pages(cpu, inst.name);
   }
   info.recovered = true;
   info.kernel_counters = nullptr;  // the end samples and exit records were never taken
   contents.cstool_info_json =
       nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   WriteTraceFile(out, contents);
-  for (int cpu = 0; cpu < file_cpus; ++cpu) std::filesystem::remove(PagesFileFor(out, cpu), ec);
+  for (int cpu = 0; cpu < file_cpus; ++cpu) {
+    std::filesystem::remove(PagesFileFor(out, cpu), ec);
+    for (const InstanceTraceData& inst : contents.instances)
+      std::filesystem::remove(PagesFileFor(out, cpu, inst.name), ec);
+  }
   std::filesystem::remove(note_path, ec);
   // The killed recorder's instance, if still there; the next recording would remove it.
   try {

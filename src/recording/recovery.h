@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/messages.h"
@@ -17,7 +18,9 @@
 namespace cstool {
 
 std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out);
-std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu);
+// A CPU's page file: of the top buffer, or of the buffer instance `buffer`.
+std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
+                                   std::string_view buffer = {});
 
 // Written atomically (a temporary file renamed over it). Throws cstool::Error.
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,

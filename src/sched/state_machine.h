@@ -56,6 +56,7 @@ class StateMachine final : public EventSink {
   void PushSchedWakeup(const SchedWakeup& e) override;
   void PushSchedMigrateTask(const SchedMigrateTask& e) override;
   void PushSchedStatRuntime(const SchedStatRuntime& e) override;
+  void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -87,6 +88,8 @@ class StateMachine final : public EventSink {
                   int64_t syscall, int32_t cpu, int64_t ts);
 
   const std::deque<Thread>& threads() const { return threads_.threads(); }
+  // Increments of followed threads that only the unfiltered run-time buffer had.
+  uint64_t unfiltered_increments_used() const { return unfiltered_increments_used_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
   int64_t first_ts() const { return first_ts_; }
   int64_t last_ts() const { return last_ts_; }
@@ -171,6 +174,7 @@ class StateMachine final : public EventSink {
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
+  void AccountIncrement(Thread& t, const SchedStatRuntime& e);
   void FlushHeld(Thread& t);
   void NoteExitRecord(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
@@ -194,6 +198,7 @@ class StateMachine final : public EventSink {
   const std::vector<Observer*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
+  uint64_t unfiltered_increments_used_ = 0;
   std::vector<Cpu> cpus_;
   // Rewriting a thread's held segments swaps them with this list and back, so that
   // neither side allocates once both have grown (a fresh list per rewrite cost two

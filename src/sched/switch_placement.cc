@@ -138,7 +138,26 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   if (e.pid == 0) return;
   // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
   // a wakeup here checked preemption there.
-  Thread& t = EventThread(here, e.pid, e.comm);
+  AccountIncrement(EventThread(here, e.pid, e.comm), e);
+}
+
+// The unfiltered buffer holds every task's increments. The pid-filtered trace already has
+// those done in a followed task's context; of the others only a followed task's are of
+// use (an unfollowed task's switches are not in the trace). Its own context is not the
+// model's to follow either: the event neither enters its CPU nor names its current task.
+void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
+  if (follow_all_ || e.pid == 0) return;
+  if (const Thread* context = threads_.Find(e.c.pid); context != nullptr && context->tracked)
+    return;
+  Thread* t = threads_.Find(e.pid);
+  if (t == nullptr || !t->tracked) return;
+  ++unfiltered_increments_used_;
+  AccountIncrement(*t, e);
+}
+
+// The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
+// `e`.
+void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   for (Observer* p : On(Hook::kRuntimeAccounted))
     p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);

@@ -200,6 +200,16 @@ class Sim {
     e.runtime = runtime;
     sm_.PushSchedStatRuntime(e);
   }
+  // The same increment from the unfiltered run-time buffer beside a pid-filtered trace.
+  void UnfilteredRuntime(int64_t ts, int cpu, int pid, uint64_t runtime, int running = -1) {
+    SchedStatRuntime e;
+    e.c = C(ts, cpu, running < 0 ? pid : running);
+    e.comm = "task";
+    e.pid = pid;
+    e.runtime = runtime;
+    sm_.PushUnfilteredRuntime(e);
+  }
+  const StateMachine& machine() const { return sm_; }
   void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
   }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/errors.h"
+#include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
@@ -140,6 +141,67 @@ TEST_F(TraceFileWriterTest, TraceCmdReportReadsTheFileWithoutComplaints) {
   EXPECT_NE(text.find("alpha:101"), std::string::npos) << text;
   EXPECT_NE(text.find("beta:102"), std::string::npos) << text;
   EXPECT_NE(text.find("1.000002"), std::string::npos) << text;  // second event: +2 us
+}
+
+// The records of `cpu` in `reader`, counted (loss markers aside).
+int CountRecords(TraceFileReader& reader, int cpu) {
+  int n = 0;
+  auto stream = reader.OpenCpu(cpu);
+  for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+    for (const RawRecord& r : batch) n += r.is_loss() ? 0 : 1;
+  return n;
+}
+
+TEST_F(TraceFileWriterTest, AnInstanceIsStoredBesideTheTopBufferAndEveryReaderFindsIt) {
+  // The top buffer holds the page on CPU 0, the instance "runtime" on CPU 1; v6 with the
+  // pages in place, v7 with them in a zstd chunk.
+  const fs::path chunk = dir_ / "cpu0.chunk";
+  {
+    std::unique_ptr<Compressor> zstd = MakeCompressor("zstd");
+    std::string out;
+    AppendChunk(*zstd, SchedSwitchPage(), out);
+    std::ofstream(chunk, std::ios::binary) << out;
+  }
+  for (const char* compression : {"", "zstd"}) {
+    SCOPED_TRACE(*compression ? compression : "v6");
+    TraceFileContents c = Contents();
+    c.compression = compression;
+    const fs::path pages = c.compression.empty() ? pages_ : chunk;
+    c.cpus[0].pages_file = pages;
+    c.instances.push_back({"runtime", std::vector<CpuTraceData>(2)});
+    c.instances[0].cpus[0].stats = "entries: 0\noverrun: 0\n";
+    c.instances[0].cpus[1].stats = "entries: 2\noverrun: 7\n";
+    c.instances[0].cpus[1].pages_file = pages;
+    const fs::path out = dir_ / "instance.dat";
+    WriteTraceFile(out, c);
+    for (ReaderBackend backend : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
+      SCOPED_TRACE(backend == ReaderBackend::kFast ? "fast" : "libtracecmd");
+      auto top = OpenTraceFile(out.string(), {.backend = backend});
+      EXPECT_EQ(top->buffer_name(), "");
+      EXPECT_EQ(top->instance_names(), std::vector<std::string>{"runtime"});
+      EXPECT_EQ(CountRecords(*top, 0), 2);
+      EXPECT_EQ(CountRecords(*top, 1), 0);
+      EXPECT_EQ(top->cpu_stats().at(1).overrun, 0u);
+      auto instance = OpenTraceFile(out.string(), {.backend = backend, .buffer = "runtime"});
+      EXPECT_EQ(instance->buffer_name(), "runtime");
+      ASSERT_EQ(instance->cpus(), 2);
+      EXPECT_EQ(CountRecords(*instance, 0), 0);
+      EXPECT_EQ(CountRecords(*instance, 1), 2);
+      EXPECT_EQ(instance->cpu_stats().at(1).overrun, 7u);
+      // (libtracecmd reads no v6 clock: it says "local" for either buffer.)
+      if (backend == ReaderBackend::kFast || c.compression == "zstd")
+        EXPECT_EQ(instance->trace_clock(), "mono");
+    }
+    if (::system("command -v trace-cmd >/dev/null 2>&1") == 0) {
+      const std::string cmd = "trace-cmd report -i '" + out.string() + "' 2>&1 | grep -c sched_switch:";
+      FILE* p = ::popen(cmd.c_str(), "r");
+      ASSERT_NE(p, nullptr);
+      char buf[64] = {};
+      const size_t n = std::fread(buf, 1, sizeof buf - 1, p);
+      ::pclose(p);
+      EXPECT_EQ(std::string(buf, n), "4\n") << "trace-cmd reads both buffers";
+    }
+  }
 }
 
 TEST_F(TraceFileWriterTest, FailureLeavesNothingAndNamesThePath) {

@@ -1001,6 +1001,37 @@ TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
   EXPECT_TILED(s);
 }
 
+// Beside a pid-filtered trace, the unfiltered run-time buffer has the increment a remote
+// enqueue did from an unfollowed context (500, on CPU1): the preempted run ends at its
+// clock, where the kernel switched, not at the reschedule IPI that followed. The buffer's
+// increments done in a followed context are in the filtered trace already, and an
+// unfollowed task's own are of no use: both are left out.
+TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedRun) {
+  for (const bool unfiltered : {false, true}) {
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = {10};
+    Sim s(WithIncrements(), policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.Switch(0, 1, 0, kR, 500);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    if (unfiltered) {
+      s.UnfilteredRuntime(10'000, 0, 10, 10'000);  // in 10's own context: a copy
+      s.UnfilteredRuntime(60'000, 1, 500, 7'000);  // an unfollowed task's own
+      s.UnfilteredRuntime(85'300, 1, 10, 75'000, 500);  // the remote enqueue: to 85'000
+    }
+    s.Vector(92'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Vector(92'500, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Switch(95'000, 0, 10, kR, 500);  // reuses the enqueue's clock
+    s.Finish(110'000);
+    const int64_t end = unfiltered ? 85'000 : 92'000 - 2'000;  // without: the IPI less the lag
+    EXPECT_EQ(s.Micro(10, M::kUser), end) << unfiltered;
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 110'000 - end) << unfiltered;
+    EXPECT_EQ(s.machine().unfiltered_increments_used(), unfiltered ? 1u : 0u);
+    EXPECT_TILED(s);
+  }
+}
+
 // A preemption whose last increment is missing: the next task's first increment tells
 // the clock both switched at.
 TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
