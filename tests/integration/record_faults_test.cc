@@ -210,10 +210,14 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   EXPECT_TRUE(fs::exists(stale)) << "SIGKILL cannot clean up; recover or the next run must";
   EXPECT_FALSE(fs::exists(out));
   EXPECT_TRUE(fs::exists(dir_ / "killed.dat.recovery.json"));
-  uintmax_t pages = 0;
-  for (const std::string& name : FilesIn(dir_))
+  uintmax_t pages = 0, unfiltered_pages = 0;
+  for (const std::string& name : FilesIn(dir_)) {
     if (name.starts_with("killed.dat.cpu")) pages += fs::file_size(dir_ / name);
+    if (name.starts_with("killed.dat.cstool_runtime.cpu"))
+      unfiltered_pages += fs::file_size(dir_ / name);
+  }
   EXPECT_GT(pages, 0u) << "pages written before the kill";
+  EXPECT_GT(unfiltered_pages, 0u) << "the unfiltered run-time buffer's too";
 
   CommandResult again = RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"});
   EXPECT_EQ(again.status, 2) << again.err;
@@ -243,6 +247,8 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_NE(report.out.find("recovered from a recording that was killed"), std::string::npos);
   EXPECT_NE(report.out.find("\"sleep:read\""), std::string::npos) << "the workload's switches";
+  EXPECT_EQ(OpenTraceFile(out.string())->instance_names(),
+            std::vector<std::string>{"cstool_runtime"});
   if (::access("/usr/bin/trace-cmd", X_OK) == 0) {
     CommandResult tc = RunCommand({"/usr/bin/trace-cmd", "report", "-i", out});
     EXPECT_EQ(tc.status, 0) << tc.err;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
 #include "tests/support/files.h"
@@ -116,16 +117,33 @@ class RecordTest : public testing::RecordingFixture {
     int pid;
     std::string event;
   };
-  // Event lines of `trace-cmd report` (not the "cpus=" header nor "CPU:N [.. DROPPED]").
-  static std::vector<Line> EventLines(const std::string& report) {
+  // Event lines of `trace-cmd report` (not the "cpus=" header nor "CPU:N [.. DROPPED]"):
+  // of the top buffer, or of the instance `buffer` (its lines start with "NAME:").
+  static std::vector<Line> EventLines(const std::string& report, std::string_view buffer = {}) {
     static const std::regex re(R"(^\s*(.*)-(\d+)\s+\[\d+\]\s+\d+\.\d+:\s+(\w+):)");
+    const std::string prefix = fmt::format("{}:", tracefile::kUnfilteredRuntimeBuffer);
     std::vector<Line> lines;
     std::istringstream in(report);
     for (std::string l; std::getline(in, l);) {
+      const bool instance = l.starts_with(prefix);
+      if (instance != !buffer.empty()) continue;
+      if (instance) l.erase(0, prefix.size());
       std::smatch m;
       if (std::regex_search(l, m, re)) lines.push_back({m[1], std::stoi(m[2]), m[3]});
     }
     return lines;
+  }
+  // The records of the unfiltered run-time buffer, by cstool's reader.
+  static uint64_t UnfilteredRuntimeRecords(const fs::path& file) {
+    auto reader = OpenTraceFile(file.string(),
+                                {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
+    uint64_t n = 0;
+    for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
+      auto stream = reader->OpenCpu(cpu);
+      for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+        for (const RawRecord& r : batch) n += r.is_loss() ? 0 : 1;
+    }
+    return n;
   }
 };
 
@@ -164,6 +182,13 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   EXPECT_EQ(rep.err, "");
   auto lines = EventLines(rep.out);
   EXPECT_EQ(lines.size(), TotalEvents(info));
+  // Beside the pid-filtered trace: every task's run-time increments, and nothing else.
+  auto unfiltered = EventLines(rep.out, tracefile::kUnfilteredRuntimeBuffer);
+  EXPECT_EQ(unfiltered.size(), UnfilteredRuntimeRecords(out));
+  EXPECT_GT(unfiltered.size(), 0u);
+  std::set<std::string> kinds;
+  for (const auto& l : unfiltered) kinds.insert(l.event);
+  EXPECT_EQ(kinds, std::set<std::string>{"sched_stat_runtime"});
 
   int workload_switches = 0;
   std::set<int> workload_tids;
@@ -265,12 +290,15 @@ TEST_F(RecordTest, SigintLeavesAReadableFileAndNoInstance) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(instance));
   std::this_thread::sleep_for(std::chrono::seconds(1));
+  const fs::path unfiltered = instance.string() + "-runtime";
+  EXPECT_TRUE(fs::exists(unfiltered));
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);
   std::string err = ReadWholeFile(dir_ / "s.err");
   EXPECT_EQ(DecodeStatus(status), 128 + SIGINT) << err;  // the child got the SIGINT too
   EXPECT_FALSE(fs::exists(instance));
+  EXPECT_FALSE(fs::exists(unfiltered));
   ASSERT_TRUE(fs::exists(out)) << err;
   Result rep = Report(out);
   EXPECT_EQ(rep.status, 0) << rep.err;
