@@ -26,7 +26,7 @@ struct DecodeStats {
   // (counted in none of the above).
   uint64_t unfiltered_runtime_events = 0;
   uint64_t unfiltered_runtime_lost = 0;
-  int64_t first_ts = 0;                             // of the first data record (0 if none)
+  int64_t first_ts = 0;  // of the first data record (0 if none)
   int64_t last_ts = 0;
   // Named decoding anomaly counters (model/anomalies.h): "short_record", "bad_string",
   // "unknown_event_type" (a CPU's time going backwards is the state machine's

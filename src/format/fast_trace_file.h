@@ -58,6 +58,7 @@ class FastTraceFile : public TraceFileReader {
     std::string name;  // "" for the top instance
     uint64_t offset = 0;
     size_t option_at = 0;
+    bool cstool_private = false;  // tracefile::kOptionCstoolBuffer: read only when asked for
   };
   // Reads the head of the BUFFER option at `option_at` from `opt`, its payload.
   static BufferOptionHead ReadBufferOptionHead(ByteCursor& opt, size_t option_at);

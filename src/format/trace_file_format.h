@@ -22,6 +22,9 @@
 //                           ("... [mono] ..."; the bracketed name is the clock)
 //       kOptionCstoolInfo   JSON of cstool::RecordingInfo (model/recording_info.h),
 //                           UTF-8, no terminating NUL; exactly one per file
+//       kOptionCstoolBuffer per extra buffer (TraceFileContents::instances): u64 offset
+//                           of its table, its name; at the offset "flyrecord\0" and
+//                           per CPU u64 offset, u64 size, like the top buffer's
 //   u16 kOptionDone (0)
 //   "flyrecord\0", then per CPU: u64 offset, u64 size of its raw ring-buffer pages
 //   zero padding to a page boundary, then the CPU data, each CPU's data page-aligned
@@ -68,6 +71,11 @@ inline constexpr uint16_t kOptionTsc2Nsec = 14;
 
 // cstool's own option: "cs" in ASCII, far above trace-cmd's ids.
 inline constexpr uint16_t kOptionCstoolInfo = 0x6373;
+// A buffer only cstool reads ("cb"): the payload of a BUFFER option, and in v7 its data
+// section carries this id too. Hidden from trace-cmd, which skips unknown ids: trace-cmd
+// 3.1 reads a real BUFFER instance, but `trace-cmd report -F ...` then crashes in
+// tracecmd_close() on exit.
+inline constexpr uint16_t kOptionCstoolBuffer = 0x6362;
 
 // Suffix of the sidecar metadata file readers fall back to when the option is absent.
 inline constexpr std::string_view kCstoolInfoSidecarSuffix = ".cstool.json";

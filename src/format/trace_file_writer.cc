@@ -149,16 +149,11 @@ uint64_t FileSize(const std::filesystem::path& file) {
   return static_cast<uint64_t>(st.st_size);
 }
 
-// The CPUSTAT options: the top buffer's CPUs, then per instance trace-cmd's separator
-// ("Buffer: NAME") and its CPUs.
+// The CPUSTAT options of the top buffer's CPUs (trace-cmd would take an instance's for
+// a buffer it does not see).
 void WriteCpuStats(HeaderBuffer& h, const TraceFileContents& c) {
   for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu)
     h.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, c.cpus[cpu].stats));
-  for (const InstanceTraceData& inst : c.instances) {
-    h.Option(tracefile::kOptionCpuStat, fmt::format("\nBuffer: {}\n\n", inst.name));
-    for (size_t cpu = 0; cpu < inst.cpus.size(); ++cpu)
-      h.Option(tracefile::kOptionCpuStat, fmt::format("CPU: {}\n{}", cpu, inst.cpus[cpu].stats));
-  }
 }
 
 void WriteV6(const std::filesystem::path& path, const TraceFileContents& c);
@@ -244,7 +239,7 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
   // the header's size is known) and its name.
   std::vector<size_t> instance_offset_at;
   for (const InstanceTraceData& inst : c.instances) {
-    h.Number<uint16_t>(tracefile::kOptionBuffer);
+    h.Number<uint16_t>(tracefile::kOptionCstoolBuffer);
     h.Number<uint32_t>(static_cast<uint32_t>(8 + inst.name.size() + 1));
     instance_offset_at.push_back(h.size());
     h.Number<uint64_t>(0);
@@ -378,18 +373,20 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   cmdlines.Sized64(c.saved_cmdlines);
   metadata(21, "command lines", cmdlines);
 
-  // The buffers: the top one, then the instances. Each CPU's whole chunks; the options
-  // need their offsets, which follow the options.
+  // The buffers: the top one, then the instances (under cstool's id). Each CPU's whole
+  // chunks; the options need their offsets, which follow the options.
   struct Buffer {
+    uint16_t id;
     std::string_view name;
     const std::vector<CpuTraceData>* cpus;
     std::vector<ChunkExtent> extents;
-    uint64_t flyrecord_at = 0;     // its section's header
+    uint64_t flyrecord_at = 0;      // its section's header
     std::vector<uint64_t> data_at;  // per CPU
-    uint64_t end = 0;              // of its section
+    uint64_t end = 0;               // of its section
   };
-  std::vector<Buffer> buffers{{"", &c.cpus, {}, 0, {}, 0}};
-  for (const InstanceTraceData& inst : c.instances) buffers.push_back({inst.name, &inst.cpus, {}, 0, {}, 0});
+  std::vector<Buffer> buffers{{tracefile::kOptionBuffer, "", &c.cpus, {}, 0, {}, 0}};
+  for (const InstanceTraceData& inst : c.instances)
+    buffers.push_back({tracefile::kOptionCstoolBuffer, inst.name, &inst.cpus, {}, 0, {}, 0});
   for (Buffer& b : buffers) {
     for (const auto& cpu : *b.cpus)
       b.extents.push_back(cpu.pages_file.empty() ? ChunkExtent{} : ScanChunks(cpu.pages_file));
@@ -418,7 +415,7 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
         buffer.Number<uint64_t>(has ? b.data_at[cpu] : 0);
         buffer.Number<uint64_t>(has ? 4 + b.extents[cpu].bytes : 0);
       }
-      o.Option(tracefile::kOptionBuffer, buffer.str());
+      o.Option(b.id, buffer.str());
     }
     o.Number<uint16_t>(tracefile::kOptionDone);
     o.Number<uint32_t>(8);
@@ -451,8 +448,7 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
   uint64_t written = h.size();
   for (const Buffer& b : buffers) {
     HeaderBuffer head;
-    section(head, tracefile::kOptionBuffer, kCompressed, flyrecord_desc,
-            b.end - (b.flyrecord_at + 16));
+    section(head, b.id, kCompressed, flyrecord_desc, b.end - (b.flyrecord_at + 16));
     out.Write(head.str());
     written += head.size();
     out.Write(std::string(AlignUp(written, c.page_size) - written, '\0'));

@@ -25,9 +25,10 @@ struct CpuTraceData {
   std::filesystem::path pages_file;
 };
 
-// A ring buffer of another tracefs instance stored beside the top one, as trace-cmd
-// stores `record -B NAME` instances (a BUFFER option naming it, and its own CPU data
-// table); its CPUs are numbered like the top buffer's.
+// A ring buffer of another tracefs instance stored beside the top one, laid out as
+// trace-cmd stores `record -B NAME` instances (its own CPU data table), but under
+// cstool's option id (tracefile::kOptionCstoolBuffer), which trace-cmd skips; its CPUs are
+// numbered like the top buffer's.
 struct InstanceTraceData {
   std::string name;
   std::vector<CpuTraceData> cpus;  // index = CPU number

@@ -98,7 +98,8 @@ void TracecmdTraceFile::Open(const ReaderOptions& options) {
   const int nbuf = tracecmd_buffer_instances(top_.get());
   int pick = -1;
   for (int i = 0; i < nbuf; ++i)
-    if (const char* name = tracecmd_buffer_instance_name(top_.get(), i)) instance_names_.push_back(name);
+    if (const char* name = tracecmd_buffer_instance_name(top_.get(), i))
+      instance_names_.push_back(name);
   if (!options.buffer.empty()) {
     for (int i = 0; i < nbuf; ++i) {
       const char* name = tracecmd_buffer_instance_name(top_.get(), i);

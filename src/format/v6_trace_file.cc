@@ -74,10 +74,12 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
     const uint32_t size = in.U32("option size");
     std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
     if (ReadCommonOption(id, body, option_at, in, sections)) continue;
-    if (id != tracefile::kOptionBuffer) continue;  // uname, version, date, ...
+    if (id != tracefile::kOptionBuffer && id != tracefile::kOptionCstoolBuffer)
+      continue;  // uname, version, date, ...
     ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
     try {
       buffers.push_back(ReadBufferOptionHead(opt, option_at));
+      buffers.back().cstool_private = id == tracefile::kOptionCstoolBuffer;
     } catch (const Error&) {
       in.Fail(option_at, "malformed BUFFER option");
     }
@@ -118,7 +120,9 @@ void V6TraceFile::ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>&
     return false;
   };
   cpu_data_ = top;
-  if (chosen == nullptr && !has_data(top) && !buffers.empty()) chosen = &buffers.front();
+  if (chosen == nullptr && !has_data(top))
+    for (const auto& b : buffers)
+      if (!b.cstool_private && chosen == nullptr) chosen = &b;
   if (chosen != nullptr) {
     ByteCursor c(file_.bytes(), path_);
     const std::string label = fmt::format("buffer \"{}\" ", chosen->name);

@@ -138,7 +138,9 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
       if (ReadCommonOption(id, body, option_at, in, sections)) continue;
       switch (id) {
         case tracefile::kOptionBuffer:
+        case tracefile::kOptionCstoolBuffer:
           ReadBufferOption(body, option_at, in, layout);
+          layout.buffers.back().cstool_private = id == tracefile::kOptionCstoolBuffer;
           break;
         case kOptionBufferText:
           layout.has_latency_buffer = true;
@@ -240,7 +242,7 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
   for (const auto& b : layout.buffers) {
     if (!b.name.empty()) instance_names_.push_back(b.name);
     if (b.name.empty() && top == nullptr) top = &b;
-    if (!b.name.empty() && first_instance == nullptr) first_instance = &b;
+    if (!b.name.empty() && !b.cstool_private && first_instance == nullptr) first_instance = &b;
     if (!options.buffer.empty() && b.name == options.buffer) chosen = &b;
   }
   if (!options.buffer.empty() && chosen == nullptr)
@@ -263,9 +265,11 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
   ByteCursor in(file_.bytes(), path_);
   in.Seek(chosen->offset, label + "flyrecord section");
   const uint16_t id = in.U16("section id");
-  if (id != tracefile::kOptionBuffer)
+  const uint16_t expected =
+      chosen->cstool_private ? tracefile::kOptionCstoolBuffer : tracefile::kOptionBuffer;
+  if (id != expected)
     in.Fail(chosen->offset, fmt::format("expected the {}flyrecord section (id {}), found id {}",
-                                        label, tracefile::kOptionBuffer, id));
+                                        label, expected, id));
   const uint16_t flags = in.U16("section flags");
   if ((flags & kSectionCompressed) != 0) {
     if (file_compression_ == "none")

@@ -59,6 +59,29 @@ std::string StealNote(const RecordingInfo& info) {
       static_cast<double>(stolen) / 1e6, per_cpu, static_cast<double>(info.steal_step_ns) / 1e6);
 }
 
+// A pid-filtered recording's unfiltered run-time buffer, to be read beside the trace; null
+// when the file has none. cstool's own readers know the buffer (libtracecmd does not see
+// it: a file it reads is asked again).
+std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
+                                                       const TraceFileReader& reader,
+                                                       const ReaderOptions& reader_options) {
+  const auto& info = reader.recording_info();
+  if (!reader.buffer_name().empty() || !info || info->system_wide) return nullptr;
+  ReaderOptions o = reader_options;
+  o.backend = ReaderBackend::kFast;
+  o.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer);
+  o.jobs = 1;
+  const auto& names = reader.instance_names();
+  const bool listed = std::find(names.begin(), names.end(), o.buffer) != names.end();
+  if (std::string_view(reader.backend_name()) != "libtracecmd")
+    return listed ? OpenTraceFile(file, o) : nullptr;
+  try {
+    return OpenTraceFile(file, o);
+  } catch (const Error&) {
+    return nullptr;  // not a file of cstool's readers, or no such buffer
+  }
+}
+
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
@@ -119,16 +142,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
                                   s.syscall, s.cpu, info->attach_seed_ts);
-  // A pid-filtered recording's unfiltered run-time buffer, read beside the trace.
-  std::unique_ptr<TraceFileReader> unfiltered;
-  const auto& names = reader->instance_names();
-  if (reader->buffer_name().empty() &&
-      std::find(names.begin(), names.end(), tracefile::kUnfilteredRuntimeBuffer) != names.end()) {
-    ReaderOptions o = reader_options;
-    o.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer);
-    o.jobs = 1;
-    unfiltered = OpenTraceFile(file, o);
-  }
+  std::unique_ptr<TraceFileReader> unfiltered =
+      OpenUnfilteredRuntime(file, *reader, reader_options);
   DecodeStats stats =
       DecodeTraceTo(*reader, decoder, *result->machine, {.unfiltered_runtime = unfiltered.get()});
   // A recording with no event (an attached process asleep throughout) still lasted.

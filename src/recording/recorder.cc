@@ -399,9 +399,9 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
   for (int c : cpus_)
-    unfiltered_readers_.push_back(
-        std::make_unique<CpuReader>(unfiltered_session_->instance(), c,
-                                    PagesFileFor(output_, c, buffer), o_.FileCompression(), &*budget_));
+    unfiltered_readers_.push_back(std::make_unique<CpuReader>(unfiltered_session_->instance(), c,
+                                                              PagesFileFor(output_, c, buffer),
+                                                              o_.FileCompression(), &*budget_));
 }
 
 // The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every

@@ -1016,8 +1016,8 @@ TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedR
     s.Switch(0, 1, 0, kR, 500);
     s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
     if (unfiltered) {
-      s.UnfilteredRuntime(10'000, 0, 10, 10'000);  // in 10's own context: a copy
-      s.UnfilteredRuntime(60'000, 1, 500, 7'000);  // an unfollowed task's own
+      s.UnfilteredRuntime(10'000, 0, 10, 10'000);       // in 10's own context: a copy
+      s.UnfilteredRuntime(60'000, 1, 500, 7'000);       // an unfollowed task's own
       s.UnfilteredRuntime(85'300, 1, 10, 75'000, 500);  // the remote enqueue: to 85'000
     }
     s.Vector(92'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
