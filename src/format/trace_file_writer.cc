@@ -259,6 +259,7 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
     header_end += tracefile::kFlyrecordTag.size() + 16 * inst.cpus.size();
   }
   std::vector<uint64_t> sizes;
+  sizes.reserve(data.size());
   for (const CpuTraceData* d : data) sizes.push_back(FileSize(d->pages_file));
   uint64_t offset = AlignUp(header_end, c.page_size);
   std::vector<uint64_t> offsets;

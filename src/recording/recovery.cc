@@ -178,7 +178,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   // A CPU's page file of `buffer` as far as it holds whole pages (or compressed chunks:
   // one cut short by the kill is not one); empty when there is none.
   auto whole_pages = [&](int cpu, std::string_view buffer) -> std::filesystem::path {
-    const std::filesystem::path pages = PagesFileFor(out, cpu, buffer);
+    std::filesystem::path pages = PagesFileFor(out, cpu, buffer);
     const auto size = std::filesystem::file_size(pages, ec);
     if (ec) return {};
     const uint64_t keep =
