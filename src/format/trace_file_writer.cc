@@ -248,38 +248,41 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
   h.Number<uint16_t>(tracefile::kOptionDone);
   h.Bytes(tracefile::kFlyrecordTag);
 
-  // The tables (the top one here, each instance's behind a flyrecord tag of its own, as
-  // trace-cmd writes them), then every CPU's pages: the sizes of the page files decide
-  // the offsets in the tables.
+  // The top buffer's table here, then every CPU's pages (the sizes of the page files
+  // decide the offsets in the tables), then each instance's table behind a flyrecord tag
+  // of its own. Nothing of the instances comes before the pages: libtracecmd reads on
+  // after the top table and took an instance's tag there for a size.
   std::vector<const CpuTraceData*> data;
   for (const auto& cpu : c.cpus) data.push_back(&cpu);
-  uint64_t header_end = h.size() + 16 * c.cpus.size();
-  for (const InstanceTraceData& inst : c.instances) {
+  for (const InstanceTraceData& inst : c.instances)
     for (const auto& cpu : inst.cpus) data.push_back(&cpu);
-    header_end += tracefile::kFlyrecordTag.size() + 16 * inst.cpus.size();
-  }
+  const uint64_t header_end = h.size() + 16 * c.cpus.size();
   std::vector<uint64_t> sizes;
   sizes.reserve(data.size());
   for (const CpuTraceData* d : data) sizes.push_back(FileSize(d->pages_file));
   uint64_t offset = AlignUp(header_end, c.page_size);
+  uint64_t data_end = header_end;
   std::vector<uint64_t> offsets;
   for (uint64_t size : sizes) {
     offsets.push_back(offset);
+    if (size > 0) data_end = offset + size;
     offset = AlignUp(offset + size, c.page_size);
   }
   size_t next = 0;
-  auto table = [&](size_t cpus) {
+  auto table = [&](HeaderBuffer& to, size_t cpus) {
     for (size_t i = 0; i < cpus; ++i, ++next) {
-      h.Number<uint64_t>(offsets[next]);
-      h.Number<uint64_t>(sizes[next]);
+      to.Number<uint64_t>(offsets[next]);
+      to.Number<uint64_t>(sizes[next]);
     }
   };
-  table(c.cpus.size());
+  table(h, c.cpus.size());
+  HeaderBuffer tables;
+  const uint64_t tables_at = AlignUp(data_end, c.page_size);
   for (size_t i = 0; i < c.instances.size(); ++i) {
-    const uint64_t table_at = h.size();
+    const uint64_t table_at = tables_at + tables.size();
     std::memcpy(h.data() + instance_offset_at[i], &table_at, 8);
-    h.Bytes(tracefile::kFlyrecordTag);
-    table(c.instances[i].cpus.size());
+    tables.Bytes(tracefile::kFlyrecordTag);
+    table(tables, c.instances[i].cpus.size());
   }
 
   TempOutput out(path);
@@ -290,6 +293,11 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
     out.Write(std::string(offsets[i] - written, '\0'));
     out.CopyFrom(data[i]->pages_file, sizes[i]);
     written = offsets[i] + sizes[i];
+  }
+  if (tables.size() > 0) {
+    out.Write(std::string(tables_at - written, '\0'));
+    out.Write(tables.str());
+    written = tables_at + tables.size();
   }
   uint64_t end = AlignUp(written, c.page_size);
   if (end > written) out.Write(std::string(end - written, '\0'));
