@@ -141,11 +141,12 @@ struct TraceSummary {
   bool has_recording_info = false;
   RecordingInfo recording;
   // The unfiltered run-time buffer beside a pid-filtered recording
-  // (tracefile::kUnfilteredRuntimeBuffer): whether the file has one, its records, what its
-  // ring buffer lost, and the increments of followed threads only it had.
+  // (tracefile::kUnfilteredRuntimeBuffer): whether the file has one, its increments done
+  // in another task's context than the accounted one's, what its ring buffer lost, and
+  // the increments of followed threads only it had.
   struct UnfilteredRuntime {
     bool present = false;
-    uint64_t events = 0;
+    uint64_t other_context_increments = 0;
     uint64_t lost_events = 0;
     uint64_t increments_used = 0;
   } unfiltered_runtime;

@@ -22,8 +22,9 @@ struct DecodeStats {
   std::vector<uint64_t> lost_gaps_per_cpu;          // number of gaps (known or unknown size)
   uint64_t lost_events = 0;                         // sum of lost_per_cpu
   uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
-  // Of DecodeOptions::unfiltered_runtime: its records, and the events its ring buffer lost
-  // (counted in none of the above).
+  // Of DecodeOptions::unfiltered_runtime: its increments done in another task's context
+  // than the accounted one's (the others are skipped undecoded), and the events its ring
+  // buffer lost (counted in none of the above).
   uint64_t unfiltered_runtime_events = 0;
   uint64_t unfiltered_runtime_lost = 0;
   int64_t first_ts = 0;  // of the first data record (0 if none)
@@ -39,8 +40,8 @@ struct DecodeOptions {
   // Only merge, do not decode (the sink sees only PushLostEvents); for benchmarks.
   bool decode = true;
   // The file's unfiltered run-time buffer (a reader of tracefile::kUnfilteredRuntimeBuffer
-  // on the same file), merged in time order: its sched_stat_runtime records go to
-  // EventSink::PushUnfilteredRuntime.
+  // on the same file), merged in time order: its increments done in another task's
+  // context go to EventSink::PushUnfilteredRuntime.
   TraceFileReader* unfiltered_runtime = nullptr;
 };
 

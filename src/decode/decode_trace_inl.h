@@ -14,24 +14,65 @@
 
 namespace cstool {
 
-// The records of another buffer's CPU stream, numbered `offset` CPUs above the top
-// buffer's so that the merge keeps them apart (copied: that buffer is small).
-class OffsetCpuStream final : public CpuRecordStream {
+// The unfiltered run-time buffer's records in time order, less those a task accounted in
+// its own context (nearly all of them, and of no use), handed out between the top
+// buffer's records: a pull merge of its own, so that the top buffer's merge keeps its
+// fast path and the buffer costs a compare per record of the top one.
+class UnfilteredRuntimeFeed {
  public:
-  OffsetCpuStream(std::unique_ptr<CpuRecordStream> inner, int32_t offset)
-      : inner_(std::move(inner)), offset_(offset) {}
-  int cpu() const override { return inner_->cpu() + offset_; }
-  std::span<const RawRecord> NextBatch() override {
-    const std::span<const RawRecord> batch = inner_->NextBatch();
-    records_.assign(batch.begin(), batch.end());
-    for (RawRecord& r : records_) r.cpu += offset_;
-    return records_;
+  UnfilteredRuntimeFeed(TraceFileReader* reader, const EventDecoder& decoder)
+      : decoder_(decoder) {
+    if (reader == nullptr) return;
+    for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
+      Cursor c{reader->OpenCpu(cpu), {}, 0};
+      if (Settle(c)) cursors_.push_back(std::move(c));
+    }
+    Pick();
+  }
+  // The time of the next record; INT64_MAX when there is none.
+  int64_t next_ts() const { return next_ts_; }
+  // Calls fn(record) for each record before `ts`, in time order.
+  template <typename Fn>
+  void DrainBefore(int64_t ts, Fn&& fn) {
+    while (next_ts_ < ts) {
+      Cursor& c = cursors_[next_];
+      fn(c.batch[c.at]);
+      ++c.at;
+      if (!Settle(c)) cursors_.erase(cursors_.begin() + static_cast<std::ptrdiff_t>(next_));
+      Pick();
+    }
   }
 
  private:
-  std::unique_ptr<CpuRecordStream> inner_;
-  int32_t offset_;
-  std::vector<RawRecord> records_;
+  struct Cursor {
+    std::unique_ptr<CpuRecordStream> stream;
+    std::span<const RawRecord> batch;
+    size_t at = 0;
+  };
+  // Moves `c` to its next record worth handing out; false when the stream is done.
+  bool Settle(Cursor& c) {
+    for (;;) {
+      for (; c.at < c.batch.size(); ++c.at)
+        if (c.batch[c.at].is_loss() || !decoder_.IsSelfAccountedRuntime(c.batch[c.at]))
+          return true;
+      c.batch = c.stream->NextBatch();
+      c.at = 0;
+      if (c.batch.empty()) return false;
+    }
+  }
+  void Pick() {
+    next_ts_ = INT64_MAX;
+    for (size_t i = 0; i < cursors_.size(); ++i)
+      if (const int64_t ts = cursors_[i].batch[cursors_[i].at].ts; ts < next_ts_) {
+        next_ts_ = ts;
+        next_ = i;
+      }
+  }
+
+  const EventDecoder& decoder_;
+  std::vector<Cursor> cursors_;
+  int64_t next_ts_ = INT64_MAX;
+  size_t next_ = 0;
 };
 
 // Hands the unfiltered run-time buffer's increments on as such; its other records (none
@@ -55,10 +96,8 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
   streams.reserve(static_cast<size_t>(cpus));
   for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
-  if (TraceFileReader* other = options.unfiltered_runtime)
-    for (int cpu = 0; cpu < other->cpus(); ++cpu)
-      streams.push_back(std::make_unique<OffsetCpuStream>(other->OpenCpu(cpu), cpus));
   RecordMerger merger(std::move(streams));
+  UnfilteredRuntimeFeed unfiltered(options.unfiltered_runtime, decoder);
   UnfilteredRuntimeSink<Sink> unfiltered_sink(sink);
 
   DecodeStats st;
@@ -75,18 +114,17 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
   const size_t ntypes = per_type.size();
   int64_t first_ts = 0, final_ts = 0;
   bool seen = false;
-  merger.Run([&](const RawRecord& r) {
-    if (r.cpu >= cpus) [[unlikely]] {  // the unfiltered run-time buffer's
-      RawRecord own = r;
-      own.cpu -= cpus;
-      if (own.is_loss()) {
-        st.unfiltered_runtime_lost += own.lost > 0 ? static_cast<uint64_t>(own.lost) : 1;
-      } else {
-        ++st.unfiltered_runtime_events;
-        if (decode) decoder.DecodeTo(own, unfiltered_sink);
-      }
-      return;
+  auto push_unfiltered = [&](const RawRecord& r) {
+    if (r.is_loss()) {
+      st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
+    } else {
+      ++st.unfiltered_runtime_events;
+      if (decode) decoder.DecodeTo(r, unfiltered_sink);
     }
+  };
+  merger.Run([&](const RawRecord& r) {
+    if (unfiltered.next_ts() < r.ts) [[unlikely]]
+      unfiltered.DrainBefore(r.ts, push_unfiltered);
     const size_t cpu = static_cast<size_t>(r.cpu);
     if (r.is_loss()) [[unlikely]] {
       LostEvents lost{r.ts, r.cpu, r.lost};
@@ -110,6 +148,7 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
     else
       ++per_type_other;
   });
+  unfiltered.DrainBefore(INT64_MAX, push_unfiltered);
   st.first_ts = first_ts;
   st.last_ts = final_ts;
 

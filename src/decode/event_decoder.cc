@@ -276,6 +276,15 @@ int EventDecoder::TypeOf(const RawRecord& rec) const {
   return static_cast<int>(decoder_detail::ReadInt(rec.data, common_type_, swap_));
 }
 
+bool EventDecoder::IsSelfAccountedRuntime(const RawRecord& rec) const {
+  const int type = TypeOf(rec);
+  if (type < 0 || static_cast<size_t>(type) >= table_.size()) return false;
+  const DecoderEntry& e = table_[static_cast<size_t>(type)];
+  if (e.kind != EventKind::kSchedStatRuntime || rec.size < e.min_size) return false;
+  return decoder_detail::ReadInt(rec.data, common_pid_, swap_) ==
+         decoder_detail::ReadInt(rec.data, e.f[0], swap_);
+}
+
 int EventDecoder::Decode(const RawRecord& rec, EventSink& sink) { return DecodeTo(rec, sink); }
 
 }  // namespace cstool

@@ -101,6 +101,10 @@ class EventDecoder {
 
   // The common_type of a record, or -1 if it is too short.
   int TypeOf(const RawRecord& rec) const;
+  // A sched_stat_runtime record of the task current where it was written (its own
+  // context): from the unfiltered run-time buffer, a copy of what the pid-filtered trace
+  // has for a followed task, and of no use for another.
+  bool IsSelfAccountedRuntime(const RawRecord& rec) const;
 
   // "system:name" of a type id ("unknown:<id>" if the file has no such format).
   std::string EventName(int type_id) const;

@@ -235,7 +235,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
                               {"trigger", t.recording.trigger}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
     if (t.unfiltered_runtime.present)
-      trace["unfiltered_runtime"] = {{"events", t.unfiltered_runtime.events},
+      trace["unfiltered_runtime"] = {
+          {"other_context_increments", t.unfiltered_runtime.other_context_increments},
                                      {"lost_events", t.unfiltered_runtime.lost_events},
                                      {"increments_used", t.unfiltered_runtime.increments_used}};
     if (!t.recording.steal.empty()) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "decode/decode_trace.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
@@ -128,17 +129,21 @@ class RecordTest : public testing::RecordingFixture {
     }
     return lines;
   }
-  // The records of the unfiltered run-time buffer, by cstool's reader.
-  static uint64_t UnfilteredRuntimeRecords(const fs::path& file) {
+  // The increments in the unfiltered run-time buffer, decoded on their own: all of them,
+  // and those done in another task's context than the accounted one's.
+  struct UnfilteredIncrements : EventSink {
+    uint64_t all = 0, other_context = 0;
+    void PushSchedStatRuntime(const SchedStatRuntime& e) override {
+      ++all;
+      other_context += e.c.pid != e.pid ? 1 : 0;
+    }
+  };
+  static UnfilteredIncrements UnfilteredRuntime(const fs::path& file) {
     auto reader =
         OpenTraceFile(file.string(), {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
-    uint64_t n = 0;
-    for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
-      auto stream = reader->OpenCpu(cpu);
-      for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
-        for (const RawRecord& r : batch) n += r.is_loss() ? 0 : 1;
-    }
-    return n;
+    UnfilteredIncrements sink;
+    DecodeTrace(*reader, sink);
+    return sink;
   }
 };
 
@@ -178,11 +183,13 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   auto lines = EventLines(rep.out);
   EXPECT_EQ(lines.size(), TotalEvents(info));
   // Beside the pid-filtered trace, for cstool's readers: every task's run-time increments.
-  EXPECT_GT(UnfilteredRuntimeRecords(out), 0u);
+  const UnfilteredIncrements unfiltered = UnfilteredRuntime(out);
+  EXPECT_GT(unfiltered.all, unfiltered.other_context);
   Result json = Run({kCstool, "report", out.string(), "--format", "json"});
   ASSERT_EQ(json.status, 0) << json.err;
-  EXPECT_EQ(nlohmann::json::parse(json.out)["trace"]["unfiltered_runtime"]["events"],
-            UnfilteredRuntimeRecords(out));
+  const auto summary = nlohmann::json::parse(json.out)["trace"]["unfiltered_runtime"];
+  EXPECT_EQ(summary["other_context_increments"], unfiltered.other_context);
+  EXPECT_LE(summary["increments_used"], unfiltered.other_context);
 
   int workload_switches = 0;
   std::set<int> workload_tids;
