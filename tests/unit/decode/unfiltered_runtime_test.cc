@@ -1,0 +1,144 @@
+// The unfiltered run-time buffer beside a pid-filtered trace: its increments reach the
+// sink between the top buffer's records, in time order, and those a task accounted in its
+// own context are skipped. Files are written with hand-built ring-buffer pages and the
+// format texts of a 6.18 kernel (tests/fixtures/tracefs-6.18).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "decode/decode_trace.h"
+#include "format/trace_file_format.h"
+#include "format/trace_file_reader.h"
+#include "format/trace_file_writer.h"
+
+namespace cstool {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Fixture(const std::string& name) {
+  std::ifstream in(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/tracefs-6.18/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <typename T>
+void Put(std::string& page, size_t off, T v) {
+  std::memcpy(page.data() + off, &v, sizeof v);
+}
+
+// One 4 KiB sub-buffer of events at 1 s + `at` ns each, built by `payload`.
+class Page {
+ public:
+  Page() : page_(4096, '\0') { Put<uint64_t>(page_, 0, 1'000'000'000); }
+  // sched_switch (id 372): `prev` to `next`.
+  void Switch(uint32_t at, int prev, int next) {
+    std::string p(64, '\0');
+    Put<uint16_t>(p, 0, 372);
+    Put<int32_t>(p, 4, prev);
+    std::strncpy(p.data() + 8, "task", 15);
+    Put<int32_t>(p, 24, prev);
+    Put<int32_t>(p, 28, 120);
+    Put<int64_t>(p, 32, 1);  // S
+    std::strncpy(p.data() + 40, "task", 15);
+    Put<int32_t>(p, 56, next);
+    Put<int32_t>(p, 60, 120);
+    Add(at, p);
+  }
+  // sched_stat_runtime (id 363) of `pid`, written while `current` ran.
+  void Runtime(uint32_t at, int current, int pid, uint64_t runtime) {
+    std::string p(32, '\0');
+    Put<uint16_t>(p, 0, 363);
+    Put<int32_t>(p, 4, current);
+    Put<uint32_t>(p, 8, (5u << 16) | 24u);  // __data_loc comm: 5 bytes at 24
+    Put<int32_t>(p, 12, pid);
+    Put<uint64_t>(p, 16, runtime);
+    std::memcpy(p.data() + 24, "task", 5);
+    Add(at, p);
+  }
+  const std::string& bytes() {
+    Put<uint64_t>(page_, 8, off_ - 16);  // commit: bytes of event data
+    return page_;
+  }
+
+ private:
+  void Add(uint32_t at, const std::string& payload) {
+    Put<uint32_t>(page_, off_, ((at - last_) << 5) | static_cast<uint32_t>(payload.size() / 4));
+    std::memcpy(page_.data() + off_ + 4, payload.data(), payload.size());
+    off_ += 4 + payload.size();
+    last_ = at;
+  }
+  std::string page_;
+  size_t off_ = 16;
+  uint32_t last_ = 0;
+};
+
+// What reached the sink, in order: "switch@ns", "runtime@ns pid", "unfiltered@ns pid".
+struct Sequence : EventSink {
+  std::vector<std::string> seen;
+  void PushSchedSwitch(const SchedSwitch& e) override {
+    seen.push_back("switch@" + std::to_string(e.c.ts - 1'000'000'000));
+  }
+  void PushSchedStatRuntime(const SchedStatRuntime& e) override {
+    seen.push_back("runtime@" + std::to_string(e.c.ts - 1'000'000'000) + " " +
+                   std::to_string(e.pid));
+  }
+  void PushUnfilteredRuntime(const SchedStatRuntime& e) override {
+    seen.push_back("unfiltered@" + std::to_string(e.c.ts - 1'000'000'000) + " " +
+                   std::to_string(e.pid));
+  }
+};
+
+TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffersRecords) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cstool-unfiltered-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Page top0, top1, unfiltered0, unfiltered1;
+  top0.Switch(0, 0, 101);
+  top0.Runtime(3'000, 101, 101, 3'000);  // 101's own: in the filtered trace
+  top0.Switch(5'000, 101, 0);
+  top1.Switch(2'000, 0, 102);
+  unfiltered0.Runtime(3'000, 101, 101, 3'000);  // the same increment again: skipped
+  unfiltered0.Runtime(4'000, 500, 101, 1'000);  // by 500's wakeup on CPU 0: handed on
+  unfiltered1.Runtime(1'000, 500, 500, 9'000);  // 500's own: skipped
+  unfiltered1.Runtime(5'000, 600, 102, 3'000);  // by 600 on CPU 1, at the switch's time
+  const std::vector<std::pair<std::string, std::string>> pages = {{"top0", top0.bytes()},
+                                                                  {"top1", top1.bytes()},
+                                                                  {"unf0", unfiltered0.bytes()},
+                                                                  {"unf1", unfiltered1.bytes()}};
+  for (const auto& [name, bytes] : pages) std::ofstream(dir / name, std::ios::binary) << bytes;
+
+  TraceFileContents c;
+  c.header_page = Fixture("header_page");
+  c.header_event = Fixture("header_event");
+  c.systems = {{"sched", {Fixture("sched_switch.format"), Fixture("sched_stat_runtime.format")}}};
+  c.trace_clock = "[mono]\n";
+  c.cpus = {{"", dir / "top0"}, {"", dir / "top1"}};
+  c.instances = {
+      {std::string(tracefile::kUnfilteredRuntimeBuffer), {{"", dir / "unf0"}, {"", dir / "unf1"}}}};
+  const fs::path file = dir / "trace.dat";
+  WriteTraceFile(file, c);
+
+  auto reader = OpenTraceFile(file.string());
+  auto unfiltered =
+      OpenTraceFile(file.string(), {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
+  Sequence sink;
+  const DecodeStats st = DecodeTrace(*reader, sink, {.unfiltered_runtime = unfiltered.get()});
+  EXPECT_EQ(sink.seen, (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101",
+                                                 "unfiltered@4000 101", "switch@5000",
+                                                 "unfiltered@5000 102"}));
+  EXPECT_EQ(st.events, 4u) << "the top buffer's records alone";
+  EXPECT_EQ(st.unfiltered_runtime_events, 2u);
+  EXPECT_EQ(st.unfiltered_runtime_lost, 0u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cstool
