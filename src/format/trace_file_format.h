@@ -23,8 +23,8 @@
 //       kOptionCstoolInfo   JSON of cstool::RecordingInfo (model/recording_info.h),
 //                           UTF-8, no terminating NUL; exactly one per file
 //       kOptionCstoolBuffer per extra buffer (TraceFileContents::instances): u64 offset
-//                           of its table, its name; at the offset "flyrecord\0" and
-//                           per CPU u64 offset, u64 size, like the top buffer's
+//                           of its table, its name, u32 6; at the offset (after the
+//                           pages) "flyrecord\0" and per CPU u64 offset, u64 size
 //   u16 kOptionDone (0)
 //   "flyrecord\0", then per CPU: u64 offset, u64 size of its raw ring-buffer pages
 //   zero padding to a page boundary, then the CPU data, each CPU's data page-aligned
@@ -71,10 +71,12 @@ inline constexpr uint16_t kOptionTsc2Nsec = 14;
 
 // cstool's own option: "cs" in ASCII, far above trace-cmd's ids.
 inline constexpr uint16_t kOptionCstoolInfo = 0x6373;
-// A buffer only cstool reads ("cb"): the payload of a BUFFER option, and in v7 its data
-// section carries this id too. Hidden from trace-cmd, which skips unknown ids: trace-cmd
-// 3.1 reads a real BUFFER instance, but `trace-cmd report -F ...` then crashes in
-// tracecmd_close() on exit.
+// A buffer only cstool reads ("cb"): the payload of a BUFFER option followed by a u32,
+// the file version whose layout it has (6 or 7), and in v7 its data section carries this
+// id too. Hidden from trace-cmd, which skips unknown ids: trace-cmd 3.1 reads a real
+// BUFFER instance, but `trace-cmd report -F ...` then crashes in tracecmd_close() on exit.
+// `trace-cmd convert` copies the option as it is into a file of another layout, where
+// its offsets mean nothing: a reader ignores one whose version is not the file's.
 inline constexpr uint16_t kOptionCstoolBuffer = 0x6362;
 
 // Suffix of the sidecar metadata file readers fall back to when the option is absent.

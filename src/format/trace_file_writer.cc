@@ -240,10 +240,11 @@ void WriteV6(const std::filesystem::path& path, const TraceFileContents& c) {
   std::vector<size_t> instance_offset_at;
   for (const InstanceTraceData& inst : c.instances) {
     h.Number<uint16_t>(tracefile::kOptionCstoolBuffer);
-    h.Number<uint32_t>(static_cast<uint32_t>(8 + inst.name.size() + 1));
+    h.Number<uint32_t>(static_cast<uint32_t>(8 + inst.name.size() + 1 + 4));
     instance_offset_at.push_back(h.size());
     h.Number<uint64_t>(0);
     h.CString(inst.name);
+    h.Number<uint32_t>(6);  // the layout it is for (see kOptionCstoolBuffer)
   }
   h.Number<uint16_t>(tracefile::kOptionDone);
   h.Bytes(tracefile::kFlyrecordTag);
@@ -424,6 +425,8 @@ void WriteV7(const std::filesystem::path& path, const TraceFileContents& c) {
         buffer.Number<uint64_t>(has ? b.data_at[cpu] : 0);
         buffer.Number<uint64_t>(has ? 4 + b.extents[cpu].bytes : 0);
       }
+      if (b.id == tracefile::kOptionCstoolBuffer)
+        buffer.Number<uint32_t>(7);  // the layout it is for (see kOptionCstoolBuffer)
       o.Option(b.id, buffer.str());
     }
     o.Number<uint16_t>(tracefile::kOptionDone);

@@ -77,11 +77,15 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
     if (id != tracefile::kOptionBuffer && id != tracefile::kOptionCstoolBuffer)
       continue;  // uname, version, date, ...
     ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+    const bool own = id == tracefile::kOptionCstoolBuffer;
     try {
-      buffers.push_back(ReadBufferOptionHead(opt, option_at));
-      buffers.back().cstool_private = id == tracefile::kOptionCstoolBuffer;
+      BufferOption b = ReadBufferOptionHead(opt, option_at);
+      b.cstool_private = own;
+      // cstool's own buffer, unless copied from a file of another layout (ignored).
+      if (own && (opt.remaining() < 4 || opt.U32("layout version") != 6)) continue;
+      buffers.push_back(std::move(b));
     } catch (const Error&) {
-      in.Fail(option_at, "malformed BUFFER option");
+      if (!own) in.Fail(option_at, "malformed BUFFER option");
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "format/v7_trace_file.h"
 
+#include <cstring>
 #include <fmt/format.h>
 
 #include <bit>
@@ -138,9 +139,10 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
       if (ReadCommonOption(id, body, option_at, in, sections)) continue;
       switch (id) {
         case tracefile::kOptionBuffer:
-        case tracefile::kOptionCstoolBuffer:
           ReadBufferOption(body, option_at, in, layout);
-          layout.buffers.back().cstool_private = id == tracefile::kOptionCstoolBuffer;
+          break;
+        case tracefile::kOptionCstoolBuffer:
+          ReadOwnBufferOption(body, option_at, in, layout);
           break;
         case kOptionBufferText:
           layout.has_latency_buffer = true;
@@ -186,6 +188,31 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
       in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
   }
   layout.buffers.push_back(std::move(b));
+}
+
+// cstool's own buffer: a BUFFER option's payload and the layout version it was written
+// for. One that does not parse as such, or for another layout (copied by `trace-cmd
+// convert` from a v6 file), is not this file's: ignored.
+void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at,
+                                      const ByteCursor& in, Layout& layout) {
+  const size_t before = layout.buffers.size();
+  try {
+    ReadBufferOption(body, option_at, in, layout);
+  } catch (const Error&) {
+    layout.buffers.resize(before);
+    return;
+  }
+  if (layout.buffers.size() != before + 1) return;
+  BufferOption& b = layout.buffers.back();
+  // The BUFFER payload: offset, name, clock, page size, CPU count, (cpu, offset, size)s.
+  const size_t read = 8 + b.name.size() + 1 + b.clock.size() + 1 + 4 + 4 + b.cpus.size() * 20;
+  uint32_t version = 0;
+  if (body.size() >= read + 4) std::memcpy(&version, body.data() + read, 4);
+  if (version != 7) {
+    layout.buffers.pop_back();
+    return;
+  }
+  b.cstool_private = true;
 }
 
 // Header page, event formats, kallsyms and saved cmdlines, wherever the options put

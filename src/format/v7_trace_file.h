@@ -45,6 +45,8 @@ class V7TraceFile final : public FastTraceFile {
   void Parse(const ReaderOptions& options);
   uint64_t ReadHeader(ByteCursor& in);
   void ReadOptions(uint64_t offset, Sections& sections, Layout& layout);
+  void ReadOwnBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                           Layout& layout);
   void ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                         Layout& layout);
   void ReadMetadata(const Layout& layout, Sections& sections);

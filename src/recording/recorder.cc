@@ -863,9 +863,8 @@ void Recorder::WriteFile() {
   for (InstanceTraceData& inst : contents.instances) {  // the unfiltered run-time buffer
     inst.cpus.resize(static_cast<size_t>(file_cpus_));
     for (auto& r : unfiltered_readers_) {
-      auto& slot = inst.cpus[static_cast<size_t>(r->cpu())];
-      slot.stats = unfiltered_session_->ReadCpuStats(r->cpu());
-      slot.pages_file = r->pages_file();
+      // (Its per-CPU stats are not stored: only the top buffer's CPUSTAT options exist.)
+      inst.cpus[static_cast<size_t>(r->cpu())].pages_file = r->pages_file();
     }
   }
   if (std::error_code ec; !std::filesystem::is_directory(

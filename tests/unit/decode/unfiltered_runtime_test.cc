@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -96,10 +97,9 @@ struct Sequence : EventSink {
   }
 };
 
-TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffersRecords) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("cstool-unfiltered-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+// A v6 file in `dir`: a switch on each CPU and an increment in the top buffer, four
+// increments in the unfiltered one (two of them self-accounted).
+fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   Page top0, top1, unfiltered0, unfiltered1;
   top0.Switch(0, 0, 101);
   top0.Runtime(3'000, 101, 101, 3'000);  // 101's own: in the filtered trace
@@ -125,7 +125,14 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
       {std::string(tracefile::kUnfilteredRuntimeBuffer), {{"", dir / "unf0"}, {"", dir / "unf1"}}}};
   const fs::path file = dir / "trace.dat";
   WriteTraceFile(file, c);
+  return file;
+}
 
+TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffersRecords) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cstool-unfiltered-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path file = WriteFileWithUnfilteredRuntime(dir);
   auto reader = OpenTraceFile(file.string());
   auto unfiltered =
       OpenTraceFile(file.string(), {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
@@ -137,6 +144,28 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
   EXPECT_EQ(st.events, 4u) << "the top buffer's records alone";
   EXPECT_EQ(st.unfiltered_runtime_events, 2u);
   EXPECT_EQ(st.unfiltered_runtime_lost, 0u);
+  fs::remove_all(dir);
+}
+
+// `trace-cmd convert` copies cstool's option into a v7 file whose layout its offsets do
+// not describe: cstool's readers ignore it there, and read the rest.
+TEST(UnfilteredRuntime, ABufferOptionCopiedIntoAnotherLayoutIsIgnored) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cstool-unfiltered-convert-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path v6 = WriteFileWithUnfilteredRuntime(dir);
+  const fs::path v7 = dir / "trace.v7.dat";
+  const std::string convert = "trace-cmd convert -i '" + v6.string() + "' -o '" + v7.string() +
+                              "' --file-version 7 --compression zstd >/dev/null 2>&1";
+  ASSERT_EQ(::system(convert.c_str()), 0) << convert << ": install trace-cmd (make deps)";
+  auto reader = OpenTraceFile(v7.string());
+  EXPECT_EQ(reader->file_version(), 7);
+  EXPECT_TRUE(reader->instance_names().empty());
+  Sequence sink;
+  const DecodeStats st = DecodeTrace(*reader, sink);
+  EXPECT_EQ(sink.seen, (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101",
+                                                 "switch@5000"}));
+  EXPECT_EQ(st.events, 4u);
   fs::remove_all(dir);
 }
 
