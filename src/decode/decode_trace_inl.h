@@ -20,8 +20,7 @@ namespace cstool {
 // fast path and the buffer costs a compare per record of the top one.
 class UnfilteredRuntimeFeed {
  public:
-  UnfilteredRuntimeFeed(TraceFileReader* reader, const EventDecoder& decoder)
-      : decoder_(decoder) {
+  UnfilteredRuntimeFeed(TraceFileReader* reader, const EventDecoder& decoder) : decoder_(decoder) {
     if (reader == nullptr) return;
     for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
       Cursor c{reader->OpenCpu(cpu), {}, 0};
@@ -31,9 +30,10 @@ class UnfilteredRuntimeFeed {
   }
   // The time of the next record; INT64_MAX when there is none.
   int64_t next_ts() const { return next_ts_; }
-  // Calls fn(record) for each record before `ts`, in time order.
+  // Calls fn(record) for each record before `ts`, in time order. Out of line: the top
+  // buffer's loop stays small enough to be inlined into the merge.
   template <typename Fn>
-  void DrainBefore(int64_t ts, Fn&& fn) {
+  [[gnu::noinline]] void DrainBefore(int64_t ts, Fn&& fn) {
     while (next_ts_ < ts) {
       Cursor& c = cursors_[next_];
       fn(c.batch[c.at]);
@@ -53,8 +53,7 @@ class UnfilteredRuntimeFeed {
   bool Settle(Cursor& c) {
     for (;;) {
       for (; c.at < c.batch.size(); ++c.at)
-        if (c.batch[c.at].is_loss() || !decoder_.IsSelfAccountedRuntime(c.batch[c.at]))
-          return true;
+        if (c.batch[c.at].is_loss() || !decoder_.IsSelfAccountedRuntime(c.batch[c.at])) return true;
       c.batch = c.stream->NextBatch();
       c.at = 0;
       if (c.batch.empty()) return false;
@@ -119,10 +118,11 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
       st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
     } else {
       ++st.unfiltered_runtime_events;
-      if (decode) decoder.DecodeTo(r, unfiltered_sink);
+      if (decode) decoder.Decode(r, unfiltered_sink);  // (no second DecodeTo inlined here)
     }
   };
-  merger.Run([&](const RawRecord& r) {
+  // Inlined into the merge (GCC would not, with the unfiltered buffer's branch in it).
+  merger.Run([&](const RawRecord& r) __attribute__((always_inline)) {
     if (unfiltered.next_ts() < r.ts) [[unlikely]]
       unfiltered.DrainBefore(r.ts, push_unfiltered);
     const size_t cpu = static_cast<size_t>(r.cpu);

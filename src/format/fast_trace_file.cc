@@ -147,7 +147,8 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
       data_fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
       tep_(tep_alloc()),
       salvage_(options.salvage),
-      jobs_(options.jobs) {
+      jobs_(options.jobs),
+      records_only_(options.records_only) {
   path_ = path;
   if (data_fd_.get() < 0)
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -247,18 +248,20 @@ void FastTraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
 }
 
 void FastTraceFile::ParseFormats(const Sections& sections) {
+  if (records_only_) return;
   ParseEventFormats(tep_.get(), sections.formats, path_);
 }
 
 void FastTraceFile::ReadKallsyms(ByteCursor& in) {
-  const std::string text(in.Bytes(in.U32("kallsyms size"), "kallsyms"));
+  const std::string_view text = in.Bytes(in.U32("kallsyms size"), "kallsyms");
   // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
-  if (!text.empty()) tep_parse_kallsyms(tep_.get(), text.c_str());
+  if (!text.empty() && !records_only_) tep_parse_kallsyms(tep_.get(), std::string(text).c_str());
 }
 
 void FastTraceFile::ReadProcessInfo(ByteCursor& in) {
   const uint64_t cmdlines_size = in.U64("saved cmdlines size");
-  RegisterCmdlines(tep_.get(), in.Bytes(cmdlines_size, "saved cmdlines"));
+  const std::string_view cmdlines = in.Bytes(cmdlines_size, "saved cmdlines");
+  if (!records_only_) RegisterCmdlines(tep_.get(), cmdlines);
 }
 
 void FastTraceFile::SetCpus(uint32_t cpus, const ByteCursor& in, size_t at) {
@@ -290,6 +293,7 @@ bool FastTraceFile::ReadCommonOption(uint16_t id, std::string_view body, size_t 
       timestamp_option_ = id;
       return true;
     case tracefile::kOptionCstoolInfo: {
+      if (records_only_) return true;
       std::string_view text = body;
       while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
       nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -116,7 +116,8 @@ class FastTraceFile : public TraceFileReader {
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
   bool salvage_ = false;
-  int jobs_ = 1;  // ReaderOptions::jobs
+  int jobs_ = 1;               // ReaderOptions::jobs
+  bool records_only_ = false;  // ReaderOptions::records_only
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;

@@ -78,6 +78,10 @@ struct ReaderOptions {
   // decompressed ahead on jobs - 1 workers (cstool's own readers; libtracecmd reads
   // serially). The records and their order do not depend on it.
   int jobs = 1;
+  // Only the buffer's records (cstool's own readers): the event formats, kallsyms, saved
+  // cmdlines and recording info are not loaded. For a second buffer of a file whose first
+  // reader's decoder decodes its records (tep() has no events then).
+  bool records_only = false;
 };
 
 class TraceFileReader {

@@ -46,7 +46,7 @@ struct TraceFileContents {
   std::string trace_clock;         // contents of trace_clock, e.g. "local [mono] ..."
   std::vector<CpuTraceData> cpus;  // index = CPU number
   std::vector<InstanceTraceData> instances;
-  std::string cstool_info_json;    // RecordingInfo JSON; not written when empty
+  std::string cstool_info_json;  // RecordingInfo JSON; not written when empty
   // "" writes v6 with pages in place; "zstd" or "zlib" writes v7 with compressed chunks.
   std::string compression;
 };

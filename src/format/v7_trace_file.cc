@@ -1,9 +1,9 @@
 #include "format/v7_trace_file.h"
 
-#include <cstring>
 #include <fmt/format.h>
 
 #include <bit>
+#include <cstring>
 #include <set>
 
 #include "base/byte_cursor.h"
@@ -193,8 +193,8 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
 // cstool's own buffer: a BUFFER option's payload and the layout version it was written
 // for. One that does not parse as such, or for another layout (copied by `trace-cmd
 // convert` from a v6 file), is not this file's: ignored.
-void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at,
-                                      const ByteCursor& in, Layout& layout) {
+void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                                      Layout& layout) {
   const size_t before = layout.buffers.size();
   try {
     ReadBufferOption(body, option_at, in, layout);
@@ -230,6 +230,7 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
     ByteCursor in = OpenSection(*header, kOptionHeaderInfo, "header info");
     ReadHeaderInfo(in);
   }
+  if (records_only_) return;  // the CPU data alone: formats, symbols, cmdlines not needed
   if (const uint64_t* p = at(kOptionFtraceEvents)) {
     ByteCursor in = OpenSection(*p, kOptionFtraceEvents, "ftrace events");
     ReadFtraceEventFormats(in, sections);

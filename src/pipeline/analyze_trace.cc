@@ -71,6 +71,7 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
   o.backend = ReaderBackend::kFast;
   o.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer);
   o.jobs = 1;
+  o.records_only = true;  // the trace's decoder decodes them
   const auto& names = reader.instance_names();
   const bool listed = std::find(names.begin(), names.end(), o.buffer) != names.end();
   if (std::string_view(reader.backend_name()) != "libtracecmd")

@@ -167,6 +167,7 @@ class Recorder {
   void OpenSession();
   void OpenUnfilteredRuntime(const SessionConfig& main);
   void StartTargets();
+  void Follow(const std::vector<int>& tids);
   void WriteRecoveryNote();
   void MeasureHeader();
   void UpdateBudget();
@@ -381,8 +382,9 @@ void Recorder::OpenSession() {
 // The pid filter drops every event written in an unfollowed task's context, among them
 // the run-time increments such a context does for a followed task (a remote wakeup
 // accounting the task running where it queues, the load balancer): the kernel's clock
-// then moves in the trace with no sign. A second instance records sched_stat_runtime
-// unfiltered; the report takes from it only those increments.
+// then moves in the trace with no sign. A second instance records sched_stat_runtime in
+// every context but the followed tasks' (theirs are in the trace already: the two pid
+// lists are each other's complement); the report takes from it the followed tasks'.
 void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   const EventName runtime{"sched", "sched_stat_runtime"};
   if (!main.filter_pids ||
@@ -395,6 +397,7 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
   config.filter_pids = false;
+  config.exclude_descendants = true;
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
@@ -402,6 +405,13 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
     unfiltered_readers_.push_back(std::make_unique<CpuReader>(unfiltered_session_->instance(), c,
                                                               PagesFileFor(output_, c, buffer),
                                                               o_.FileCompression(), &*budget_));
+}
+
+// Into the pid filter of every instance that traces the targets, and out of the unfiltered
+// run-time instance's.
+void Recorder::Follow(const std::vector<int>& tids) {
+  for (TracefsSession* s : Sessions()) s->AddPids(tids);
+  if (unfiltered_session_) unfiltered_session_->ExcludePids(tids);
 }
 
 // The `-- CMD` child (forked, held), the -p processes' threads in the pid filter, every
@@ -412,7 +422,7 @@ void Recorder::StartTargets() {
     child_.emplace(o_.command);
     info_.target_pids.push_back(child_->pid());
     info_.child.pid = child_->pid();
-    for (TracefsSession* s : Sessions()) s->AddPids({child_->pid()});
+    Follow({child_->pid()});
     std::string comm = std::filesystem::path(o_.command[0]).filename().string().substr(0, 15);
     threads_.Add({{child_->pid(), child_->pid(), comm, static_cast<int32_t>(::getpid())}});
   }
@@ -435,7 +445,7 @@ void Recorder::StartTargets() {
     tids.reserve(list.size() + 1);
     for (const auto& t : list) tids.push_back(t.tid);
     if (tids.empty()) tids.push_back(pid);
-    for (TracefsSession* s : Sessions()) s->AddPids(tids);
+    Follow(tids);
   }
   if (o_.system_wide) threads_.Add(ListAllThreads());
   if (flight()) return;

@@ -37,6 +37,9 @@ struct SessionConfig {
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
   bool filter_pids = true;                // false: trace every task (-a)
+  // With filter_pids false: ExcludePids keeps the listed tasks' later children out too
+  // (the event-fork option applies to set_event_notrace_pid as well).
+  bool exclude_descendants = false;
   // A `stacktrace` trigger on sched_switch for switches into S or D sleep: the kernel
   // call chain of every sleep follows its switch as an ftrace:kernel_stack record.
   bool kernel_stacks = false;
