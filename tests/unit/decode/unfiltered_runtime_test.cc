@@ -17,61 +17,53 @@
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "format/trace_file_writer.h"
+#include "tests/support/tracefs_fixture.h"
 
 namespace cstool {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/tracefs-6.18/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-template <typename T>
-void Put(std::string& page, size_t off, T v) {
-  std::memcpy(page.data() + off, &v, sizeof v);
-}
+using ::cstool::testing::PutAt;
+using ::cstool::testing::TracefsFixture;
 
 // One 4 KiB sub-buffer of events at 1 s + `at` ns each, built by `payload`.
 class Page {
  public:
-  Page() : page_(4096, '\0') { Put<uint64_t>(page_, 0, 1'000'000'000); }
+  Page() : page_(4096, '\0') { PutAt<uint64_t>(page_, 0, 1'000'000'000); }
   // sched_switch (id 372): `prev` to `next`.
   void Switch(uint32_t at, int prev, int next) {
     std::string p(64, '\0');
-    Put<uint16_t>(p, 0, 372);
-    Put<int32_t>(p, 4, prev);
+    PutAt<uint16_t>(p, 0, 372);
+    PutAt<int32_t>(p, 4, prev);
     std::strncpy(p.data() + 8, "task", 15);
-    Put<int32_t>(p, 24, prev);
-    Put<int32_t>(p, 28, 120);
-    Put<int64_t>(p, 32, 1);  // S
+    PutAt<int32_t>(p, 24, prev);
+    PutAt<int32_t>(p, 28, 120);
+    PutAt<int64_t>(p, 32, 1);  // S
     std::strncpy(p.data() + 40, "task", 15);
-    Put<int32_t>(p, 56, next);
-    Put<int32_t>(p, 60, 120);
+    PutAt<int32_t>(p, 56, next);
+    PutAt<int32_t>(p, 60, 120);
     Add(at, p);
   }
   // sched_stat_runtime (id 363) of `pid`, written while `current` ran.
   void Runtime(uint32_t at, int current, int pid, uint64_t runtime) {
     std::string p(32, '\0');
-    Put<uint16_t>(p, 0, 363);
-    Put<int32_t>(p, 4, current);
-    Put<uint32_t>(p, 8, (5u << 16) | 24u);  // __data_loc comm: 5 bytes at 24
-    Put<int32_t>(p, 12, pid);
-    Put<uint64_t>(p, 16, runtime);
+    PutAt<uint16_t>(p, 0, 363);
+    PutAt<int32_t>(p, 4, current);
+    PutAt<uint32_t>(p, 8, (5u << 16) | 24u);  // __data_loc comm: 5 bytes at 24
+    PutAt<int32_t>(p, 12, pid);
+    PutAt<uint64_t>(p, 16, runtime);
     std::memcpy(p.data() + 24, "task", 5);
     Add(at, p);
   }
   const std::string& bytes() {
-    Put<uint64_t>(page_, 8, off_ - 16);  // commit: bytes of event data
+    PutAt<uint64_t>(page_, 8, off_ - 16);  // commit: bytes of event data
     return page_;
   }
 
  private:
   void Add(uint32_t at, const std::string& payload) {
-    Put<uint32_t>(page_, off_, ((at - last_) << 5) | static_cast<uint32_t>(payload.size() / 4));
+    PutAt<uint32_t>(page_, off_, ((at - last_) << 5) | static_cast<uint32_t>(payload.size() / 4));
     std::memcpy(page_.data() + off_ + 4, payload.data(), payload.size());
     off_ += 4 + payload.size();
     last_ = at;
@@ -116,9 +108,11 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   for (const auto& [name, bytes] : pages) std::ofstream(dir / name, std::ios::binary) << bytes;
 
   TraceFileContents c;
-  c.header_page = Fixture("header_page");
-  c.header_event = Fixture("header_event");
-  c.systems = {{"sched", {Fixture("sched_switch.format"), Fixture("sched_stat_runtime.format")}}};
+  c.header_page = TracefsFixture("header_page");
+  c.header_event = TracefsFixture("header_event");
+  c.systems = {
+      {"sched",
+       {TracefsFixture("sched_switch.format"), TracefsFixture("sched_stat_runtime.format")}}};
   c.trace_clock = "[mono]\n";
   c.cpus = {{"", dir / "top0"}, {"", dir / "top1"}};
   c.instances = {

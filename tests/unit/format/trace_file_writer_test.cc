@@ -18,48 +18,40 @@
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "model/recording_info.h"
+#include "tests/support/tracefs_fixture.h"
 
 namespace cstool {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixture(const std::string& name) {
-  std::ifstream in(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/tracefs-6.18/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-template <typename T>
-void Put(std::string& page, size_t off, T v) {
-  std::memcpy(page.data() + off, &v, sizeof v);
-}
+using ::cstool::testing::PutAt;
+using ::cstool::testing::TracefsFixture;
 
 // One 4 KiB sub-buffer with two sched_switch events (id 372 in the fixture format).
 std::string SchedSwitchPage() {
   std::string page(4096, '\0');
-  Put<uint64_t>(page, 0, 1'000'000'000);  // page timestamp: 1 s
+  PutAt<uint64_t>(page, 0, 1'000'000'000);  // page timestamp: 1 s
   size_t off = 16;
   auto event = [&](uint32_t delta, const char* prev, int prev_pid, long state, const char* next,
                    int next_pid) {
     constexpr uint32_t kPayload = 64;
-    Put<uint32_t>(page, off, (delta << 5) | (kPayload / 4));  // type_len = words
+    PutAt<uint32_t>(page, off, (delta << 5) | (kPayload / 4));  // type_len = words
     size_t p = off + 4;
-    Put<uint16_t>(page, p + 0, 372);  // common_type
-    Put<int32_t>(page, p + 4, prev_pid);
+    PutAt<uint16_t>(page, p + 0, 372);  // common_type
+    PutAt<int32_t>(page, p + 4, prev_pid);
     std::strncpy(page.data() + p + 8, prev, 15);
-    Put<int32_t>(page, p + 24, prev_pid);
-    Put<int32_t>(page, p + 28, 120);
-    Put<int64_t>(page, p + 32, state);
+    PutAt<int32_t>(page, p + 24, prev_pid);
+    PutAt<int32_t>(page, p + 28, 120);
+    PutAt<int64_t>(page, p + 32, state);
     std::strncpy(page.data() + p + 40, next, 15);
-    Put<int32_t>(page, p + 56, next_pid);
-    Put<int32_t>(page, p + 60, 120);
+    PutAt<int32_t>(page, p + 56, next_pid);
+    PutAt<int32_t>(page, p + 60, 120);
     off += 4 + kPayload;
   };
   event(0, "alpha", 101, 1, "beta", 102);
   event(2000, "beta", 102, 0, "alpha", 101);
-  Put<uint64_t>(page, 8, off - 16);  // commit: bytes of event data
+  PutAt<uint64_t>(page, 8, off - 16);  // commit: bytes of event data
   return page;
 }
 
@@ -75,9 +67,9 @@ class TraceFileWriterTest : public ::testing::Test {
 
   TraceFileContents Contents() {
     TraceFileContents c;
-    c.header_page = Fixture("header_page");
-    c.header_event = Fixture("header_event");
-    c.systems = {{"sched", {Fixture("sched_switch.format")}}};
+    c.header_page = TracefsFixture("header_page");
+    c.header_event = TracefsFixture("header_event");
+    c.systems = {{"sched", {TracefsFixture("sched_switch.format")}}};
     c.saved_cmdlines = "101 alpha\n102 beta\n";
     c.trace_clock = "local global [mono] mono_raw\n";
     c.cpus.resize(2);
