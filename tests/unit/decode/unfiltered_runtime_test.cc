@@ -117,7 +117,7 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   c.cpus = {{"", dir / "top0"}, {"", dir / "top1"}};
   c.instances = {
       {std::string(tracefile::kUnfilteredRuntimeBuffer), {{"", dir / "unf0"}, {"", dir / "unf1"}}}};
-  const fs::path file = dir / "trace.dat";
+  fs::path file = dir / "trace.dat";
   WriteTraceFile(file, c);
   return file;
 }
