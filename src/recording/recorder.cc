@@ -523,11 +523,12 @@ void Recorder::ReadAttachSeeds() {
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
-  for (auto* readers : {&readers_, &unfiltered_readers_})
-    for (auto& r : *readers) {
-      r->Start();
-      r->AvoidOwnCpu(online_);
-    }
+  for (size_t i = 0; i < unfiltered_readers_.size(); ++i)
+    readers_[i]->Drive(unfiltered_readers_[i].get());
+  for (auto& r : readers_) {
+    r->Start();
+    r->AvoidOwnCpu(online_);
+  }
   if (o_.system_wide && o_.exclude_self) {
     // Like trace-cmd: the recorder's own activity is not part of "everything".
     auto list = ListThreads(::getpid());

@@ -24,6 +24,8 @@ namespace {
 constexpr size_t kWriteBufferBytes = 256 * 1024;
 constexpr int kReaderNice = -10;
 constexpr auto kIdlePoll = std::chrono::milliseconds(10);
+// A driven reader is drained at least this often while its driver's buffer keeps it busy.
+constexpr int kDriveEveryPages = 64;
 // Flags the kernel keeps in the top bits of a sub-buffer's commit field.
 constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
 
@@ -76,14 +78,17 @@ void CpuReader::Run() {
   // Readers must keep up with bursts even when the other CPUs are busy; losing events
   // costs more than the little CPU time they take (root may raise priority).
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kReaderNice);
+  int pages = 0;
   while (!stop_.load(std::memory_order_relaxed) && !failed_) {
     // Splice-based reads hand over only full sub-buffers, so the file holds no
     // half-empty pages; the partial rest is collected by StopAndFlush().
     int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
     if (n > 0) {
       Consume(n);
+      if (driven_ != nullptr && ++pages % kDriveEveryPages == 0) driven_->ReadAvailable();
       continue;
     }
+    if (driven_ != nullptr) driven_->ReadAvailable();
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA) {
       SetError(
           fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
@@ -94,6 +99,21 @@ void CpuReader::Run() {
     if (!write_buffer_.empty()) FlushWriteBuffer();
     std::this_thread::sleep_for(kIdlePoll);
   }
+}
+
+void CpuReader::ReadAvailable() {
+  while (!failed_) {
+    const int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
+    if (n > 0) {
+      Consume(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA)
+      SetError(
+          fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
+    break;
+  }
+  if (!write_buffer_.empty()) FlushWriteBuffer();
 }
 
 void CpuReader::StopAndFlush() {

@@ -40,6 +40,11 @@ class CpuReader {
   void Start();
   // Keeps the reader thread off the CPU it reads (when other CPUs are online).
   void AvoidOwnCpu(const std::vector<int>& online);
+  // Before Start(): this reader's thread also drains `other` (a reader of another
+  // instance's buffer of the same CPU, never started itself), when it finds its own
+  // buffer empty and at least every kDriveEveryPages pages. One thread and one poll per
+  // CPU however many buffers: every thread woken is a preemption of the traced workload.
+  void Drive(CpuReader* other) { driven_ = other; }
   // Stops the thread and drains what is left in the ring buffer. Call after tracing
   // was turned off. Throws if writing the page file failed at any point.
   void StopAndFlush();
@@ -58,6 +63,8 @@ class CpuReader {
   };
 
   void Run();
+  // Moves what the ring buffer holds now to the file (the driving reader's thread).
+  void ReadAvailable();
   void Consume(int bytes);
   void FlushWriteBuffer();
   void SetError(const std::string& message);
@@ -73,6 +80,7 @@ class CpuReader {
   std::unique_ptr<Compressor> compressor_;  // null: pages are written as they are
   std::string chunk_;                       // a compressed chunk on its way to the file
   WriteBudget* budget_ = nullptr;
+  CpuReader* driven_ = nullptr;  // Drive()
   bool keep_file_ = false;
   // What the write buffer holds, counted into the totals only once it is in the file.
   uint64_t pending_events_ = 0, pending_pages_ = 0, pending_bytes_ = 0;
