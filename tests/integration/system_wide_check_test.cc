@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -33,6 +34,21 @@ class Workload {
     ::waitpid(pid_, nullptr, 0);
   }
   pid_t pid() const { return pid_; }
+  // Waits (up to 10 s) until the process has `threads` threads: only a thread alive when
+  // tracing starts is judged, and a loaded machine (CI) may take its time creating them.
+  bool WaitForThreads(size_t threads) const {
+    const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+    for (int i = 0; i < 1000; ++i) {
+      std::error_code ec;
+      size_t n = 0;
+      for (auto it = std::filesystem::directory_iterator(dir, ec);
+           !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+        ++n;
+      if (n >= threads) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
 
  private:
   pid_t pid_;
@@ -44,7 +60,8 @@ TEST(SystemWideCheck, WorkloadThreadsAgreeAndTheRecorderLeavesItselfOut) {
   const std::string file = "/tmp/cstool_system_wide_" + std::to_string(getpid()) + ".dat";
   Workload pingpong({"pingrate", "4", "-1", "3000"});
   Workload mutex({"mutex", "4", "150000"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // threads created
+  ASSERT_TRUE(pingpong.WaitForThreads(2));
+  ASSERT_TRUE(mutex.WaitForThreads(5));  // the main thread and four on the mutex
   CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "-a", "-N", "1.5", "-o", file});
   ASSERT_EQ(rec.status, 0) << rec.err;
   CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file, "--check", "--format", "json"});
