@@ -80,20 +80,12 @@ void CpuReader::Run() {
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kReaderNice);
   int pages = 0;
   while (!stop_.load(std::memory_order_relaxed) && !failed_) {
-    // Splice-based reads hand over only full sub-buffers, so the file holds no
-    // half-empty pages; the partial rest is collected by StopAndFlush().
-    int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
-    if (n > 0) {
-      Consume(n);
+    if (ReadPage()) {
       if (driven_ != nullptr && ++pages % kDriveEveryPages == 0) driven_->ReadAvailable();
       continue;
     }
+    if (failed_) break;
     if (driven_ != nullptr) driven_->ReadAvailable();
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA) {
-      SetError(
-          fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
-      break;
-    }
     // Nothing to read: what is buffered goes to the file now, so that a recorder killed
     // (kill -9, the OOM killer) leaves all but the last moments' pages.
     if (!write_buffer_.empty()) FlushWriteBuffer();
@@ -101,17 +93,21 @@ void CpuReader::Run() {
   }
 }
 
+bool CpuReader::ReadPage() {
+  // Splice-based reads hand over only full sub-buffers, so the file holds no half-empty
+  // pages; the partial rest is collected by StopAndFlush().
+  const int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
+  if (n > 0) {
+    Consume(n);
+    return true;
+  }
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA)
+    SetError(fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
+  return false;
+}
+
 void CpuReader::ReadAvailable() {
-  while (!failed_) {
-    const int n = tracefs_cpu_buffered_read(pipe_->get(), page_.data(), /*nonblock=*/true);
-    if (n > 0) {
-      Consume(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENODATA)
-      SetError(
-          fmt::format("cannot read the ring buffer of CPU {}: {}", cpu_, std::strerror(errno)));
-    break;
+  while (!failed_ && ReadPage()) {
   }
   if (!write_buffer_.empty()) FlushWriteBuffer();
 }

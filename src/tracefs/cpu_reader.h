@@ -63,6 +63,9 @@ class CpuReader {
   };
 
   void Run();
+  // Moves one sub-buffer from the ring buffer towards the file: false when none was
+  // there (a read error other than that marks the reader failed).
+  bool ReadPage();
   // Moves what the ring buffer holds now to the file (the driving reader's thread).
   void ReadAvailable();
   void Consume(int bytes);
