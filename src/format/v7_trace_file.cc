@@ -162,8 +162,8 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
   }
 }
 
-void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
-                                   Layout& layout) {
+size_t V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                                     Layout& layout) {
   ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
   BufferOption b;
   std::vector<std::pair<uint32_t, CpuData>> entries;
@@ -188,6 +188,7 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
       in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
   }
   layout.buffers.push_back(std::move(b));
+  return opt.pos();
 }
 
 // cstool's own buffer: a BUFFER option's payload and the layout version it was written
@@ -195,24 +196,19 @@ void V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, cons
 // convert` from a v6 file), is not this file's: ignored.
 void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                                       Layout& layout) {
-  const size_t before = layout.buffers.size();
+  size_t read = 0;
   try {
-    ReadBufferOption(body, option_at, in, layout);
+    read = ReadBufferOption(body, option_at, in, layout);  // adds a buffer only when it parses
   } catch (const Error&) {
-    layout.buffers.resize(before);
     return;
   }
-  if (layout.buffers.size() != before + 1) return;
-  BufferOption& b = layout.buffers.back();
-  // The BUFFER payload: offset, name, clock, page size, CPU count, (cpu, offset, size)s.
-  const size_t read = 8 + b.name.size() + 1 + b.clock.size() + 1 + 4 + 4 + b.cpus.size() * 20;
   uint32_t version = 0;
   if (body.size() >= read + 4) std::memcpy(&version, body.data() + read, 4);
   if (version != 7) {
     layout.buffers.pop_back();
     return;
   }
-  b.cstool_private = true;
+  layout.buffers.back().cstool_private = true;
 }
 
 // Header page, event formats, kallsyms and saved cmdlines, wherever the options put

@@ -47,8 +47,9 @@ class V7TraceFile final : public FastTraceFile {
   void ReadOptions(uint64_t offset, Sections& sections, Layout& layout);
   void ReadOwnBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                            Layout& layout);
-  void ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
-                        Layout& layout);
+  // Adds the buffer the option describes; returns the bytes of `body` it read.
+  size_t ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
+                          Layout& layout);
   void ReadMetadata(const Layout& layout, Sections& sections);
   void ReadFlyrecord(const Layout& layout, const ReaderOptions& options);
 
