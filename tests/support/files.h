@@ -8,22 +8,18 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "base/read_file.h"
 #include "kernel/proc_threads.h"
 
 namespace cstool::testing {
 
 // The whole file ("" if it cannot be read).
 inline std::string ReadWholeFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ::cstool::ReadWholeFile(path.string()).value_or("");
 }
 
 // A scratch directory name for the running test: PREFIX-PID-TESTNAME. A parameterized
