@@ -215,12 +215,14 @@ class Recorder {
   std::unique_ptr<TracefsSession> session_;     // without --flight
   RecordingInfo info_;
   TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
-  std::vector<std::unique_ptr<CpuReader>> readers_;
   // Beside a pid-filtered recording with sched_stat_runtime: an instance with that event
-  // alone and no pid filter (the increments done in unfollowed tasks' contexts), read
-  // into a buffer of its own in the file (tracefile::kUnfilteredRuntimeBuffer).
+  // alone, in every context but the followed tasks' (the increments done in unfollowed
+  // tasks' contexts), read into a buffer of its own in the file
+  // (tracefile::kUnfilteredRuntimeBuffer) by the threads of readers_, which drive its
+  // readers: declared before them, so destroyed after their threads stopped.
   std::unique_ptr<TracefsSession> unfiltered_session_;
   std::vector<std::unique_ptr<CpuReader>> unfiltered_readers_;
+  std::vector<std::unique_ptr<CpuReader>> readers_;
   std::optional<RecoveryNote> recovery_note_;
   // What the readers may write: --max-size, and no more than the disk can take with
   // the file assembled from the page files at the end (see UpdateBudget).
@@ -401,10 +403,13 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
-  for (int c : cpus_)
+  for (auto& reader : readers_) {  // the same CPU's trace reader drains it
+    const int c = reader->cpu();
     unfiltered_readers_.push_back(std::make_unique<CpuReader>(unfiltered_session_->instance(), c,
                                                               PagesFileFor(output_, c, buffer),
                                                               o_.FileCompression(), &*budget_));
+    reader->Drive(unfiltered_readers_.back().get());
+  }
 }
 
 // Into the pid filter of every instance that traces the targets, and out of the unfiltered
@@ -523,8 +528,6 @@ void Recorder::ReadAttachSeeds() {
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
-  for (size_t i = 0; i < unfiltered_readers_.size(); ++i)
-    readers_[i]->Drive(unfiltered_readers_[i].get());
   for (auto& r : readers_) {
     r->Start();
     r->AvoidOwnCpu(online_);
@@ -905,8 +908,8 @@ void Recorder::WriteFile() {
                     "`cstool record --recover {}`",
                     e.what(), output_.string()));
   }
-  unfiltered_readers_.clear();  // removes the page files
-  readers_.clear();
+  readers_.clear();  // removes the page files (the drivers first)
+  unfiltered_readers_.clear();
   recovery_note_.reset();
 
   struct stat st {};
