@@ -35,7 +35,8 @@ WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
           unknown_ns - o.unknown_ns,
           wait_unqueued_ns - o.wait_unqueued_ns,
           asleep_queued_ns - o.asleep_queued_ns,
-          asleep_maybe_queued_ns - o.asleep_maybe_queued_ns};
+          asleep_maybe_queued_ns - o.asleep_maybe_queued_ns,
+          stolen_ns - o.stolen_ns};
 }
 
 const WindowCut* CounterWindow::Cut(int64_t ts) const {
@@ -161,6 +162,22 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
   if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));
   if (exit_before_tick_ts >= 0 && end > exit_before_tick_ts)
     after_exit_before_tick.AddTime(s, end - std::max(start, exit_before_tick_ts));
+}
+
+void CounterWindow::AddStolen(int64_t start, int64_t end) {
+  auto take = [](WindowTotals& into, int64_t ns) {
+    into.on_cpu_ns -= ns;
+    into.stolen_ns += ns;
+  };
+  // A cut sees on-CPU time up to the kernel's last update before it (on_cpu_to), as the
+  // on-CPU segments do.
+  for (WindowCut& c : cuts)
+    if (const int64_t to = std::min(c.ts, c.on_cpu_to); to > start)
+      take(c.before, std::min(end, to) - start);
+  take(total, end - start);
+  if (exit_ts >= 0 && end > exit_ts) take(after_exit, end - std::max(start, exit_ts));
+  if (exit_before_tick_ts >= 0 && end > exit_before_tick_ts)
+    take(after_exit_before_tick, end - std::max(start, exit_before_tick_ts));
 }
 
 void CounterWindow::AddSwitch(int64_t ts, bool voluntary) {

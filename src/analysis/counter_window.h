@@ -40,6 +40,8 @@ struct WindowTotals {
   // Sleep the kernel counts as run delay (WaitAdjust), added when the wait after it ends.
   int64_t asleep_queued_ns = 0;
   int64_t asleep_maybe_queued_ns = 0;
+  // On-CPU time the run-time clock did not count (steal), already left out of on_cpu_ns.
+  int64_t stolen_ns = 0;
 
   // The run delay as the kernel counts it.
   int64_t QueuedWaitNs() const { return wait_cpu_ns - wait_unqueued_ns + asleep_queued_ns; }
@@ -143,6 +145,9 @@ struct CounterWindow {
     AddSegmentToCuts(s, start, end, adjust);
   }
   void AddSwitch(int64_t ts, bool voluntary);
+  // While on a CPU, [start, end) was not exec runtime (Observer::OnStolen): what the kernel
+  // counts is the on-CPU segments less that.
+  void AddStolen(int64_t start, int64_t end);
   // The kernel accounted the thread's run time from `from` to `to`: a cut inside that
   // span saw the exec runtime of `from`. Unlike the rest of the window this depends on
   // order: it must come before the segments it covers, which the state machine holds

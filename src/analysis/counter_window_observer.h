@@ -25,7 +25,7 @@ class CounterWindowObserver : public Observer {
     if (!windows_) return HookBit(Hook::kExit);
     return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
            HookBit(Hook::kEnqueued) | HookBit(Hook::kExit) | HookBit(Hook::kRuntimeAccounted) |
-           HookBit(Hook::kTraceEnd);
+           HookBit(Hook::kStolen) | HookBit(Hook::kTraceEnd);
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
@@ -36,6 +36,9 @@ class CounterWindowObserver : public Observer {
   }
   void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
     model_.For(t).counter_window.NoteAccounted(from, to);
+  }
+  void OnStolen(const Thread& t, int64_t from, int64_t to) override {
+    model_.For(t).counter_window.AddStolen(from, to);
   }
   void OnTraceEnd(int64_t ts) override {
     for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);

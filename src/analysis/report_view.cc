@@ -61,6 +61,7 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   into.placement.untraced_switch_outs += r.placement.untraced_switch_outs;
   into.placement.asleep_queued_ns += r.placement.asleep_queued_ns;
   into.placement.asleep_maybe_queued_ns += r.placement.asleep_maybe_queued_ns;
+  into.placement.stolen_ns += r.placement.stolen_ns;
   into.voluntary_after_exit += r.voluntary_after_exit;
   into.involuntary_after_exit += r.involuntary_after_exit;
   for (auto [k, n] : r.causes) {

@@ -179,6 +179,13 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                         "between CPUs asleep)",
                         static_cast<double>(c.asleep_queued_ns) / 1e6);
   }
+  // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
+  if (constexpr int64_t kNotedStealNs = 10'000; traced.stolen_ns >= kNotedStealNs) {
+    if (!c.note.empty()) c.note += "; ";
+    c.note += fmt::format(
+        "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
+        static_cast<double>(traced.stolen_ns) / 1e6);
+  }
   if (m.start) {
     const WindowCut* cut = w.Cut(m.start->taken_at_ns);
     c.times_judged = cut && cut->TimeCovered();

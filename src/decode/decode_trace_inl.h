@@ -116,6 +116,7 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
   auto push_unfiltered = [&](const RawRecord& r) {
     if (r.is_loss()) {
       st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
+      if (decode) sink.PushUnfilteredLost(LostEvents{r.ts, r.cpu, r.lost});
     } else {
       ++st.unfiltered_runtime_events;
       if (decode) decoder.Decode(r, unfiltered_sink);  // (no second DecodeTo inlined here)

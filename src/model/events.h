@@ -229,6 +229,8 @@ class EventSink {
   // An increment from the unfiltered run-time buffer beside a pid-filtered trace
   // (tracefile::kUnfilteredRuntimeBuffer): every task's, in every context.
   virtual void PushUnfilteredRuntime(const SchedStatRuntime&) {}
+  // That buffer lost events on `cpu`: increments done in other contexts may be missing.
+  virtual void PushUnfilteredLost(const LostEvents&) {}
   virtual void PushSchedProcessFork(const SchedProcessFork&) {}
   virtual void PushTaskNewtask(const TaskNewtask&) {}
   virtual void PushTaskRename(const TaskRename&) {}

@@ -44,7 +44,8 @@ nlohmann::json PlacementJson(const Thread::SwitchPlacement& p) {
           {"untraced_switch_ins", p.untraced_switch_ins},
           {"untraced_switch_outs", p.untraced_switch_outs},
           {"asleep_queued_ns", p.asleep_queued_ns},
-          {"asleep_maybe_queued_ns", p.asleep_maybe_queued_ns}};
+          {"asleep_maybe_queued_ns", p.asleep_maybe_queued_ns},
+          {"host_steal_on_cpu_ns", p.stolen_ns}};
 }
 
 // A process with all its descendants (the command tree's totals).

@@ -116,6 +116,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                       "context switches cannot be reconstructed",
                       file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
   TraceCapabilities caps = CapabilitiesOf(decoder);
+  std::unique_ptr<TraceFileReader> unfiltered =
+      OpenUnfilteredRuntime(file, *reader, reader_options);
+  // (Not -a: the recorder leaves its own contexts out, and its wakeups of its threads on
+  // other CPUs update the runs of the tasks there.)
+  caps.all_increments = caps.stat_runtime && unfiltered != nullptr;
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;
@@ -143,8 +148,6 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
                                   s.syscall, s.cpu, info->attach_seed_ts);
-  std::unique_ptr<TraceFileReader> unfiltered =
-      OpenUnfilteredRuntime(file, *reader, reader_options);
   DecodeStats stats =
       DecodeTraceTo(*reader, decoder, *result->machine, {.unfiltered_runtime = unfiltered.get()});
   // A recording with no event (an attached process asleep throughout) still lasted.

@@ -110,6 +110,7 @@ enum class Hook : uint8_t {
   kTraceEnd,
   kCpuCurrent,
   kRuntimeAccounted,
+  kStolen,
   kKernelStack,
   kCount
 };
@@ -148,6 +149,10 @@ class Observer {
   // sched_stat_runtime increment, computed with the runqueue clock): between two such
   // updates, what /proc shows of it stands still. Before the segments up to `to` arrive.
   virtual void OnRuntimeAccounted(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
+  // While `thread` ran, the kernel's run-time clock stood still from `from` to `to`: the
+  // host ran something else on the virtual CPU (steal), which exec runtime leaves out.
+  // Known only when every increment is in the trace (TraceCapabilities::all_increments).
+  virtual void OnStolen(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
   // Right after the sleeping switch-out it belongs to (before the thread runs again);
   // that switch's OnSwitch may come before or, when its cause was pending, after it.
   virtual void OnKernelStack(const KernelStackEvent&) {}

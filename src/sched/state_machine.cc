@@ -58,7 +58,8 @@ StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
       causes_(syscalls),
       caps_(caps),
       follow_all_(policy.all),
-      threads_(std::move(policy)) {}
+      threads_(std::move(policy)),
+      increments_complete_(caps.all_increments) {}
 
 StateMachine::~StateMachine() = default;
 

@@ -33,6 +33,10 @@ struct TraceCapabilities {
   bool page_faults = true;  // exceptions:page_fault_*
   // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
   bool stat_runtime = false;
+  // Every task's increments are in the trace, in every context (a system-wide recording,
+  // or a pid-filtered one with its unfiltered run-time buffer): a gap in a run's
+  // increments is then no filtered-out update but time the run-time clock stood still.
+  bool all_increments = false;
 };
 
 class StateMachine final : public EventSink {
@@ -57,6 +61,7 @@ class StateMachine final : public EventSink {
   void PushSchedMigrateTask(const SchedMigrateTask& e) override;
   void PushSchedStatRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
+  void PushUnfilteredLost(const LostEvents& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -175,6 +180,7 @@ class StateMachine final : public EventSink {
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   void AccountIncrement(Thread& t, const SchedStatRuntime& e);
+  void NoteStolen(Thread& t, int64_t from, int64_t to);
   void FlushHeld(Thread& t);
   void NoteExitRecord(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
@@ -199,6 +205,8 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   uint64_t unfiltered_increments_used_ = 0;
+  // caps_.all_increments until the unfiltered run-time buffer loses events.
+  bool increments_complete_;
   std::vector<Cpu> cpus_;
   // Rewriting a thread's held segments swaps them with this list and back, so that
   // neither side allocates once both have grown (a fresh list per rewrite cost two

@@ -210,6 +210,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // A missing increment assumed at a reschedule IPI is taken back: this increment's
     // own clock tells whether one was missing (the rule below).
     if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
+    const int64_t previous_end = t.run_start + t.run_ns;
     t.run_ns += runtime;
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
@@ -220,7 +221,12 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // fresh one: its clock is the skip's, and the increments are complete up to it.
     const int64_t clock_ts =
         cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
-    t.run_ns = std::max(t.run_ns, clock_ts - kIncrementLagNs - t.run_start);
+    const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;
+    if (reached > t.run_ns) {
+      // With every increment in the trace, none was filtered out: the clock stood still.
+      if (increments_complete_) NoteStolen(t, previous_end, previous_end + reached - t.run_ns);
+      t.run_ns = reached;
+    }
   } else {
     return;
   }
@@ -232,6 +238,26 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   cpu.accounted = &t;
   if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
 }
+
+// Between two increments of one run, `t`'s exec runtime did not grow from `from` to `to`,
+// and no update is missing from the trace: the runqueue's task clock (rq_clock_task)
+// stood still while the trace's clock ran on. On a kernel with paravirtual steal
+// accounting that is steal, the host running something else on the virtual CPU (the
+// kernel leaves it out of every task's exec runtime); with IRQ time accounting, interrupt
+// time too. The microstates keep it as on-CPU time, the trace's view; the check leaves it
+// out of exec runtime, the kernel's:
+//
+//   trace:   T on CPU -----------------------------------------------|
+//   kernel:  incr ...| (clock stood still: steal) |... incr .........|
+//                    from                         to
+void StateMachine::NoteStolen(Thread& t, int64_t from, int64_t to) {
+  t.placement.stolen_ns += to - from;
+  for (Observer* p : On(Hook::kStolen)) p->OnStolen(t, from, to);
+}
+
+// The unfiltered run-time buffer lost events: an increment done in another context may be
+// missing from here on, and a gap in a run's increments is no longer proof of steal.
+void StateMachine::PushUnfilteredLost(const LostEvents& /*e*/) { increments_complete_ = false; }
 
 // The runqueue clock of `cpu` was read again at `ts`: a skipped update would now reuse
 // this value, so the running thread's segments before it are final.

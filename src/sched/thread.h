@@ -117,6 +117,9 @@ struct Thread {
     // wakeup on another CPU than the task slept on, at most `asleep_maybe_queued_ns`.
     int64_t asleep_queued_ns = 0;
     int64_t asleep_maybe_queued_ns = 0;
+    // On-CPU time the kernel's run-time clock did not count: the host ran something else
+    // on the virtual CPU while the thread ran (steal; StateMachine::NoteStolen).
+    int64_t stolen_ns = 0;
   };
   SwitchPlacement placement;
   AnomalyCounters anomalies;  // the anomalies that concerned this thread

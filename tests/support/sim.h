@@ -209,6 +209,10 @@ class Sim {
     e.runtime = runtime;
     sm_.PushUnfilteredRuntime(e);
   }
+  // That buffer lost events on `cpu` just before `ts`.
+  void UnfilteredLost(int64_t ts, int cpu, int64_t count) {
+    sm_.PushUnfilteredLost({ts, cpu, count});
+  }
   const StateMachine& machine() const { return sm_; }
   void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);

@@ -25,6 +25,23 @@ TEST(CounterWindow, OnCpuTimeAtACutStopsAtTheKernelsLastUpdate) {
   EXPECT_EQ(w.total.on_cpu_ns, 350);
 }
 
+// Steal while the thread ran: on-CPU time the kernel's exec runtime leaves out, at every
+// cut after it and in the whole window; a cut inside it sees the part before the cut.
+TEST(CounterWindow, StolenTimeIsLeftOutOfOnCpuAtTheCutsAfterIt) {
+  CounterWindow w;
+  w.cuts.push_back({100, {}});
+  w.cuts.push_back({150, {}});
+  w.cuts.push_back({300, {}});
+  w.AddSegment(Microstate::kUser, 0, 400);
+  w.AddStolen(120, 200);
+  EXPECT_EQ(w.Before(100).on_cpu_ns, 100);
+  EXPECT_EQ(w.Before(150).on_cpu_ns, 150 - 30);
+  EXPECT_EQ(w.Before(150).stolen_ns, 30);
+  EXPECT_EQ(w.Before(300).on_cpu_ns, 300 - 80);
+  EXPECT_EQ(w.total.on_cpu_ns, 400 - 80);
+  EXPECT_EQ((w.Before(300) - w.Before(100)).stolen_ns, 80);
+}
+
 // An increment that does not span a cut (it ends before, or starts after) leaves it as is.
 TEST(CounterWindow, IncrementsBesideACutLeaveItAlone) {
   CounterWindow w;

@@ -238,6 +238,23 @@ TEST(KernelCheck, ThreadMostlyUnknownIsNotJudgedOnTimes) {
   EXPECT_TRUE(CompareThread(q, g.Match(q), {}).times_judged);
 }
 
+// The host stole 6 ms while the thread ran: on CPU in the microstates, not in the
+// kernel's exec runtime. The check leaves it out, says so, and still judges the rest.
+TEST(KernelCheck, TimeTheHostStoleWhileTheThreadRanIsNotExecRuntime) {
+  for (const int64_t exec : {30 * kMs, 36 * kMs}) {
+    Fixture f;
+    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, exec, 0));
+    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 136 * kMs);
+    r.counter_window.AddStolen(110 * kMs, 116 * kMs);
+    f.Exit(r, 450 * kMs);
+    ThreadCheck c = CompareThread(r, f.Match(r), {});
+    EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
+    EXPECT_NE(c.note.find("leaves out 6.000 ms of steal"), std::string::npos) << c.note;
+    EXPECT_EQ(c.status, exec == 30 * kMs ? CheckStatus::kAgree : CheckStatus::kDisagree);
+  }
+}
+
 // run_delay starts at the enqueue: the time between sched_waking and sched_wakeup is
 // left out of the comparison (it is still wait_cpu_wakeup in the microstates).
 TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {

@@ -1032,6 +1032,37 @@ TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedR
   }
 }
 
+// With every increment in the trace (the unfiltered run-time buffer beside it), a run's
+// increments that add up to less than the next one's clock show the clock standing still
+// (steal), not an update filtered out: the thread stays on its CPU in the microstates,
+// and the stretch is named. Without that buffer, or once it lost events, the same gap is
+// taken for a filtered update, as before.
+//
+//   CPU0:  10 on CPU ----------------------------------------------------| ==> 500
+//   incr:  [0, 10'000)   (no update: 10'000..40'000)   [40'000, 100'000)
+TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
+  enum class Case { kNoBuffer, kBuffer, kBufferLost };
+  for (const Case c : {Case::kNoBuffer, Case::kBuffer, Case::kBufferLost}) {
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = c != Case::kNoBuffer;
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = {10};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'500, 0, 10, 10'000);  // from 500: within the lag of the switch-in
+    if (c == Case::kBufferLost) s.UnfilteredLost(20'000, 1, 3);
+    s.StatRuntime(100'500, 0, 10, 60'000);  // from 40'500: 30'000 the clock did not count
+    s.Switch(101'000, 0, 10, kR, 500);
+    s.Finish(110'000);
+    // The lag rule keeps the switch-in at 0; the run ends with its last increment's clock.
+    const int64_t stolen = c == Case::kBuffer ? 100'500 - 2'000 - 70'000 : 0;
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, stolen) << static_cast<int>(c);
+    EXPECT_EQ(s.Micro(10, M::kUser), 100'500 - 2'000) << static_cast<int>(c);
+    EXPECT_TILED(s);
+  }
+}
+
 // A preemption whose last increment is missing: the next task's first increment tells
 // the clock both switched at.
 TEST(StateMachine, PreemptedRunEndsWhereTheNextStarts) {
