@@ -66,7 +66,7 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
                                                        const TraceFileReader& reader,
                                                        const ReaderOptions& reader_options) {
   const auto& info = reader.recording_info();
-  if (!reader.buffer_name().empty() || !info || info->system_wide) return nullptr;
+  if (!reader.buffer_name().empty() || !info) return nullptr;
   ReaderOptions o = reader_options;
   o.backend = ReaderBackend::kFast;
   o.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer);
@@ -118,8 +118,6 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   TraceCapabilities caps = CapabilitiesOf(decoder);
   std::unique_ptr<TraceFileReader> unfiltered =
       OpenUnfilteredRuntime(file, *reader, reader_options);
-  // (Not -a: the recorder leaves its own contexts out, and its wakeups of its threads on
-  // other CPUs update the runs of the tasks there.)
   caps.all_increments = caps.stat_runtime && unfiltered != nullptr;
 
   auto result = std::make_unique<AnalyzedTrace>();

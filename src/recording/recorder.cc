@@ -387,19 +387,23 @@ void Recorder::OpenSession() {
 // then moves in the trace with no sign. A second instance records sched_stat_runtime in
 // every context but the followed tasks' (theirs are in the trace already: the two pid
 // lists are each other's complement); the report takes from it the followed tasks'.
+//
+// -a leaves out only the recorder's own contexts (StartTracing); they do such increments
+// too, when the recorder wakes one of its threads on another CPU. There the instance
+// records those contexts alone (the same list, as its set_event_pid).
 void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   const EventName runtime{"sched", "sched_stat_runtime"};
-  if (!main.filter_pids ||
-      std::none_of(session_->events().begin(), session_->events().end(),
+  if (std::none_of(session_->events().begin(), session_->events().end(),
                    [&](const EventName& e) { return e.Full() == runtime.Full(); }))
     return;
+  if (!main.filter_pids && !(o_.exclude_self && session_->CanExcludePids())) return;
   SessionConfig config;
   config.event_set = EventSet::kNone;
   config.buffer_kb = main.buffer_kb;
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
-  config.filter_pids = false;
-  config.exclude_descendants = true;
+  config.filter_pids = !main.filter_pids;
+  config.exclude_descendants = main.filter_pids;
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
@@ -415,6 +419,7 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
 // Into the pid filter of every instance that traces the targets, and out of the unfiltered
 // run-time instance's.
 void Recorder::Follow(const std::vector<int>& tids) {
+  if (o_.system_wide) return;  // -a -- CMD: a pid in set_event_pid would trace it alone
   for (TracefsSession* s : Sessions()) s->AddPids(tids);
   if (unfiltered_session_) unfiltered_session_->ExcludePids(tids);
 }
@@ -539,6 +544,7 @@ void Recorder::StartTracing() {
     own.reserve(list.size());
     for (const auto& t : list) own.push_back(t.tid);
     for (TracefsSession* s : Sessions()) s->ExcludePids(own);
+    if (unfiltered_session_) unfiltered_session_->AddPids(own);
     threads_.Add(list);
     info_.untraced_tids.assign(own.begin(), own.end());
   }

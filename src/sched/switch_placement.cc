@@ -141,12 +141,13 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   AccountIncrement(EventThread(here, e.pid, e.comm), e);
 }
 
-// The unfiltered buffer holds every task's increments. The pid-filtered trace already has
-// those done in a followed task's context; of the others only a followed task's are of
-// use (an unfollowed task's switches are not in the trace). Its own context is not the
+// The unfiltered buffer holds every task's increments done in the contexts the trace
+// leaves out (all but the followed tasks'; with -a, the recorder's). The trace already
+// has those done in a followed task's context; of the others only a followed task's are
+// of use (an unfollowed task's switches are not in the trace). Its own context is not the
 // model's to follow either: the event neither enters its CPU nor names its current task.
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
-  if (follow_all_ || e.pid == 0) return;
+  if (e.pid == 0) return;
   if (const Thread* context = threads_.Find(e.c.pid); context != nullptr && context->tracked)
     return;
   Thread* t = threads_.Find(e.pid);

@@ -406,8 +406,12 @@ void TracefsSession::AddPids(const std::vector<int>& tids) {
     FailWrite(fmt::format("set_event_pid {}", text));
 }
 
+bool TracefsSession::CanExcludePids() const {
+  return tracefs_file_exists(instance_.get(), "set_event_notrace_pid");
+}
+
 void TracefsSession::ExcludePids(const std::vector<int>& tids) {
-  if (tids.empty() || !tracefs_file_exists(instance_.get(), "set_event_notrace_pid")) return;
+  if (tids.empty() || !CanExcludePids()) return;
   std::string text;
   for (int t : tids) text += fmt::format("{} ", t);
   if (tracefs_instance_file_append(instance_.get(), "set_event_notrace_pid", text.c_str()) < 0)

@@ -73,6 +73,7 @@ class TracefsSession {
   void AddPids(const std::vector<int>& tids);
   // Keeps these tasks' own events out (set_event_notrace_pid), if the kernel has it.
   void ExcludePids(const std::vector<int>& tids);
+  bool CanExcludePids() const;
   // Traces the tasks `other` traces: its pid filters as they are now, including the
   // children its event-fork option added.
   void CopyPidFilters(const TracefsSession& other);

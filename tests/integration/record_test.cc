@@ -462,6 +462,31 @@ TEST_F(RecordTest, SystemWideOnOneCpu) {
   EXPECT_EQ(rep.out.find(" [001] "), std::string::npos) << "only CPU 0 was traced";
 }
 
+// -a -- CMD traces every task, the command's threads among them (a pid filter on the
+// command would trace its first thread alone); beside it, the run-time increments done
+// in the contexts -a leaves out, the recorder's own, and only those.
+TEST_F(RecordTest, SystemWideWithACommandTracesEverythingAndKeepsTheRecordersIncrements) {
+  fs::path out = dir_ / "all_cmd.dat";
+  Result r = Record({"-a", "-o", out, "--", kWorkload, "mutex", "4", "2000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  RecordingInfo info = Info(out);
+  EXPECT_TRUE(info.system_wide);
+  ASSERT_FALSE(info.untraced_tids.empty());
+  Result json = Run({kCstool, "report", out.string(), "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  int command_threads = 0;
+  for (const auto& t : report.at("threads"))
+    command_threads += t.at("pid") == info.child.pid ? 1 : 0;
+  EXPECT_EQ(command_threads, 5) << "the main thread and four on the mutex";
+  const UnfilteredIncrements unfiltered = UnfilteredRuntime(out);
+  EXPECT_GT(unfiltered.all, 0u) << "the recorder's own threads ran at least";
+  const std::set<int> recorder(info.untraced_tids.begin(), info.untraced_tids.end());
+  for (int context : unfiltered.contexts) EXPECT_EQ(recorder.count(context), 1u) << context;
+  EXPECT_EQ(report.at("trace").at("unfiltered_runtime").at("other_context_increments"),
+            unfiltered.other_context);
+}
+
 TEST_F(RecordTest, UsageErrors) {
   EXPECT_EQ(Record({}).status, 2);  // nothing to record
   Result r = Record({"-C", "abc", "-a"});
