@@ -30,14 +30,20 @@ void CounterWindowObserver::OnThreadNew(const Thread& t) {
       w.AddSample(c.taken_at, c.switches_read.from, c.switches_read.to);
 }
 
-void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,
-                                           int64_t end) {
+// Where the exit record was sampled is known from the exit syscall's entry on, before the
+// segments (and stolen stretches) after it arrive.
+CounterWindow& CounterWindowObserver::WindowWithExitCuts(const Thread& t) {
   CounterWindow& w = model_.For(t).counter_window;
-  // Known from the exit syscall's entry on, before the segments after it arrive.
   if (t.accounted_at_exit >= 0 && (w.exit_ts < 0 || t.accounted_at_exit < w.exit_ts))
     w.exit_ts = t.accounted_at_exit;
   if (t.accounted_before_exit_tick >= 0 && w.exit_before_tick_ts < 0)
     w.exit_before_tick_ts = t.accounted_before_exit_tick;
+  return w;
+}
+
+void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,
+                                           int64_t end) {
+  CounterWindow& w = WindowWithExitCuts(t);
   w.AddSegment(s, start, end,
                s == Microstate::kWaitCpuWakeup ? w.TakeWaitAdjust(start, end, model_.enqueue_lag)
                                                : WaitAdjust{});

@@ -38,7 +38,7 @@ class CounterWindowObserver : public Observer {
     model_.For(t).counter_window.NoteAccounted(from, to);
   }
   void OnStolen(const Thread& t, int64_t from, int64_t to) override {
-    model_.For(t).counter_window.AddStolen(from, to);
+    WindowWithExitCuts(t).AddStolen(from, to);
   }
   void OnTraceEnd(int64_t ts) override {
     for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);
@@ -57,6 +57,8 @@ class CounterWindowObserver : public Observer {
   }
 
  private:
+  CounterWindow& WindowWithExitCuts(const Thread& t);
+
   ReportModel& model_;
   bool windows_;
   // tid -> its /proc samples' instants: when taken, and where the switch counts were read.

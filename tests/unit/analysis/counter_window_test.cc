@@ -42,6 +42,18 @@ TEST(CounterWindow, StolenTimeIsLeftOutOfOnCpuAtTheCutsAfterIt) {
   EXPECT_EQ((w.Before(300) - w.Before(100)).stolen_ns, 80);
 }
 
+// Steal after the exit record's instant is neither in the record nor counted twice: the
+// part after the exit cut leaves the after-exit totals as it leaves the whole.
+TEST(CounterWindow, StolenTimeAcrossTheExitCutLeavesBothSides) {
+  CounterWindow w;
+  w.exit_ts = 100;
+  w.AddSegment(Microstate::kUser, 0, 200);
+  w.AddStolen(80, 150);
+  EXPECT_EQ(w.total.on_cpu_ns, 200 - 70);
+  EXPECT_EQ(w.after_exit.on_cpu_ns, 100 - 50);
+  EXPECT_EQ((w.total - w.after_exit).on_cpu_ns, 100 - 20);
+}
+
 // An increment that does not span a cut (it ends before, or starts after) leaves it as is.
 TEST(CounterWindow, IncrementsBesideACutLeaveItAlone) {
   CounterWindow w;
