@@ -161,6 +161,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   if (at_exit) c.exit_adjust = after_exit->voluntary + after_exit->involuntary;
 
   c.asleep_queued_ns = traced.asleep_queued_ns;
+  c.stolen_ns = traced.stolen_ns;
   c.wait_maybe_more_ns = traced.asleep_maybe_queued_ns;
   c.on_cpu_tolerance_ns = tol.TimeFor(c.kernel.on_cpu_ns, c.unknown_ns);
   c.wait_tolerance_ns = tol.TimeFor(c.kernel.wait_cpu_ns, c.unknown_ns);
@@ -180,11 +181,11 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                         static_cast<double>(c.asleep_queued_ns) / 1e6);
   }
   // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
-  if (constexpr int64_t kNotedStealNs = 10'000; traced.stolen_ns >= kNotedStealNs) {
+  if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
     if (!c.note.empty()) c.note += "; ";
     c.note += fmt::format(
         "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
-        static_cast<double>(traced.stolen_ns) / 1e6);
+        static_cast<double>(c.stolen_ns) / 1e6);
   }
   if (m.start) {
     const WindowCut* cut = w.Cut(m.start->taken_at_ns);

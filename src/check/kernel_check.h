@@ -92,6 +92,9 @@ struct ThreadCheck {
   // did not show: the kernel's run delay may exceed the traced wait by that much more.
   int64_t asleep_queued_ns = 0;
   int64_t wait_maybe_more_ns = 0;
+  // On-CPU time in the window the run-time clock did not count (steal), left out of
+  // traced.on_cpu_ns.
+  int64_t stolen_ns = 0;
   bool switches_ok = false;
   bool on_cpu_ok = false;
   bool wait_ok = false;

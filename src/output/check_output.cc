@@ -111,6 +111,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["switches_placed_after_reads"] = c.switches_placed_after_reads;
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};
       j["asleep_queued_ns"] = c.asleep_queued_ns;
+      j["host_steal_on_cpu_ns"] = c.stolen_ns;
       j["wait_maybe_more_ns"] = c.wait_maybe_more_ns;
       j["ok"] = {{"switches", c.switches_ok}, {"on_cpu", c.on_cpu_ok}, {"wait_cpu", c.wait_ok}};
       j["times_judged"] = c.times_judged;

@@ -250,6 +250,7 @@ TEST(KernelCheck, TimeTheHostStoleWhileTheThreadRanIsNotExecRuntime) {
     f.Exit(r, 450 * kMs);
     ThreadCheck c = CompareThread(r, f.Match(r), {});
     EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
+    EXPECT_EQ(c.stolen_ns, 6 * kMs);
     EXPECT_NE(c.note.find("leaves out 6.000 ms of steal"), std::string::npos) << c.note;
     EXPECT_EQ(c.status, exec == 30 * kMs ? CheckStatus::kAgree : CheckStatus::kDisagree);
   }
