@@ -140,15 +140,17 @@ struct TraceSummary {
   std::vector<std::string> damage;           // report --salvage: what of a damaged file was skipped
   bool has_recording_info = false;
   RecordingInfo recording;
-  // The unfiltered run-time buffer beside a pid-filtered recording
-  // (tracefile::kUnfilteredRuntimeBuffer): whether the file has one, its increments done
-  // in another task's context than the accounted one's, what its ring buffer lost, and
-  // the increments of followed threads only it had.
+  // The unfiltered run-time buffer beside the trace (tracefile::kUnfilteredRuntimeBuffer):
+  // whether the file has one, its increments done in another task's context than the
+  // accounted one's, what its ring buffer lost, the increments of followed threads only it
+  // had, and whether with it every increment was in the file to the end (steal inside a
+  // run known: TraceCapabilities::all_increments).
   struct UnfilteredRuntime {
     bool present = false;
     uint64_t other_context_increments = 0;
     uint64_t lost_events = 0;
     uint64_t increments_used = 0;
+    bool all_increments = false;
   } unfiltered_runtime;
 };
 

@@ -226,8 +226,9 @@ class EventSink {
   virtual void PushSchedWakeup(const SchedWakeup&) {}
   virtual void PushSchedMigrateTask(const SchedMigrateTask&) {}
   virtual void PushSchedStatRuntime(const SchedStatRuntime&) {}
-  // An increment from the unfiltered run-time buffer beside a pid-filtered trace
-  // (tracefile::kUnfilteredRuntimeBuffer): every task's, in every context.
+  // An increment from the unfiltered run-time buffer beside the trace
+  // (tracefile::kUnfilteredRuntimeBuffer): every task's, in the contexts the trace leaves
+  // out (all but the followed tasks'; with -a, the recorder's).
   virtual void PushUnfilteredRuntime(const SchedStatRuntime&) {}
   // That buffer lost events on `cpu`: increments done in other contexts may be missing.
   virtual void PushUnfilteredLost(const LostEvents&) {}

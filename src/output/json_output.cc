@@ -239,7 +239,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
       trace["unfiltered_runtime"] = {
           {"other_context_increments", t.unfiltered_runtime.other_context_increments},
           {"lost_events", t.unfiltered_runtime.lost_events},
-          {"increments_used", t.unfiltered_runtime.increments_used}};
+          {"increments_used", t.unfiltered_runtime.increments_used},
+          {"all_increments", t.unfiltered_runtime.all_increments}};
     if (!t.recording.steal.empty()) {
       nlohmann::json per_cpu = nlohmann::json::object();
       for (const CpuSteal& c : t.recording.steal) per_cpu[std::to_string(c.cpu)] = c.Stolen();

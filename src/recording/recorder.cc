@@ -390,19 +390,24 @@ void Recorder::OpenSession() {
 //
 // -a leaves out only the recorder's own contexts (StartTracing); they do such increments
 // too, when the recorder wakes one of its threads on another CPU. There the instance
-// records those contexts alone (the same list, as its set_event_pid).
+// records those contexts alone: the same list, as its set_event_pid, and like the main
+// instance's set_event_notrace_pid without event-fork. Those few contexts need a small
+// buffer.
 void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   const EventName runtime{"sched", "sched_stat_runtime"};
   if (std::none_of(session_->events().begin(), session_->events().end(),
                    [&](const EventName& e) { return e.Full() == runtime.Full(); }))
     return;
   if (!main.filter_pids && !(o_.exclude_self && session_->CanExcludePids())) return;
+  constexpr size_t kRecorderContextsBufferKb = 1024;
   SessionConfig config;
   config.event_set = EventSet::kNone;
-  config.buffer_kb = main.buffer_kb;
+  config.buffer_kb =
+      main.filter_pids ? main.buffer_kb : std::min(main.buffer_kb, kRecorderContextsBufferKb);
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
   config.filter_pids = !main.filter_pids;
+  config.follow_children = false;
   config.exclude_descendants = main.filter_pids;
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);

@@ -659,6 +659,8 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   cur_ts_ = e.ts;
   cur_cpu_ = e.cpu;
   Flag(Anomaly::kLostEvents, nullptr, e.count > 0 ? e.count : 1);
+  // A remote increment of a thread on another CPU may be among the lost events.
+  increments_complete_ = false;
   // Anything that ran or waited on that CPU may have changed state unseen.
   for (Thread& t : threads_.threads())
     if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;

@@ -33,9 +33,10 @@ struct TraceCapabilities {
   bool page_faults = true;  // exceptions:page_fault_*
   // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
   bool stat_runtime = false;
-  // Every task's increments are in the trace, in every context (a system-wide recording,
-  // or a pid-filtered one with its unfiltered run-time buffer): a gap in a run's
-  // increments is then no filtered-out update but time the run-time clock stood still.
+  // Every increment of a followed thread is in the file, in every context (cstool's
+  // unfiltered run-time buffer beside the trace, every CPU recorded, nothing lost): a gap
+  // in a run's increments is then no filtered-out update but time the run-time clock
+  // stood still.
   bool all_increments = false;
 };
 
@@ -95,6 +96,8 @@ class StateMachine final : public EventSink {
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.
   uint64_t unfiltered_increments_used() const { return unfiltered_increments_used_; }
+  // Every increment was in the trace up to here (no loss turned the steal rule off).
+  bool increments_complete() const { return increments_complete_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
   int64_t first_ts() const { return first_ts_; }
   int64_t last_ts() const { return last_ts_; }

@@ -225,7 +225,10 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;
     if (reached > t.run_ns) {
       // With every increment in the trace, none was filtered out: the clock stood still.
-      if (increments_complete_) NoteStolen(t, previous_end, previous_end + reached - t.run_ns);
+      // (Only a followed thread's: the increments other contexts do for other threads are
+      // left out.)
+      if (increments_complete_ && t.tracked)
+        NoteStolen(t, previous_end, previous_end + reached - t.run_ns);
       t.run_ns = reached;
     }
   } else {
@@ -257,7 +260,9 @@ void StateMachine::NoteStolen(Thread& t, int64_t from, int64_t to) {
 }
 
 // The unfiltered run-time buffer lost events: an increment done in another context may be
-// missing from here on, and a gap in a run's increments is no longer proof of steal.
+// missing from here on, and a gap in a run's increments is no longer proof of steal. (The
+// report turns the rule off before decoding when it knows of losses; this catches the
+// ones only the pages show.)
 void StateMachine::PushUnfilteredLost(const LostEvents& /*e*/) { increments_complete_ = false; }
 
 // The runqueue clock of `cpu` was read again at `ts`: a skipped update would now reuse

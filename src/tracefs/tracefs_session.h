@@ -37,6 +37,8 @@ struct SessionConfig {
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
   bool filter_pids = true;                // false: trace every task (-a)
+  // With filter_pids: the followed tasks' later children are followed too (event-fork).
+  bool follow_children = true;
   // With filter_pids false: ExcludePids keeps the listed tasks' later children out too
   // (the event-fork option applies to set_event_notrace_pid as well).
   bool exclude_descendants = false;

@@ -1041,8 +1041,8 @@ TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedR
 //   CPU0:  10 on CPU ----------------------------------------------------| ==> 500
 //   incr:  [0, 10'000)   (no update: 10'000..40'000)   [40'000, 100'000)
 TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
-  enum class Case { kNoBuffer, kBuffer, kBufferLost };
-  for (const Case c : {Case::kNoBuffer, Case::kBuffer, Case::kBufferLost}) {
+  enum class Case { kNoBuffer, kBuffer, kBufferLost, kTraceLost };
+  for (const Case c : {Case::kNoBuffer, Case::kBuffer, Case::kBufferLost, Case::kTraceLost}) {
     TraceCapabilities caps = WithIncrements();
     caps.all_increments = c != Case::kNoBuffer;
     TrackingPolicy policy;
@@ -1052,6 +1052,7 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);  // from 500: within the lag of the switch-in
     if (c == Case::kBufferLost) s.UnfilteredLost(20'000, 1, 3);
+    if (c == Case::kTraceLost) s.Lost(20'000, 1, 3);  // another CPU's: a remote update there?
     s.StatRuntime(100'500, 0, 10, 60'000);  // from 40'500: 30'000 the clock did not count
     s.Switch(101'000, 0, 10, kR, 500);
     s.Finish(110'000);
@@ -1061,6 +1062,44 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
     EXPECT_EQ(s.Micro(10, M::kUser), 100'500 - 2'000) << static_cast<int>(c);
     EXPECT_TILED(s);
   }
+}
+
+// With -a the buffer holds the recorder's contexts: an increment one of them did for a
+// thread running elsewhere (a wakeup of a recorder thread queued there) fills a gap that
+// would otherwise be taken for steal. A thread outside the report gets no steal: the
+// increments other contexts do for it are not kept.
+//
+//   CPU0:  10 on CPU --------------------------------------------| ==> 11
+//   incr:  [0, 10'000)  [10'000, 40'000) by recorder 900 on CPU1  [40'000, 100'000)
+TEST(StateMachine, WithMinusATheRecordersIncrementsFillTheGapsTheyMade) {
+  for (const bool recorder_increment : {false, true}) {
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = true;
+    TrackingPolicy policy;  // -a: every thread but the recorder's
+    policy.untraced_tids = {900};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'500, 0, 10, 10'000);
+    if (recorder_increment) s.UnfilteredRuntime(40'500, 1, 10, 30'000, 900);
+    s.StatRuntime(100'500, 0, 10, 60'000);
+    s.Switch(101'000, 0, 10, kR, 11);
+    s.Finish(110'000);
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, recorder_increment ? 0 : 98'500 - 70'000);
+    EXPECT_EQ(s.machine().unfiltered_increments_used(), recorder_increment ? 1u : 0u);
+    EXPECT_TILED(s);
+  }
+  // An untracked thread's own increments with a gap: no steal is claimed for it.
+  TraceCapabilities caps = WithIncrements();
+  caps.all_increments = true;
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {10};
+  Sim s(caps, policy);
+  s.Switch(0, 0, 0, kR, 500);
+  s.StatRuntime(10'500, 0, 500, 10'000);
+  s.StatRuntime(100'500, 0, 500, 60'000);
+  s.Finish(110'000);
+  for (const Thread& t : s.machine().threads()) EXPECT_EQ(t.placement.stolen_ns, 0) << t.tid;
 }
 
 // A preemption whose last increment is missing: the next task's first increment tells
