@@ -1064,6 +1064,40 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
   }
 }
 
+// A followed task on CPU1 queues 12 on CPU0, accounting 10 there (its increment is in
+// the trace) and asking for a reschedule; the host then does not run CPU0 for 850 us, so
+// the reschedule IPI and the switch come that late. The switch reuses the enqueue's
+// clock: 10 waits from there. Without every increment in the trace, the model takes the
+// IPI for the wakeup's time (at most kMaxIpiDelayNs late) and assumes an increment up to it.
+//
+//   CPU1:  11: waking(12) incr(10) wakeup(12 -> CPU0)
+//   CPU0:  10 on CPU ----|.................(steal)......... IPI  switch 10 ==> 12
+TEST(StateMachine, WithEveryIncrementALateReschedulingIpiKeepsTheEnqueuesClock) {
+  for (const bool all_increments : {false, true}) {
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = all_increments;
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = {10, 11, 12};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.Switch(0, 1, 0, kR, 11);
+    s.StatRuntime(10'500, 0, 10, 10'000);
+    s.Wake(50'000, 1, 11, 12, 0);
+    s.StatRuntime(50'500, 1, 10, 40'000, 0, 11);  // the enqueue's update of 10: to 50'000
+    s.Wake(51'000, 1, 11, 12, 0, 0, WakeupKind::kWakeup);
+    s.Vector(900'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Vector(900'500, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Switch(901'000, 0, 10, kR, 12);
+    s.StatRuntime(902'000, 0, 12, 500);  // measured from the reused clock, less the steal
+    s.Finish(950'000);
+    const int64_t end = all_increments ? 50'000 : 900'000 - 2'000;
+    EXPECT_EQ(s.Micro(10, M::kUser), end) << all_increments;
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 950'000 - end) << all_increments;
+    EXPECT_TILED(s);
+  }
+}
+
 // With -a the buffer holds the recorder's contexts: an increment one of them did for a
 // thread running elsewhere (a wakeup of a recorder thread queued there) fills a gap that
 // would otherwise be taken for steal. A thread outside the report gets no steal: the
