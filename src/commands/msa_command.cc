@@ -189,7 +189,7 @@ class MsaDriver {
 void MsaDriver::SetUp() {
   SessionConfig config;
   config.buffer_kb = o_.buffer_kb;
-  config.filter_pids = true;
+  config.follow_forks = true;
   session_ = std::make_unique<TracefsSession>(config, messages_);
   // Sleep through quiet periods; wake early only when a buffer fills up this much.
   if (tracefs_file_exists(session_->instance(), "buffer_percent"))

@@ -169,7 +169,7 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
   config.buffer_kb = kBufferKb;
   config.cpus = {options.cpu};
   config.extra_events = plan.events;
-  config.filter_pids = false;
+  config.follow_forks = false;
   TracefsSession session(config, messages);
   CpuEventCounter counter(session, options.cpu);
   const int achieved_idx =

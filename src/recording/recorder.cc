@@ -343,7 +343,7 @@ void Recorder::OpenSession() {
   config.buffer_kb = o_.buffer_kb;
   config.cpus = o_.cpus;
   config.extra_events = o_.events;
-  config.filter_pids = !o_.system_wide;
+  config.follow_forks = !o_.system_wide;  // -a writes only the recorder into a list
   config.kernel_stacks = o_.kernel_stacks;
   if (flight()) {
     kernel_window_.emplace(config, cpus_, WindowNs(), o_.flight_cap_bytes, messages_);
@@ -398,17 +398,15 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   if (std::none_of(session_->events().begin(), session_->events().end(),
                    [&](const EventName& e) { return e.Full() == runtime.Full(); }))
     return;
-  if (!main.filter_pids && !(o_.exclude_self && session_->CanExcludePids())) return;
+  if (o_.system_wide && !(o_.exclude_self && session_->CanExcludePids())) return;
   constexpr size_t kRecorderContextsBufferKb = 1024;
   SessionConfig config;
   config.event_set = EventSet::kNone;
   config.buffer_kb =
-      main.filter_pids ? main.buffer_kb : std::min(main.buffer_kb, kRecorderContextsBufferKb);
+      o_.system_wide ? std::min(main.buffer_kb, kRecorderContextsBufferKb) : main.buffer_kb;
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
-  config.filter_pids = !main.filter_pids;
-  config.follow_children = false;
-  config.exclude_descendants = main.filter_pids;
+  config.follow_forks = main.follow_forks;  // its list is the complement of the main one's
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;

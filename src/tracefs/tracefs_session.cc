@@ -361,8 +361,7 @@ void TracefsSession::Configure(const SessionConfig& config) {
       FailWrite(fmt::format("tracing_cpumask {}", mask));
   }
 
-  if (((config.filter_pids && config.follow_children) || config.exclude_descendants) &&
-      tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) != 0)
+  if (config.follow_forks && tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) != 0)
     FailWrite("option event-fork");
   if (tracefs_file_exists(inst, "options/record-tgid"))
     tracefs_option_enable(inst, TRACEFS_OPTION_RECORD_TGID);

@@ -36,12 +36,9 @@ struct SessionConfig {
   size_t buffer_kb = 0;                   // per CPU
   std::vector<int> cpus;                  // CPUs to trace (tracing_cpumask)
   std::vector<std::string> extra_events;  // "-e SYSTEM:EVENT" (or SYSTEM, SYSTEM:*)
-  bool filter_pids = true;                // false: trace every task (-a)
-  // With filter_pids: the followed tasks' later children are followed too (event-fork).
-  bool follow_children = true;
-  // With filter_pids false: ExcludePids keeps the listed tasks' later children out too
-  // (the event-fork option applies to set_event_notrace_pid as well).
-  bool exclude_descendants = false;
+  // The pid lists (AddPids: set_event_pid, ExcludePids: set_event_notrace_pid) take in
+  // the listed tasks' later children too (the event-fork option, which applies to both).
+  bool follow_forks = true;
   // A `stacktrace` trigger on sched_switch for switches into S or D sleep: the kernel
   // call chain of every sleep follows its switch as an ftrace:kernel_stack record.
   bool kernel_stacks = false;
