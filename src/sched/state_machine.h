@@ -208,7 +208,7 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   uint64_t unfiltered_increments_used_ = 0;
-  // caps_.all_increments until the unfiltered run-time buffer loses events.
+  // caps_.all_increments until either buffer shows lost events.
   bool increments_complete_;
   std::vector<Cpu> cpus_;
   // Rewriting a thread's held segments swaps them with this list and back, so that

@@ -287,16 +287,19 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
                          ? std::min(ipi_ts, cpu.resched.seen_ts)
                          : ipi_ts;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
+  const bool accounted_run = t && t->on_cpu && t->run_start >= 0;
   // With every increment in the trace, that wakeup's update of the running task is in it
   // already, and its clock is the one the switch reuses, however late the IPI came (the
   // host not running this virtual CPU holds it back: 850 us seen).
-  const bool shown = increments_complete_ && t && t->on_cpu && t->tracked && t->run_start >= 0;
+  if (accounted_run && t->tracked && increments_complete_) {
+    RequestClockSkip(cpu);
+    return;
+  }
   // For the runqueue-clock model: that wakeup updated the clock (about now, unless the
   // trace showed it) and, finding need-resched set, asked the next switch to reuse it.
-  if (!shown && cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
+  if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
   RequestClockSkip(cpu);
-  if (!shown && t && t->on_cpu && t->run_start >= 0 &&
-      t->run_start + t->run_ns < ts - kIpiLatencyNs)
+  if (accounted_run && t->run_start + t->run_ns < ts - kIpiLatencyNs)
     AssumeIncrement(*t, ts - kIncrementLagNs);
 }
 
