@@ -25,9 +25,10 @@ inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
 inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
   return sub
       .add_option("-j,--jobs", jobs,
-                  "Threads reading the file: the CPUs' pages are read and decompressed ahead "
-                  "on N-1 of them while one merges and analyses (default: the CPUs this process "
-                  "may run on); the output does not depend on N")
+                  "Threads for the file: from 2 on, one decodes while another analyses (with "
+                  "compressed data and 2, one decompresses instead), and the others read and "
+                  "decompress the CPUs' pages ahead (default: the CPUs this process may run "
+                  "on); the output does not depend on N")
       ->check(CLI::Range(1, 1024));
 }
 

@@ -2,11 +2,16 @@
 // sink); include only where it is instantiated.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
 
+#include "base/cache_lines.h"
 #include "decode/decode_trace.h"
+#include "decode/event_batch.h"
+#include "decode/event_batch_queue.h"
 #include "decode/event_decoder.h"
 #include "decode/event_decoder_inl.h"
 #include "decode/merge.h"
@@ -169,6 +174,64 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
     st.anomalies[std::string(NameOf(Anomaly::kUnknownEventType))] = dc.unknown_type_ids;
   st.missing_events = decoder.missing_events();
   return st;
+}
+
+// DecodeTraceTo with the decoding on a thread of its own: that thread reads, merges and
+// decodes into batches (EventBatchWriter) and the caller's thread replays them into
+// `sink`, so the two halves of the work overlap. `sink` sees the same calls in the same
+// order as with DecodeTraceTo, and an error of the file reaches the caller after the
+// events decoded before it, as there.
+//
+//   decoding thread:  read -> merge -> decode -> batch ->|queue|
+//   caller's thread:                                    |queue|-> replay -> sink -> evict
+template <typename Sink>
+DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
+                                const DecodeOptions& options) {
+  // Batches of about a thousand events, a few ahead: measured on a 4.3M-event ping-pong
+  // recording, 8-16 KiB batches cost a third more (hand-overs), and 128 KiB ones with 8
+  // or more ahead outgrow the caches.
+  constexpr size_t kBatchBytes = 64 * 1024;
+  constexpr size_t kBatchesAhead = 4;
+  EventBatchQueue queue(kBatchesAhead);
+  DecodeStats stats;
+  std::thread decoding([&] {
+    std::exception_ptr error;
+    try {
+      EventBatchWriter writer(kBatchBytes,
+                              [&queue](EventBatch&& full) { return queue.Push(std::move(full)); });
+      try {
+        stats = DecodeTraceTo(reader, decoder, writer, options);
+      } catch (const EventBatchQueueCancelled&) {
+        throw;
+      } catch (...) {
+        error = std::current_exception();
+      }
+      writer.Flush();  // the events decoded before an error go first
+    } catch (const EventBatchQueueCancelled&) {
+    } catch (...) {
+      error = std::current_exception();
+    }
+    queue.Close(error);
+  });
+  // Whatever the sink throws, the decoding thread is stopped and joined before the
+  // reader, decoder and queue it uses go.
+  struct Joiner {
+    EventBatchQueue& queue;
+    std::thread& thread;
+    ~Joiner() {
+      queue.Cancel();
+      thread.join();
+    }
+  } joiner{queue, decoding};
+  EventBatch batch;
+  while (queue.Pop(batch)) {
+    ReplayEvents(batch, sink);
+    // Before the batch goes back to be refilled: see base/cache_lines.h (without this,
+    // the two threads took 0.30 s where one alone took 0.19 s).
+    EvictCacheLines(batch.data(), batch.size());
+  }
+  if (std::exception_ptr error = queue.error()) std::rethrow_exception(error);
+  return stats;
 }
 
 }  // namespace cstool

@@ -46,6 +46,8 @@ class FastTraceFile : public TraceFileReader {
   const std::vector<CpuData>& cpu_data() const { return cpu_data_; }
   // The per-CPU data's compression ("zstd", "zlib"); empty when stored in place.
   const std::string& compression() const { return data_compression_; }
+  bool data_compressed() const override { return !data_compression_.empty(); }
+  void SetJobs(int jobs) override { jobs_ = jobs; }
 
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);

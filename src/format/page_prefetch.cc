@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "base/cache_lines.h"
+
 namespace cstool {
 
 // One CPU's source and its queue of runs read ahead. Whoever set `busy` uses `source` and
@@ -108,7 +110,11 @@ class PrefetchedSource final : public PageSource {
     bool wake = false;
     {
       std::unique_lock lock(lane.mutex);
-      if (!buffer.bytes().empty()) lane.free.push_back(std::move(buffer));
+      if (!buffer.bytes().empty()) {
+        // It goes back to a worker to be refilled: see base/cache_lines.h.
+        EvictCacheLines(buffer.bytes().data(), buffer.bytes().size());
+        lane.free.push_back(std::move(buffer));
+      }
       if (lane.items.empty() && !lane.done && !lane.busy) {
         lane.ReadUnlocked(lock, item);
         wake = !lane.done;  // the worker may have skipped this CPU while it was busy here

@@ -74,9 +74,9 @@ struct ReaderOptions {
   // What was skipped is listed in TraceFileReader::salvage_log(). Damage to the header
   // (formats, CPU table) still throws: there is nothing to salvage without it.
   bool salvage = false;
-  // Threads reading the file (report -j): above 1, the CPUs' pages are read and
-  // decompressed ahead on jobs - 1 workers (cstool's own readers; libtracecmd reads
-  // serially). The records and their order do not depend on it.
+  // Threads reading the file: above 1, the CPUs' pages are read and decompressed ahead
+  // on jobs - 1 workers for the thread that reads the records (cstool's own readers;
+  // libtracecmd reads serially). The records and their order do not depend on it.
   int jobs = 1;
   // Only the buffer's records (cstool's own readers): the event formats, kallsyms, saved
   // cmdlines and recording info are not loaded. For a second buffer of a file whose first
@@ -114,6 +114,11 @@ class TraceFileReader {
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()). Each call starts over.
   virtual std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) = 0;
+
+  // Whether the CPUs' data is stored compressed (decompression is then most of reading).
+  virtual bool data_compressed() const { return false; }
+  // ReaderOptions::jobs, changed before the first OpenCpu (no effect after it).
+  virtual void SetJobs(int /*jobs*/) {}
 
  protected:
   std::string path_;

@@ -111,6 +111,22 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
   return true;
 }
 
+// How report -j N spends its threads. The serial work is decoding (with the merge) and
+// the analysis; reading ahead is per CPU. Measured on 2 vCPUs (4.3M-event ping-pong, -j 1
+// = 1.00): pages in place, a decoding thread 0.68 and reading ahead 0.95; zstd chunks,
+// reading ahead 0.67 and a decoding thread 0.80 (the decompression then stays with the
+// decoding), both together 1.1 (three busy threads on two cores).
+struct JobPlan {
+  bool decode_thread = false;
+  int reading = 1;  // ReaderOptions::jobs of the thread that reads
+};
+
+JobPlan PlanJobs(int jobs, bool compressed) {
+  if (jobs <= 1) return {false, 1};
+  if (jobs == 2 && compressed) return {false, 2};
+  return {true, jobs - 1};
+}
+
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
@@ -133,6 +149,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.backend = options.reader;
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
+  const JobPlan plan = PlanJobs(reader_options.jobs, reader->data_compressed());
+  reader_options.jobs = plan.reading;
+  reader->SetJobs(plan.reading);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs
   // cannot be degraded gracefully; say so instead of reporting no switches.
@@ -174,8 +193,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
                                   s.syscall, s.cpu, info->attach_seed_ts);
-  DecodeStats stats =
-      DecodeTraceTo(*reader, decoder, *result->machine, {.unfiltered_runtime = unfiltered.get()});
+  const DecodeOptions decode_options{.unfiltered_runtime = unfiltered.get()};
+  DecodeStats stats = plan.decode_thread
+                          ? DecodeTraceOnThread(*reader, decoder, *result->machine, decode_options)
+                          : DecodeTraceTo(*reader, decoder, *result->machine, decode_options);
   // A recording with no event (an attached process asleep throughout) still lasted.
   int64_t end = stats.last_ts;
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)

@@ -83,8 +83,9 @@ TEST(ReaderBackends, ReportsAreByteIdentical) {
   }
 }
 
-// `report -j N` reads the CPUs' pages ahead on N-1 workers: every format of every fixture
-// is byte-identical to -j 1, with fewer workers than CPUs, as many, and more.
+// `report -j N` decodes on a thread of its own and reads the CPUs' pages ahead on the
+// others (with 2 jobs and compressed data, reads ahead only): every format of every
+// fixture is byte-identical to -j 1, with fewer workers than CPUs, as many, and more.
 TEST(ReaderJobs, ReportsAreByteIdentical) {
   const std::string dir = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
   for (const char* fixture :

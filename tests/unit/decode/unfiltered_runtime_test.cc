@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "decode/decode_trace.h"
+#include "decode/decode_trace_inl.h"
+#include "decode/event_decoder.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "format/trace_file_writer.h"
@@ -138,6 +140,14 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
   EXPECT_EQ(st.events, 4u) << "the top buffer's records alone";
   EXPECT_EQ(st.unfiltered_runtime_events, 2u);
   EXPECT_EQ(st.unfiltered_runtime_lost, 0u);
+
+  // The same with the decoding on a thread of its own (report -j).
+  EventDecoder decoder(reader->tep());
+  Sequence threaded;
+  const DecodeStats st_threaded =
+      DecodeTraceOnThread(*reader, decoder, threaded, {.unfiltered_runtime = unfiltered.get()});
+  EXPECT_EQ(threaded.seen, sink.seen);
+  EXPECT_EQ(st_threaded.unfiltered_runtime_events, 2u);
   fs::remove_all(dir);
 }
 

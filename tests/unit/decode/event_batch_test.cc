@@ -1,0 +1,157 @@
+// Event batches carry decoded events from the decoding thread to the analysing one: a
+// replay must make exactly the calls the writer received, with copies of every string and
+// stack, whatever the batch size; the queue between the threads keeps order, hands on the
+// producer's error and stops the producer when the consumer leaves.
+#include "decode/event_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "decode/event_batch_queue.h"
+#include "tests/support/call_log.h"
+
+namespace cstool {
+namespace {
+
+using ::cstool::testing::CallLog;
+
+// One call of every kind, its strings and stack read from `text` and `frames` (which the
+// test overwrites afterwards), `n` giving each round different numbers.
+void PushEveryKind(EventSink& sink, const std::string& text, const std::vector<uint8_t>& frames,
+                   int n, size_t filename_size) {
+  auto c = [n](int k) {
+    return EventCommon{1000 * n + k, n % 3, 100 + k, static_cast<uint8_t>(k),
+                       static_cast<uint8_t>(n)};
+  };
+  auto s = [&text](size_t at, size_t len) { return std::string_view(text).substr(at, len); };
+  sink.PushSchedSwitch({c(1), s(0, 5), 11, 120, 2, true, s(5, 7), 12, 110});
+  sink.PushSchedWakeup({c(2), WakeupKind::kWakeupNew, s(12, 3), 13, 100, 1});
+  sink.PushSchedMigrateTask({c(3), s(15, 4), 14, 0, 1});
+  sink.PushSchedStatRuntime({c(4), s(19, 6), 15, 123456});
+  sink.PushUnfilteredRuntime({c(5), s(25, 2), 16, 654321});
+  sink.PushUnfilteredLost({c(6).ts, 1, -1});
+  sink.PushSchedProcessFork({c(7), s(27, 3), 17, s(30, 4), 18});
+  sink.PushTaskNewtask({c(8), 19, s(34, 5), 0x3d0f00});
+  sink.PushTaskRename({c(9), 20, s(39, 3), s(42, 6)});
+  sink.PushSchedProcessExec({c(10), s(0, filename_size), 21, 22});
+  sink.PushSchedProcessExit({c(11), s(48, 4), 23, true});
+  sink.PushSchedProcessFree({c(12), s(52, 3), 24});
+  sink.PushIrqHandlerEntry({c(13), 25, s(55, 4)});
+  sink.PushIrqHandlerExit({c(14), 25, 1});
+  sink.PushSoftirq({c(15), SoftirqPhase::kExit, 7, s(59, 5)});
+  sink.PushIrqVector({c(16), false, 236, s(64, 11)});
+  sink.PushNmiHandler({c(17), 0xffffffff81000000, 4321, 1});
+  sink.PushSysEnter({c(18), 0});
+  sink.PushSysExit({c(19), 1, -11});
+  sink.PushPageFault({c(20), false, 0x7fff0000, 0xffffffff81234567, 6});
+  sink.PushKernelStack(
+      {c(21), frames.data(), static_cast<uint32_t>(frames.size() / 8), 8, n % 2 == 1});
+  sink.PushSchedSwitch({c(22), {}, 0, 0, 0, false, {}, 0, 0});  // empty strings
+  sink.PushLostEvents({c(23).ts, 0, 42});
+  sink.PushOtherEvent(c(24), 777);
+}
+
+TEST(EventBatch, ReplayMakesTheSameCallsWithCopiesOfEveryStringAndStack) {
+  for (size_t batch_bytes : {64, 256, 4096, 65536}) {
+    SCOPED_TRACE(batch_bytes);
+    std::string text(2000, ' ');
+    for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>('a' + i % 26);
+    std::vector<uint8_t> frames(8 * 12);
+    for (size_t i = 0; i < frames.size(); ++i) frames[i] = static_cast<uint8_t>(i * 7 + 1);
+
+    CallLog direct;
+    std::vector<EventBatch> batches;
+    EventBatchWriter writer(batch_bytes, [&batches](EventBatch&& full) {
+      batches.push_back(std::move(full));
+      return EventBatch();
+    });
+    for (int n = 0; n < 20; ++n) {
+      // Every fifth round an exec filename larger than any of these batches.
+      const size_t filename = n % 5 == 4 ? 1500 : 9;
+      PushEveryKind(direct, text, frames, n, filename);
+      PushEveryKind(writer, text, frames, n, filename);
+    }
+    writer.Flush();
+    writer.Flush();  // nothing left: no empty batch
+    // The batches must not point into what the events were decoded from.
+    std::fill(text.begin(), text.end(), '#');
+    std::fill(frames.begin(), frames.end(), 0xee);
+
+    CallLog replayed;
+    for (const EventBatch& b : batches) {
+      EXPECT_FALSE(b.empty());
+      ReplayEvents(b, replayed);
+    }
+    ASSERT_EQ(direct.lines.size(), 20u * 24u);
+    EXPECT_EQ(replayed.lines, direct.lines);
+    if (batch_bytes <= 4096) {
+      EXPECT_GT(batches.size(), 1u);
+    }
+  }
+}
+
+TEST(EventBatchQueue, HandsBatchesOverInOrderAndReusesThem) {
+  EventBatchQueue queue(2);
+  constexpr int kBatches = 200;
+  std::thread producer([&queue] {
+    EventBatch b(64);
+    for (int i = 0; i < kBatches; ++i) {
+      if (b.capacity() == 0) b.Reserve(64);
+      *reinterpret_cast<int*>(b.Append(8)) = i;
+      b = queue.Push(std::move(b));
+    }
+    queue.Close(nullptr);
+  });
+  EventBatch b;
+  int next = 0;
+  while (queue.Pop(b)) {
+    ASSERT_EQ(b.size(), 8u);
+    EXPECT_EQ(*reinterpret_cast<const int*>(b.data()), next);
+    ++next;
+  }
+  producer.join();
+  EXPECT_EQ(next, kBatches);
+  EXPECT_EQ(queue.error(), nullptr);
+}
+
+TEST(EventBatchQueue, TheProducersErrorComesAfterItsLastBatch) {
+  EventBatchQueue queue(4);
+  std::thread producer([&queue] {
+    EventBatch b(8);
+    b.Append(8);
+    queue.Push(std::move(b));
+    queue.Close(std::make_exception_ptr(std::runtime_error("page 7 is corrupt")));
+  });
+  EventBatch b;
+  EXPECT_TRUE(queue.Pop(b));
+  EXPECT_FALSE(queue.Pop(b));
+  producer.join();
+  ASSERT_NE(queue.error(), nullptr);
+  EXPECT_THROW(std::rethrow_exception(queue.error()), std::runtime_error);
+}
+
+TEST(EventBatchQueue, ACancelledQueueStopsAProducerWaitingForRoom) {
+  EventBatchQueue queue(1);
+  bool stopped = false;
+  std::thread producer([&] {
+    try {
+      for (;;) {
+        EventBatch b(8);
+        b.Append(8);
+        queue.Push(std::move(b));  // the second waits: nobody takes the first
+      }
+    } catch (const EventBatchQueueCancelled&) {
+      stopped = true;
+    }
+  });
+  queue.Cancel();
+  producer.join();
+  EXPECT_TRUE(stopped);
+}
+
+}  // namespace
+}  // namespace cstool
