@@ -160,7 +160,7 @@ BENCHMARK(BM_ReportProcess)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1)
-    ->Repetitions(5);
+    ->Repetitions(9);
 
 void BM_TraceCmdProfile(benchmark::State& state) {
   const Recording& rec = Large();

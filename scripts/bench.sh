@@ -39,7 +39,10 @@ echo "-- decode_bench (synthetic 4M-event file)" >&2
 "$BUILD_DIR/bench/decode_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   >"$OUT/decode_bench.txt" 2>&1
 echo "-- report_bench (recorded ping-pong; trace-cmd comparison; timeline size, JSON and protobuf; sqlite/jsonl export rows/s)" >&2
-"$BUILD_DIR/bench/report_bench" >"$OUT/report_bench.txt" 2>&1
+# Repetitions interleaved at random: the host's noisy spells then hit every configuration
+# alike instead of the few that ran during them.
+"$BUILD_DIR/bench/report_bench" --benchmark_enable_random_interleaving=true \
+  >"$OUT/report_bench.txt" 2>&1
 echo "-- record_bench (recording overhead, loss)" >&2
 "$BUILD_DIR/bench/record_bench" --benchmark_repetitions="$REPS" >"$OUT/record_bench.txt" 2>&1
 machine end >>"$OUT/machine.txt"
