@@ -52,6 +52,16 @@ std::pair<T*, std::byte*> EventBatchWriter::Put(EventTag tag, const T& e, size_t
   return {copy, p + body};
 }
 
+template <typename T, typename... Views>
+void EventBatchWriter::PutCopying(EventTag tag, const T& e, Views... views) {
+  if constexpr (sizeof...(views) == 0) {
+    Put(tag, e, 0);
+  } else {
+    auto [copy, at] = Put(tag, e, (size_t{0} + ... + (e.*views).size()));
+    ((copy->*views = CopyString(e.*views, &at)), ...);
+  }
+}
+
 std::string_view EventBatchWriter::CopyString(std::string_view s, std::byte** at) {
   if (s.empty()) return {};
   std::memcpy(*at, s.data(), s.size());
@@ -61,95 +71,79 @@ std::string_view EventBatchWriter::CopyString(std::string_view s, std::byte** at
 }
 
 void EventBatchWriter::PushSchedSwitch(const SchedSwitch& e) {
-  auto [copy, at] = Put(EventTag::kSchedSwitch, e, e.prev_comm.size() + e.next_comm.size());
-  copy->prev_comm = CopyString(e.prev_comm, &at);
-  copy->next_comm = CopyString(e.next_comm, &at);
+  PutCopying(EventTag::kSchedSwitch, e, &SchedSwitch::prev_comm, &SchedSwitch::next_comm);
 }
 
 void EventBatchWriter::PushSchedWakeup(const SchedWakeup& e) {
-  auto [copy, at] = Put(EventTag::kSchedWakeup, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kSchedWakeup, e, &SchedWakeup::comm);
 }
 
 void EventBatchWriter::PushSchedMigrateTask(const SchedMigrateTask& e) {
-  auto [copy, at] = Put(EventTag::kSchedMigrateTask, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kSchedMigrateTask, e, &SchedMigrateTask::comm);
 }
 
 void EventBatchWriter::PushSchedStatRuntime(const SchedStatRuntime& e) {
-  auto [copy, at] = Put(EventTag::kSchedStatRuntime, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kSchedStatRuntime, e, &SchedStatRuntime::comm);
 }
 
 void EventBatchWriter::PushUnfilteredRuntime(const SchedStatRuntime& e) {
-  auto [copy, at] = Put(EventTag::kUnfilteredRuntime, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kUnfilteredRuntime, e, &SchedStatRuntime::comm);
 }
 
 void EventBatchWriter::PushUnfilteredLost(const LostEvents& e) {
-  Put(EventTag::kUnfilteredLost, e, 0);
+  PutCopying(EventTag::kUnfilteredLost, e);
 }
 
 void EventBatchWriter::PushSchedProcessFork(const SchedProcessFork& e) {
-  auto [copy, at] = Put(EventTag::kSchedProcessFork, e, e.parent_comm.size() + e.child_comm.size());
-  copy->parent_comm = CopyString(e.parent_comm, &at);
-  copy->child_comm = CopyString(e.child_comm, &at);
+  PutCopying(EventTag::kSchedProcessFork, e, &SchedProcessFork::parent_comm,
+             &SchedProcessFork::child_comm);
 }
 
 void EventBatchWriter::PushTaskNewtask(const TaskNewtask& e) {
-  auto [copy, at] = Put(EventTag::kTaskNewtask, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kTaskNewtask, e, &TaskNewtask::comm);
 }
 
 void EventBatchWriter::PushTaskRename(const TaskRename& e) {
-  auto [copy, at] = Put(EventTag::kTaskRename, e, e.oldcomm.size() + e.newcomm.size());
-  copy->oldcomm = CopyString(e.oldcomm, &at);
-  copy->newcomm = CopyString(e.newcomm, &at);
+  PutCopying(EventTag::kTaskRename, e, &TaskRename::oldcomm, &TaskRename::newcomm);
 }
 
 void EventBatchWriter::PushSchedProcessExec(const SchedProcessExec& e) {
-  auto [copy, at] = Put(EventTag::kSchedProcessExec, e, e.filename.size());
-  copy->filename = CopyString(e.filename, &at);
+  PutCopying(EventTag::kSchedProcessExec, e, &SchedProcessExec::filename);
 }
 
 void EventBatchWriter::PushSchedProcessExit(const SchedProcessExit& e) {
-  auto [copy, at] = Put(EventTag::kSchedProcessExit, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kSchedProcessExit, e, &SchedProcessExit::comm);
 }
 
 void EventBatchWriter::PushSchedProcessFree(const SchedProcessFree& e) {
-  auto [copy, at] = Put(EventTag::kSchedProcessFree, e, e.comm.size());
-  copy->comm = CopyString(e.comm, &at);
+  PutCopying(EventTag::kSchedProcessFree, e, &SchedProcessFree::comm);
 }
 
 void EventBatchWriter::PushIrqHandlerEntry(const IrqHandlerEntry& e) {
-  auto [copy, at] = Put(EventTag::kIrqHandlerEntry, e, e.name.size());
-  copy->name = CopyString(e.name, &at);
+  PutCopying(EventTag::kIrqHandlerEntry, e, &IrqHandlerEntry::name);
 }
 
 void EventBatchWriter::PushIrqHandlerExit(const IrqHandlerExit& e) {
-  Put(EventTag::kIrqHandlerExit, e, 0);
+  PutCopying(EventTag::kIrqHandlerExit, e);
 }
 
 // The softirq and vector names are the decoder's (it outlives the batches), but are
 // copied like any other: a batch depends on nothing but itself.
 void EventBatchWriter::PushSoftirq(const Softirq& e) {
-  auto [copy, at] = Put(EventTag::kSoftirq, e, e.name.size());
-  copy->name = CopyString(e.name, &at);
+  PutCopying(EventTag::kSoftirq, e, &Softirq::name);
 }
 
 void EventBatchWriter::PushIrqVector(const IrqVector& e) {
-  auto [copy, at] = Put(EventTag::kIrqVector, e, e.name.size());
-  copy->name = CopyString(e.name, &at);
+  PutCopying(EventTag::kIrqVector, e, &IrqVector::name);
 }
 
-void EventBatchWriter::PushNmiHandler(const NmiHandler& e) { Put(EventTag::kNmiHandler, e, 0); }
+void EventBatchWriter::PushNmiHandler(const NmiHandler& e) { PutCopying(EventTag::kNmiHandler, e); }
 
-void EventBatchWriter::PushSysEnter(const SysEnter& e) { Put(EventTag::kSysEnter, e, 0); }
+void EventBatchWriter::PushSysEnter(const SysEnter& e) { PutCopying(EventTag::kSysEnter, e); }
 
-void EventBatchWriter::PushSysExit(const SysExit& e) { Put(EventTag::kSysExit, e, 0); }
+void EventBatchWriter::PushSysExit(const SysExit& e) { PutCopying(EventTag::kSysExit, e); }
 
-void EventBatchWriter::PushPageFault(const PageFault& e) { Put(EventTag::kPageFault, e, 0); }
+void EventBatchWriter::PushPageFault(const PageFault& e) { PutCopying(EventTag::kPageFault, e); }
 
 void EventBatchWriter::PushKernelStack(const KernelStack& e) {
   const size_t frame_bytes = e.frames == nullptr ? 0 : size_t{e.depth} * e.word_size;
@@ -160,7 +154,7 @@ void EventBatchWriter::PushKernelStack(const KernelStack& e) {
   }
 }
 
-void EventBatchWriter::PushLostEvents(const LostEvents& e) { Put(EventTag::kLostEvents, e, 0); }
+void EventBatchWriter::PushLostEvents(const LostEvents& e) { PutCopying(EventTag::kLostEvents, e); }
 
 void EventBatchWriter::PushOtherEvent(const EventCommon& c, int type_id) {
   Put(EventTag::kOtherEvent, OtherEvent{c, type_id}, 0);

@@ -139,6 +139,9 @@ class EventBatchWriter final : public EventSink {
   // and where the extra bytes go.
   template <typename T>
   std::pair<T*, std::byte*> Put(EventTag tag, const T& e, size_t extra);
+  // Put, with the strings `views` (members of T) copied behind the event.
+  template <typename T, typename... Views>
+  void PutCopying(EventTag tag, const T& e, Views... views);
   // Copies `s` to `*at`, advances `*at` and returns the view of the copy.
   static std::string_view CopyString(std::string_view s, std::byte** at);
 
