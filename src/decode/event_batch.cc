@@ -148,8 +148,8 @@ void EventBatchWriter::PushPageFault(const PageFault& e) { PutCopying(EventTag::
 void EventBatchWriter::PushKernelStack(const KernelStack& e) {
   const size_t frame_bytes = e.frames == nullptr ? 0 : size_t{e.depth} * e.word_size;
   auto [copy, at] = Put(EventTag::kKernelStack, e, frame_bytes);
-  if (frame_bytes != 0) {
-    std::memcpy(at, e.frames, frame_bytes);
+  if (e.frames != nullptr) {  // even with no frames: nothing may point into the page
+    if (frame_bytes != 0) std::memcpy(at, e.frames, frame_bytes);
     copy->frames = reinterpret_cast<const uint8_t*>(at);
   }
 }

@@ -15,7 +15,9 @@ void EventBatchQueue::SpinFor(Ready ready) {
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (ready()) return;
+#if defined(__x86_64__)
       __builtin_ia32_pause();
+#endif
     }
     if (std::chrono::steady_clock::now() > until) return;
   }

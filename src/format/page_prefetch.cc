@@ -108,13 +108,12 @@ class PrefetchedSource final : public PageSource {
     PagePrefetcher::Lane& lane = *lane_;
     PagePrefetcher::Lane::Item item;
     bool wake = false;
+    // It goes back to a worker to be refilled (see base/cache_lines.h); still the
+    // reader's alone, so outside the lock.
+    EvictCacheLines(buffer.bytes().data(), buffer.bytes().size());
     {
       std::unique_lock lock(lane.mutex);
-      if (!buffer.bytes().empty()) {
-        // It goes back to a worker to be refilled: see base/cache_lines.h.
-        EvictCacheLines(buffer.bytes().data(), buffer.bytes().size());
-        lane.free.push_back(std::move(buffer));
-      }
+      if (!buffer.bytes().empty()) lane.free.push_back(std::move(buffer));
       if (lane.items.empty() && !lane.done && !lane.busy) {
         lane.ReadUnlocked(lock, item);
         wake = !lane.done;  // the worker may have skipped this CPU while it was busy here

@@ -102,6 +102,11 @@ TEST(ReaderJobs, ReportsAreByteIdentical) {
         ASSERT_EQ(many.status, 0) << many.err;
         EXPECT_EQ(many.out, one.out) << "-j " << jobs;
       }
+      // libtracecmd reads on the decoding thread too.
+      CommandResult lib = RunCommand({CSTOOL_BINARY, "report", dir + fixture, "--format", format,
+                                      "--reader", "libtracecmd", "-j", "2"});
+      ASSERT_EQ(lib.status, 0) << lib.err;
+      EXPECT_EQ(lib.out, one.out) << "--reader libtracecmd -j 2";
     }
   }
 }

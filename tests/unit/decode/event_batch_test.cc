@@ -94,6 +94,28 @@ TEST(EventBatch, ReplayMakesTheSameCallsWithCopiesOfEveryStringAndStack) {
   }
 }
 
+// A stack record with no frames left (all filler) still points at its record: the copy
+// must not, since the page is gone by the time the batch is replayed.
+TEST(EventBatch, AStackWithNoFramesPointsIntoTheBatchNotThePage) {
+  const std::vector<uint8_t> page(64, 0xff);
+  std::vector<EventBatch> batches;
+  EventBatchWriter writer(4096, [&batches](EventBatch&& full) {
+    batches.push_back(std::move(full));
+    return EventBatch();
+  });
+  writer.PushKernelStack({EventCommon{1, 0, 2, 0, 0}, page.data(), 0, 8, false});
+  writer.Flush();
+  struct Frames : EventSink {
+    const uint8_t* frames = nullptr;
+    void PushKernelStack(const KernelStack& e) override { frames = e.frames; }
+  } seen;
+  ASSERT_EQ(batches.size(), 1u);
+  ReplayEvents(batches[0], seen);
+  const auto* begin = reinterpret_cast<const uint8_t*>(batches[0].data());
+  EXPECT_GE(seen.frames, begin);
+  EXPECT_LE(seen.frames, begin + batches[0].size());
+}
+
 TEST(EventBatchQueue, HandsBatchesOverInOrderAndReusesThem) {
   EventBatchQueue queue(2);
   constexpr int kBatches = 200;
