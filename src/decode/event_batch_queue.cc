@@ -64,10 +64,9 @@ bool EventBatchQueue::Pop(EventBatch& batch) {
            finished_.load(std::memory_order_relaxed);
   });
   std::unique_lock lock(mutex_);
-  if (batch.capacity() != 0) {
+  if (batch.capacity() != 0) {  // moving it out leaves `batch` empty
     batch.clear();
     empty_.push_back(std::move(batch));
-    batch = EventBatch();
   }
   if (full_.empty() && !closed_) {
     consumer_waits_ = true;

@@ -150,7 +150,6 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   const JobPlan plan = PlanJobs(reader_options.jobs, reader->data_compressed());
-  reader_options.jobs = plan.reading;
   reader->SetJobs(plan.reading);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs

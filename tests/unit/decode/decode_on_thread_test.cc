@@ -15,6 +15,7 @@
 #include "format/trace_file_reader.h"
 #include "format/v6_trace_file.h"
 #include "tests/support/call_log.h"
+#include "tests/support/decode_stats.h"
 #include "tests/support/files.h"
 
 namespace cstool {
@@ -55,12 +56,7 @@ TEST(DecodeOnThread, TheSinkSeesTheSameCallsAndTheCountsAreTheSame) {
       EXPECT_GT(one.lines.size(), 300u);
       EXPECT_EQ(threaded.lines, one.lines);
       EXPECT_EQ(threaded.error, one.error);
-      EXPECT_EQ(threaded.stats.events, one.stats.events);
-      EXPECT_EQ(threaded.stats.events_per_cpu, one.stats.events_per_cpu);
-      EXPECT_EQ(threaded.stats.events_per_type, one.stats.events_per_type);
-      EXPECT_EQ(threaded.stats.first_ts, one.stats.first_ts);
-      EXPECT_EQ(threaded.stats.last_ts, one.stats.last_ts);
-      EXPECT_EQ(threaded.stats.lost_per_cpu, one.stats.lost_per_cpu);
+      testing::ExpectSameDecodeStats(threaded.stats, one.stats);
     }
   }
 }

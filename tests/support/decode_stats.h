@@ -1,0 +1,20 @@
+// Two decodings of one file (two readers, one thread or two) must count alike.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "decode/decode_trace.h"
+
+namespace cstool::testing {
+
+inline void ExpectSameDecodeStats(const DecodeStats& a, const DecodeStats& b) {
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.events_per_cpu, b.events_per_cpu);
+  EXPECT_EQ(a.events_per_type, b.events_per_type);
+  EXPECT_EQ(a.first_ts, b.first_ts);
+  EXPECT_EQ(a.last_ts, b.last_ts);
+  EXPECT_EQ(a.lost_per_cpu, b.lost_per_cpu);
+  EXPECT_EQ(a.lost_gaps_per_cpu, b.lost_gaps_per_cpu);
+}
+
+}  // namespace cstool::testing
