@@ -131,15 +131,6 @@ std::vector<ThreadReading> ThreadCounters::ReadAll(int64_t ts) {
   return out;
 }
 
-std::optional<ThreadReading> ThreadCounters::ReadThread(int32_t tid, int64_t ts) {
-  auto it = threads_.find(tid);
-  if (it == threads_.end()) return std::nullopt;
-  bool exited = false;
-  ThreadReading r = Read(tid, it->second, ts, &exited);
-  if (exited) threads_.erase(it);
-  return r;
-}
-
 std::vector<ThreadReading> ThreadCounters::ReadExited(int64_t ts) {
   std::vector<ThreadReading> out;
   for (auto it = threads_.begin(); it != threads_.end();) {

@@ -53,8 +53,6 @@ class ThreadCounters {
   // Every followed thread; the ones found exited give their final values and are no
   // longer followed.
   std::vector<ThreadReading> ReadAll(int64_t ts);
-  // One followed thread (dropped if it exited); nullopt if not followed.
-  std::optional<ThreadReading> ReadThread(int32_t tid, int64_t ts);
   // Only the threads that exited since the last read (their final values).
   std::vector<ThreadReading> ReadExited(int64_t ts);
 

@@ -845,11 +845,13 @@ void Recorder::FollowCounters(int64_t now, bool with_descendants) {
   for (int pid : counter_processes_)
     for (const ThreadIdentity& t : ListThreads(pid)) {
       if (counters_->Followed(t.tid) || !counters_->Follow(t.tgid, t.tid)) continue;
-      // The group counts from zero; a start sample places that zero on the timeline
-      // (the virtual counters start where /proc was read).
-      if (std::optional<ThreadReading> r = counters_->ReadThread(t.tid, now))
-        counter_samples_.samples.push_back(
-            {r->tid, r->tgid, r->ts, r->exited ? "exit" : "start", r->values, r->scaled});
+      // The group counts from zero at the open, and the virtual counters from the /proc
+      // read beside it; `now` precedes both, so the start sample is zero there. A reading
+      // instead would take in what the thread did since the open, and the totals (last
+      // sample minus first) would lose it.
+      counter_samples_.samples.push_back({t.tid, t.tgid, now, "start",
+                                          std::vector<uint64_t>(counters_->names().size(), 0),
+                                          false});
     }
 }
 

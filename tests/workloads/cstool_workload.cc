@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,18 +274,19 @@ void FutexWake(std::atomic<int>& word) {
   syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
-// Polls /proc until thread `tid` of this process is asleep (state S), for up to 1 s.
+// Polls /proc until thread `tid` of this process is asleep in a system call, for up to
+// 1 s. /proc/.../syscall reads "running" until the thread is off its CPU and off the run
+// queue; the state letter in /proc/.../stat turns 'S' before the thread switches out.
 void WaitUntilAsleep(pid_t tid) {
-  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (std::chrono::steady_clock::now() < end) {
     FILE* f = std::fopen(path.c_str(), "r");
     if (!f) return;
-    char line[512] = {};
+    char line[16] = {};
     const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
     std::fclose(f);
-    const char* close = std::strrchr(line, ')');  // the state follows "(comm) "
-    if (n == 0 || !close || close[1] == '\0' || close[2] == 'S') return;
+    if (n == 0 || std::strncmp(line, "running", 7) != 0) return;
     sched_yield();  // it may be waiting for this CPU
   }
 }
@@ -350,18 +350,6 @@ int Chain(long rounds, long ms) {
   return 0;
 }
 
-// Faults, switches and I/O of the calling thread so far (getrusage RUSAGE_THREAD reads
-// the thread's own min_flt/maj_flt/nvcsw/nivcsw).
-struct ThreadUsage {
-  long faults = 0;
-  long switches = 0;
-};
-ThreadUsage OwnUsage() {
-  rusage u{};
-  getrusage(RUSAGE_THREAD, &u);
-  return {u.ru_minflt + u.ru_majflt, u.ru_nvcsw + u.ru_nivcsw};
-}
-
 void WriteLine(const char* text) {
   if (write(STDOUT_FILENO, text, std::strlen(text)) < 0) std::exit(1);
 }
@@ -380,8 +368,7 @@ void AwaitFifo(const char* path) {
 // TID" and blocks opening GO_FIFO; once released it touches PAGES fresh pages (one
 // fault each, huge pages off), moves itself MOVES times between CPU 0 and 1 with
 // sched_setaffinity, writes BYTES to /dev/null, writes "done\n" to stdout and blocks
-// opening END_FIFO. Released again, it prints "final faults F switches S" (its own
-// getrusage differences since the first release) and exits.
+// opening END_FIFO. Released again, it exits.
 int Counters(long pages, long moves, long bytes, long mloops, const char* go, const char* end) {
   std::thread worker([=] {
     PinToCpu(0);
@@ -392,7 +379,6 @@ int Counters(long pages, long moves, long bytes, long mloops, const char* go, co
     std::snprintf(line, sizeof(line), "ready %ld\n", static_cast<long>(syscall(SYS_gettid)));
     WriteLine(line);
     AwaitFifo(go);
-    const ThreadUsage begin = OwnUsage();
     char* mem =
         static_cast<char*>(mmap(nullptr, static_cast<size_t>(pages * page), PROT_READ | PROT_WRITE,
                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
@@ -409,10 +395,6 @@ int Counters(long pages, long moves, long bytes, long mloops, const char* go, co
       for (int i = 0; i < 1000000; ++i) x = x + static_cast<uint64_t>(i);
     WriteLine("done\n");
     AwaitFifo(end);
-    const ThreadUsage final_usage = OwnUsage();
-    std::snprintf(line, sizeof(line), "final faults %ld switches %ld\n",
-                  final_usage.faults - begin.faults, final_usage.switches - begin.switches);
-    WriteLine(line);
     munmap(mem, static_cast<size_t>(pages * page));
     close(null_fd);
   });

@@ -79,11 +79,12 @@ TEST(VirtualCounters, ParsesAndRefuses) {
   EXPECT_TRUE(v[1].per_thread());
   EXPECT_NE(UsageMessage([] { ParseVirtualList("io"); }).find("unknown virtual counter 'io'"),
             std::string::npos);
-  if (!ReadPackageEnergyUj())
+  if (!ReadPackageEnergyUj()) {
     EXPECT_NE(UsageMessage([] {
                 ParseVirtualList("energy");
               }).find("per-thread virtual counters that work here: read-bytes, write-bytes"),
               std::string::npos);
+  }
 }
 
 TEST(DerivedMetrics, OnlyWhereInputsWereCounted) {
