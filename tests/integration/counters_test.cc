@@ -58,6 +58,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out, const fs:
     ::dup2(o, 1);
     ::dup2(e, 2);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     ::execv(args[0], args.data());
