@@ -245,7 +245,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       if (sw.cause.kind == CauseKind::kExit)
         s = Microstate::kZombie, abstract = AbstractState::kNone;
       Transition(*prev, s, abstract, ts);
-      RewindHeld(*prev, kernel_ts, ts);
+      // After a gap in its increments, the next task's first increment tells whether the
+      // last one's event was late (the switch came at its clock) or the clock stood still.
+      RewindHeld(*prev, kernel_ts, ts,
+                 prev->gap_from >= 0 && next != nullptr && next != prev ? next : nullptr);
       if (sw.cause.kind == CauseKind::kSleepSyscall)
         for (Observer* p : On(Hook::kSyscallBlocked)) p->OnSyscallBlocked(*prev, prev->syscall);
       // X: released already (an auto-reaped thread); its life ends with this switch.
@@ -259,6 +262,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       sw.cause = causes_.Involuntary(*prev, e.next_comm, cpu.resched);
       sw.preempted_at = CauseAttribution::Where(e.prev_preempted, *prev, cpu.last_event);
       Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
+      // A gap before a preemption stays steal: on the kept recordings the kernel's run
+      // delay of a preempted thread did not start at such a late increment's clock (one
+      // system-wide thread 27 us further from it when it did).
+      if (prev->gap_from >= 0) ConfirmGap(*prev, INT64_MAX);
       // A preemption's last increment may be missing (done from an unfollowed task's
       // context that then asked for the reschedule); the next task's first increment
       // tells the clock both switched at.

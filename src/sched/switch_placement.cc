@@ -112,6 +112,7 @@ bool StateMachine::ExitRecordUnsettled(const Thread& t) {
 
 // Whatever is held becomes final as it is (the model's switch-in stays).
 void StateMachine::FlushHeld(Thread& t) {
+  if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);
   if (t.exit_accounting_pending) {  // no increment came after the exit began
     t.accounted_at_exit = t.exit_record_ts >= 0 && t.accounted_at_record >= 0
                               ? t.accounted_at_record
@@ -188,6 +189,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     DropEqualExitCandidate(t);
   }
   if (t.settle_in_from >= 0) {
+    if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
     // An increment that starts after the traced switch-in is not the run's first: that
     // one was done from an unfollowed task's context. Then the model's instant (where the
@@ -208,6 +210,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
+    if (t.gap_from >= 0) ResolveGap(t, e.c.ts - runtime);
     // A missing increment assumed at a reschedule IPI is taken back: this increment's
     // own clock tells whether one was missing (the rule below).
     if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
@@ -227,8 +230,11 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       // With every increment in the trace, none was filtered out: the clock stood still.
       // (Only a followed thread's: the increments other contexts do for other threads are
       // left out.)
-      if (increments_complete_ && t.tracked)
-        NoteStolen(t, previous_end, previous_end + reached - t.run_ns);
+      if (increments_complete_ && t.tracked) {
+        t.gap_from = previous_end;
+        t.gap_ns = reached - t.run_ns;
+        t.gap_clock_end = t.run_start + t.run_ns;
+      }
       t.run_ns = reached;
     }
   } else {
@@ -240,7 +246,35 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   if (accounted > cpu.rq_clock_ts) cpu.rq_clock_ts = accounted;
   cpu.accounted_ts = accounted;
   cpu.accounted = &t;
-  if (t.held_from >= 0 && accounted > t.held_from) ReleaseHeld(t, accounted);
+  // A pending gap's stretch stays held: if the event was late, the kernel switched the
+  // thread out at that increment's clock, before it.
+  const int64_t final_to = t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted;
+  if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
+}
+
+// Steal: the clock stood still, then ran on up to the late-looking increment, so the next
+// increment is measured from about that one's event. A late event: the next increment is
+// measured from the clock that one was computed with, before its event.
+//
+//   steal:  incr ...|  (stood still)  |incr(r)|incr ...      the next from the event on
+//   late:   incr ...|incr(r)|  (vCPU stalled)  event   incr  the next from the clock on
+//                   gap_from    gap_clock_end
+void StateMachine::ResolveGap(Thread& t, int64_t next_start) {
+  const int64_t extended_end = t.run_start + t.run_ns;
+  if (next_start >= extended_end - kIncrementLagNs) {
+    ConfirmGap(t, INT64_MAX);
+    return;
+  }
+  t.run_ns = t.gap_clock_end - t.run_start;  // late: the accounting reached its clock only
+  t.gap_from = -1;
+}
+
+void StateMachine::ConfirmGap(Thread& t, int64_t end) {
+  if (t.gap_from < 0) return;  // settled already (a flush before the switch's settling)
+  const int64_t steal =
+      std::clamp(end, t.gap_clock_end, t.gap_clock_end + t.gap_ns) - t.gap_clock_end;
+  if (steal > 0) NoteStolen(t, t.gap_from, t.gap_from + steal);
+  t.gap_from = -1;
 }
 
 // Between two increments of one run, `t`'s exec runtime did not grow from `from` to `to`,
@@ -427,9 +461,12 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
   const int64_t from = std::clamp(kernel_ts, t.held_from, ts);
   // An increment a reschedule IPI assumed missing may not have been (the wakeup that sent
   // it did its own, seen, remote update): the switch may be as early as the last seen one.
-  const int64_t earliest = by_increments && t.run_ns_before_ipi >= 0
-                               ? std::clamp(t.run_start + t.run_ns_before_ipi, t.held_from, from)
-                               : from;
+  int64_t earliest = by_increments && t.run_ns_before_ipi >= 0
+                         ? std::clamp(t.run_start + t.run_ns_before_ipi, t.held_from, from)
+                         : from;
+  // A pending gap: if the last increment's event was late, the switch came at its clock.
+  const bool gap = by_increments && t.gap_from >= 0;
+  if (gap) earliest = std::min(earliest, std::clamp(t.gap_clock_end, t.held_from, from));
   t.run_start = -1;
   t.run_ns = 0;
   t.run_ns_before_ipi = -1;
@@ -439,6 +476,7 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
     // What ran in [earliest, ts] stays held until `settled_by` tells where in it the
     // kernel switched (SettleOut); the new state is in progress from ts until then.
     if (settled_by->settles_out_of) SettleOut(*settled_by->settles_out_of, -1);
+    t.settle_out_gap = gap;
     t.settle_out_from = earliest;
     t.settle_out_to = ts;
     t.settle_out_default = from;
@@ -446,6 +484,7 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
     settled_by->settles_out_of = &t;
     return;
   }
+  if (gap) ConfirmGap(t, INT64_MAX);
   ReleaseHeld(t, from);
   t.held_segments.clear();
   t.held_from = -1;
@@ -457,6 +496,10 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
 void StateMachine::SettleOut(Thread& t, int64_t end) {
   if (t.settle_out_from < 0) return;
   end = end < 0 ? t.settle_out_default : std::clamp(end, t.settle_out_from, t.settle_out_to);
+  if (t.settle_out_gap) {  // the run ran on past its last increment's clock up to here
+    ConfirmGap(t, end);
+    t.settle_out_gap = false;
+  }
   RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
   t.placement.out_early_ns -= end - t.settle_out_default;
   t.settle_out_from = -1;

@@ -143,6 +143,14 @@ struct Thread {
   int64_t run_start = -1;
   int64_t run_ns = 0;
   int64_t run_ns_before_ipi = -1;  // run_ns before an increment was assumed missing
+  // A gap in the run's increments (one measured from after where those before it ended)
+  // with every increment in the file: either the run-time clock stood still (steal) or
+  // that increment's event was written well after its clock was read (the vCPU stalled
+  // between them; the kernel then gives the stall to whatever runs next). The run's next
+  // increment, or the next task's first one, tells which. -1: none pending.
+  int64_t gap_from = -1;       // where the increments before it ended
+  int64_t gap_ns = 0;          // its length: the steal, if it is steal
+  int64_t gap_clock_end = -1;  // the run's accounting without it: that increment's clock if late
   // Preempted: switched out at `settle_out_from` by its increments at the earliest (before
   // an increment a reschedule IPI assumed missing), at `settle_out_to` by the trace; the
   // task that took the CPU (settles_out_of points back here) tells where, and if it never
@@ -150,7 +158,8 @@ struct Thread {
   int64_t settle_out_from = -1;
   int64_t settle_out_to = -1;
   int64_t settle_out_default = -1;
-  Segment settle_out_after{};  // the state it switched out to
+  Segment settle_out_after{};   // the state it switched out to
+  bool settle_out_gap = false;  // a gap (gap_from) is pending: the settled end tells its steal
   Thread* settles_out_of = nullptr;
   // Where the kernel's accounting stood when the thread entered exit/exit_group: the
   // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
