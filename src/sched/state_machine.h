@@ -185,10 +185,8 @@ class StateMachine final : public EventSink {
   void AccountIncrement(Thread& t, const SchedStatRuntime& e);
   void NoteStolen(Thread& t, int64_t from, int64_t to);
   void FlushHeld(Thread& t);
-  // A pending gap in `t`'s increments (Thread::gap_from): the run's next increment,
-  // measured from `next_start`, tells steal from a late event; ConfirmGap takes the part
-  // up to `end` of the run as steal (INT64_MAX: all of it, the rule without evidence).
-  void ResolveGap(Thread& t, int64_t next_start);
+  // A pending gap in `t`'s increments (Thread::gap_from) is settled: the part of it up to
+  // where the run ended, `end`, is steal (INT64_MAX: all of it).
   void ConfirmGap(Thread& t, int64_t end);
   void NoteExitRecord(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);

@@ -210,7 +210,10 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
-    if (t.gap_from >= 0) ResolveGap(t, e.c.ts - runtime);
+    // A gap the run went on past is steal: the clock stood still. (Whether the next
+    // increment is measured from before the gapped one's event does not tell: on the kept
+    // recordings that rule moved threads away from the kernel as often as towards it.)
+    ConfirmGap(t, INT64_MAX);
     // A missing increment assumed at a reschedule IPI is taken back: this increment's
     // own clock tells whether one was missing (the rule below).
     if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
@@ -250,23 +253,6 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // thread out at that increment's clock, before it.
   const int64_t final_to = t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted;
   if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
-}
-
-// Steal: the clock stood still, then ran on up to the late-looking increment, so the next
-// increment is measured from about that one's event. A late event: the next increment is
-// measured from the clock that one was computed with, before its event.
-//
-//   steal:  incr ...|  (stood still)  |incr(r)|incr ...      the next from the event on
-//   late:   incr ...|incr(r)|  (vCPU stalled)  event   incr  the next from the clock on
-//                   gap_from    gap_clock_end
-void StateMachine::ResolveGap(Thread& t, int64_t next_start) {
-  const int64_t extended_end = t.run_start + t.run_ns;
-  if (next_start >= extended_end - kIncrementLagNs) {
-    ConfirmGap(t, INT64_MAX);
-    return;
-  }
-  t.run_ns = t.gap_clock_end - t.run_start;  // late: the accounting reached its clock only
-  t.gap_from = -1;
 }
 
 void StateMachine::ConfirmGap(Thread& t, int64_t end) {

@@ -146,8 +146,8 @@ struct Thread {
   // A gap in the run's increments (one measured from after where those before it ended)
   // with every increment in the file: either the run-time clock stood still (steal) or
   // that increment's event was written well after its clock was read (the vCPU stalled
-  // between them; the kernel then gives the stall to whatever runs next). The run's next
-  // increment, or the next task's first one, tells which. -1: none pending.
+  // between them; the kernel then gives the stall to whatever runs next). At a voluntary
+  // switch-out the next task's first increment tells which; otherwise it is steal. -1: none.
   int64_t gap_from = -1;       // where the increments before it ended
   int64_t gap_ns = 0;          // its length: the steal, if it is steal
   int64_t gap_clock_end = -1;  // the run's accounting without it: that increment's clock if late

@@ -1066,9 +1066,9 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
 
 // A gap in a run's increments can also be an increment's event written late: the vCPU
 // stalled between the clock read and the event, and the kernel gave the stall to what
-// ran next. What comes next tells: the next task's first increment measured from that
-// clock (or the run's next increment measured from it) says the switch came there; one
-// measured from the event on says the clock stood still.
+// ran next. At a voluntary switch-out the next task's first increment tells: measured
+// from that clock, the switch came there; measured from the event on, the clock stood
+// still.
 //
 //   CPU0:  10 user ... read() | incr(2'000) at 50'500      switch 10 ==> 11 at 51'000
 //   incr:  [0, 10'000)  [10'000, 12'000) if late, [46'500, 48'500) if steal
@@ -1093,28 +1093,6 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
     EXPECT_EQ(s.Report(10).placement.stolen_ns, late ? 0 : 36'500) << late;
     EXPECT_EQ(s.Micro(10, M::kUser) + s.Micro(10, M::kSys), end) << late;
     EXPECT_EQ(s.Micro(10, M::kSleep), 60'000 - end) << late;
-    EXPECT_TILED(s);
-  }
-}
-
-// The same gap, told by the run's own next increment: measured from the late one's clock
-// (late), or from about its event (steal).
-TEST(StateMachine, AGapTheRunsNextIncrementMeasuresFromItsClockWasALateEvent) {
-  for (const bool late : {true, false}) {
-    TraceCapabilities caps = WithIncrements();
-    caps.all_increments = true;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10};
-    Sim s(caps, policy);
-    s.Switch(0, 0, 0, kR, 10);
-    s.StatRuntime(10'500, 0, 10, 10'000);
-    s.StatRuntime(50'500, 0, 10, 2'000);                   // from 48'500: a gap of 36'500
-    s.StatRuntime(60'500, 0, 10, late ? 46'500 : 10'000);  // from 14'000 or from 50'500
-    s.Switch(61'000, 0, 10, kR, 500);
-    s.Finish(70'000);
-    EXPECT_EQ(s.Report(10).placement.stolen_ns, late ? 0 : 36'500) << late;
-    EXPECT_EQ(s.Micro(10, M::kUser), 60'500 - 2'000) << late;  // on CPU either way
     EXPECT_TILED(s);
   }
 }
