@@ -18,6 +18,7 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust) 
       wait_unqueued_ns += adjust.unqueued;
       asleep_queued_ns += adjust.asleep_queued;
       asleep_maybe_queued_ns += adjust.asleep_maybe_queued;
+      enqueue_maybe_earlier_ns += adjust.enqueue_maybe_earlier;
       break;
     case Microstate::kUnknown:
       unknown_ns += dur;
@@ -36,6 +37,7 @@ WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
           wait_unqueued_ns - o.wait_unqueued_ns,
           asleep_queued_ns - o.asleep_queued_ns,
           asleep_maybe_queued_ns - o.asleep_maybe_queued_ns,
+          enqueue_maybe_earlier_ns - o.enqueue_maybe_earlier_ns,
           stolen_ns - o.stolen_ns};
 }
 
@@ -116,12 +118,17 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
     adjust = p.adjust;
     if (p.at_event) {
       const int64_t event = start + adjust.unqueued;
-      if (end < event)  // switched in at the enqueue's clock: the event came this much later
+      if (end < event) {  // switched in at the enqueue's clock: the event came this much later
         lag.Add(event - end);
-      else
+      } else {
         adjust.unqueued = std::max<int64_t>(0, adjust.unqueued - lag.Median());
+        if (p.not_before >= 0)
+          adjust.enqueue_maybe_earlier =
+              std::clamp<int64_t>(start + adjust.unqueued - p.not_before, 0, adjust.unqueued);
+      }
     }
     adjust.unqueued = std::min(adjust.unqueued, end - start);
+    adjust.enqueue_maybe_earlier = std::min(adjust.enqueue_maybe_earlier, adjust.unqueued);
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i));
   return adjust;

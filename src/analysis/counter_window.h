@@ -17,12 +17,18 @@ namespace cstool {
 // sched_wakeup queued the thread is not run delay yet, and sleep before the wait is, when
 // the thread was moved between CPUs while asleep (Thread::SwitchPlacement::asleep_queued_ns;
 // `asleep_maybe_queued`: at most that much, the move was untraced).
+// `enqueue_maybe_earlier`: of `unqueued`, how much may have been run delay after all: the
+// enqueue, dated at its sched_wakeup, began at a wakelist flush that much earlier (the
+// virtual CPU stalled between the clock read and the event).
 struct WaitAdjust {
   int64_t unqueued = 0;
   int64_t asleep_queued = 0;
   int64_t asleep_maybe_queued = 0;
+  int64_t enqueue_maybe_earlier = 0;
 
-  WaitAdjust Negated() const { return {-unqueued, -asleep_queued, -asleep_maybe_queued}; }
+  WaitAdjust Negated() const {
+    return {-unqueued, -asleep_queued, -asleep_maybe_queued, -enqueue_maybe_earlier};
+  }
 };
 
 // The quantities the kernel also counts.
@@ -40,6 +46,9 @@ struct WindowTotals {
   // Sleep the kernel counts as run delay (WaitAdjust), added when the wait after it ends.
   int64_t asleep_queued_ns = 0;
   int64_t asleep_maybe_queued_ns = 0;
+  // Run delay the kernel may have counted before enqueues dated at their event
+  // (WaitAdjust::enqueue_maybe_earlier).
+  int64_t enqueue_maybe_earlier_ns = 0;
   // On-CPU time the run-time clock did not count (steal), already left out of on_cpu_ns.
   int64_t stolen_ns = 0;
 
@@ -163,15 +172,18 @@ struct CounterWindow {
   // more): remembered until that wait's segment arrives (segments may be held back while
   // the thread's syscall state is resolved, so several can be outstanding, oldest first).
   // `at_event`: `ts` is the sched_wakeup's own time, some lag after the enqueue's clock.
+  // `not_before` (or -1): the enqueue's clock was read after then (a wakelist flush).
   void NoteEnqueued(int64_t since, int64_t ts, bool at_event = false, int64_t asleep_queued = 0,
-                    int64_t asleep_maybe_queued = 0) {
-    pending_.push_back({since, at_event, {ts - since, asleep_queued, asleep_maybe_queued}});
+                    int64_t asleep_maybe_queued = 0, int64_t not_before = -1) {
+    pending_.push_back(
+        {since, at_event, not_before, {ts - since, asleep_queued, asleep_maybe_queued}});
   }
   // What was noted for the wait_cpu_wakeup segment [start, end) (its part before the
   // enqueue at most its length), none if nothing was; forgets it and any older wait's
   // (one whose segment was empty, never sent).
   // An enqueue dated at its event is moved back by the median lag when the wait went on
-  // past the event; one whose wait ended before it measures the lag (`lag`).
+  // past the event, and may lie as far back as its wakelist flush (enqueue_maybe_earlier);
+  // one whose wait ended before it measures the lag (`lag`).
   WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);
   // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
   // there) had not ended, so the kernel had not counted it at a cut after the end.
@@ -180,8 +192,9 @@ struct CounterWindow {
  private:
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
   struct PendingWait {
-    int64_t since;  // start of the wait_cpu_wakeup segment
-    bool at_event;  // enqueue dated at its sched_wakeup
+    int64_t since;       // start of the wait_cpu_wakeup segment
+    bool at_event;       // enqueue dated at its sched_wakeup
+    int64_t not_before;  // its wakelist flush, or -1
     WaitAdjust adjust;
   };
   std::vector<PendingWait> pending_;

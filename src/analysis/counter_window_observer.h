@@ -29,10 +29,11 @@ class CounterWindowObserver : public Observer {
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
-  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts, bool at_event) override {
+  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts, bool at_event,
+                  int64_t not_before) override {
     model_.For(t).counter_window.NoteEnqueued(runnable_since, ts, at_event,
                                               t.moved_asleep_at >= 0 ? ts - t.moved_asleep_at : 0,
-                                              t.maybe_moved_asleep_ns);
+                                              t.maybe_moved_asleep_ns, not_before);
   }
   void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
     model_.For(t).counter_window.NoteAccounted(from, to);

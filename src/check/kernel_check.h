@@ -88,10 +88,13 @@ struct ThreadCheck {
   int64_t on_cpu_tolerance_ns = 0;
   int64_t wait_tolerance_ns = 0;
   // Of traced.wait_cpu_ns, sleep the kernel counts as run delay (moved between CPUs while
-  // asleep, Thread::SwitchPlacement); and how much more it may count for moves the trace
-  // did not show: the kernel's run delay may exceed the traced wait by that much more.
+  // asleep, Thread::SwitchPlacement); and how much more it may count: for moves the trace
+  // did not show, and before enqueues dated at their sched_wakeup back to the wakelist
+  // flush that did them (`enqueue_maybe_earlier_ns`, part of it): the kernel's run delay
+  // may exceed the traced wait by that much more.
   int64_t asleep_queued_ns = 0;
   int64_t wait_maybe_more_ns = 0;
+  int64_t enqueue_maybe_earlier_ns = 0;
   // On-CPU time in the window the run-time clock did not count (steal), left out of
   // traced.on_cpu_ns.
   int64_t stolen_ns = 0;

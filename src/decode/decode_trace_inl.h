@@ -79,13 +79,16 @@ class UnfilteredRuntimeFeed {
   size_t next_ = 0;
 };
 
-// Hands the unfiltered run-time buffer's increments on as such; its other records (none
-// when cstool recorded it) are dropped.
+// Hands the unfiltered run-time buffer's increments and wakelist flushes on as such; its
+// other records (none when cstool recorded it) are dropped.
 template <typename Sink>
 class UnfilteredRuntimeSink final : public EventSink {
  public:
   explicit UnfilteredRuntimeSink(Sink& sink) : sink_(sink) {}
   void PushSchedStatRuntime(const SchedStatRuntime& e) override { sink_.PushUnfilteredRuntime(e); }
+  void PushCsdFunctionEntry(const CsdFunctionEntry& e, int /*type_id*/) override {
+    sink_.PushUnfilteredWakelistFlush(e);
+  }
 
  private:
   Sink& sink_;

@@ -94,6 +94,10 @@ void EventBatchWriter::PushUnfilteredLost(const LostEvents& e) {
   PutCopying(EventTag::kUnfilteredLost, e);
 }
 
+void EventBatchWriter::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
+  PutCopying(EventTag::kUnfilteredWakelistFlush, e);
+}
+
 void EventBatchWriter::PushSchedProcessFork(const SchedProcessFork& e) {
   PutCopying(EventTag::kSchedProcessFork, e, &SchedProcessFork::parent_comm,
              &SchedProcessFork::child_comm);

@@ -32,6 +32,7 @@ enum class EventTag : uint32_t {
   kSchedStatRuntime,
   kUnfilteredRuntime,
   kUnfilteredLost,
+  kUnfilteredWakelistFlush,
   kSchedProcessFork,
   kTaskNewtask,
   kTaskRename,
@@ -116,6 +117,7 @@ class EventBatchWriter final : public EventSink {
   void PushSchedStatRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
+  void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -171,6 +173,7 @@ void ReplayEvents(const EventBatch& batch, Sink& sink) {
       CSTOOL_REPLAY(kSchedStatRuntime, SchedStatRuntime, PushSchedStatRuntime)
       CSTOOL_REPLAY(kUnfilteredRuntime, SchedStatRuntime, PushUnfilteredRuntime)
       CSTOOL_REPLAY(kUnfilteredLost, LostEvents, PushUnfilteredLost)
+      CSTOOL_REPLAY(kUnfilteredWakelistFlush, CsdFunctionEntry, PushUnfilteredWakelistFlush)
       CSTOOL_REPLAY(kSchedProcessFork, SchedProcessFork, PushSchedProcessFork)
       CSTOOL_REPLAY(kTaskNewtask, TaskNewtask, PushTaskNewtask)
       CSTOOL_REPLAY(kTaskRename, TaskRename, PushTaskRename)

@@ -86,6 +86,7 @@ const EventSpec kSpecs[] = {
      EventKind::kNmiHandler,
      {{"handler"}, {"delta_ns", true}, {"handled"}},
      {}},
+    {"csd", "csd_function_entry", EventKind::kCsdFunctionEntry, {{"func", true}, {"csd"}}, {}},
     {"raw_syscalls", "sys_enter", EventKind::kSysEnter, {{"id", true}}, {}},
     {"raw_syscalls", "sys_exit", EventKind::kSysExit, {{"id", true}, {"ret"}}, {}},
     {"exceptions",
@@ -104,7 +105,8 @@ const EventSpec kSpecs[] = {
 // sched_stat_runtime: files recorded before cstool asked for it, or by other tools, are
 // analysed without it (switch instants from the runqueue clock model alone).
 bool Optional(const EventSpec& s) {
-  return s.kind == EventKind::kSoftirqRaise || s.kind == EventKind::kSchedStatRuntime;
+  return s.kind == EventKind::kSoftirqRaise || s.kind == EventKind::kSchedStatRuntime ||
+         s.kind == EventKind::kCsdFunctionEntry;
 }
 
 bool ToFieldRef(const tep_format_field* f, FieldRef* out) {

@@ -64,6 +64,7 @@ enum class EventKind : uint8_t {
   kSysExit,
   kPageFaultUser,
   kPageFaultKernel,
+  kCsdFunctionEntry,
   kKernelStack,  // ftrace:kernel_stack; f[0] = size (frames), f[1] = caller[] (one word)
 };
 

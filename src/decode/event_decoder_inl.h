@@ -295,6 +295,14 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       sink.PushNmiHandler(ev);
       break;
     }
+    case EventKind::kCsdFunctionEntry: {
+      CsdFunctionEntry ev;
+      fill(ev.c);
+      ev.func = static_cast<uint64_t>(I(0));
+      ev.csd = static_cast<uint64_t>(I(1));
+      sink.PushCsdFunctionEntry(ev, type);
+      break;
+    }
     case EventKind::kSysEnter: {
       SysEnter ev;
       fill(ev.c);

@@ -87,6 +87,17 @@ struct SchedStatRuntime {
   uint64_t runtime = 0;  // ns
 };
 
+// The start of a cross-CPU function call on this CPU (csd:csd_function_entry). In the
+// unfiltered run-time buffer cstool records it for sched_ttwu_pending alone: the CPU
+// processing its wakelist, queueing the tasks other CPUs woke for it, which reads the
+// runqueue clock right after (well under a microsecond here) while their sched_wakeup
+// events may come much later.
+struct CsdFunctionEntry {
+  EventCommon c;
+  uint64_t func = 0;
+  uint64_t csd = 0;
+};
+
 struct SchedProcessFork {
   EventCommon c;
   std::string_view parent_comm;
@@ -232,6 +243,8 @@ class EventSink {
   virtual void PushUnfilteredRuntime(const SchedStatRuntime&) {}
   // That buffer lost events on `cpu`: increments done in other contexts may be missing.
   virtual void PushUnfilteredLost(const LostEvents&) {}
+  // A wakelist flush from that buffer (CsdFunctionEntry).
+  virtual void PushUnfilteredWakelistFlush(const CsdFunctionEntry&) {}
   virtual void PushSchedProcessFork(const SchedProcessFork&) {}
   virtual void PushTaskNewtask(const TaskNewtask&) {}
   virtual void PushTaskRename(const TaskRename&) {}
@@ -250,6 +263,10 @@ class EventSink {
   virtual void PushLostEvents(const LostEvents&) {}
   // Any record of an event type the decoder has no typed struct for (e.g. an extra -e).
   virtual void PushOtherEvent(const EventCommon&, int /*type_id*/) {}
+  // In the trace itself (an event the user asked for) it is just another event.
+  virtual void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) {
+    PushOtherEvent(e.c, type_id);
+  }
 };
 
 }  // namespace cstool

@@ -113,6 +113,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["asleep_queued_ns"] = c.asleep_queued_ns;
       j["host_steal_on_cpu_ns"] = c.stolen_ns;
       j["wait_maybe_more_ns"] = c.wait_maybe_more_ns;
+      j["enqueue_maybe_earlier_ns"] = c.enqueue_maybe_earlier_ns;
       j["ok"] = {{"switches", c.switches_ok}, {"on_cpu", c.on_cpu_ok}, {"wait_cpu", c.wait_ok}};
       j["times_judged"] = c.times_judged;
     }

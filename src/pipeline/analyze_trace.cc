@@ -212,9 +212,14 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   TraceSummary& t = model.trace;
   t.file = file;
   if (unfiltered) {
-    t.unfiltered_runtime = {true, stats.unfiltered_runtime_events, stats.unfiltered_runtime_lost,
-                            result->machine->unfiltered_increments_used(),
-                            result->machine->increments_complete()};
+    const StateMachine& sm = *result->machine;
+    t.unfiltered_runtime = {true,
+                            stats.unfiltered_runtime_events - sm.unfiltered_wakelist_flushes(),
+                            stats.unfiltered_runtime_lost,
+                            sm.unfiltered_increments_used(),
+                            sm.increments_complete(),
+                            sm.unfiltered_wakelist_flushes(),
+                            sm.enqueues_after_flush()};
   }
   t.events = stats.events;
   t.cpus = reader->cpus();

@@ -33,6 +33,7 @@
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/cpu_steal.h"
+#include "kernel/kallsyms.h"
 #include "kernel/kernel_capture.h"
 #include "kernel/kernel_counters.h"
 #include "kernel/proc_seed.h"
@@ -406,9 +407,17 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
       o_.system_wide ? std::min(main.buffer_kb, kRecorderContextsBufferKb) : main.buffer_kb;
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
+  // Where an idle CPU began queueing the tasks other CPUs woke for it: the enqueue reads
+  // the clock right after, and the host can stall the virtual CPU before its sched_wakeup
+  // is written (40 us seen). Idle context is never in a pid-filtered trace; here it is.
+  const EventName flush{"csd", "csd_function_entry"};
+  const std::optional<uint64_t> wakelist = KernelSymbolAddress("sched_ttwu_pending");
+  const bool flushes = !o_.system_wide && wakelist && TracefsSession::HasEvent(flush);
+  if (flushes) config.extra_events.push_back(flush.Full());
   config.follow_forks = main.follow_forks;  // its list is the complement of the main one's
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
+  if (flushes) unfiltered_session_->SetEventFilter(flush, fmt::format("func == {:#x}", *wakelist));
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
   for (auto& reader : readers_) {  // the same CPU's trace reader drains it
     const int c = reader->cpu();
@@ -471,8 +480,10 @@ void Recorder::StartTargets() {
 void Recorder::WriteRecoveryNote() {
   contents_ = SessionTraceContents(Session());
   contents_.compression = o_.FileCompression();
-  if (unfiltered_session_)
+  if (unfiltered_session_) {
     contents_.instances.push_back({std::string(tracefile::kUnfilteredRuntimeBuffer), {}});
+    AddEventFormats(*unfiltered_session_, contents_);
+  }
   info_.threads = threads_.List();
   contents_.saved_cmdlines = SavedCmdlines(info_.threads);
   if (flight()) return;  // nothing is written until a dump, which is written whole

@@ -144,15 +144,26 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
 
 // `wakee`, runnable since sched_waking, was queued at `enqueued`: its run delay starts
 // there (what came before is the wakeup's own path, which the kernel counts as sleep).
-void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event) {
+void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event,
+                                int64_t not_before) {
   // A move while asleep queued it already: the kernel's run delay runs from there.
   if (wakee.moved_asleep_at >= 0)
     wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
   wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
-  for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued, at_event);
+  for (Observer* p : On(Hook::kEnqueued))
+    p->OnEnqueued(wakee, wakee.since, enqueued, at_event, not_before);
   wakee.waking_unqueued = false;
   wakee.moved_asleep_at = -1;
   wakee.maybe_moved_asleep_ns = 0;
+}
+
+// A CPU began queueing the tasks other CPUs woke for it (the unfiltered buffer holds no
+// other function's calls). Not this CPU's current task's event: it only dates the
+// enqueues whose sched_wakeup follows.
+void StateMachine::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
+  ++unfiltered_wakelist_flushes_;
+  if (e.c.cpu >= 0 && static_cast<size_t>(e.c.cpu) < cpus_.size())
+    cpus_[static_cast<size_t>(e.c.cpu)].wakelist_flush_ts = e.c.ts;
 }
 
 // A wakeup traced at `ts` queued `wakee` on `target_cpu` with that runqueue's clock, read
@@ -371,7 +382,12 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
     const int64_t enqueued = EnqueueClock(e.target_cpu, wakee, e.c.ts);
-    NoteEnqueued(wakee, enqueued, enqueued == e.c.ts);
+    // Dated by its own event alone: a wakelist flush here since the waking is where the
+    // enqueue began, and its clock was read no earlier.
+    const int64_t flush = cpu.wakelist_flush_ts;
+    const bool flushed = flush > wakee.since && flush <= e.c.ts;
+    if (flushed && enqueued == e.c.ts) ++enqueues_after_flush_;
+    NoteEnqueued(wakee, enqueued, enqueued == e.c.ts, flushed ? flush : -1);
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;

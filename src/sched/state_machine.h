@@ -63,6 +63,7 @@ class StateMachine final : public EventSink {
   void PushSchedStatRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
+  void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -96,6 +97,10 @@ class StateMachine final : public EventSink {
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.
   uint64_t unfiltered_increments_used() const { return unfiltered_increments_used_; }
+  // The unfiltered buffer's wakelist flushes, and the enqueues dated at their event that
+  // one of them bounded.
+  uint64_t unfiltered_wakelist_flushes() const { return unfiltered_wakelist_flushes_; }
+  uint64_t enqueues_after_flush() const { return enqueues_after_flush_; }
   // Every increment was in the trace up to here (no loss turned the steal rule off).
   bool increments_complete() const { return increments_complete_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
@@ -132,6 +137,9 @@ class StateMachine final : public EventSink {
     // record right after it is that sleep's call chain.
     Thread* sleep_switch_prev = nullptr;
     int64_t sleep_switch_ts = 0;
+    // The latest wakelist flush here (the unfiltered run-time buffer's): the enqueues it
+    // did read the runqueue clock right after it.
+    int64_t wakelist_flush_ts = -1;
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -152,7 +160,8 @@ class StateMachine final : public EventSink {
   Thread& Lookup(int32_t tid, std::string_view comm);
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
-  void NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event = false);
+  void NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event = false,
+                    int64_t not_before = -1);
   int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
@@ -211,6 +220,8 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   uint64_t unfiltered_increments_used_ = 0;
+  uint64_t unfiltered_wakelist_flushes_ = 0;
+  uint64_t enqueues_after_flush_ = 0;
   // caps_.all_increments until either buffer shows lost events.
   bool increments_complete_;
   std::vector<Cpu> cpus_;

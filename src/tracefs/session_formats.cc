@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "base/errors.h"
@@ -62,6 +63,20 @@ TraceFileContents SessionTraceContents(const TracefsSession& session) {
   contents.printk_formats = ReadTopLevelTracingFile("printk_formats");
   contents.trace_clock = session.ReadFile("trace_clock");
   return contents;
+}
+
+void AddEventFormats(const TracefsSession& other, TraceFileContents& contents) {
+  for (const EventName& e : other.events()) {
+    const std::string format = other.ReadEventFormat(e);
+    auto system = std::find_if(contents.systems.begin(), contents.systems.end(),
+                               [&](const auto& s) { return s.system == e.system; });
+    if (system == contents.systems.end()) {
+      contents.systems.push_back({e.system, {format}});
+    } else if (std::find(system->formats.begin(), system->formats.end(), format) ==
+               system->formats.end()) {
+      system->formats.push_back(format);
+    }
+  }
 }
 
 }  // namespace cstool

@@ -397,6 +397,14 @@ void TracefsSession::AddStackTrigger() {
   kernel_stacks_ = true;
 }
 
+void TracefsSession::SetEventFilter(const EventName& e, const std::string& filter) {
+  if (tracefs_event_file_write(instance_.get(), e.system.c_str(), e.event.c_str(), "filter",
+                               filter.c_str()) < 0)
+    FailWrite(fmt::format("{} filter '{}'", e.Full(), filter));
+}
+
+bool TracefsSession::HasEvent(const EventName& e) { return EventExists(e.system, e.event); }
+
 void TracefsSession::AddPids(const std::vector<int>& tids) {
   if (tids.empty()) return;
   std::string text;

@@ -76,6 +76,11 @@ class TracefsSession {
   // Traces the tasks `other` traces: its pid filters as they are now, including the
   // children its event-fork option added.
   void CopyPidFilters(const TracefsSession& other);
+  // Keeps only the records of event `e` (one of events()) that match `filter`, in the
+  // kernel's filter syntax (the event's filter file).
+  void SetEventFilter(const EventName& e, const std::string& filter);
+  // Whether this kernel has the event (its format file exists).
+  static bool HasEvent(const EventName& e);
   void Start();  // tracing_on = 1
   void Stop();   // tracing_on = 0
   // per_cpu/cpuN/buffer_size_kb: one CPU's ring buffer. Growing it keeps what it holds.

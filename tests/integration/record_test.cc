@@ -28,6 +28,7 @@
 #include "decode/decode_trace.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "kernel/kallsyms.h"
 #include "model/recording_info.h"
 #include "tests/support/files.h"
 #include "tests/support/recording_fixture.h"
@@ -139,6 +140,14 @@ class RecordTest : public testing::RecordingFixture {
       other_context += e.c.pid != e.pid ? 1 : 0;
       contexts.insert(e.c.pid);
     }
+    // And the wakelist flushes recorded beside them (csd_function_entry).
+    uint64_t flushes = 0;
+    std::set<uint64_t> functions;
+    void PushCsdFunctionEntry(const CsdFunctionEntry& e, int /*type_id*/) override {
+      ++flushes;
+      functions.insert(e.func);
+      contexts.insert(e.c.pid);
+    }
   };
   static UnfilteredIncrements UnfilteredRuntime(const fs::path& file) {
     auto reader =
@@ -192,6 +201,14 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   const auto summary = nlohmann::json::parse(json.out)["trace"]["unfiltered_runtime"];
   EXPECT_EQ(summary["other_context_increments"], unfiltered.other_context);
   EXPECT_LE(summary["increments_used"], unfiltered.other_context);
+  // Only sched_ttwu_pending's calls, where the kernel has the event and shows the address.
+  EXPECT_EQ(summary["wakelist_flushes"], unfiltered.flushes);
+  const std::optional<uint64_t> wakelist = KernelSymbolAddress("sched_ttwu_pending");
+  if (wakelist && TracefsSession::HasEvent({"csd", "csd_function_entry"})) {
+    for (uint64_t f : unfiltered.functions) EXPECT_EQ(f, *wakelist);
+  } else {
+    EXPECT_EQ(unfiltered.flushes, 0u);
+  }
   // Every CPU recorded: with nothing lost, every increment is in the file.
   EXPECT_EQ(summary["all_increments"], summary["lost_events"] == 0 && info.TotalLostEvents() == 0)
       << summary.dump();

@@ -165,6 +165,21 @@ TEST_F(ReportKernelTest, PipePingPongOnOneCpu) {
   EXPECT_EQ(TopCause(proc, true), "sleep:read");
 }
 
+// Each thread wakes the other on the other CPU, which is often idle: its wakelist flush
+// queues the task, and with the unfiltered buffer's flushes (csd:csd_function_entry of
+// sched_ttwu_pending, this kernel has them) the check knows where each such enqueue began.
+TEST_F(ReportKernelTest, PipePingPongAcrossCpus) {
+  auto report = RecordAndReport({"pingpong", "5000", "-1"});
+  const auto& proc = CheckAgainstKernel(report);
+  EXPECT_GE(Cause(proc, "sleep:read"), 5000u);
+  const auto& unfiltered = report.at("trace").at("unfiltered_runtime");
+  EXPECT_GT(unfiltered.at("wakelist_flushes").get<uint64_t>(), 0u) << unfiltered.dump();
+  EXPECT_GT(unfiltered.at("enqueues_after_flush").get<uint64_t>(), 0u) << unfiltered.dump();
+  for (const auto& t : report.at("check").at("threads"))
+    EXPECT_LE(t.at("enqueue_maybe_earlier_ns").get<int64_t>(),
+              t.at("wait_maybe_more_ns").get<int64_t>());
+}
+
 TEST_F(ReportKernelTest, MutexContentionAmongFourThreads) {
   auto report = RecordAndReport({"mutex", "4", "300"});
   const auto& proc = CheckAgainstKernel(report);

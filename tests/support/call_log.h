@@ -35,6 +35,9 @@ class CallLog : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override {
     Add("unfiltered_runtime", e.c, fmt::format("{} {} {}", e.comm, e.pid, e.runtime));
   }
+  void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override {
+    Add("unfiltered_flush", e.c, fmt::format("{} {}", e.func, e.csd));
+  }
   void PushUnfilteredLost(const LostEvents& e) override {
     lines.push_back(fmt::format("unfiltered_lost {} {} {}", e.ts, e.cpu, e.count));
   }

@@ -209,6 +209,12 @@ class Sim {
     e.runtime = runtime;
     sm_.PushUnfilteredRuntime(e);
   }
+  // A wakelist flush (csd_function_entry of sched_ttwu_pending) from that buffer.
+  void UnfilteredWakelistFlush(int64_t ts, int cpu) {
+    CsdFunctionEntry e;
+    e.c = C(ts, cpu, 0);
+    sm_.PushUnfilteredWakelistFlush(e);
+  }
   // That buffer lost events on `cpu` just before `ts`.
   void UnfilteredLost(int64_t ts, int cpu, int64_t count) {
     sm_.PushUnfilteredLost({ts, cpu, count});

@@ -58,6 +58,15 @@ class Page {
     std::memcpy(p.data() + 24, "task", 5);
     Add(at, p);
   }
+  // csd_function_entry (id 528) in `current`'s context.
+  void Flush(uint32_t at, int current, uint64_t func) {
+    std::string p(24, '\0');
+    PutAt<uint16_t>(p, 0, 528);
+    PutAt<int32_t>(p, 4, current);
+    PutAt<uint64_t>(p, 8, func);
+    PutAt<uint64_t>(p, 16, 0xffff888102b516f8);
+    Add(at, p);
+  }
   const std::string& bytes() {
     PutAt<uint64_t>(page_, 8, off_ - 16);  // commit: bytes of event data
     return page_;
@@ -89,6 +98,10 @@ struct Sequence : EventSink {
     seen.push_back("unfiltered@" + std::to_string(e.c.ts - 1'000'000'000) + " " +
                    std::to_string(e.pid));
   }
+  void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override {
+    seen.push_back("flush@" + std::to_string(e.c.ts - 1'000'000'000) + " cpu" +
+                   std::to_string(e.c.cpu));
+  }
 };
 
 // A v6 file in `dir`: a switch on each CPU and an increment in the top buffer, four
@@ -99,10 +112,11 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   top0.Runtime(3'000, 101, 101, 3'000);  // 101's own: in the filtered trace
   top0.Switch(5'000, 101, 0);
   top1.Switch(2'000, 0, 102);
-  unfiltered0.Runtime(3'000, 101, 101, 3'000);  // the same increment again: skipped
-  unfiltered0.Runtime(4'000, 500, 101, 1'000);  // by 500's wakeup on CPU 0: handed on
-  unfiltered1.Runtime(1'000, 500, 500, 9'000);  // 500's own: skipped
-  unfiltered1.Runtime(5'000, 600, 102, 3'000);  // by 600 on CPU 1, at the switch's time
+  unfiltered0.Runtime(3'000, 101, 101, 3'000);      // the same increment again: skipped
+  unfiltered0.Runtime(4'000, 500, 101, 1'000);      // by 500's wakeup on CPU 0: handed on
+  unfiltered0.Flush(4'500, 0, 0xffffffff813b4440);  // CPU 0's idle task flushes its wakelist
+  unfiltered1.Runtime(1'000, 500, 500, 9'000);      // 500's own: skipped
+  unfiltered1.Runtime(5'000, 600, 102, 3'000);      // by 600 on CPU 1, at the switch's time
   const std::vector<std::pair<std::string, std::string>> pages = {{"top0", top0.bytes()},
                                                                   {"top1", top1.bytes()},
                                                                   {"unf0", unfiltered0.bytes()},
@@ -114,7 +128,8 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   c.header_event = TracefsFixture("header_event");
   c.systems = {
       {"sched",
-       {TracefsFixture("sched_switch.format"), TracefsFixture("sched_stat_runtime.format")}}};
+       {TracefsFixture("sched_switch.format"), TracefsFixture("sched_stat_runtime.format")}},
+      {"csd", {TracefsFixture("csd_function_entry.format")}}};
   c.trace_clock = "[mono]\n";
   c.cpus = {{"", dir / "top0"}, {"", dir / "top1"}};
   c.instances = {
@@ -135,10 +150,10 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
   Sequence sink;
   const DecodeStats st = DecodeTrace(*reader, sink, {.unfiltered_runtime = unfiltered.get()});
   EXPECT_EQ(sink.seen, (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101",
-                                                 "unfiltered@4000 101", "switch@5000",
-                                                 "unfiltered@5000 102"}));
+                                                 "unfiltered@4000 101", "flush@4500 cpu0",
+                                                 "switch@5000", "unfiltered@5000 102"}));
   EXPECT_EQ(st.events, 4u) << "the top buffer's records alone";
-  EXPECT_EQ(st.unfiltered_runtime_events, 2u);
+  EXPECT_EQ(st.unfiltered_runtime_events, 3u);  // two increments and the flush
   EXPECT_EQ(st.unfiltered_runtime_lost, 0u);
 
   // The same with the decoding on a thread of its own (report -j).
@@ -147,7 +162,7 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
   const DecodeStats st_threaded =
       DecodeTraceOnThread(*reader, decoder, threaded, {.unfiltered_runtime = unfiltered.get()});
   EXPECT_EQ(threaded.seen, sink.seen);
-  EXPECT_EQ(st_threaded.unfiltered_runtime_events, 2u);
+  EXPECT_EQ(st_threaded.unfiltered_runtime_events, 3u);
   fs::remove_all(dir);
 }
 

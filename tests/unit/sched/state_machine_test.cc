@@ -721,6 +721,33 @@ TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
   EXPECT_EQ(w.QueuedWaitNs(), 208'900 - (202'000 - 1'550));
 }
 
+// An idle CPU's wakelist flush (from the unfiltered run-time buffer) is where the enqueue
+// began, and the enqueue's clock was read right after it; the host can stall the virtual
+// CPU before sched_wakeup is written. A wait dated at that event may then have started as
+// early as the flush, for the kernel. A flush from before the waking is another wakeup's.
+TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
+  for (const bool flushed : {false, true}) {
+    SCOPED_TRACE(flushed);
+    Sim s(WithIncrements());
+    s.Switch(0, 1, 0, kR, 11);
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1'000, 0, 10, kRead);
+    s.StatRuntime(2'000, 0, 10, 2'000);
+    s.Switch(2'500, 0, 10, kS, 0);         // 10 sleeps, CPU 0 idle
+    s.UnfilteredWakelistFlush(50'000, 0);  // another wakeup's
+    s.Wake(100'000, 1, 11, 10, 0);         // sched_waking from CPU 1
+    if (flushed) s.UnfilteredWakelistFlush(108'000, 0);
+    s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);  // 42 us later
+    s.Switch(170'000, 0, 0, kR, 10);
+    s.SysExit(170'500, 0, 10, kRead);
+    s.StatRuntime(180'000, 0, 10, 11'000);  // switched in at 169'000
+    s.Finish(200'000);
+    const WindowTotals& w = s.Report(10).counter_window.total;
+    EXPECT_EQ(w.QueuedWaitNs(), 169'000 - 150'000);  // dated at the event (no lag measured)
+    EXPECT_EQ(w.enqueue_maybe_earlier_ns, flushed ? 150'000 - 108'000 : 0);
+  }
+}
+
 // This kernel often traces neither the enqueue nor the switch when an idle CPU takes a
 // task woken from another CPU: both run in the idle task's untraced stretch (the wakelist
 // processed in idle), and the task's own event is the first sign. It was queued at the

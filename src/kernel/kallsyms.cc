@@ -1,4 +1,4 @@
-#include "interrupts/kallsyms.h"
+#include "kernel/kallsyms.h"
 
 #include <fstream>
 #include <sstream>
