@@ -144,17 +144,21 @@ struct TraceSummary {
   // whether the file has one, its increments done in another task's context than the
   // accounted one's, what its ring buffer lost, the increments of followed threads only it
   // had, and whether with it every increment was in the file to the end (steal inside a
-  // run known: TraceCapabilities::all_increments); its wakelist flushes, and the
-  // enqueues dated at their sched_wakeup that one of them bounded.
+  // run known: TraceCapabilities::all_increments).
   struct UnfilteredRuntime {
     bool present = false;
     uint64_t other_context_increments = 0;
     uint64_t lost_events = 0;
     uint64_t increments_used = 0;
     bool all_increments = false;
-    uint64_t wakelist_flushes = 0;
-    uint64_t enqueues_after_flush = 0;
   } unfiltered_runtime;
+  // The wakelist flushes `record` traced (RecordingInfo::wakelist_function), and the
+  // enqueues dated at their sched_wakeup that one of them bounded.
+  struct WakelistFlushes {
+    bool traced = false;
+    uint64_t flushes = 0;
+    uint64_t enqueues_after_flush = 0;
+  } wakelist_flushes;
 };
 
 struct ReportModel {

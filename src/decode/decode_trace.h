@@ -23,9 +23,10 @@ struct DecodeStats {
   uint64_t lost_events = 0;                         // sum of lost_per_cpu
   uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
   // Of DecodeOptions::unfiltered_runtime: its increments done in another task's context
-  // than the accounted one's (the others are skipped undecoded), and the events its ring
-  // buffer lost (counted in none of the above).
+  // than the accounted one's (the others are skipped undecoded), its other records (the
+  // wakelist flushes), and the events its ring buffer lost (counted in none of the above).
   uint64_t unfiltered_runtime_events = 0;
+  uint64_t unfiltered_other_events = 0;
   uint64_t unfiltered_runtime_lost = 0;
   int64_t first_ts = 0;  // of the first data record (0 if none)
   int64_t last_ts = 0;

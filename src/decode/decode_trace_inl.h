@@ -126,7 +126,9 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
       st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
       if (decode) sink.PushUnfilteredLost(LostEvents{r.ts, r.cpu, r.lost});
     } else {
-      ++st.unfiltered_runtime_events;
+      ++(decoder.KindOf(decoder.TypeOf(r)) == EventKind::kSchedStatRuntime
+             ? st.unfiltered_runtime_events
+             : st.unfiltered_other_events);
       if (decode) decoder.Decode(r, unfiltered_sink);  // (no second DecodeTo inlined here)
     }
   };

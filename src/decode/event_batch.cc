@@ -164,4 +164,8 @@ void EventBatchWriter::PushOtherEvent(const EventCommon& c, int type_id) {
   Put(EventTag::kOtherEvent, OtherEvent{c, type_id}, 0);
 }
 
+void EventBatchWriter::PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) {
+  Put(EventTag::kCsdFunctionEntry, CsdFunctionEntryCall{e, type_id}, 0);
+}
+
 }  // namespace cstool

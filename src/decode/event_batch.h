@@ -50,11 +50,17 @@ enum class EventTag : uint32_t {
   kKernelStack,
   kLostEvents,
   kOtherEvent,
+  kCsdFunctionEntry,
 };
 
 // PushOtherEvent's two arguments as one entry.
 struct OtherEvent {
   EventCommon c;
+  int type_id = 0;
+};
+// PushCsdFunctionEntry's.
+struct CsdFunctionEntryCall {
+  CsdFunctionEntry e;
   int type_id = 0;
 };
 
@@ -135,6 +141,7 @@ class EventBatchWriter final : public EventSink {
   void PushKernelStack(const KernelStack& e) override;
   void PushLostEvents(const LostEvents& e) override;
   void PushOtherEvent(const EventCommon& c, int type_id) override;
+  void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) override;
 
  private:
   // Copies `e` and the `extra` bytes its views point at into the batch; returns the copy
@@ -194,6 +201,11 @@ void ReplayEvents(const EventBatch& batch, Sink& sink) {
       case EventTag::kOtherEvent: {
         const auto& o = *std::launder(reinterpret_cast<const OtherEvent*>(body));
         sink.PushOtherEvent(o.c, o.type_id);
+        break;
+      }
+      case EventTag::kCsdFunctionEntry: {
+        const auto& o = *std::launder(reinterpret_cast<const CsdFunctionEntryCall*>(body));
+        sink.PushCsdFunctionEntry(o.e, o.type_id);
         break;
       }
     }

@@ -103,6 +103,10 @@ struct RecordingInfo {
   // steps of `steal_step_ns` (one USER_HZ tick).
   std::vector<CpuSteal> steal;
   int64_t steal_step_ns = 0;
+  // The address of sched_ttwu_pending when `record` traced its wakelist flushes
+  // (csd:csd_function_entry): in the trace with -a, in the unfiltered run-time buffer
+  // otherwise. 0: not traced.
+  uint64_t wakelist_function = 0;
 
   int64_t TotalStolenNs() const {
     int64_t n = 0;
@@ -137,6 +141,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, com
                                                 threads, untraced_tids, missing_events, child,
                                                 attach_seeds, attach_seed_ts, kernel_counters,
                                                 perf_counters, recovered, window_start_ts, trigger,
-                                                ended_early, steal, steal_step_ns)
+                                                ended_early, steal, steal_step_ns,
+                                                wakelist_function)
 
 }  // namespace cstool

@@ -240,9 +240,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
           {"other_context_increments", t.unfiltered_runtime.other_context_increments},
           {"lost_events", t.unfiltered_runtime.lost_events},
           {"increments_used", t.unfiltered_runtime.increments_used},
-          {"all_increments", t.unfiltered_runtime.all_increments},
-          {"wakelist_flushes", t.unfiltered_runtime.wakelist_flushes},
-          {"enqueues_after_flush", t.unfiltered_runtime.enqueues_after_flush}};
+          {"all_increments", t.unfiltered_runtime.all_increments}};
+    if (t.wakelist_flushes.traced)
+      trace["wakelist_flushes"] = {
+          {"flushes", t.wakelist_flushes.flushes},
+          {"enqueues_after_flush", t.wakelist_flushes.enqueues_after_flush}};
     if (!t.recording.steal.empty()) {
       nlohmann::json per_cpu = nlohmann::json::object();
       for (const CpuSteal& c : t.recording.steal) per_cpu[std::to_string(c.cpu)] = c.Stolen();

@@ -165,6 +165,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   std::unique_ptr<TraceFileReader> unfiltered =
       OpenUnfilteredRuntime(file, *reader, reader_options);
   caps.all_increments = caps.stat_runtime && AllIncrementsInFile(*reader, unfiltered.get());
+  if (const auto& info = reader->recording_info()) caps.wakelist_function = info->wakelist_function;
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;
@@ -212,15 +213,13 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   TraceSummary& t = model.trace;
   t.file = file;
   if (unfiltered) {
-    const StateMachine& sm = *result->machine;
-    t.unfiltered_runtime = {true,
-                            stats.unfiltered_runtime_events - sm.unfiltered_wakelist_flushes(),
-                            stats.unfiltered_runtime_lost,
-                            sm.unfiltered_increments_used(),
-                            sm.increments_complete(),
-                            sm.unfiltered_wakelist_flushes(),
-                            sm.enqueues_after_flush()};
+    t.unfiltered_runtime = {true, stats.unfiltered_runtime_events, stats.unfiltered_runtime_lost,
+                            result->machine->unfiltered_increments_used(),
+                            result->machine->increments_complete()};
   }
+  if (caps.wakelist_function != 0)
+    t.wakelist_flushes = {true, result->machine->wakelist_flushes(),
+                          result->machine->enqueues_after_flush()};
   t.events = stats.events;
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;

@@ -64,6 +64,22 @@ constexpr int64_t kFlightCutLagNs = 2000000;  // 2 ms
 // learnt, per-CPU statistics) and the file's own section headers.
 constexpr uint64_t kFileSlackBytes = 256 * 1024;
 
+// Where an idle CPU began queueing the tasks other CPUs woke for it (the cross-CPU call of
+// sched_ttwu_pending): the enqueue reads the runqueue clock right after, and the host can
+// stall the virtual CPU before its sched_wakeup is written (40 us seen), so the report
+// knows no later event that bounds the clock from below.
+const EventName kWakelistFlush{"csd", "csd_function_entry"};
+constexpr const char* kWakelistFunction = "sched_ttwu_pending";
+
+// The kernel has the event and shows the function's address (kptr_restrict allows it).
+bool WakelistFlushesTraceable() {
+  return TracefsSession::HasEvent(kWakelistFlush) && KernelSymbolAddress(kWakelistFunction);
+}
+
+std::string WakelistFlushFilter() {
+  return fmt::format("func == {:#x}", *KernelSymbolAddress(kWakelistFunction));
+}
+
 int64_t TimevalNs(const timeval& tv) {
   return int64_t{tv.tv_sec} * 1000000000 + int64_t{tv.tv_usec} * 1000;
 }
@@ -346,10 +362,21 @@ void Recorder::OpenSession() {
   config.extra_events = o_.events;
   config.follow_forks = !o_.system_wide;  // -a writes only the recorder into a list
   config.kernel_stacks = o_.kernel_stacks;
+  // -a traces the idle task's context, where idle CPUs flush their wakelists.
+  const bool flushes = o_.system_wide && !flight() && !o_.no_defaults && WakelistFlushesTraceable();
+  const bool flushes_asked = std::any_of(o_.events.begin(), o_.events.end(), [](const auto& e) {
+    return e == "csd" || e == "csd:*" || e == kWakelistFlush.Full();
+  });
+  if (flushes && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
   if (flight()) {
     kernel_window_.emplace(config, cpus_, WindowNs(), o_.flight_cap_bytes, messages_);
   } else {
     session_ = std::make_unique<TracefsSession>(config, messages_);
+  }
+  if (flushes) {
+    info_.wakelist_function = *KernelSymbolAddress(kWakelistFunction);
+    // Asked for with -e, every function's calls are kept.
+    if (!flushes_asked) session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter());
   }
 
   info_.tool_version = Version();
@@ -407,17 +434,16 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
       o_.system_wide ? std::min(main.buffer_kb, kRecorderContextsBufferKb) : main.buffer_kb;
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
-  // Where an idle CPU began queueing the tasks other CPUs woke for it: the enqueue reads
-  // the clock right after, and the host can stall the virtual CPU before its sched_wakeup
-  // is written (40 us seen). Idle context is never in a pid-filtered trace; here it is.
-  const EventName flush{"csd", "csd_function_entry"};
-  const std::optional<uint64_t> wakelist = KernelSymbolAddress("sched_ttwu_pending");
-  const bool flushes = !o_.system_wide && wakelist && TracefsSession::HasEvent(flush);
-  if (flushes) config.extra_events.push_back(flush.Full());
+  // Idle context is never in a pid-filtered trace: its wakelist flushes come here.
+  const bool flushes = !o_.system_wide && WakelistFlushesTraceable();
+  if (flushes) config.extra_events.push_back(kWakelistFlush.Full());
   config.follow_forks = main.follow_forks;  // its list is the complement of the main one's
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
-  if (flushes) unfiltered_session_->SetEventFilter(flush, fmt::format("func == {:#x}", *wakelist));
+  if (flushes) {
+    info_.wakelist_function = *KernelSymbolAddress(kWakelistFunction);
+    unfiltered_session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter());
+  }
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
   for (auto& reader : readers_) {  // the same CPU's trace reader drains it
     const int c = reader->cpu();

@@ -157,11 +157,20 @@ void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event,
   wakee.maybe_moved_asleep_ns = 0;
 }
 
-// A CPU began queueing the tasks other CPUs woke for it (the unfiltered buffer holds no
-// other function's calls). Not this CPU's current task's event: it only dates the
-// enqueues whose sched_wakeup follows.
+// A CPU began queueing the tasks other CPUs woke for it: in the trace (-a) among the other
+// cross-CPU calls, or in the unfiltered buffer (pid-filtered), where it is not this CPU's
+// current task's event. Either way it only dates the enqueues whose sched_wakeup follows.
+void StateMachine::PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) {
+  PushOtherEvent(e.c, type_id);
+  if (caps_.wakelist_function != 0 && e.func == caps_.wakelist_function) NoteWakelistFlush(e);
+}
+
 void StateMachine::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
-  ++unfiltered_wakelist_flushes_;
+  if (caps_.wakelist_function == 0 || e.func == caps_.wakelist_function) NoteWakelistFlush(e);
+}
+
+void StateMachine::NoteWakelistFlush(const CsdFunctionEntry& e) {
+  ++wakelist_flushes_;
   if (e.c.cpu >= 0 && static_cast<size_t>(e.c.cpu) < cpus_.size())
     cpus_[static_cast<size_t>(e.c.cpu)].wakelist_flush_ts = e.c.ts;
 }

@@ -38,6 +38,9 @@ struct TraceCapabilities {
   // in a run's increments is then no filtered-out update but time the run-time clock
   // stood still.
   bool all_increments = false;
+  // sched_ttwu_pending's address: csd_function_entry records of it are wakelist flushes
+  // (RecordingInfo::wakelist_function); 0: none are.
+  uint64_t wakelist_function = 0;
 };
 
 class StateMachine final : public EventSink {
@@ -64,6 +67,7 @@ class StateMachine final : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
+  void NoteWakelistFlush(const CsdFunctionEntry& e);
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -81,6 +85,7 @@ class StateMachine final : public EventSink {
   void PushKernelStack(const KernelStack& e) override;
   void PushLostEvents(const LostEvents& e) override;
   void PushOtherEvent(const EventCommon& c, int type_id) override;
+  void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) override;
 
   // Closes every open segment at `end_ts` (the end of the trace window).
   void Finish(int64_t end_ts);
@@ -97,9 +102,9 @@ class StateMachine final : public EventSink {
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.
   uint64_t unfiltered_increments_used() const { return unfiltered_increments_used_; }
-  // The unfiltered buffer's wakelist flushes, and the enqueues dated at their event that
-  // one of them bounded.
-  uint64_t unfiltered_wakelist_flushes() const { return unfiltered_wakelist_flushes_; }
+  // The wakelist flushes seen (NoteWakelistFlush), and the enqueues dated at their event
+  // that one of them bounded.
+  uint64_t wakelist_flushes() const { return wakelist_flushes_; }
   uint64_t enqueues_after_flush() const { return enqueues_after_flush_; }
   // Every increment was in the trace up to here (no loss turned the steal rule off).
   bool increments_complete() const { return increments_complete_; }
@@ -220,7 +225,7 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   uint64_t unfiltered_increments_used_ = 0;
-  uint64_t unfiltered_wakelist_flushes_ = 0;
+  uint64_t wakelist_flushes_ = 0;
   uint64_t enqueues_after_flush_ = 0;
   // caps_.all_increments until either buffer shows lost events.
   bool increments_complete_;

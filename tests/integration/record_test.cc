@@ -202,11 +202,14 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   EXPECT_EQ(summary["other_context_increments"], unfiltered.other_context);
   EXPECT_LE(summary["increments_used"], unfiltered.other_context);
   // Only sched_ttwu_pending's calls, where the kernel has the event and shows the address.
-  EXPECT_EQ(summary["wakelist_flushes"], unfiltered.flushes);
   const std::optional<uint64_t> wakelist = KernelSymbolAddress("sched_ttwu_pending");
   if (wakelist && TracefsSession::HasEvent({"csd", "csd_function_entry"})) {
+    EXPECT_EQ(info.wakelist_function, *wakelist);
     for (uint64_t f : unfiltered.functions) EXPECT_EQ(f, *wakelist);
+    const nlohmann::json flushes = nlohmann::json::parse(json.out)["trace"]["wakelist_flushes"];
+    EXPECT_EQ(flushes["flushes"], unfiltered.flushes) << flushes.dump();
   } else {
+    EXPECT_EQ(info.wakelist_function, 0u);
     EXPECT_EQ(unfiltered.flushes, 0u);
   }
   // Every CPU recorded: with nothing lost, every increment is in the file.
@@ -520,6 +523,13 @@ TEST_F(RecordTest, SystemWideWithACommandTracesEverythingAndKeepsTheRecordersInc
   EXPECT_EQ(summary.at("all_increments"),
             summary.at("lost_events") == 0 && info.TotalLostEvents() == 0)
       << summary.dump();
+  // The idle CPUs' wakelist flushes are in the trace itself, the wakelist function's alone.
+  EXPECT_EQ(unfiltered.flushes, 0u);
+  const std::optional<uint64_t> wakelist = KernelSymbolAddress("sched_ttwu_pending");
+  if (wakelist && TracefsSession::HasEvent({"csd", "csd_function_entry"})) {
+    EXPECT_EQ(info.wakelist_function, *wakelist);
+    EXPECT_GT(report.at("trace").at("wakelist_flushes").at("flushes").get<uint64_t>(), 0u);
+  }
 }
 
 TEST_F(RecordTest, UsageErrors) {

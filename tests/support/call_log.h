@@ -35,6 +35,9 @@ class CallLog : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override {
     Add("unfiltered_runtime", e.c, fmt::format("{} {} {}", e.comm, e.pid, e.runtime));
   }
+  void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) override {
+    Add("csd_entry", e.c, fmt::format("{} {} {}", e.func, e.csd, type_id));
+  }
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override {
     Add("unfiltered_flush", e.c, fmt::format("{} {}", e.func, e.csd));
   }

@@ -209,11 +209,19 @@ class Sim {
     e.runtime = runtime;
     sm_.PushUnfilteredRuntime(e);
   }
-  // A wakelist flush (csd_function_entry of sched_ttwu_pending) from that buffer.
-  void UnfilteredWakelistFlush(int64_t ts, int cpu) {
+  // A wakelist flush (csd_function_entry of `func`, sched_ttwu_pending) from that buffer.
+  void UnfilteredWakelistFlush(int64_t ts, int cpu, uint64_t func) {
     CsdFunctionEntry e;
     e.c = C(ts, cpu, 0);
+    e.func = func;
     sm_.PushUnfilteredWakelistFlush(e);
+  }
+  // csd_function_entry of `func` in the trace (-a), in the idle task's context.
+  void CsdEntry(int64_t ts, int cpu, uint64_t func) {
+    CsdFunctionEntry e;
+    e.c = C(ts, cpu, 0);
+    e.func = func;
+    sm_.PushCsdFunctionEntry(e, 528);
   }
   // That buffer lost events on `cpu` just before `ts`.
   void UnfilteredLost(int64_t ts, int cpu, int64_t count) {

@@ -54,6 +54,7 @@ void PushEveryKind(EventSink& sink, const std::string& text, const std::vector<u
   sink.PushSchedSwitch({c(22), {}, 0, 0, 0, false, {}, 0, 0});  // empty strings
   sink.PushLostEvents({c(23).ts, 0, 42});
   sink.PushOtherEvent(c(24), 777);
+  sink.PushCsdFunctionEntry({c(26), 0xffffffff813b4440, 0xffff88810259db38}, 528);
 }
 
 TEST(EventBatch, ReplayMakesTheSameCallsWithCopiesOfEveryStringAndStack) {
@@ -87,7 +88,7 @@ TEST(EventBatch, ReplayMakesTheSameCallsWithCopiesOfEveryStringAndStack) {
       EXPECT_FALSE(b.empty());
       ReplayEvents(b, replayed);
     }
-    ASSERT_EQ(direct.lines.size(), 20u * 25u);
+    ASSERT_EQ(direct.lines.size(), 20u * 26u);
     EXPECT_EQ(replayed.lines, direct.lines);
     if (batch_bytes <= 4096) {
       EXPECT_GT(batches.size(), 1u);

@@ -721,6 +721,8 @@ TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
   EXPECT_EQ(w.QueuedWaitNs(), 208'900 - (202'000 - 1'550));
 }
 
+constexpr uint64_t kTtwuPending = 0xffffffff813b4440;
+
 // An idle CPU's wakelist flush (from the unfiltered run-time buffer) is where the enqueue
 // began, and the enqueue's clock was read right after it; the host can stall the virtual
 // CPU before sched_wakeup is written. A wait dated at that event may then have started as
@@ -728,15 +730,17 @@ TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
 TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
   for (const bool flushed : {false, true}) {
     SCOPED_TRACE(flushed);
-    Sim s(WithIncrements());
+    TraceCapabilities caps = WithIncrements();
+    caps.wakelist_function = kTtwuPending;
+    Sim s(caps);
     s.Switch(0, 1, 0, kR, 11);
     s.Switch(0, 0, 0, kR, 10);
     s.SysEnter(1'000, 0, 10, kRead);
     s.StatRuntime(2'000, 0, 10, 2'000);
-    s.Switch(2'500, 0, 10, kS, 0);         // 10 sleeps, CPU 0 idle
-    s.UnfilteredWakelistFlush(50'000, 0);  // another wakeup's
-    s.Wake(100'000, 1, 11, 10, 0);         // sched_waking from CPU 1
-    if (flushed) s.UnfilteredWakelistFlush(108'000, 0);
+    s.Switch(2'500, 0, 10, kS, 0);                       // 10 sleeps, CPU 0 idle
+    s.UnfilteredWakelistFlush(50'000, 0, kTtwuPending);  // another wakeup's
+    s.Wake(100'000, 1, 11, 10, 0);                       // sched_waking from CPU 1
+    if (flushed) s.UnfilteredWakelistFlush(108'000, 0, kTtwuPending);
     s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);  // 42 us later
     s.Switch(170'000, 0, 0, kR, 10);
     s.SysExit(170'500, 0, 10, kRead);
@@ -745,6 +749,34 @@ TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
     const WindowTotals& w = s.Report(10).counter_window.total;
     EXPECT_EQ(w.QueuedWaitNs(), 169'000 - 150'000);  // dated at the event (no lag measured)
     EXPECT_EQ(w.enqueue_maybe_earlier_ns, flushed ? 150'000 - 108'000 : 0);
+    EXPECT_EQ(s.sm().enqueues_after_flush(), flushed ? 1u : 0u);
+  }
+}
+
+// With -a the flushes are in the trace itself, among the other cross-CPU calls: only the
+// wakelist function's count, and they are the idle task's events too.
+TEST(StateMachine, AWakelistFlushInTheTraceIsTheWakelistFunctionsCallOnly) {
+  for (const uint64_t func : {kTtwuPending, kTtwuPending + 0x40}) {
+    SCOPED_TRACE(func);
+    TraceCapabilities caps = WithIncrements();
+    caps.wakelist_function = kTtwuPending;
+    Sim s(caps);
+    s.Switch(0, 1, 0, kR, 11);
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1'000, 0, 10, kRead);
+    s.StatRuntime(2'000, 0, 10, 2'000);
+    s.Switch(2'500, 0, 10, kS, 0);
+    s.Wake(100'000, 1, 11, 10, 0);
+    s.CsdEntry(108'000, 0, func);
+    s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);
+    s.Switch(170'000, 0, 0, kR, 10);
+    s.SysExit(170'500, 0, 10, kRead);
+    s.StatRuntime(180'000, 0, 10, 11'000);
+    s.Finish(200'000);
+    const bool wakelist = func == kTtwuPending;
+    EXPECT_EQ(s.sm().wakelist_flushes(), wakelist ? 1u : 0u);
+    EXPECT_EQ(s.Report(10).counter_window.total.enqueue_maybe_earlier_ns,
+              wakelist ? 150'000 - 108'000 : 0);
   }
 }
 
