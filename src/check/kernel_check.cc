@@ -183,8 +183,14 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                         static_cast<double>(c.asleep_queued_ns) / 1e6);
   }
   // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
+  if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
+    if (!c.note.empty()) c.note += "; ";
+    c.note += fmt::format(
+        "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
+        static_cast<double>(c.stolen_ns) / 1e6);
+  }
   // A stall of the virtual CPU between an enqueue's clock read and its sched_wakeup is
-  // invisible in a trace (40 us seen), but its wakelist flush bounds it.
+  // invisible in a trace (40 us seen), but the enqueue's wakelist flush bounds it.
   if (constexpr int64_t kNotedEarlierNs = 10'000; c.enqueue_maybe_earlier_ns >= kNotedEarlierNs &&
                                                   c.traced.wait_cpu_ns < c.kernel.wait_cpu_ns) {
     if (!c.note.empty()) c.note += "; ";
@@ -192,12 +198,6 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
         "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "
         "wakelist flush that much earlier in all (the CPU stalled in between)",
         static_cast<double>(c.enqueue_maybe_earlier_ns) / 1e6);
-  }
-  if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format(
-        "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
-        static_cast<double>(c.stolen_ns) / 1e6);
   }
   if (m.start) {
     const WindowCut* cut = w.Cut(m.start->taken_at_ns);

@@ -66,8 +66,8 @@ constexpr uint64_t kFileSlackBytes = 256 * 1024;
 
 // Where an idle CPU began queueing the tasks other CPUs woke for it (the cross-CPU call of
 // sched_ttwu_pending): the enqueue reads the runqueue clock right after, and the host can
-// stall the virtual CPU before its sched_wakeup is written (40 us seen), so the report
-// knows no later event that bounds the clock from below.
+// stall the virtual CPU before its sched_wakeup is written (40 us seen). The flush is the
+// only event that bounds that clock from below.
 const EventName kWakelistFlush{"csd", "csd_function_entry"};
 constexpr const char* kWakelistFunction = "sched_ttwu_pending";
 

@@ -165,6 +165,7 @@ void StateMachine::PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) 
   if (caps_.wakelist_function != 0 && e.func == caps_.wakelist_function) NoteWakelistFlush(e);
 }
 
+// The buffer's are the function's calls alone (`record` filters them by its address).
 void StateMachine::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
   if (caps_.wakelist_function == 0 || e.func == caps_.wakelist_function) NoteWakelistFlush(e);
 }

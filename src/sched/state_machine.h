@@ -67,7 +67,6 @@ class StateMachine final : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
-  void NoteWakelistFlush(const CsdFunctionEntry& e);
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -167,6 +166,7 @@ class StateMachine final : public EventSink {
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event = false,
                     int64_t not_before = -1);
+  void NoteWakelistFlush(const CsdFunctionEntry& e);
   int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
