@@ -723,6 +723,31 @@ TEST(StateMachine, TheEnqueueLagOfZeroDelayWakeupsDatesTheWaitsOfTheOthers) {
 
 constexpr uint64_t kTtwuPending = 0xffffffff813b4440;
 
+// Thread 10 sleeps on CPU 0, which goes idle; CPU 1 wakes it at 100'000; CPU 0 writes the
+// sched_wakeup at 150'000 and switches it in at 169'000 (its first increment says).
+// `between` runs after the waking, before the sched_wakeup.
+template <typename Between>
+void WakeOnAnIdleCpu(Sim& s, Between between) {
+  s.Switch(0, 1, 0, kR, 11);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.StatRuntime(2'000, 0, 10, 2'000);
+  s.Switch(2'500, 0, 10, kS, 0);
+  s.Wake(100'000, 1, 11, 10, 0);
+  between();
+  s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);
+  s.Switch(170'000, 0, 0, kR, 10);
+  s.SysExit(170'500, 0, 10, kRead);
+  s.StatRuntime(180'000, 0, 10, 11'000);
+  s.Finish(200'000);
+}
+
+TraceCapabilities WithWakelistFunction() {
+  TraceCapabilities caps = WithIncrements();
+  caps.wakelist_function = kTtwuPending;
+  return caps;
+}
+
 // An idle CPU's wakelist flush (from the unfiltered run-time buffer) is where the enqueue
 // began, and the enqueue's clock was read right after it; the host can stall the virtual
 // CPU before sched_wakeup is written. A wait dated at that event may then have started as
@@ -730,22 +755,11 @@ constexpr uint64_t kTtwuPending = 0xffffffff813b4440;
 TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
   for (const bool flushed : {false, true}) {
     SCOPED_TRACE(flushed);
-    TraceCapabilities caps = WithIncrements();
-    caps.wakelist_function = kTtwuPending;
-    Sim s(caps);
-    s.Switch(0, 1, 0, kR, 11);
-    s.Switch(0, 0, 0, kR, 10);
-    s.SysEnter(1'000, 0, 10, kRead);
-    s.StatRuntime(2'000, 0, 10, 2'000);
-    s.Switch(2'500, 0, 10, kS, 0);                       // 10 sleeps, CPU 0 idle
+    Sim s(WithWakelistFunction());
     s.UnfilteredWakelistFlush(50'000, 0, kTtwuPending);  // another wakeup's
-    s.Wake(100'000, 1, 11, 10, 0);                       // sched_waking from CPU 1
-    if (flushed) s.UnfilteredWakelistFlush(108'000, 0, kTtwuPending);
-    s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);  // 42 us later
-    s.Switch(170'000, 0, 0, kR, 10);
-    s.SysExit(170'500, 0, 10, kRead);
-    s.StatRuntime(180'000, 0, 10, 11'000);  // switched in at 169'000
-    s.Finish(200'000);
+    WakeOnAnIdleCpu(s, [&] {
+      if (flushed) s.UnfilteredWakelistFlush(108'000, 0, kTtwuPending);
+    });
     const WindowTotals& w = s.Report(10).counter_window.total;
     EXPECT_EQ(w.QueuedWaitNs(), 169'000 - 150'000);  // dated at the event (no lag measured)
     EXPECT_EQ(w.enqueue_maybe_earlier_ns, flushed ? 150'000 - 108'000 : 0);
@@ -758,21 +772,8 @@ TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
 TEST(StateMachine, AWakelistFlushInTheTraceIsTheWakelistFunctionsCallOnly) {
   for (const uint64_t func : {kTtwuPending, kTtwuPending + 0x40}) {
     SCOPED_TRACE(func);
-    TraceCapabilities caps = WithIncrements();
-    caps.wakelist_function = kTtwuPending;
-    Sim s(caps);
-    s.Switch(0, 1, 0, kR, 11);
-    s.Switch(0, 0, 0, kR, 10);
-    s.SysEnter(1'000, 0, 10, kRead);
-    s.StatRuntime(2'000, 0, 10, 2'000);
-    s.Switch(2'500, 0, 10, kS, 0);
-    s.Wake(100'000, 1, 11, 10, 0);
-    s.CsdEntry(108'000, 0, func);
-    s.Wake(150'000, 0, 0, 10, 0, kFlagNeedResched, WakeupKind::kWakeup);
-    s.Switch(170'000, 0, 0, kR, 10);
-    s.SysExit(170'500, 0, 10, kRead);
-    s.StatRuntime(180'000, 0, 10, 11'000);
-    s.Finish(200'000);
+    Sim s(WithWakelistFunction());
+    WakeOnAnIdleCpu(s, [&] { s.CsdEntry(108'000, 0, func); });
     const bool wakelist = func == kTtwuPending;
     EXPECT_EQ(s.sm().wakelist_flushes(), wakelist ? 1u : 0u);
     EXPECT_EQ(s.Report(10).counter_window.total.enqueue_maybe_earlier_ns,
