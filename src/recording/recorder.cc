@@ -71,13 +71,15 @@ constexpr uint64_t kFileSlackBytes = 256 * 1024;
 const EventName kWakelistFlush{"csd", "csd_function_entry"};
 constexpr const char* kWakelistFunction = "sched_ttwu_pending";
 
-// The kernel has the event and shows the function's address (kptr_restrict allows it).
-bool WakelistFlushesTraceable() {
-  return TracefsSession::HasEvent(kWakelistFlush) && KernelSymbolAddress(kWakelistFunction);
+// The function's address when its flushes can be traced: the kernel has the event and
+// shows the address (kptr_restrict allows it). One read of /proc/kallsyms (120 k lines).
+std::optional<uint64_t> TraceableWakelistFunction() {
+  if (!TracefsSession::HasEvent(kWakelistFlush)) return std::nullopt;
+  return KernelSymbolAddress(kWakelistFunction);
 }
 
-std::string WakelistFlushFilter() {
-  return fmt::format("func == {:#x}", *KernelSymbolAddress(kWakelistFunction));
+std::string WakelistFlushFilter(uint64_t function) {
+  return fmt::format("func == {:#x}", function);
 }
 
 int64_t TimevalNs(const timeval& tv) {
@@ -363,20 +365,21 @@ void Recorder::OpenSession() {
   config.follow_forks = !o_.system_wide;  // -a writes only the recorder into a list
   config.kernel_stacks = o_.kernel_stacks;
   // -a traces the idle task's context, where idle CPUs flush their wakelists.
-  const bool flushes = o_.system_wide && !flight() && !o_.no_defaults && WakelistFlushesTraceable();
+  const std::optional<uint64_t> wakelist =
+      o_.system_wide && !flight() && !o_.no_defaults ? TraceableWakelistFunction() : std::nullopt;
   const bool flushes_asked = std::any_of(o_.events.begin(), o_.events.end(), [](const auto& e) {
     return e == "csd" || e == "csd:*" || e == kWakelistFlush.Full();
   });
-  if (flushes && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
+  if (wakelist && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
   if (flight()) {
     kernel_window_.emplace(config, cpus_, WindowNs(), o_.flight_cap_bytes, messages_);
   } else {
     session_ = std::make_unique<TracefsSession>(config, messages_);
   }
-  if (flushes) {
-    info_.wakelist_function = *KernelSymbolAddress(kWakelistFunction);
+  if (wakelist) {
+    info_.wakelist_function = *wakelist;
     // Asked for with -e, every function's calls are kept.
-    if (!flushes_asked) session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter());
+    if (!flushes_asked) session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter(*wakelist));
   }
 
   info_.tool_version = Version();
@@ -435,14 +438,15 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
   // Idle context is never in a pid-filtered trace: its wakelist flushes come here.
-  const bool flushes = !o_.system_wide && WakelistFlushesTraceable();
-  if (flushes) config.extra_events.push_back(kWakelistFlush.Full());
+  const std::optional<uint64_t> wakelist =
+      o_.system_wide ? std::nullopt : TraceableWakelistFunction();
+  if (wakelist) config.extra_events.push_back(kWakelistFlush.Full());
   config.follow_forks = main.follow_forks;  // its list is the complement of the main one's
   config.instance_suffix = "runtime";
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
-  if (flushes) {
-    info_.wakelist_function = *KernelSymbolAddress(kWakelistFunction);
-    unfiltered_session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter());
+  if (wakelist) {
+    info_.wakelist_function = *wakelist;
+    unfiltered_session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter(*wakelist));
   }
   const std::string_view buffer = tracefile::kUnfilteredRuntimeBuffer;
   for (auto& reader : readers_) {  // the same CPU's trace reader drains it
