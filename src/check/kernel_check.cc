@@ -168,7 +168,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   c.wait_tolerance_ns = tol.TimeFor(c.kernel.wait_cpu_ns, c.unknown_ns);
   Judge(c.traced, c.kernel, c.on_cpu_tolerance_ns, c.wait_tolerance_ns, c.wait_maybe_more_ns,
         &c.switches_ok, &c.on_cpu_ok, &c.wait_ok);
-  const int64_t moved_maybe_ns = c.wait_maybe_more_ns - c.enqueue_maybe_earlier_ns;
+  const int64_t moved_maybe_ns = traced.asleep_maybe_queued_ns;
   if (c.asleep_queued_ns > 0 || moved_maybe_ns > 0) {
     if (!c.note.empty()) c.note += "; ";
     c.note += moved_maybe_ns > 0

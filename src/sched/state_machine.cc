@@ -392,12 +392,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
     const int64_t enqueued = EnqueueClock(e.target_cpu, wakee, e.c.ts);
+    const bool at_event = enqueued == e.c.ts;
     // Dated by its own event alone: a wakelist flush here since the waking is where the
     // enqueue began, and its clock was read no earlier.
     const int64_t flush = cpu.wakelist_flush_ts;
     const bool flushed = flush > wakee.since && flush <= e.c.ts;
-    if (flushed && enqueued == e.c.ts) ++enqueues_after_flush_;
-    NoteEnqueued(wakee, enqueued, enqueued == e.c.ts, flushed ? flush : -1);
+    if (flushed && at_event) ++enqueues_after_flush_;
+    NoteEnqueued(wakee, enqueued, at_event, flushed ? flush : -1);
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;
