@@ -1,6 +1,7 @@
 #include "analysis/counter_window.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace cstool {
 
@@ -116,15 +117,21 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
   if (i < pending_.size() && pending_[i].since == start) {
     const PendingWait& p = pending_[i++];
     adjust = p.adjust;
-    if (p.at_event) {
+    if (p.dating.at_event) {
       const int64_t event = start + adjust.unqueued;
       if (end < event) {  // switched in at the enqueue's clock: the event came this much later
         lag.Add(event - end);
+      } else if (end == event && p.dating.flushes_traced && p.dating.flush < 0) {
+        // Switched in where the model dated the CPU's clock by this very event (the
+        // reschedule reused it), and queued in place: the kernel switched at the
+        // enqueue's own clock, with no run delay. One a wakelist flush did keeps the
+        // median lag: across CPUs, the kernel did count some there.
+        adjust.unqueued = end - start;
       } else {
         adjust.unqueued = std::max<int64_t>(0, adjust.unqueued - lag.Median());
-        if (p.not_before >= 0)
+        if (p.dating.flush >= 0)
           adjust.enqueue_maybe_earlier =
-              std::clamp<int64_t>(start + adjust.unqueued - p.not_before, 0, adjust.unqueued);
+              std::clamp<int64_t>(start + adjust.unqueued - p.dating.flush, 0, adjust.unqueued);
       }
     }
     adjust.unqueued = std::min(adjust.unqueued, end - start);
@@ -134,7 +141,27 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
   return adjust;
 }
 
-void CounterWindow::EndTrace(int64_t ts) {
+void CounterWindow::PushSegment(Microstate s, int64_t start, int64_t end, EnqueueLag& lag) {
+  const bool wakeup_wait = s == Microstate::kWaitCpuWakeup;
+  if (wakeup_wait && open_wait_.start >= 0 && open_wait_.end == start) {
+    open_wait_.end = end;
+    return;
+  }
+  CloseWait(lag);
+  if (wakeup_wait)
+    open_wait_ = {start, end};
+  else
+    AddSegment(s, start, end);
+}
+
+void CounterWindow::CloseWait(EnqueueLag& lag) {
+  if (open_wait_.start < 0) return;
+  const OpenWait w = std::exchange(open_wait_, {});
+  AddSegment(Microstate::kWaitCpuWakeup, w.start, w.end, TakeWaitAdjust(w.start, w.end, lag));
+}
+
+void CounterWindow::EndTrace(int64_t ts, EnqueueLag& lag) {
+  CloseWait(lag);
   if (current_wait_.empty() || current_wait_.back().end != ts) return;
   for (const WaitPart& w : current_wait_)
     for (WindowCut& c : cuts)

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "model/enqueue_dating.h"
 #include "model/microstate.h"
 
 namespace cstool {
@@ -145,6 +146,11 @@ struct CounterWindow {
   // inside it.
   void AddSample(int64_t ts, int64_t switches_from, int64_t switches_to);
 
+  // A segment of the thread, in time order. The pieces of one wait for a CPU after a
+  // wakeup (the state machine may release a wait in parts, at the increments that date
+  // them) are joined before they count: where the wait ends tells how its enqueue was
+  // dated (TakeWaitAdjust), and the kernel adds the whole wait at the switch-in.
+  void PushSegment(Microstate s, int64_t start, int64_t end, EnqueueLag& lag);
   // `adjust`: of a wait_cpu_wakeup segment, what the kernel counts otherwise.
   void AddSegment(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust = {}) {
     if (cuts.empty() && exit_ts < 0 && exit_before_tick_ts < 0) [[likely]] {  // most threads
@@ -171,12 +177,10 @@ struct CounterWindow {
   // kernel counted as run delay before it: `asleep_queued`, at most `asleep_maybe_queued`
   // more): remembered until that wait's segment arrives (segments may be held back while
   // the thread's syscall state is resolved, so several can be outstanding, oldest first).
-  // `at_event`: `ts` is the sched_wakeup's own time, some lag after the enqueue's clock.
-  // `not_before` (or -1): the enqueue's clock was read after then (a wakelist flush).
-  void NoteEnqueued(int64_t since, int64_t ts, bool at_event = false, int64_t asleep_queued = 0,
-                    int64_t asleep_maybe_queued = 0, int64_t not_before = -1) {
-    pending_.push_back(
-        {since, at_event, not_before, {ts - since, asleep_queued, asleep_maybe_queued}});
+  // `dating`: how well `ts` stands for the enqueue's clock.
+  void NoteEnqueued(int64_t since, int64_t ts, const EnqueueDating& dating = {},
+                    int64_t asleep_queued = 0, int64_t asleep_maybe_queued = 0) {
+    pending_.push_back({since, dating, {ts - since, asleep_queued, asleep_maybe_queued}});
   }
   // What was noted for the wait_cpu_wakeup segment [start, end) (its part before the
   // enqueue at most its length), none if nothing was; forgets it and any older wait's
@@ -187,17 +191,22 @@ struct CounterWindow {
   WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);
   // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
   // there) had not ended, so the kernel had not counted it at a cut after the end.
-  void EndTrace(int64_t ts);
+  void EndTrace(int64_t ts, EnqueueLag& lag);
 
  private:
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
   struct PendingWait {
-    int64_t since;       // start of the wait_cpu_wakeup segment
-    bool at_event;       // enqueue dated at its sched_wakeup
-    int64_t not_before;  // its wakelist flush, or -1
+    int64_t since;  // start of the wait_cpu_wakeup segment
+    EnqueueDating dating;
     WaitAdjust adjust;
   };
   std::vector<PendingWait> pending_;
+  // The wait_cpu_wakeup pushed last, still growing while its pieces arrive (start -1: none).
+  struct OpenWait {
+    int64_t start = -1;
+    int64_t end = -1;
+  } open_wait_;
+  void CloseWait(EnqueueLag& lag);
   struct WaitPart {
     Microstate state;
     int64_t start;

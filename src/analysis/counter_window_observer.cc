@@ -43,10 +43,7 @@ CounterWindow& CounterWindowObserver::WindowWithExitCuts(const Thread& t) {
 
 void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,
                                            int64_t end) {
-  CounterWindow& w = WindowWithExitCuts(t);
-  w.AddSegment(s, start, end,
-               s == Microstate::kWaitCpuWakeup ? w.TakeWaitAdjust(start, end, model_.enqueue_lag)
-                                               : WaitAdjust{});
+  WindowWithExitCuts(t).PushSegment(s, start, end, model_.enqueue_lag);
 }
 
 }  // namespace cstool

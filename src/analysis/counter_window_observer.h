@@ -29,11 +29,11 @@ class CounterWindowObserver : public Observer {
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
-  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts, bool at_event,
-                  int64_t not_before) override {
-    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts, at_event,
+  void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts,
+                  const EnqueueDating& dating) override {
+    model_.For(t).counter_window.NoteEnqueued(runnable_since, ts, dating,
                                               t.moved_asleep_at >= 0 ? ts - t.moved_asleep_at : 0,
-                                              t.maybe_moved_asleep_ns, not_before);
+                                              t.maybe_moved_asleep_ns);
   }
   void OnRuntimeAccounted(const Thread& t, int64_t from, int64_t to) override {
     model_.For(t).counter_window.NoteAccounted(from, to);
@@ -42,7 +42,7 @@ class CounterWindowObserver : public Observer {
     WindowWithExitCuts(t).AddStolen(from, to);
   }
   void OnTraceEnd(int64_t ts) override {
-    for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts);
+    for (ThreadReport& r : model_.threads) r.counter_window.EndTrace(ts, model_.enqueue_lag);
   }
   void OnSwitch(const SwitchEvent& e) override {
     if (e.prev) model_.For(*e.prev).counter_window.AddSwitch(e.ts, e.voluntary);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/enqueue_dating.h"
 #include "model/events.h"
 #include "model/microstate.h"
 #include "model/switch_cause.h"
@@ -131,13 +132,10 @@ class Observer {
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
   // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the
-  // kernel has now queued it, and its own run delay (schedstat) starts here. `at_event`:
-  // `ts` is the event's own time (no increment dated the enqueue's clock), which comes
-  // after that clock by the enqueue's own work, or by a stall of the virtual CPU between
-  // the two. `not_before` (or -1): the wakelist flush that did the enqueue began then, so
-  // the clock was read between it and `ts`.
+  // kernel has now queued it, and its own run delay (schedstat) starts here, at `ts` as
+  // well as `dating` tells.
   virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/,
-                          bool /*at_event*/, int64_t /*not_before*/) {}
+                          const EnqueueDating& /*dating*/) {}
   virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
   virtual void OnIrq(const IrqInterval&) {}
   virtual void OnSyscall(const SyscallInterval&) {}

@@ -144,14 +144,12 @@ void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
 
 // `wakee`, runnable since sched_waking, was queued at `enqueued`: its run delay starts
 // there (what came before is the wakeup's own path, which the kernel counts as sleep).
-void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, bool at_event,
-                                int64_t not_before) {
+void StateMachine::NoteEnqueued(Thread& wakee, int64_t enqueued, const EnqueueDating& dating) {
   // A move while asleep queued it already: the kernel's run delay runs from there.
   if (wakee.moved_asleep_at >= 0)
     wakee.placement.asleep_queued_ns += enqueued - wakee.moved_asleep_at;
   wakee.placement.asleep_maybe_queued_ns += wakee.maybe_moved_asleep_ns;
-  for (Observer* p : On(Hook::kEnqueued))
-    p->OnEnqueued(wakee, wakee.since, enqueued, at_event, not_before);
+  for (Observer* p : On(Hook::kEnqueued)) p->OnEnqueued(wakee, wakee.since, enqueued, dating);
   wakee.waking_unqueued = false;
   wakee.moved_asleep_at = -1;
   wakee.maybe_moved_asleep_ns = 0;
@@ -392,13 +390,16 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
     const int64_t enqueued = EnqueueClock(e.target_cpu, wakee, e.c.ts);
-    const bool at_event = enqueued == e.c.ts;
+    EnqueueDating dating{.at_event = enqueued == e.c.ts,
+                         .flushes_traced = caps_.wakelist_function != 0};
     // Dated by its own event alone: a wakelist flush here since the waking is where the
     // enqueue began, and its clock was read no earlier.
     const int64_t flush = cpu.wakelist_flush_ts;
-    const bool flushed = flush > wakee.since && flush <= e.c.ts;
-    if (flushed && at_event) ++enqueues_after_flush_;
-    NoteEnqueued(wakee, enqueued, at_event, flushed ? flush : -1);
+    if (dating.at_event && flush > wakee.since && flush <= e.c.ts) {
+      dating.flush = flush;
+      ++enqueues_after_flush_;
+    }
+    NoteEnqueued(wakee, enqueued, dating);
   }
   const bool valid_target = e.target_cpu >= 0 && e.target_cpu < kMaxCpuId;
   if (!wakee.on_cpu && valid_target) wakee.cpu = e.target_cpu;

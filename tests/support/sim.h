@@ -284,6 +284,8 @@ class Sim {
   }
   const StateMachine& sm() const { return sm_; }
   const ReportModel& model() const { return model_; }
+  // What the check learnt of the enqueue lag so far; a test may seed it.
+  EnqueueLag& enqueue_lag() { return model_.enqueue_lag; }
   const SyscallTable& syscalls() const { return syscalls_; }
 
  private:

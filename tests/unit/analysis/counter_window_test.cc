@@ -73,12 +73,39 @@ TEST(CounterWindow, WaitInProgressAtTheEndIsNotCountedAtALaterCut) {
   w.AddSegment(Microstate::kUser, 100, 400);
   w.AddSegment(Microstate::kWaitCpuPreempted, 400, 450);  // one wait, two segments
   w.AddSegment(Microstate::kWaitCpuPreempted, 450, 900);
-  w.EndTrace(900);
+  EnqueueLag lag;
+  w.EndTrace(900, lag);
   EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
   EXPECT_EQ(w.Before(1'000).QueuedWaitNs(), 90);
   EXPECT_EQ(w.total.wait_cpu_ns, 600);  // the thread's own totals keep it
-  w.EndTrace(900);                      // once only
+  w.EndTrace(900, lag);                 // once only
   EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
+}
+
+// The state machine may release one wait for a CPU in pieces (at the increments that date
+// them). The kernel adds the whole wait at the switch-in, and where the wait ends tells
+// how its enqueue was dated: a piece ending at the sched_wakeup is not a switch-in there.
+TEST(CounterWindow, AWaitPushedInPiecesCountsAsOneAtItsEnd) {
+  CounterWindow w;
+  EnqueueLag lag;
+  lag.Add(1'500);  // median 1'550
+  w.cuts.push_back({15'000, {}});
+  w.cuts.push_back({100'000, {}});
+  w.NoteEnqueued(0, 10'000, {.at_event = true});
+  w.PushSegment(Microstate::kWaitCpuWakeup, 0, 10'000, lag);  // up to the event
+  w.PushSegment(Microstate::kWaitCpuWakeup, 10'000, 30'000, lag);
+  w.PushSegment(Microstate::kUser, 30'000, 40'000, lag);
+  EXPECT_EQ(w.total.wait_cpu_ns, 30'000);
+  EXPECT_EQ(w.total.QueuedWaitNs(), 20'000 + 1'550);  // went on past the event: moved back
+  EXPECT_EQ(lag.count(), 1u);                         // and measured no lag
+  EXPECT_EQ(w.Before(15'000).wait_cpu_ns, 0);         // not ended at the cut
+  EXPECT_EQ(w.total.on_cpu_ns, 10'000);
+  // Still open at the end of the trace: closed there, and not counted at a later cut.
+  w.PushSegment(Microstate::kWaitCpuWakeup, 40'000, 45'000, lag);
+  w.PushSegment(Microstate::kWaitCpuWakeup, 45'000, 50'000, lag);
+  w.EndTrace(50'000, lag);
+  EXPECT_EQ(w.total.wait_cpu_ns, 40'000);
+  EXPECT_EQ(w.Before(100'000).wait_cpu_ns, 30'000);
 }
 
 // A sample with a read bracket cuts at its instant and at the read's end, once each, and

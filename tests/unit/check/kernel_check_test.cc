@@ -153,24 +153,43 @@ TEST(CounterWindow, EnqueuesDatedAtTheirEventMoveBackByTheLagTheZeroDelayOnesSho
   CounterWindow w;
   EnqueueLag lag;
   // No lag measured yet: the event's time stands.
-  w.NoteEnqueued(0, 10'000, /*at_event=*/true);
+  w.NoteEnqueued(0, 10'000, {.at_event = true});
   EXPECT_EQ(w.TakeWaitAdjust(0, 30'000, lag).unqueued, 10'000);
   // Three zero-delay wakeups: switched in 1.5, 1.8 and 2.5 us before their event.
   for (const int64_t early : {1'500, 1'800, 2'500}) {
-    w.NoteEnqueued(100'000, 110'000, true);
+    w.NoteEnqueued(100'000, 110'000, {.at_event = true});
     EXPECT_EQ(w.TakeWaitAdjust(100'000, 110'000 - early, lag).unqueued, 10'000 - early);
   }
   EXPECT_EQ(lag.count(), 3u);
   EXPECT_EQ(lag.Median(), 1'850);  // the middle of the 1.8 us bin
   // A wakeup that waited 20 us past its event: queued 1.85 us before it.
-  w.NoteEnqueued(200'000, 210'000, true);
+  w.NoteEnqueued(200'000, 210'000, {.at_event = true});
   EXPECT_EQ(w.TakeWaitAdjust(200'000, 230'000, lag).unqueued, 10'000 - 1'850);
   // An enqueue an increment dated is exact: left as it is.
-  w.NoteEnqueued(300'000, 310'000, false);
+  w.NoteEnqueued(300'000, 310'000, {.at_event = false});
   EXPECT_EQ(w.TakeWaitAdjust(300'000, 330'000, lag).unqueued, 10'000);
   // Never before the wait began.
-  w.NoteEnqueued(400'000, 401'000, true);
+  w.NoteEnqueued(400'000, 401'000, {.at_event = true});
   EXPECT_EQ(w.TakeWaitAdjust(400'000, 430'000, lag).unqueued, 0);
+}
+
+// A wakeup switched in at its own event's time (the model dated the CPU's clock by it)
+// was, if queued in place, switched at the enqueue's own clock: no run delay. Only a
+// file that records every wakelist flush can tell; and a flushed one keeps the lag.
+TEST(CounterWindow, AWakeupQueuedInPlaceAndSwitchedInAtItsEventHadNoRunDelay) {
+  CounterWindow w;
+  EnqueueLag lag;
+  lag.Add(1'500);  // median 1'550
+  w.NoteEnqueued(0, 10'000, {.at_event = true, .flushes_traced = true});
+  EXPECT_EQ(w.TakeWaitAdjust(0, 10'000, lag).unqueued, 10'000);
+  w.NoteEnqueued(100'000, 110'000, {.at_event = true});  // flushes not recorded
+  EXPECT_EQ(w.TakeWaitAdjust(100'000, 110'000, lag).unqueued, 10'000 - 1'550);
+  w.NoteEnqueued(200'000, 210'000, {.at_event = true, .flush = 205'000, .flushes_traced = true});
+  EXPECT_EQ(w.TakeWaitAdjust(200'000, 210'000, lag).unqueued, 10'000 - 1'550);
+  // Went on past its event: moved back by the lag, as any.
+  w.NoteEnqueued(300'000, 310'000, {.at_event = true, .flushes_traced = true});
+  EXPECT_EQ(w.TakeWaitAdjust(300'000, 320'000, lag).unqueued, 10'000 - 1'550);
+  EXPECT_EQ(lag.count(), 1u);  // none of them measured a lag
 }
 
 // The host can stall a virtual CPU between an enqueue's clock read and its sched_wakeup
@@ -181,21 +200,21 @@ TEST(CounterWindow, AnEnqueueDatedAtItsEventMayLieAsFarBackAsItsWakelistFlush) {
   CounterWindow w;
   EnqueueLag lag;
   lag.Add(1'500);  // median 1'550
-  w.NoteEnqueued(0, 50'000, /*at_event=*/true, 0, 0, /*not_before=*/8'000);
+  w.NoteEnqueued(0, 50'000, {.at_event = true, .flush = 8'000});
   WaitAdjust a = w.TakeWaitAdjust(0, 70'000, lag);
   EXPECT_EQ(a.unqueued, 50'000 - 1'550);
   EXPECT_EQ(a.enqueue_maybe_earlier, 50'000 - 1'550 - 8'000);
   // Switched in before its event: the kernel switched at the enqueue's clock, no run
   // delay either way (the wait measures the lag instead).
-  w.NoteEnqueued(100'000, 150'000, true, 0, 0, 108'000);
+  w.NoteEnqueued(100'000, 150'000, {.at_event = true, .flush = 108'000});
   EXPECT_EQ(w.TakeWaitAdjust(100'000, 149'000, lag).enqueue_maybe_earlier, 0);
   // Without a flush, or dated by an increment: nothing.
-  w.NoteEnqueued(200'000, 250'000, true);
+  w.NoteEnqueued(200'000, 250'000, {.at_event = true});
   EXPECT_EQ(w.TakeWaitAdjust(200'000, 270'000, lag).enqueue_maybe_earlier, 0);
-  w.NoteEnqueued(300'000, 350'000, false, 0, 0, 308'000);
+  w.NoteEnqueued(300'000, 350'000, {.at_event = false, .flush = 308'000});
   EXPECT_EQ(w.TakeWaitAdjust(300'000, 370'000, lag).enqueue_maybe_earlier, 0);
   // Never more than the part of the wait left out.
-  w.NoteEnqueued(400'000, 450'000, true, 0, 0, 390'000);
+  w.NoteEnqueued(400'000, 450'000, {.at_event = true, .flush = 390'000});
   a = w.TakeWaitAdjust(400'000, 460'000, lag);
   EXPECT_EQ(lag.Median(), 1'050);  // the wakeup switched in 1 us before its event joined
   EXPECT_EQ(a.unqueued, 50'000 - 1'050);

@@ -767,6 +767,34 @@ TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
   }
 }
 
+// A timer wakes a sleeper on its own idle CPU: queued in place, and the CPU switches to it
+// with no sched_switch (this kernel), reusing the clock the enqueue read, so no run delay
+// whatever lag other wakeups showed. Only a file that records every wakelist flush can
+// tell that enqueue from one a flush did; without them the median lag stands.
+TEST(StateMachine, ATimerWakeupQueuedInPlaceOnAnIdleCpuIsNoRunDelay) {
+  for (const bool flushes_traced : {false, true}) {
+    SCOPED_TRACE(flushes_traced);
+    Sim s(flushes_traced ? WithWakelistFunction() : WithIncrements());
+    s.enqueue_lag().Add(1'500);  // median 1'550
+    s.Switch(0, 1, 0, kR, 11);
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1'000, 0, 10, kClockNanosleep);
+    s.StatRuntime(2'000, 0, 10, 2'000);
+    s.Switch(2'500, 0, 10, kS, 0);  // asleep; CPU 0 idle
+    s.IrqEntry(100'000, 0, 0);
+    s.Wake(100'200, 0, 0, 10, 0, kFlagHardirq);
+    s.Wake(102'000, 0, 0, 10, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+    s.IrqExit(103'000, 0, 0);
+    s.SysExit(110'000, 0, 10, kClockNanosleep);  // running, with no sched_switch
+    s.StatRuntime(120'000, 0, 10, 18'000);
+    s.Finish(200'000);
+    EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchFromIdle), 1u);
+    const WindowTotals& w = s.Report(10).counter_window.total;
+    EXPECT_EQ(w.wait_cpu_ns, 102'000 - 100'200);  // switched in at the event's clock
+    EXPECT_EQ(w.QueuedWaitNs(), flushes_traced ? 0 : 1'550);
+  }
+}
+
 // With -a the flushes are in the trace itself, among the other cross-CPU calls: only the
 // wakelist function's count, and they are the idle task's events too.
 TEST(StateMachine, AWakelistFlushInTheTraceIsTheWakelistFunctionsCallOnly) {
