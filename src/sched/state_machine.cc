@@ -281,14 +281,26 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       sw.cause = causes_.Involuntary(*prev, e.next_comm, cpu.resched);
       sw.preempted_at = CauseAttribution::Where(e.prev_preempted, *prev, cpu.last_event);
       Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
-      // A gap before a preemption stays steal: on the kept recordings the kernel's run
-      // delay of a preempted thread did not start at such a late increment's clock (one
-      // system-wide thread 27 us further from it when it did).
-      if (prev->gap_from >= 0) ConfirmGap(*prev, INT64_MAX);
+      // A gap closed by the increment at a preemption is steal, or that increment was
+      // computed with a reused clock: a wakeup the trace did not see asked for the
+      // reschedule long before, and the task ran on to its next preemption point
+      // (PREEMPT_NONE: the rest of an execve, say). An unfollowed next task cannot tell
+      // (its increments are not in the file): then the kernel switched at that clock,
+      // which the kernel's run delay confirms (one exec'ing thread per workload, 0.05-0.3
+      // ms each). A followed one's first increment would; the gap stays steal for it.
+      int64_t switch_ts = kernel_ts;
+      Thread* settled_by = next != nullptr && next != prev ? next : nullptr;
+      if (prev->gap_from >= 0 && next != nullptr && !next->tracked) {
+        switch_ts = std::min(kernel_ts, prev->gap_clock_end);
+        prev->gap_from = -1;
+        settled_by = nullptr;  // the switch is placed
+      } else if (prev->gap_from >= 0) {
+        ConfirmGap(*prev, INT64_MAX);
+      }
       // A preemption's last increment may be missing (done from an unfollowed task's
       // context that then asked for the reschedule); the next task's first increment
       // tells the clock both switched at.
-      RewindHeld(*prev, kernel_ts, ts, next != nullptr && next != prev ? next : nullptr);
+      RewindHeld(*prev, switch_ts, ts, settled_by);
     }
     prev->on_cpu = false;
     prev->fault_pending = false;

@@ -1126,8 +1126,8 @@ TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedR
 // and the stretch is named. Without that buffer, or once it lost events, the same gap is
 // taken for a filtered update, as before.
 //
-//   CPU0:  10 on CPU ----------------------------------------------------| ==> 500
-//   incr:  [0, 10'000)   (no update: 10'000..40'000)   [40'000, 100'000)
+//   CPU0:  10 on CPU --------------------------------------------------------| ==> 500
+//   incr:  [0, 10'000)   (no update: 10'000..40'000)   [40'000, 100'000) [.., 105'000)
 TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
   enum class Case { kNoBuffer, kBuffer, kBufferLost, kTraceLost };
   for (const Case c : {Case::kNoBuffer, Case::kBuffer, Case::kBufferLost, Case::kTraceLost}) {
@@ -1142,12 +1142,13 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
     if (c == Case::kBufferLost) s.UnfilteredLost(20'000, 1, 3);
     if (c == Case::kTraceLost) s.Lost(20'000, 1, 3);  // another CPU's: a remote update there?
     s.StatRuntime(100'500, 0, 10, 60'000);            // from 40'500: 30'000 the clock did not count
-    s.Switch(101'000, 0, 10, kR, 500);
+    s.StatRuntime(105'500, 0, 10, 5'000);             // the run went on past it
+    s.Switch(106'000, 0, 10, kR, 500);
     s.Finish(110'000);
     // The lag rule keeps the switch-in at 0; the run ends with its last increment's clock.
     const int64_t stolen = c == Case::kBuffer ? 100'500 - 2'000 - 70'000 : 0;
     EXPECT_EQ(s.Report(10).placement.stolen_ns, stolen) << static_cast<int>(c);
-    EXPECT_EQ(s.Micro(10, M::kUser), 100'500 - 2'000) << static_cast<int>(c);
+    EXPECT_EQ(s.Micro(10, M::kUser), 105'500 - 2'000) << static_cast<int>(c);
     EXPECT_TILED(s);
   }
 }
@@ -1181,6 +1182,38 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
     EXPECT_EQ(s.Report(10).placement.stolen_ns, late ? 0 : 36'500) << late;
     EXPECT_EQ(s.Micro(10, M::kUser) + s.Micro(10, M::kSys), end) << late;
     EXPECT_EQ(s.Micro(10, M::kSleep), 60'000 - end) << late;
+    EXPECT_TILED(s);
+  }
+}
+
+// A gap closed by the increment at a preemption: the clock stood still, or the switch
+// reused the clock of a wakeup the trace did not see (it asked for the reschedule long
+// before, and the task ran on in the kernel to its next preemption point: the end of an
+// execve). The increment was computed with that clock. An unfollowed next task cannot
+// tell which (its increments are not in the file): the switch came at that clock, and
+// the run delay from there. A followed one's first increment can; the gap stays steal
+// for it unless that increment says otherwise.
+//
+//   CPU0:  10 on CPU -------------------------------------------| incr  ==> 500 (R)
+//   incr:  [0, 10'000)  [10'000, 40'000) at 300'500
+TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
+  for (const bool next_followed : {false, true}) {
+    SCOPED_TRACE(next_followed);
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = true;
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = next_followed ? std::vector<int32_t>{10, 500} : std::vector<int32_t>{10};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'500, 0, 10, 10'000);
+    s.StatRuntime(300'500, 0, 10, 30'000);  // __schedule()'s, to 40'000
+    s.Switch(301'000, 0, 10, kR, 500);
+    s.Finish(400'000);
+    const int64_t end = next_followed ? 300'500 - 2'000 : 40'000;
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, next_followed ? end - 40'000 : 0);
+    EXPECT_EQ(s.Micro(10, M::kUser), end);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 400'000 - end);
     EXPECT_TILED(s);
   }
 }
