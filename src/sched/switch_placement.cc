@@ -210,15 +210,6 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     t.run_start = start;
     t.run_ns = runtime;
   } else if (t.run_start >= 0) {
-    // A gap the run went on past is steal: the clock stood still. (Whether the next
-    // increment is measured from before the gapped one's event does not tell: on the kept
-    // recordings that rule moved threads away from the kernel as often as towards it.)
-    ConfirmGap(t, INT64_MAX);
-    // A missing increment assumed at a reschedule IPI is taken back: this increment's
-    // own clock tells whether one was missing (the rule below).
-    if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
-    const int64_t previous_end = t.run_start + t.run_ns;
-    t.run_ns += runtime;
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
     // to less than this one's clock, which was read at most kIncrementLagNs before it.
@@ -228,6 +219,24 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // fresh one: its clock is the skip's, and the increments are complete up to it.
     const int64_t clock_ts =
         cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+    // Increments cannot add up past their own clock: what this one counts from before the
+    // gapped one's event was run time after all, not steal. That one was computed with an
+    // old clock (a reschedule at the return from a long execve that picked the same task
+    // reused the clock of the wakeup that asked for it, with no switch to show it). Not
+    // while an exit record is matched: its candidates were taken with the gap as it stood.
+    if (t.gap_from >= 0 && !t.exiting && t.exit_record_ts < 0 && t.accounted_at_exit < 0) {
+      const int64_t past = t.run_start + t.run_ns + runtime - (clock_ts - kIncrementLagNs);
+      const int64_t run_after_all = std::clamp<int64_t>(past, 0, t.gap_ns);
+      t.gap_ns -= run_after_all;
+      t.run_ns -= run_after_all;
+    }
+    // A gap the run went on past is steal (what is left of it): the clock stood still.
+    ConfirmGap(t, INT64_MAX);
+    // A missing increment assumed at a reschedule IPI is taken back: this increment's
+    // own clock tells whether one was missing (the rule below).
+    if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
+    const int64_t previous_end = t.run_start + t.run_ns;
+    t.run_ns += runtime;
     const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;
     if (reached > t.run_ns) {
       // With every increment in the trace, none was filtered out: the clock stood still.

@@ -1153,6 +1153,35 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
   }
 }
 
+// Increments cannot add up past their own clock: when the one after a gap counts from the
+// gapped one's clock, that clock was an old one (a reschedule at the return from a long
+// execve picked the same task, reusing the clock of the wakeup that asked for it: no
+// switch shows it), and the stretch was run time, not steal. Counted from that one's
+// event on, the gap was steal.
+//
+//   CPU0:  10 on CPU ---------------------------------------------------------| ==> 500
+//   incr:  [0, 10'000)  [10'000, 40'000) at 100'500  then at 105'500: from 40'000 or 98'500
+TEST(StateMachine, AnIncrementCountingFromTheGappedOnesClockMakesTheGapRunTime) {
+  for (const bool from_gapped_clock : {true, false}) {
+    SCOPED_TRACE(from_gapped_clock);
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = true;
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = {10};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'500, 0, 10, 10'000);
+    s.StatRuntime(100'500, 0, 10, 30'000);  // to 40'000: 58'500 short of its event
+    s.StatRuntime(105'500, 0, 10, from_gapped_clock ? 63'500 : 5'000);
+    s.Switch(106'000, 0, 10, kR, 500);
+    s.Finish(110'000);
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, from_gapped_clock ? 0 : 58'500);
+    EXPECT_EQ(s.Micro(10, M::kUser), 105'500 - 2'000);
+    EXPECT_TILED(s);
+  }
+}
+
 // A gap in a run's increments can also be an increment's event written late: the vCPU
 // stalled between the clock read and the event, and the kernel gave the stall to what
 // ran next. At a voluntary switch-out the next task's first increment tells: measured
