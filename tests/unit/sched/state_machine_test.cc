@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "tests/support/sim.h"
 
@@ -742,6 +744,17 @@ void WakeOnAnIdleCpu(Sim& s, Between between) {
   s.Finish(200'000);
 }
 
+// A pid-filtered recording of `followed` (and their descendants) with every run-time
+// increment in the file: the unfiltered run-time buffer beside the trace.
+Sim FollowingWithEveryIncrement(std::vector<int32_t> followed) {
+  TraceCapabilities caps = WithIncrements();
+  caps.all_increments = true;
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = std::move(followed);
+  return Sim(caps, policy);
+}
+
 TraceCapabilities WithWakelistFunction() {
   TraceCapabilities caps = WithIncrements();
   caps.wakelist_function = kTtwuPending;
@@ -1164,12 +1177,7 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
 TEST(StateMachine, AnIncrementCountingFromTheGappedOnesClockMakesTheGapRunTime) {
   for (const bool from_gapped_clock : {true, false}) {
     SCOPED_TRACE(from_gapped_clock);
-    TraceCapabilities caps = WithIncrements();
-    caps.all_increments = true;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10};
-    Sim s(caps, policy);
+    Sim s = FollowingWithEveryIncrement({10});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
     s.StatRuntime(100'500, 0, 10, 30'000);  // to 40'000: 58'500 short of its event
@@ -1193,12 +1201,7 @@ TEST(StateMachine, AnIncrementCountingFromTheGappedOnesClockMakesTheGapRunTime) 
 //          11: first incr at 55'000 from 12'000 (late) or from 48'500 (steal)
 TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
   for (const bool late : {true, false}) {
-    TraceCapabilities caps = WithIncrements();
-    caps.all_increments = true;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10, 11};
-    Sim s(caps, policy);
+    Sim s = FollowingWithEveryIncrement({10, 11});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
     s.Wake(11'000, 0, 10, 11, 0);
@@ -1228,12 +1231,8 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
 TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
   for (const bool next_followed : {false, true}) {
     SCOPED_TRACE(next_followed);
-    TraceCapabilities caps = WithIncrements();
-    caps.all_increments = true;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = next_followed ? std::vector<int32_t>{10, 500} : std::vector<int32_t>{10};
-    Sim s(caps, policy);
+    Sim s = FollowingWithEveryIncrement(next_followed ? std::vector<int32_t>{10, 500}
+                                                      : std::vector<int32_t>{10});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
     s.StatRuntime(300'500, 0, 10, 30'000);  // __schedule()'s, to 40'000
