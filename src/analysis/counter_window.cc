@@ -121,7 +121,7 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
       const int64_t event = start + adjust.unqueued;
       if (end < event) {  // switched in at the enqueue's clock: the event came this much later
         lag.Add(event - end);
-      } else if (end == event && p.dating.flushes_traced && p.dating.flush < 0) {
+      } else if (end == event && p.dating.flushes_traced && p.dating.flush_ts < 0) {
         // Switched in where the model dated the CPU's clock by this very event (the
         // reschedule reused it), and queued in place: the kernel switched at the
         // enqueue's own clock, with no run delay. One a wakelist flush did keeps the
@@ -129,9 +129,9 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
         adjust.unqueued = end - start;
       } else {
         adjust.unqueued = std::max<int64_t>(0, adjust.unqueued - lag.Median());
-        if (p.dating.flush >= 0)
+        if (p.dating.flush_ts >= 0)
           adjust.enqueue_maybe_earlier =
-              std::clamp<int64_t>(start + adjust.unqueued - p.dating.flush, 0, adjust.unqueued);
+              std::clamp<int64_t>(start + adjust.unqueued - p.dating.flush_ts, 0, adjust.unqueued);
       }
     }
     adjust.unqueued = std::min(adjust.unqueued, end - start);

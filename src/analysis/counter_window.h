@@ -146,7 +146,8 @@ struct CounterWindow {
   // inside it.
   void AddSample(int64_t ts, int64_t switches_from, int64_t switches_to);
 
-  // A segment of the thread, in time order. The pieces of one wait for a CPU after a
+  // A segment of the thread, in time order (the state machine sends one thread's in
+  // order, unlike its switches). The pieces of one wait for a CPU after a
   // wakeup (the state machine may release a wait in parts, at the increments that date
   // them) are joined before they count: where the wait ends tells how its enqueue was
   // dated (TakeWaitAdjust), and the kernel adds the whole wait at the switch-in.
@@ -187,10 +188,12 @@ struct CounterWindow {
   // (one whose segment was empty, never sent).
   // An enqueue dated at its event is moved back by the median lag when the wait went on
   // past the event, and may lie as far back as its wakelist flush (enqueue_maybe_earlier);
-  // one whose wait ended before it measures the lag (`lag`).
+  // one whose wait ended before it measures the lag (`lag`); one queued in place (no
+  // flush, with every flush in the file) whose wait ended at the event had none.
   WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);
-  // The trace ended at `ts`: a wait for a CPU still in progress then (its segment ends
-  // there) had not ended, so the kernel had not counted it at a cut after the end.
+  // The trace ended at `ts`: the wait pushed last counts now, and a wait for a CPU still
+  // in progress then (its segment ends there) had not ended, so the kernel had not
+  // counted it at a cut after the end.
   void EndTrace(int64_t ts, EnqueueLag& lag);
 
  private:

@@ -11,11 +11,12 @@ struct EnqueueDating {
   // event comes after that clock by the enqueue's own work, or by a stall of the virtual
   // CPU between the two.
   bool at_event = false;
-  // The wakelist flush that did the enqueue began then, so its clock was read between
-  // the flush and the event; -1: none did.
-  int64_t flush = -1;
-  // The trace holds every wakelist flush: with none (flush -1), the enqueue was done in
-  // place on the wakee's CPU or by the waker, not by an idle CPU draining its wakelist.
+  // When the wakelist flush that did the enqueue began (its clock was read between the
+  // flush and the event); -1: none did, or the enqueue is not dated at its event.
+  int64_t flush_ts = -1;
+  // The file holds every wakelist flush (none was lost): with none (flush_ts -1), the
+  // enqueue was done in place on the wakee's CPU or by the waker, not by an idle CPU
+  // draining its wakelist.
   bool flushes_traced = false;
 };
 

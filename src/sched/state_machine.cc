@@ -246,6 +246,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     NoteEnqueueInFlight(*prev, e.c.cpu, ts);
   const int64_t kernel_ts =
       KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
+  int64_t switch_ts = kernel_ts;  // where the kernel switched, as placed below
   if (prev) {
     if (!prev->on_cpu) {
       // First sight, or its switch-in was lost: it ran until now. A switch-out inferred
@@ -281,16 +282,17 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       sw.cause = causes_.Involuntary(*prev, e.next_comm, cpu.resched);
       sw.preempted_at = CauseAttribution::Where(e.prev_preempted, *prev, cpu.last_event);
       Transition(*prev, Microstate::kWaitCpuPreempted, AbstractState::kNone, ts);
-      // A gap closed by the increment at a preemption is steal, or that increment was
-      // computed with a reused clock: a wakeup the trace did not see asked for the
-      // reschedule long before, and the task ran on to its next preemption point
-      // (PREEMPT_NONE: the rest of an execve, say). An unfollowed next task cannot tell
-      // (its increments are not in the file): then the kernel switched at that clock,
-      // which the kernel's run delay confirms (one exec'ing thread per workload, 0.05-0.3
-      // ms each). A followed one's first increment would; the gap stays steal for it.
-      int64_t switch_ts = kernel_ts;
+      // A gap closed by the switch's own increment (__schedule()'s, just before it) is
+      // steal, or that increment was computed with a reused clock: a wakeup the trace did
+      // not see asked for the reschedule long before, and the task ran on to its next
+      // preemption point (PREEMPT_NONE: the rest of an execve, say). With an unfollowed
+      // next task nothing in the file tells (its increments are not in it): the kernel
+      // switched at that clock, as its run delay showed for the exec'ing thread of each
+      // workload (0.05-0.3 ms each). With a followed one the gap stays steal.
       Thread* settled_by = next != nullptr && next != prev ? next : nullptr;
-      if (prev->gap_from >= 0 && next != nullptr && !next->tracked) {
+      const int64_t gapped_event = prev->gap_clock_end + prev->gap_ns + kIncrementLagNs;
+      if (prev->gap_from >= 0 && next != nullptr && !next->tracked &&
+          ts - gapped_event <= kMaxIpiDelayNs) {
         switch_ts = std::min(kernel_ts, prev->gap_clock_end);
         prev->gap_from = -1;
         settled_by = nullptr;  // the switch is placed
@@ -310,8 +312,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   cpu.resched.Reset();
   cpu.last_event = LastEvent::kOther;
   ResetClock(cpu);
-  cpu.rq_clock_ts = kernel_ts;
-  const int64_t in_ts = next ? std::max(kernel_ts, next->since) : kernel_ts;
+  cpu.rq_clock_ts = switch_ts;
+  const int64_t in_ts = next ? std::max(switch_ts, next->since) : switch_ts;
   // The CPU's view (OnCpuCurrent) is what the trace shows ran there; the threads' times
   // are the kernel's (Thread::placement holds the difference).
   SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
@@ -402,13 +404,14 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   } else if (e.kind == WakeupKind::kWakeup && wakee.waking_unqueued && !wakee.on_cpu &&
              wakee.state == Microstate::kWaitCpuWakeup) {
     const int64_t enqueued = EnqueueClock(e.target_cpu, wakee, e.c.ts);
+    // Every flush is in the file only while nothing was lost (either buffer).
     EnqueueDating dating{.at_event = enqueued == e.c.ts,
-                         .flushes_traced = caps_.wakelist_function != 0};
+                         .flushes_traced = caps_.wakelist_function != 0 && increments_complete_};
     // Dated by its own event alone: a wakelist flush here since the waking is where the
     // enqueue began, and its clock was read no earlier.
     const int64_t flush = cpu.wakelist_flush_ts;
     if (dating.at_event && flush > wakee.since && flush <= e.c.ts) {
-      dating.flush = flush;
+      dating.flush_ts = flush;
       ++enqueues_after_flush_;
     }
     NoteEnqueued(wakee, enqueued, dating);

@@ -224,17 +224,20 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // old clock (a reschedule at the return from a long execve that picked the same task
     // reused the clock of the wakeup that asked for it, with no switch to show it). Not
     // while an exit record is matched: its candidates were taken with the gap as it stood.
-    if (t.gap_from >= 0 && !t.exiting && t.exit_record_ts < 0 && t.accounted_at_exit < 0) {
-      const int64_t past = t.run_start + t.run_ns + runtime - (clock_ts - kIncrementLagNs);
-      const int64_t run_after_all = std::clamp<int64_t>(past, 0, t.gap_ns);
-      t.gap_ns -= run_after_all;
-      t.run_ns -= run_after_all;
-    }
-    // A gap the run went on past is steal (what is left of it): the clock stood still.
-    ConfirmGap(t, INT64_MAX);
     // A missing increment assumed at a reschedule IPI is taken back: this increment's
     // own clock tells whether one was missing (the rule below).
     if (t.run_ns_before_ipi >= 0) t.run_ns = t.run_ns_before_ipi;
+    // (Past it by no more than one lag is the two events' lags differing.)
+    if (t.gap_from >= 0 && t.exit_record_ts < 0 && t.accounted_at_exit < 0) {
+      const int64_t overshoot_ns = t.run_start + t.run_ns + runtime - (clock_ts - kIncrementLagNs);
+      if (overshoot_ns > kIncrementLagNs) {
+        const int64_t gap_run_ns = std::min(overshoot_ns, t.gap_ns);
+        t.gap_ns -= gap_run_ns;
+        t.run_ns -= gap_run_ns;
+      }
+    }
+    // A gap the run went on past is steal (what is left of it): the clock stood still.
+    ConfirmGap(t, INT64_MAX);
     const int64_t previous_end = t.run_start + t.run_ns;
     t.run_ns += runtime;
     const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;

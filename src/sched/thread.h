@@ -146,8 +146,11 @@ struct Thread {
   // A gap in the run's increments (one measured from after where those before it ended)
   // with every increment in the file: either the run-time clock stood still (steal) or
   // that increment's event was written well after its clock was read (the vCPU stalled
-  // between them; the kernel then gives the stall to whatever runs next). At a voluntary
-  // switch-out the next task's first increment tells which; otherwise it is steal. -1: none.
+  // between them; the kernel then gives the stall to whatever runs next), or that
+  // increment used an old, reused clock. At a voluntary switch-out the next task's first
+  // increment tells which; at a preemption by an unfollowed task it is a reused clock; an
+  // increment that counts from before its event takes that part back; otherwise it is
+  // steal. -1: none.
   int64_t gap_from = -1;       // where the increments before it ended
   int64_t gap_ns = 0;          // its length: the steal, if it is steal
   int64_t gap_clock_end = -1;  // the run's accounting without it: that increment's clock if late

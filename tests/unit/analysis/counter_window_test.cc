@@ -91,7 +91,7 @@ TEST(CounterWindow, AWaitPushedInPiecesCountsAsOneAtItsEnd) {
   lag.Add(1'500);  // median 1'550
   w.cuts.push_back({15'000, {}});
   w.cuts.push_back({100'000, {}});
-  w.NoteEnqueued(0, 10'000, {.at_event = true});
+  w.NoteEnqueued(0, 10'000, {.at_event = true, .flushes_traced = true});
   w.PushSegment(Microstate::kWaitCpuWakeup, 0, 10'000, lag);  // up to the event
   w.PushSegment(Microstate::kWaitCpuWakeup, 10'000, 30'000, lag);
   w.PushSegment(Microstate::kUser, 30'000, 40'000, lag);

@@ -184,7 +184,7 @@ TEST(CounterWindow, AWakeupQueuedInPlaceAndSwitchedInAtItsEventHadNoRunDelay) {
   EXPECT_EQ(w.TakeWaitAdjust(0, 10'000, lag).unqueued, 10'000);
   w.NoteEnqueued(100'000, 110'000, {.at_event = true});  // flushes not recorded
   EXPECT_EQ(w.TakeWaitAdjust(100'000, 110'000, lag).unqueued, 10'000 - 1'550);
-  w.NoteEnqueued(200'000, 210'000, {.at_event = true, .flush = 205'000, .flushes_traced = true});
+  w.NoteEnqueued(200'000, 210'000, {.at_event = true, .flush_ts = 205'000, .flushes_traced = true});
   EXPECT_EQ(w.TakeWaitAdjust(200'000, 210'000, lag).unqueued, 10'000 - 1'550);
   // Went on past its event: moved back by the lag, as any.
   w.NoteEnqueued(300'000, 310'000, {.at_event = true, .flushes_traced = true});
@@ -200,21 +200,21 @@ TEST(CounterWindow, AnEnqueueDatedAtItsEventMayLieAsFarBackAsItsWakelistFlush) {
   CounterWindow w;
   EnqueueLag lag;
   lag.Add(1'500);  // median 1'550
-  w.NoteEnqueued(0, 50'000, {.at_event = true, .flush = 8'000});
+  w.NoteEnqueued(0, 50'000, {.at_event = true, .flush_ts = 8'000});
   WaitAdjust a = w.TakeWaitAdjust(0, 70'000, lag);
   EXPECT_EQ(a.unqueued, 50'000 - 1'550);
   EXPECT_EQ(a.enqueue_maybe_earlier, 50'000 - 1'550 - 8'000);
   // Switched in before its event: the kernel switched at the enqueue's clock, no run
   // delay either way (the wait measures the lag instead).
-  w.NoteEnqueued(100'000, 150'000, {.at_event = true, .flush = 108'000});
+  w.NoteEnqueued(100'000, 150'000, {.at_event = true, .flush_ts = 108'000});
   EXPECT_EQ(w.TakeWaitAdjust(100'000, 149'000, lag).enqueue_maybe_earlier, 0);
   // Without a flush, or dated by an increment: nothing.
   w.NoteEnqueued(200'000, 250'000, {.at_event = true});
   EXPECT_EQ(w.TakeWaitAdjust(200'000, 270'000, lag).enqueue_maybe_earlier, 0);
-  w.NoteEnqueued(300'000, 350'000, {.at_event = false, .flush = 308'000});
+  w.NoteEnqueued(300'000, 350'000, {.at_event = false, .flush_ts = 308'000});
   EXPECT_EQ(w.TakeWaitAdjust(300'000, 370'000, lag).enqueue_maybe_earlier, 0);
   // Never more than the part of the wait left out.
-  w.NoteEnqueued(400'000, 450'000, {.at_event = true, .flush = 390'000});
+  w.NoteEnqueued(400'000, 450'000, {.at_event = true, .flush_ts = 390'000});
   a = w.TakeWaitAdjust(400'000, 460'000, lag);
   EXPECT_EQ(lag.Median(), 1'050);  // the wakeup switched in 1 us before its event joined
   EXPECT_EQ(a.unqueued, 50'000 - 1'050);

@@ -787,7 +787,10 @@ TEST(StateMachine, AWakelistFlushBoundsAnEnqueueDatedAtItsEvent) {
 TEST(StateMachine, ATimerWakeupQueuedInPlaceOnAnIdleCpuIsNoRunDelay) {
   for (const bool flushes_traced : {false, true}) {
     SCOPED_TRACE(flushes_traced);
-    Sim s(flushes_traced ? WithWakelistFunction() : WithIncrements());
+    // (Every flush is in a file only with nothing lost: the unfiltered buffer complete.)
+    TraceCapabilities caps = flushes_traced ? WithWakelistFunction() : WithIncrements();
+    caps.all_increments = true;
+    Sim s(caps);
     s.enqueue_lag().Add(1'500);  // median 1'550
     s.Switch(0, 1, 0, kR, 11);
     s.Switch(0, 0, 0, kR, 10);
@@ -1175,17 +1178,29 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
 //   CPU0:  10 on CPU ---------------------------------------------------------| ==> 500
 //   incr:  [0, 10'000)  [10'000, 40'000) at 100'500  then at 105'500: from 40'000 or 98'500
 TEST(StateMachine, AnIncrementCountingFromTheGappedOnesClockMakesTheGapRunTime) {
-  for (const bool from_gapped_clock : {true, false}) {
-    SCOPED_TRACE(from_gapped_clock);
+  // The next increment's runtime, the steal left and where the run ends: counted from
+  // the gapped one's clock, from halfway, from its event, or from less than a lag before
+  // it (the two events' lags differ: taken as it is).
+  struct Case {
+    uint64_t runtime;
+    int64_t stolen;
+    int64_t end;
+  };
+  const Case cases[] = {{63'500, 0, 103'500},
+                        {35'000, 28'500, 103'500},
+                        {5'000, 58'500, 103'500},
+                        {6'900, 58'500, 105'400}};
+  for (const auto& [runtime, stolen, end] : cases) {
+    SCOPED_TRACE(runtime);
     Sim s = FollowingWithEveryIncrement({10});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
     s.StatRuntime(100'500, 0, 10, 30'000);  // to 40'000: 58'500 short of its event
-    s.StatRuntime(105'500, 0, 10, from_gapped_clock ? 63'500 : 5'000);
+    s.StatRuntime(105'500, 0, 10, runtime);
     s.Switch(106'000, 0, 10, kR, 500);
     s.Finish(110'000);
-    EXPECT_EQ(s.Report(10).placement.stolen_ns, from_gapped_clock ? 0 : 58'500);
-    EXPECT_EQ(s.Micro(10, M::kUser), 105'500 - 2'000);
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, stolen);
+    EXPECT_EQ(s.Micro(10, M::kUser), end);
     EXPECT_TILED(s);
   }
 }
@@ -1223,25 +1238,28 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
 // before, and the task ran on in the kernel to its next preemption point: the end of an
 // execve). The increment was computed with that clock. An unfollowed next task cannot
 // tell which (its increments are not in the file): the switch came at that clock, and
-// the run delay from there. A followed one's first increment can; the gap stays steal
-// for it unless that increment says otherwise.
+// the run delay from there. With a followed one, or an increment long before the switch
+// (not the switch's own), the gap stays steal.
 //
 //   CPU0:  10 on CPU -------------------------------------------| incr  ==> 500 (R)
 //   incr:  [0, 10'000)  [10'000, 40'000) at 300'500
 TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
-  for (const bool next_followed : {false, true}) {
-    SCOPED_TRACE(next_followed);
-    Sim s = FollowingWithEveryIncrement(next_followed ? std::vector<int32_t>{10, 500}
-                                                      : std::vector<int32_t>{10});
+  enum class Case { kUnfollowedNext, kFollowedNext, kIncrementLongBefore };
+  for (const Case c : {Case::kUnfollowedNext, Case::kFollowedNext, Case::kIncrementLongBefore}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    Sim s = FollowingWithEveryIncrement(c == Case::kFollowedNext ? std::vector<int32_t>{10, 500}
+                                                                 : std::vector<int32_t>{10});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
-    s.StatRuntime(300'500, 0, 10, 30'000);  // __schedule()'s, to 40'000
-    s.Switch(301'000, 0, 10, kR, 500);
-    s.Finish(400'000);
-    const int64_t end = next_followed ? 300'500 - 2'000 : 40'000;
-    EXPECT_EQ(s.Report(10).placement.stolen_ns, next_followed ? end - 40'000 : 0);
+    s.StatRuntime(300'500, 0, 10, 30'000);  // to 40'000
+    const int64_t switch_at = c == Case::kIncrementLongBefore ? 600'000 : 301'000;
+    s.Switch(switch_at, 0, 10, kR, 500);
+    s.Finish(700'000);
+    const bool reused_clock = c == Case::kUnfollowedNext;
+    const int64_t end = reused_clock ? 40'000 : 300'500 - 2'000;
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, reused_clock ? 0 : end - 40'000);
     EXPECT_EQ(s.Micro(10, M::kUser), end);
-    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 400'000 - end);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 700'000 - end);
     EXPECT_TILED(s);
   }
 }
