@@ -73,6 +73,15 @@ class Fixture {
     r.counter_window.exit_ts = ts;
   }
   KernelMatch Match(const ThreadReport& r) { return KernelMatcher(rec, model.threads).Match(r); }
+  // Thread 1001, alive from 100 to 460 ms, ran 30 ms of user time from 100 ms; its exit
+  // record (500 ms) holds those 30 ms and `kernel_wait` of run delay. What follows the
+  // run, and the exit, are each test's own.
+  ThreadReport& AddThreadThatRan30Ms(int64_t kernel_wait) {
+    rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, kernel_wait));
+    ThreadReport& r = AddThread(1001, 100 * kMs, 460 * kMs, true);
+    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+    return r;
+  }
 
   KernelRecording rec;
   std::deque<Thread> threads;
@@ -265,9 +274,7 @@ TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
 // mostly unknown to the trace is shown, not judged, and kept out of the worst thread.
 TEST(KernelCheck, ThreadMostlyUnknownIsNotJudgedOnTimes) {
   Fixture f;
-  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 50 * kMs));
-  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
-  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  ThreadReport& r = f.AddThreadThatRan30Ms(50 * kMs);
   r.counter_window.AddSegment(Microstate::kUnknown, 130 * kMs, 180 * kMs);
   f.Exit(r, 450 * kMs);
   ThreadCheck c = CompareThread(r, f.Match(r), {});
@@ -278,9 +285,7 @@ TEST(KernelCheck, ThreadMostlyUnknownIsNotJudgedOnTimes) {
 
   // A little unknown time (within the base tolerance) keeps the times judged.
   Fixture g;
-  g.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 0));
-  ThreadReport& q = g.AddThread(1001, 100 * kMs, 460 * kMs, true);
-  q.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  ThreadReport& q = g.AddThreadThatRan30Ms(0);
   q.counter_window.AddSegment(Microstate::kUnknown, 130 * kMs, 130 * kMs + 100'000);
   g.Exit(q, 450 * kMs);
   EXPECT_TRUE(CompareThread(q, g.Match(q), {}).times_judged);
@@ -308,9 +313,7 @@ TEST(KernelCheck, TimeTheHostStoleWhileTheThreadRanIsNotExecRuntime) {
 // left out of the comparison (it is still wait_cpu_wakeup in the microstates).
 TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {
   Fixture f;
-  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 4 * kMs));
-  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
-  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  ThreadReport& r = f.AddThreadThatRan30Ms(4 * kMs);
   r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 164 * kMs, {30 * kMs});
   f.Exit(r, 450 * kMs);
   ThreadCheck c = CompareThread(r, f.Match(r), {});
@@ -324,9 +327,7 @@ TEST(KernelCheck, WaitIsComparedFromTheEnqueue) {
 TEST(KernelCheck, AnUntracedMoveWhileAsleepWidensTheWaitCheckOnOneSideOnly) {
   auto check = [](int64_t kernel_wait) {
     Fixture f;
-    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, kernel_wait));
-    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
-    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+    ThreadReport& r = f.AddThreadThatRan30Ms(kernel_wait);
     r.counter_window.AddSegment(Microstate::kSleep, 130 * kMs, 330 * kMs);
     r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 330 * kMs, 340 * kMs,
                                 {0, 0, 200 * kMs});
@@ -350,9 +351,7 @@ TEST(KernelCheck, AnUntracedMoveWhileAsleepWidensTheWaitCheckOnOneSideOnly) {
 TEST(KernelCheck, AnEnqueueAStallMayHaveMovedEarlierWidensTheWaitCheckOnOneSideOnly) {
   auto check = [](int64_t kernel_wait) {
     Fixture f;
-    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, kernel_wait));
-    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
-    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+    ThreadReport& r = f.AddThreadThatRan30Ms(kernel_wait);
     r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 130 * kMs, 160 * kMs,
                                 {5 * kMs, 0, 0, 4 * kMs});
     f.Exit(r, 450 * kMs);
@@ -394,9 +393,7 @@ TEST(KernelCheck, AThreadNeverShownRunningThatTheKernelSwitchedIsUntraced) {
 // With the move traced, the kernel's run delay holds the sleep from the move on, exactly.
 TEST(KernelCheck, ATracedMoveWhileAsleepIsRunDelayExactly) {
   Fixture f;
-  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 0, 0, 30 * kMs, 110 * kMs));
-  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
-  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  ThreadReport& r = f.AddThreadThatRan30Ms(110 * kMs);
   r.counter_window.AddSegment(Microstate::kSleep, 130 * kMs, 330 * kMs);
   r.counter_window.AddSegment(Microstate::kWaitCpuWakeup, 330 * kMs, 340 * kMs, {0, 100 * kMs});
   f.Exit(r, 450 * kMs);
