@@ -49,11 +49,7 @@ TraceFileContents SessionTraceContents(const TracefsSession& session) {
   contents.page_size = static_cast<uint32_t>(::sysconf(_SC_PAGESIZE));
   contents.header_page = ReadTopLevelTracingFile("events/header_page");
   contents.header_event = ReadTopLevelTracingFile("events/header_event");
-  for (const EventName& e : session.events()) {
-    if (contents.systems.empty() || contents.systems.back().system != e.system)
-      contents.systems.push_back({e.system, {}});
-    contents.systems.back().formats.push_back(session.ReadEventFormat(e));
-  }
+  AddEventFormats(session, contents);
   if (session.kernel_stacks()) {
     // The stack records' format and the symbols that name their addresses, as
     // trace-cmd stores them (man 5 trace-cmd.dat.v6: ftrace formats, kallsyms).
@@ -65,9 +61,9 @@ TraceFileContents SessionTraceContents(const TracefsSession& session) {
   return contents;
 }
 
-void AddEventFormats(const TracefsSession& other, TraceFileContents& contents) {
-  for (const EventName& e : other.events()) {
-    const std::string format = other.ReadEventFormat(e);
+void AddEventFormats(const TracefsSession& session, TraceFileContents& contents) {
+  for (const EventName& e : session.events()) {
+    const std::string format = session.ReadEventFormat(e);
     auto system = std::find_if(contents.systems.begin(), contents.systems.end(),
                                [&](const auto& s) { return s.system == e.system; });
     if (system == contents.systems.end()) {

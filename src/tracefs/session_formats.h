@@ -16,8 +16,8 @@ TepHandlePtr LoadSessionTep(const TracefsSession& session, int cpus);
 // Everything of a trace.dat file but the per-CPU data and cstool's info: page size,
 // headers, event formats, printk formats and the trace clock.
 TraceFileContents SessionTraceContents(const TracefsSession& session);
-// Adds the formats of `other`'s events that `contents` lacks (a second instance's events,
-// whose records go to a buffer of their own in the same file).
-void AddEventFormats(const TracefsSession& other, TraceFileContents& contents);
+// Adds the formats of `session`'s events that `contents` lacks, under their systems (also
+// a second instance's events, whose records go to a buffer of their own in the file).
+void AddEventFormats(const TracefsSession& session, TraceFileContents& contents);
 
 }  // namespace cstool
