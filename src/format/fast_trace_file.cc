@@ -25,11 +25,24 @@ namespace {
 // Sanity limits: larger values can only come from a corrupt file.
 constexpr uint32_t kMaxFormats = 1u << 20;
 constexpr size_t kMaxNameLength = 4096;
+// The merge takes from every CPU's stream in turn, so what all CPUs hold at once should
+// fit in the caches, and memory should not grow with the CPUs: a file of many CPUs is read
+// in shorter runs and less far ahead. Measured on a synthetic 4M-event file of 64 CPUs,
+// report -j 1: 256 KiB runs each took 12 % longer than 16 KiB ones, and 16 MiB more.
 constexpr uint64_t kReadRunBytes = 256 * 1024;
+constexpr uint64_t kReadRunBytesAllCpus = 512 * 1024;
+constexpr uint64_t kReadRunBytesMin = 16 * 1024;  // shorter: a syscall every few pages
 // How far a prefetching reader reads each CPU ahead (report -j).
 constexpr uint32_t kReadRunsAhead = 2;
 constexpr uint32_t kChunksAhead = 64;
 constexpr uint64_t kChunkBytesAhead = 1024 * 1024;
+constexpr uint64_t kChunkBytesAheadAllCpus = 4 * 1024 * 1024;
+constexpr uint64_t kChunkBytesAheadMin = 64 * 1024;
+
+// A CPU's share of `all_cpus`, within [least, most].
+uint64_t PerCpuShare(uint64_t all_cpus, int cpus, uint64_t least, uint64_t most) {
+  return std::clamp<uint64_t>(all_cpus / static_cast<uint64_t>(std::max(cpus, 1)), least, most);
+}
 
 void RegisterCmdlines(tep_handle* tep, std::string_view text) {
   while (!text.empty()) {
@@ -373,7 +386,8 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   // mapping instead cost a third more time (page faults, page-table churn, releases).
   // A run holds at least one page, whatever page size the file claims.
   if (data_compression_.empty() || d.size == 0) {
-    const uint64_t run_bytes = std::max<uint64_t>(kReadRunBytes, page_size_);
+    const uint64_t run_bytes = std::max<uint64_t>(
+        PerCpuShare(kReadRunBytesAllCpus, cpus_, kReadRunBytesMin, kReadRunBytes), page_size_);
     source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size, run_bytes);
     depth = {kReadRunsAhead, kReadRunsAhead * run_bytes};
   } else {
@@ -381,7 +395,8 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
                                                MakeDecompressor(data_compression_), cpu, source_log,
                                                ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
     // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
-    depth = {kChunksAhead, kChunkBytesAhead};
+    depth = {kChunksAhead,
+             PerCpuShare(kChunkBytesAheadAllCpus, cpus_, kChunkBytesAheadMin, kChunkBytesAhead)};
   }
   if (prefetcher_)
     source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
