@@ -1,5 +1,6 @@
 // Who made each thread wait: the waker that ended each of its sleeps ("woken by"), and
-// what ran on the CPU it was queued on while it was runnable ("waited behind").
+// what ran on the CPU it was queued on while it was runnable ("waited behind"; for the
+// threads the recording follows, whose switch-ins the trace shows).
 #pragma once
 
 #include <cstdint>

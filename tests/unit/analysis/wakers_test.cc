@@ -172,6 +172,34 @@ TEST(Wakers, ProcessTotalsGroupWakersByProcess) {
   EXPECT_EQ(s.Report(10).woken_by.size(), 2u);  // per thread: two wakers
 }
 
+// In a pid-filtered recording, a thread outside the workload woken by it (a kernel
+// thread) runs where the filter hides its switch-in: nothing is charged as its wait
+// behind what ran, neither after its wakeup nor after a preemption, while the followed
+// threads' waits are charged as in a system-wide recording. Its waker is still known.
+TEST(Wakers, AThreadOutsideAFilteredRecordingWaitsBehindNothing) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {10};
+  policy.known_tgids = {{10, 10}, {11, 10}, {12, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.WakeBoth(10, 0, 10, 50, 1);  // 10 wakes kernel thread 50 onto CPU 1, where 11 runs
+  s.WakeBoth(20, 1, 11, 12, 1);  // and 11 wakes 12 there: queued behind 11
+  s.Switch(40, 1, 11, kS, 12);
+  s.Switch(60, 1, 12, kR, 51, /*preempt=*/true);  // 12 preempted by unfollowed 51
+  s.Switch(90, 1, 51, kR, 12);  // unfollowed 51 preempted: filtered out, seen here
+  s.Finish(200);
+  ASSERT_TRUE(s.Report(12).thread->tracked);
+  ASSERT_FALSE(s.Report(50).thread->tracked);
+  ASSERT_FALSE(s.Report(51).thread->tracked);
+  EXPECT_EQ(Behind(s.Report(12), 11), 20);
+  EXPECT_EQ(Behind(s.Report(12), 51), 30);
+  EXPECT_TRUE(s.Report(50).waited_behind.empty());
+  EXPECT_TRUE(s.Report(51).waited_behind.empty());
+  ASSERT_NE(FindWaker(s.Report(50), 10), nullptr);
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {
