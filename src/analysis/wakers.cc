@@ -35,9 +35,10 @@ void WakerObserver::OnWakeup(const WakeupEvent& w) {
 
 // A thread outside a pid-filtered recording is not followed: the filter drops its
 // switch-in unless a followed task is switched out for it, so its wait mostly has no
-// end in the trace. Followed, it stayed a waiter to the end of the trace, charged to
-// whatever ran on its CPU all along (kernel threads woken by the workload: 7 such on
-// average at every switch of a 4.3 M-event ping-pong, a tenth of the analysis's work).
+// end in the trace. Followed, it stayed a waiter until it next showed running (often
+// never), charged to whatever ran on its CPU all along (kernel threads woken by the
+// workload: 7 such on average at every switch of a 4.3 M-event ping-pong, a tenth of
+// the analysis's work).
 void WakerObserver::AddWaiter(const Thread* t, int32_t cpu, int64_t ts) {
   RemoveWaiter(t);
   if (ValidCpu(cpu) && t->tracked) waiters_.push_back({t, cpu, ts});

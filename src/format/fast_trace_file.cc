@@ -384,10 +384,12 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   PagePrefetcher::Depth depth{};
   // Pages in place are read with pread into a buffer of their own: walking them in the
   // mapping instead cost a third more time (page faults, page-table churn, releases).
-  // A run holds at least one page, whatever page size the file claims.
+  // A run holds whole pages, at least one whatever page size the file claims: the next
+  // run starts where it ends, and a page cut in two would be lost to both.
   if (data_compression_.empty() || d.size == 0) {
-    const uint64_t run_bytes = std::max<uint64_t>(
-        PerCpuShare(kReadRunBytesAllCpus, cpus_, kReadRunBytesMin, kReadRunBytes), page_size_);
+    const uint64_t share =
+        PerCpuShare(kReadRunBytesAllCpus, cpus_, kReadRunBytesMin, kReadRunBytes);
+    const uint64_t run_bytes = std::max<uint64_t>(share / page_size_ * page_size_, page_size_);
     source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size, run_bytes);
     depth = {kReadRunsAhead, kReadRunsAhead * run_bytes};
   } else {

@@ -229,6 +229,31 @@ TEST(TraceFileReader, PagesLargerThanAReadRun) {
   ExpectSameReplay(fast, lib);
 }
 
+// Each CPU's share of the read budget is cut to whole pages: with 3 or 6 CPUs the share
+// (174762 or 87381 bytes) is no multiple of a page, and a run that ended mid-page made
+// every later run of that CPU start mid-page.
+TEST(TraceFileReader, ReadRunsAreWholePagesWhateverTheCpuCount) {
+  const std::string events = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/events";
+  for (int cpus : {3, 6}) {
+    SCOPED_TRACE(cpus);
+    SyntheticTrace t(events, cpus);
+    const int se = t.AddEvent("raw_syscalls", "sys_enter");
+    const auto r = t.NewRecord(se, 100).Set("id", 1);
+    const uint64_t n = 12000u * static_cast<uint64_t>(cpus);  // over 600 KiB per CPU
+    for (uint64_t i = 0; i < n; ++i) t.Append(static_cast<int>(i % cpus), 1000 + i, r);
+    const std::string file =
+        (std::filesystem::temp_directory_path() /
+         ("cstool_odd_cpus_" + std::to_string(::getpid()) + "_" + std::to_string(cpus) + ".dat"))
+            .string();
+    t.Write(file);
+    Replayed fast = ReplayFile(file, ReaderBackend::kFast);
+    Replayed lib = ReplayFile(file, ReaderBackend::kLibTracecmd);
+    std::filesystem::remove(file);
+    EXPECT_EQ(fast.stats.events, n);
+    ExpectSameReplay(fast, lib);
+  }
+}
+
 TEST(TraceFileReader, NotATraceFile) {
   auto path = std::filesystem::temp_directory_path() / "cstool_not_trace.dat";
   { std::ofstream(path) << "hello, this is not a trace file at all"; }
