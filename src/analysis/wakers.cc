@@ -40,8 +40,9 @@ void WakerObserver::OnWakeup(const WakeupEvent& w) {
 // workload: 7 such on average at every switch of a 4.3 M-event ping-pong, a tenth of
 // the analysis's work).
 void WakerObserver::AddWaiter(const Thread* t, int32_t cpu, int64_t ts) {
+  if (!t->tracked) return;  // never a waiter, so none to replace
   RemoveWaiter(t);
-  if (ValidCpu(cpu) && t->tracked) waiters_.push_back({t, cpu, ts});
+  if (ValidCpu(cpu)) waiters_.push_back({t, cpu, ts});
 }
 
 void WakerObserver::RemoveWaiter(const Thread* t) {
