@@ -115,7 +115,9 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
 // the analysis; reading ahead is per CPU. Measured on 2 vCPUs (4.3M-event ping-pong, -j 1
 // = 1.00): pages in place, a decoding thread 0.68 and reading ahead 0.95; zstd chunks,
 // reading ahead 0.67 and a decoding thread 0.80 (the decompression then stays with the
-// decoding), both together 1.1 (three busy threads on two cores).
+// decoding), both together 1.1 (three busy threads on two cores). Pages in place are
+// not read ahead at all (the reader's choice, format/fast_trace_file.cc): with more jobs
+// a file of them gets the decoding thread only.
 struct JobPlan {
   bool decode_thread = false;
   int reading = 1;  // ReaderOptions::jobs of the thread that reads

@@ -1,7 +1,8 @@
 // Reading ahead on worker threads (ReaderOptions::jobs, report -j) changes nothing that is
-// read: on a synthetic 64-CPU file, in place (v6) and as trace-cmd's zstd chunks (v7), every
-// record comes in the same order with the same bytes, losses included, whatever the
-// number of workers; a reader that stops early leaves no worker behind.
+// read: on a synthetic 64-CPU file as trace-cmd's zstd chunks (v7, decompressed ahead by
+// the workers) and in place (v6, which the decoding thread reads itself whatever the
+// jobs), every record comes in the same order with the same bytes, losses included,
+// whatever the number of workers; a reader that stops early leaves no worker behind.
 #include "format/page_prefetch.h"
 
 #include <gtest/gtest.h>
