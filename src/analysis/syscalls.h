@@ -28,7 +28,17 @@ class SyscallObserver : public Observer {
   // unordered_map keep their address, also when ThreadReport moves (nothrow move).
   static constexpr int64_t kDirect = 512;
   static_assert(std::is_nothrow_move_constructible_v<ThreadReport>);
-  SyscallStats& Stats(const Thread& t, int64_t nr) {
+  // Inline for the entry already there (about every call), the rest out of line.
+  [[gnu::always_inline]] SyscallStats& Stats(const Thread& t, int64_t nr) {
+    if (static_cast<uint64_t>(nr) < kDirect && t.id < direct_.size()) [[likely]] {
+      const std::vector<SyscallStats*>& row = direct_[t.id];
+      if (!row.empty())
+        if (SyscallStats* p = row[static_cast<size_t>(nr)]) [[likely]]
+          return *p;
+    }
+    return NewStats(t, nr);
+  }
+  [[gnu::noinline]] SyscallStats& NewStats(const Thread& t, int64_t nr) {
     if (nr < 0 || nr >= kDirect) return model_.For(t).syscalls[nr];
     if (t.id >= direct_.size()) direct_.resize(t.id + 1);
     std::vector<SyscallStats*>& row = direct_[t.id];

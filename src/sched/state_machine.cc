@@ -104,11 +104,7 @@ Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {
   return IsInSyscall(t.syscall) ? Microstate::kSys : Microstate::kUser;
 }
 
-void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
-  if (t && RunsHere(cpu, cpu_id, *t)) [[likely]] {
-    RefreshRunning(cpu, ts);
-    return;
-  }
+void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
   // The kernel (6.18) often records no sched_switch when an idle CPU picks up a woken
   // task; its own events show it is running. The kernel switched at the wakeup's clock.
   int64_t in_ts = ts;
@@ -628,7 +624,7 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
   } else if (t.syscall >= 0) {
     Flag(Anomaly::kSysEnterWhileInSyscall, &t);
   }
-  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpuChanged(cpu, e.c.cpu, &t, e.c.ts);
   // The exit record samples the accounting early in do_exit(): where the next increment
   // starts from (PushSchedStatRuntime) tells where it stood.
   if (caps_.stat_runtime && syscalls_.Class(e.id) == SyscallClass::kExit) [[unlikely]]
@@ -645,7 +641,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
   Thread& t = EventThread(cpu, e.c.pid);
   t.user_thread = true;
   if (t.syscall == kSyscallUnknown) Resolve(t, e.id);
-  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
+  if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpuChanged(cpu, e.c.cpu, &t, e.c.ts);
   if (t.syscall >= 0) {
     SyscallInterval s{&t,
                       t.syscall,

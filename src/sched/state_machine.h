@@ -164,6 +164,7 @@ class StateMachine final : public EventSink {
   Thread& Lookup(int32_t tid, std::string_view comm);
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
+  void MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void NoteEnqueued(Thread& wakee, int64_t enqueued, const EnqueueDating& dating = {});
   void NoteWakelistFlush(const CsdFunctionEntry& e);
   int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;

@@ -123,6 +123,17 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   t.since = ts;
 }
 
+// `t` (or nothing, with null) runs on the CPU at `ts`, as an event shows. Inline for a
+// thread already known to run there (about every call); the rest out of line.
+[[gnu::always_inline]] inline void StateMachine::MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t,
+                                                           int64_t ts) {
+  if (t && RunsHere(cpu, cpu_id, *t)) [[likely]] {
+    RefreshRunning(cpu, ts);
+    return;
+  }
+  MarkOnCpuChanged(cpu, cpu_id, t, ts);
+}
+
 // Re-derives the running thread's microstate after its syscall or the CPU's interrupt
 // nesting changed.
 [[gnu::always_inline]] inline void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
