@@ -361,10 +361,11 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // is still running towards sleep (a wakeup before its schedule(), no switch) the trace
   // cannot tell for a task it shows running otherwise (this kernel leaves out switches
   // from idle, and the task's own events may all be in the kernel); for a task it never
-  // saw run, or whose switch-outs it misses, it did sleep.
+  // saw run, or whose switch-outs it misses, or one outside a pid-filtered recording
+  // (whose runs it sees only beside a followed task's), it did sleep.
   if (!wakee.on_cpu && wakee.state == Microstate::kWaitCpuWakeup && !wakee.waking_unqueued &&
       e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking) &&
-      wakee.tracked && (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
+      (!wakee.tracked || !wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
     NoteUntracedRun(wakee);
   // sched_waking names the CPU the task is on before the wakeup picks one: another CPU
   // than it slept on, with no move in the trace, means an untraced move while asleep.
@@ -736,6 +737,13 @@ void StateMachine::Finish(int64_t end_ts) {
     EmitUntracedSwitchOut(t, true);
     FlushHeld(t);
     if (t.freed) continue;
+    // Outside a pid-filtered recording, a thread's switch-in is recorded only from a
+    // followed task: still waiting for a CPU at the end, it as likely ran unseen soon
+    // after. Since that wakeup or preemption, its state is unknown.
+    if (!t.tracked && !t.on_cpu && IsWaitingForCpu(t.state)) {
+      t.state = Microstate::kUnknown;
+      t.abstract = AbstractState::kNone;
+    }
     Transition(t, t.state, t.abstract, end_ts);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
     CloseOpenSyscall(t, end_ts);

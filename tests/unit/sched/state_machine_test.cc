@@ -581,6 +581,32 @@ TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
   EXPECT_TILED(s);
 }
 
+// Outside a pid-filtered recording, a thread's switch-in is recorded only from a followed
+// task. Woken and never seen running by the end, its time since the wakeup is unknown,
+// not a wait for a CPU; woken again, it ran and slept unseen in between, as a followed
+// thread never seen running would have. A followed thread still queued at the end waits.
+TEST(StateMachine, AnUnfollowedThreadWokenAndNotSeenRunningIsUnknownNotWaiting) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {20, 30};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 20);
+  s.WakeBoth(1'000, 0, 20, 10, 1);  // 10 is not followed (a kernel thread, say)
+  s.WakeBoth(5'000, 0, 20, 10, 1);
+  s.WakeBoth(6'000, 0, 20, 30, 1);  // 30 is
+  s.Finish(10'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_FALSE(r.thread->tracked);
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(s.Cause(10, "sleep:untraced"), 1u);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 1'000 + 4'000 + 5'000);  // unseen; unseen run; tail
+  EXPECT_TRUE(s.Report(30).thread->tracked);
+  EXPECT_EQ(s.Micro(30, M::kWaitCpuWakeup), 4'000);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchOut), 0u);  // only followed ones count
+  EXPECT_TILED(s);
+}
+
 // A switch-out inferred from another task on the CPU, followed by the task switching
 // out elsewhere with no wakeup or switch-in seen in between: it ran again, so the
 // inferred one was a preemption, counted before the traced switch.
