@@ -105,6 +105,7 @@ class BenchFile {
     const std::string convert = "trace-cmd convert -i " + path_ + " -o " + v7_path_ +
                                 " --file-version 7 --compression zstd >/dev/null 2>&1";
     if (std::system(convert.c_str()) != 0) v7_path_.clear();
+    ::sync();  // written back before the timed runs, not half a minute into them
   }
   ~BenchFile() {
     std::filesystem::remove(path_);

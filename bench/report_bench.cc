@@ -81,6 +81,9 @@ class Recording {
       std::exit(1);
     }
     v7_bytes_ = std::filesystem::file_size(v7_path_);
+    // Written back now: the kernel would otherwise start on the 200 MB half a minute
+    // later, in the middle of the timed runs, and take one of the two vCPUs from them.
+    ::sync();
   }
   ~Recording() {
     std::filesystem::remove(path_);
