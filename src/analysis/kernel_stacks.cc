@@ -31,7 +31,10 @@ void KernelStackObserver::OnKernelStack(const KernelStackEvent& e) {
 }
 
 void KernelStackObserver::OnSwitch(const SwitchEvent& e) {
-  if (e.prev != nullptr && e.voluntary) {
+  // A switch-out the trace did not record (inferred: sleep:untraced) has no stack, and the
+  // thread's switch-in that would settle it is as unrecorded: keeping it grew a list per
+  // thread that every later sleep searched.
+  if (e.prev != nullptr && e.voluntary && e.cause.kind != CauseKind::kSleepUntraced) {
     PerThread& p = For(*e.prev);
     Sleep& s = SleepAt(p, e.ts);
     s.cause = e.cause.Pack();

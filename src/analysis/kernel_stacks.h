@@ -29,6 +29,12 @@ class KernelStackObserver : public Observer {
   void OnSwitch(const SwitchEvent& e) override;
   void OnWakeup(const WakeupEvent& e) override;
   void OnTraceEnd(int64_t ts) override;
+  // Sleeps not counted yet: waiting for their thread's switch-in or the trace's end.
+  size_t open_sleeps() const {
+    size_t n = 0;
+    for (const PerThread& p : threads_) n += p.sleeps.size();
+    return n;
+  }
 
  private:
   struct Sleep {

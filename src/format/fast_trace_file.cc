@@ -390,7 +390,6 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
       prefetch && salvage != nullptr ? std::make_unique<SalvageLog>() : nullptr;
   SalvageLog* source_log = own_log ? own_log.get() : salvage;
   std::unique_ptr<PageSource> source;
-  PagePrefetcher::Depth depth{};
   // Pages in place are read with pread into a buffer of their own: walking them in the
   // mapping instead cost a third more time (page faults, page-table churn, releases).
   // A run holds whole pages, at least one whatever page size the file claims: the next
@@ -405,10 +404,11 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
                                                MakeDecompressor(data_compression_), cpu, source_log,
                                                ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
     // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
-    depth = {kChunksAhead,
-             PerCpuShare(kChunkBytesAheadAllCpus, cpus_, kChunkBytesAheadMin, kChunkBytesAhead)};
+    const PagePrefetcher::Depth depth{
+        kChunksAhead,
+        PerCpuShare(kChunkBytesAheadAllCpus, cpus_, kChunkBytesAheadMin, kChunkBytesAhead)};
+    if (prefetch) source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
   }
-  if (prefetch) source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
   return std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
                                             per_batch, path_, salvage);
 }

@@ -127,8 +127,8 @@ class FastTraceFile : public TraceFileReader {
   // may make them hold (a damaged one could claim huge chunks on many CPUs).
   std::atomic<uint64_t> chunk_bytes_held_{0};
   static constexpr uint64_t kMaxChunkBytesHeld = uint64_t{1} << 30;
-  // Reads the CPUs' pages ahead on worker threads (ReaderOptions::jobs > 1). Last member:
-  // its workers stop before anything their sources use goes.
+  // Decompresses the CPUs' chunks ahead on worker threads (ReaderOptions::jobs > 1).
+  // Last member: its workers stop before anything their sources use goes.
   std::unique_ptr<PagePrefetcher> prefetcher_;
 
  private:

@@ -1,7 +1,8 @@
 // Reading ahead on worker threads (report -j N): the per-CPU work that needs no order
-// across CPUs (pread of pages in place, decompression of chunks) runs on `workers`
-// threads, each serving a share of the CPUs' page sources, while the caller's thread
-// merges, decodes and analyses. Each CPU's runs wait in a bounded queue (up to a number
+// across CPUs (the decompression of chunks; FastTraceFile does not wrap pages in place,
+// which the decoding thread's own pread reads faster) runs on `workers` threads, each
+// serving a share of the CPUs' page sources, while the caller's thread merges, decodes
+// and analyses. Each CPU's runs wait in a bounded queue (up to a number
 // of runs and of bytes ahead); a worker sleeps when all its queues are full and is woken
 // when one is half drained, so a reader that keeps up never waits and a worker never
 // spins. Buffers go round: the reader hands back the one it finished with each time it

@@ -74,9 +74,10 @@ struct ReaderOptions {
   // What was skipped is listed in TraceFileReader::salvage_log(). Damage to the header
   // (formats, CPU table) still throws: there is nothing to salvage without it.
   bool salvage = false;
-  // Threads reading the file: above 1, the CPUs' pages are read and decompressed ahead
-  // on jobs - 1 workers for the thread that reads the records (cstool's own readers;
-  // libtracecmd reads serially). The records and their order do not depend on it.
+  // Threads reading the file: above 1, the CPUs' compressed chunks are decompressed
+  // ahead on jobs - 1 workers for the thread that reads the records (cstool's own
+  // readers; pages stored uncompressed and libtracecmd are read by that thread). The
+  // records and their order do not depend on it.
   int jobs = 1;
   // Only the buffer's records (cstool's own readers): the event formats, kallsyms, saved
   // cmdlines and recording info are not loaded. For a second buffer of a file whose first

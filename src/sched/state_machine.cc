@@ -361,11 +361,16 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // is still running towards sleep (a wakeup before its schedule(), no switch) the trace
   // cannot tell for a task it shows running otherwise (this kernel leaves out switches
   // from idle, and the task's own events may all be in the kernel); for a task it never
-  // saw run, or whose switch-outs it misses, or one outside a pid-filtered recording
-  // (whose runs it sees only beside a followed task's), it did sleep.
-  if (!wakee.on_cpu && wakee.state == Microstate::kWaitCpuWakeup && !wakee.waking_unqueued &&
-      e.kind != WakeupKind::kWakeupNew && (e.kind == WakeupKind::kWaking || !caps_.waking) &&
-      (!wakee.tracked || !wakee.seen_running || wakee.placement.untraced_switch_outs > 0))
+  // saw run, or whose switch-outs it misses, it did sleep. So did a task outside a
+  // pid-filtered recording, whose switches the trace has only to and from a followed task,
+  // whether it was queued by a wakeup or by a preemption.
+  const bool runs_unseen = !wakee.tracked && !follow_all_;
+  const bool queued = wakee.state == Microstate::kWaitCpuWakeup ||
+                      (runs_unseen && wakee.state == Microstate::kWaitCpuPreempted);
+  if (!wakee.on_cpu && queued && !wakee.waking_unqueued && e.kind != WakeupKind::kWakeupNew &&
+      (e.kind == WakeupKind::kWaking || !caps_.waking) &&
+      (runs_unseen ||
+       (wakee.tracked && (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))))
     NoteUntracedRun(wakee);
   // sched_waking names the CPU the task is on before the wakeup picks one: another CPU
   // than it slept on, with no move in the trace, means an untraced move while asleep.
@@ -739,8 +744,9 @@ void StateMachine::Finish(int64_t end_ts) {
     if (t.freed) continue;
     // Outside a pid-filtered recording, a thread's switch-in is recorded only from a
     // followed task: still waiting for a CPU at the end, it as likely ran unseen soon
-    // after. Since that wakeup or preemption, its state is unknown.
-    if (!t.tracked && !t.on_cpu && IsWaitingForCpu(t.state)) {
+    // after. Since that wakeup or preemption, its state is unknown. (A system-wide
+    // recording leaves out only switches between two of its own threads.)
+    if (!t.tracked && !follow_all_ && !t.on_cpu && IsWaitingForCpu(t.state)) {
       t.state = Microstate::kUnknown;
       t.abstract = AbstractState::kNone;
     }

@@ -487,8 +487,9 @@ TEST_F(RecordTest, SystemWideOnOneCpu) {
   Result json = Run({kCstool, "report", out.string(), "--format", "json"});
   ASSERT_EQ(json.status, 0) << json.err;
   const auto trace = nlohmann::json::parse(json.out).at("trace");
-  if (trace.contains("unfiltered_runtime"))
+  if (trace.contains("unfiltered_runtime")) {
     EXPECT_EQ(trace.at("unfiltered_runtime").at("all_increments"), false) << trace.dump();
+  }
 }
 
 // -a -- CMD traces every task, the command's threads among them (a pid filter on the
@@ -511,7 +512,9 @@ TEST_F(RecordTest, SystemWideWithACommandTracesEverythingAndKeepsTheRecordersInc
     if (t.at("pid") == info.child.pid) {
       ++command_threads;
       // Traced in its own context, not only where the first thread switched with it.
-      if (t.at("tid") != info.child.pid) EXPECT_GT(t.at("syscalls").size(), 0u) << t.dump();
+      if (t.at("tid") != info.child.pid) {
+        EXPECT_GT(t.at("syscalls").size(), 0u) << t.dump();
+      }
     }
   EXPECT_EQ(command_threads, 5) << "the main thread and four on the mutex";
   const UnfilteredIncrements unfiltered = UnfilteredRuntime(out);

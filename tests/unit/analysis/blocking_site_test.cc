@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/kernel_stacks.h"
 #include "tests/support/sim.h"
 
 namespace cstool::testing {
@@ -147,6 +148,30 @@ TEST(KernelStacks, StacksThatDoNotFollowASleepAreIgnored) {
   EXPECT_TRUE(s.model().stacks.empty());
   EXPECT_TRUE(s.Report(100).blocked_stacks.empty());
   EXPECT_TRUE(s.Report(101).blocked_stacks.empty());
+}
+
+// A switch-out the trace did not record (inferred, sleep:untraced) has no chain, and the
+// switch-in that would count it is as unrecorded: it is not kept waiting for them (a
+// thread outside a pid-filtered recording can have one at every wakeup).
+TEST(KernelStacks, AnInferredSleepIsNotKeptWaiting) {
+  ReportModel model;
+  KernelStackObserver stacks(model);
+  Thread t;
+  t.id = 0;
+  t.tid = 10;
+  SwitchEvent sw;
+  sw.prev = &t;
+  sw.voluntary = true;
+  sw.cause.kind = CauseKind::kSleepUntraced;
+  for (int64_t i = 1; i <= 1000; ++i) {
+    sw.ts = i * 100;
+    stacks.OnSwitch(sw);
+  }
+  EXPECT_EQ(stacks.open_sleeps(), 0u);
+  sw.ts = 200'000;
+  sw.cause.kind = CauseKind::kSleepSyscall;  // a recorded one waits for its chain
+  stacks.OnSwitch(sw);
+  EXPECT_EQ(stacks.open_sleeps(), 1u);
 }
 
 // The site table groups chains by cause and site, most blocked time first.

@@ -212,6 +212,40 @@ TEST(CriticalPath, LostEventsInsideAChainAreMarked) {
 }
 
 // The thread still asleep at the trace's end: nothing explains that sleep.
+// Outside a pid-filtered recording a waker may run unseen: 10, not followed, woken by 20
+// at 1000 and again by 30 at 5000, ran and slept in between (it could not be woken
+// otherwise), so 20's sleep from 2000 is explained by 10 back to 5000 and by 30, who
+// woke it then, before that; not by 10 waiting for a CPU since 1000.
+TEST(CriticalPath, AnUnfollowedWakerWokenTwiceRanAndSleptInBetween) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {20, 30};
+  Sim s(NoSyscalls(), policy);
+  CriticalPathRecorder recorder;
+  s.AddObserver(&recorder);
+  s.Switch(0, 0, 0, kR, 20);
+  s.Switch(0, 2, 0, kR, 30);
+  s.WakeBoth(1'000, 0, 20, 10, 1);
+  s.Switch(2'000, 0, 20, kS, 0);
+  s.WakeBoth(5'000, 2, 30, 10, 1);
+  s.WakeBoth(8'000, 1, 10, 20, 0);
+  s.Switch(9'000, 0, 0, kR, 20);
+  s.Finish(10'000);
+  const CriticalPath p = recorder.Walk(*s.Report(20).thread, 0, 10'000);
+  ExpectTiled(p);
+  ASSERT_EQ(p.segments.size(), 4u);
+  EXPECT_EQ(p.segments[0].thread->tid, 20);
+  EXPECT_EQ(p.segments[1].thread->tid, 30);  // running while 10 slept, until it woke 10
+  EXPECT_EQ(p.segments[1].state, M::kUser);
+  EXPECT_EQ(p.segments[1].start, 2'000);
+  EXPECT_EQ(p.segments[1].end, 5'000);
+  EXPECT_EQ(p.segments[2].thread->tid, 10);
+  EXPECT_EQ(p.segments[2].state, M::kWaitCpuWakeup);
+  EXPECT_EQ(p.segments[2].start, 5'000);
+  EXPECT_EQ(p.segments[2].end, 8'000);
+  EXPECT_EQ(p.segments[3].thread->tid, 20);
+}
+
 TEST(CriticalPath, ASleepNeverWokenStaysOnTheThread) {
   PathSim p;
   Sim& s = p.sim;

@@ -607,6 +607,52 @@ TEST(StateMachine, AnUnfollowedThreadWokenAndNotSeenRunningIsUnknownNotWaiting) 
   EXPECT_TILED(s);
 }
 
+// The same for unfollowed threads the trace saw run, beside a followed task: woken
+// twice (10), or preempted and then woken (11), each ran and slept unseen in between;
+// queued by a preemption at the end (12), its state since is unknown too.
+TEST(StateMachine, AnUnfollowedThreadSeenRunningAlsoRunsUnseen) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {20};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 20);
+  s.Switch(1'000, 0, 20, kR, 10);  // switched in from a followed task: recorded
+  s.Switch(2'000, 0, 10, kS, 20);  // and out to one: it sleeps
+  s.WakeBoth(3'000, 0, 20, 10, 1);
+  s.WakeBoth(6'000, 0, 20, 10, 1);
+  s.Switch(7'000, 0, 20, kR, 11);
+  s.Switch(8'000, 0, 11, kR, 20);  // preempted
+  s.WakeBoth(9'000, 0, 20, 11, 1);
+  s.Switch(9'500, 0, 20, kR, 12);
+  s.Switch(9'600, 0, 12, kR, 20);
+  s.Finish(12'000);
+  EXPECT_TRUE(s.Report(10).thread->seen_running);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Report(10).voluntary, 2u);
+  EXPECT_EQ(s.Cause(10, "sleep:untraced"), 1u);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Report(11).involuntary, 1u);
+  EXPECT_EQ(s.Cause(11, "sleep:untraced"), 1u);
+  EXPECT_EQ(s.Micro(12, M::kWaitCpuPreempted), 0);
+  EXPECT_TILED(s);
+}
+
+// A system-wide recording leaves out only the switches between two of the recorder's
+// own threads: one of them woken and not seen switched in by the end waits for a CPU.
+TEST(StateMachine, ARecordersOwnThreadQueuedAtTheEndOfASystemWideTraceWaits) {
+  TrackingPolicy policy;
+  policy.untraced_tids = {10};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 20);
+  s.WakeBoth(1'000, 0, 20, 10, 1);
+  s.WakeBoth(4'000, 0, 20, 10, 1);  // a second wakeup (missed switches): nothing inferred
+  s.Finish(10'000);
+  EXPECT_FALSE(s.Report(10).thread->tracked);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 9'000);
+  EXPECT_EQ(s.Report(10).voluntary, 0u);
+}
+
 // A switch-out inferred from another task on the CPU, followed by the task switching
 // out elsewhere with no wakeup or switch-in seen in between: it ran again, so the
 // inferred one was a preemption, counted before the traced switch.
