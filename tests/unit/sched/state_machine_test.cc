@@ -21,6 +21,14 @@ using M = Microstate;
     EXPECT_TRUE((sim).SumsToLifetime(&why)) << why; \
   } while (0)
 
+// A pid-filtered recording: these processes and their descendants are followed.
+TrackingPolicy Following(std::vector<int32_t> pids) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = std::move(pids);
+  return policy;
+}
+
 // A thread born in the trace: fork -> wakeup_new -> runs -> read blocks -> woken -> exits.
 TEST(StateMachine, ForkedThreadFullLifecycle) {
   TrackingPolicy policy;
@@ -530,9 +538,7 @@ TEST(StateMachine, SwitchInWithoutWakeupCountsAsWaitingForCpu) {
 }
 
 TEST(StateMachine, SwitchOutOfNonCurrentIsCounted) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {12};
+  const TrackingPolicy policy = Following({12});
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 10);   // unfollowed: its switch to 12 may be filtered out
   s.Switch(10, 0, 12, kS, 0);  // 12 was never switched in on CPU0
@@ -586,9 +592,7 @@ TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
 // not a wait for a CPU; woken again, it ran and slept unseen in between, as a followed
 // thread never seen running would have. A followed thread still queued at the end waits.
 TEST(StateMachine, AnUnfollowedThreadWokenAndNotSeenRunningIsUnknownNotWaiting) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {20, 30};
+  const TrackingPolicy policy = Following({20, 30});
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 20);
   s.WakeBoth(1'000, 0, 20, 10, 1);  // 10 is not followed (a kernel thread, say)
@@ -611,9 +615,7 @@ TEST(StateMachine, AnUnfollowedThreadWokenAndNotSeenRunningIsUnknownNotWaiting) 
 // twice (10), or preempted and then woken (11), each ran and slept unseen in between;
 // queued by a preemption at the end (12), its state since is unknown too.
 TEST(StateMachine, AnUnfollowedThreadSeenRunningAlsoRunsUnseen) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {20};
+  const TrackingPolicy policy = Following({20});
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 20);
   s.Switch(1'000, 0, 20, kR, 10);  // switched in from a followed task: recorded
@@ -689,9 +691,7 @@ TEST(StateMachine, SecondWakeupOfATaskSeenRunningCountsNoSwitch) {
 }
 
 TEST(StateMachine, TrackingFollowsForksOfRootPids) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {100};
+  const TrackingPolicy policy = Following({100});
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 100);
   s.SysEnter(1, 0, 100, 56);
@@ -821,9 +821,7 @@ void WakeOnAnIdleCpu(Sim& s, Between between) {
 Sim FollowingWithEveryIncrement(std::vector<int32_t> followed) {
   TraceCapabilities caps = WithIncrements();
   caps.all_increments = true;
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = std::move(followed);
+  const TrackingPolicy policy = Following(std::move(followed));
   return Sim(caps, policy);
 }
 
@@ -1184,9 +1182,7 @@ TEST(StateMachine, RescheduleIpiMarksAMissingIncrement) {
 // unfollowed task's own are of no use: both are left out.
 TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedRun) {
   for (const bool unfiltered : {false, true}) {
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10};
+    const TrackingPolicy policy = Following({10});
     Sim s(WithIncrements(), policy);
     s.Switch(0, 0, 0, kR, 10);
     s.Switch(0, 1, 0, kR, 500);
@@ -1221,9 +1217,7 @@ TEST(StateMachine, AGapInTheIncrementsIsStealWhenEveryIncrementIsInTheTrace) {
   for (const Case c : {Case::kNoBuffer, Case::kBuffer, Case::kBufferLost, Case::kTraceLost}) {
     TraceCapabilities caps = WithIncrements();
     caps.all_increments = c != Case::kNoBuffer;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10};
+    const TrackingPolicy policy = Following({10});
     Sim s(caps, policy);
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);  // from 500: within the lag of the switch-in
@@ -1348,9 +1342,7 @@ TEST(StateMachine, WithEveryIncrementALateReschedulingIpiKeepsTheEnqueuesClock) 
   for (const bool all_increments : {false, true}) {
     TraceCapabilities caps = WithIncrements();
     caps.all_increments = all_increments;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10, 11, 12};
+    const TrackingPolicy policy = Following({10, 11, 12});
     Sim s(caps, policy);
     s.Switch(0, 0, 0, kR, 10);
     s.Switch(0, 1, 0, kR, 11);
@@ -1397,9 +1389,7 @@ TEST(StateMachine, WithMinusATheRecordersIncrementsFillTheGapsTheyMade) {
   // An untracked thread's own increments with a gap: no steal is claimed for it.
   TraceCapabilities caps = WithIncrements();
   caps.all_increments = true;
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {10};
+  const TrackingPolicy policy = Following({10});
   Sim s(caps, policy);
   s.Switch(0, 0, 0, kR, 500);
   s.StatRuntime(10'500, 0, 500, 10'000);
@@ -1526,9 +1516,7 @@ TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissi
 // Followed: 10 (running on CPU0) and the tasks it wakes or forks; CPU1 runs 21, which the
 // pid filter leaves out (migration/1 moving a thread that pinned itself to CPU0).
 TrackingPolicy FollowingTen() {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {10};
+  const TrackingPolicy policy = Following({10});
   return policy;
 }
 
