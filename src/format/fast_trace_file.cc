@@ -381,9 +381,8 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
   // forks (ParseEventFormats), and a child forked beside running threads can deadlock on
   // a lock one of them held.
   const bool in_place = data_compression_.empty() || d.size == 0;
-  if (jobs_ > 1 && !in_place && !prefetcher_)
-    prefetcher_ = std::make_unique<PagePrefetcher>(jobs_ - 1);
-  const bool prefetch = prefetcher_ && !in_place;
+  const bool prefetch = jobs_ > 1 && !in_place;
+  if (prefetch && !prefetcher_) prefetcher_ = std::make_unique<PagePrefetcher>(jobs_ - 1);
   // With a prefetcher, the source's salvage notes go through a log of its own, so that
   // they reach the file's log in reading order, not when a worker met them.
   std::unique_ptr<SalvageLog> own_log =

@@ -364,7 +364,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // saw run, or whose switch-outs it misses, it did sleep. So did a task outside a
   // pid-filtered recording, whose switches the trace has only to and from a followed task,
   // whether it was queued by a wakeup or by a preemption.
-  const bool runs_unseen = !wakee.tracked && !follow_all_;
+  const bool runs_unseen = RunsUnseen(wakee);
   const bool queued = wakee.state == Microstate::kWaitCpuWakeup ||
                       (runs_unseen && wakee.state == Microstate::kWaitCpuPreempted);
   if (!wakee.on_cpu && queued && !wakee.waking_unqueued && e.kind != WakeupKind::kWakeupNew &&
@@ -746,7 +746,7 @@ void StateMachine::Finish(int64_t end_ts) {
     // followed task: still waiting for a CPU at the end, it as likely ran unseen soon
     // after. Since that wakeup or preemption, its state is unknown. (A system-wide
     // recording leaves out only switches between two of its own threads.)
-    if (!t.tracked && !follow_all_ && !t.on_cpu && IsWaitingForCpu(t.state)) {
+    if (RunsUnseen(t) && !t.on_cpu && IsWaitingForCpu(t.state)) {
       t.state = Microstate::kUnknown;
       t.abstract = AbstractState::kNone;
     }

@@ -213,6 +213,9 @@ class StateMachine final : public EventSink {
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
   void ReapZombie(int64_t pid, int64_t ts);
+  // A thread outside a pid-filtered recording: the trace has its switches only to and
+  // from a followed task, so it runs unseen.
+  bool RunsUnseen(const Thread& t) const { return !t.tracked && !follow_all_; }
   void CloseOpenSyscall(Thread& t, int64_t ts);
   void PushIrqFrame(Cpu& cpu, IrqKind kind, const std::string* name, int64_t ts);
   void PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t ts);

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/kernel_stacks.h"
@@ -35,6 +36,14 @@ inline TraceCapabilities WithIncrements() {
   TraceCapabilities caps;
   caps.stat_runtime = true;
   return caps;
+}
+
+// A pid-filtered recording: these processes and their descendants are followed.
+inline TrackingPolicy Following(std::vector<int32_t> pids) {
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = std::move(pids);
+  return policy;
 }
 
 class Sim {

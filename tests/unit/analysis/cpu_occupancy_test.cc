@@ -106,10 +106,7 @@ TEST(CpuOccupancy, IdleCpuPicksUpThreadWithoutRecordedSwitch) {
 }
 
 TEST(CpuOccupancy, PidFilterHidesSwitchBetweenUnfollowedTasks) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {100};
-  Sim s({}, policy);
+  Sim s({}, Following({100}));
   Collector c;
   s.AddObserver(&c);
   s.SysEnter(1000, 0, 100, kClone);

@@ -217,10 +217,7 @@ TEST(CriticalPath, LostEventsInsideAChainAreMarked) {
 // otherwise), so 20's sleep from 2000 is explained by 10 back to 5000 and by 30, who
 // woke it then, before that; not by 10 waiting for a CPU since 1000.
 TEST(CriticalPath, AnUnfollowedWakerWokenTwiceRanAndSleptInBetween) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {20, 30};
-  Sim s(NoSyscalls(), policy);
+  Sim s(NoSyscalls(), Following({20, 30}));
   CriticalPathRecorder recorder;
   s.AddObserver(&recorder);
   s.Switch(0, 0, 0, kR, 20);

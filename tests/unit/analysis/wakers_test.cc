@@ -177,9 +177,7 @@ TEST(Wakers, ProcessTotalsGroupWakersByProcess) {
 // behind what ran, neither after its wakeup nor after a preemption, while the followed
 // threads' waits are charged as in a system-wide recording. Its waker is still known.
 TEST(Wakers, AThreadOutsideAFilteredRecordingWaitsBehindNothing) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {10};
+  TrackingPolicy policy = Following({10});
   policy.known_tgids = {{10, 10}, {11, 10}, {12, 10}};
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 10);

@@ -21,14 +21,6 @@ using M = Microstate;
     EXPECT_TRUE((sim).SumsToLifetime(&why)) << why; \
   } while (0)
 
-// A pid-filtered recording: these processes and their descendants are followed.
-TrackingPolicy Following(std::vector<int32_t> pids) {
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = std::move(pids);
-  return policy;
-}
-
 // A thread born in the trace: fork -> wakeup_new -> runs -> read blocks -> woken -> exits.
 TEST(StateMachine, ForkedThreadFullLifecycle) {
   TrackingPolicy policy;
