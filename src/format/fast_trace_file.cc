@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -44,19 +43,6 @@ constexpr uint64_t kChunkBytesAheadMin = 64 * 1024;
 // A CPU's share of `all_cpus`, within [least, most].
 uint64_t PerCpuShare(uint64_t all_cpus, int cpus, uint64_t least, uint64_t most) {
   return std::clamp<uint64_t>(all_cpus / static_cast<uint64_t>(std::max(cpus, 1)), least, most);
-}
-
-void RegisterCmdlines(tep_handle* tep, std::string_view text) {
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    int pid = 0;
-    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
-    if (ec != std::errc{} || p == line.data() + line.size() || *p != ' ') continue;
-    std::string comm(p + 1, line.data() + line.size());
-    tep_register_comm(tep, comm.c_str(), pid);
-  }
 }
 
 // libtraceevent's format parser is not hardened against damaged text (it can crash),
@@ -271,12 +257,6 @@ void FastTraceFile::ReadKallsyms(ByteCursor& in) {
   const std::string_view text = in.Bytes(in.U32("kallsyms size"), "kallsyms");
   // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
   if (!text.empty() && !records_only_) tep_parse_kallsyms(tep_.get(), std::string(text).c_str());
-}
-
-void FastTraceFile::ReadProcessInfo(ByteCursor& in) {
-  const uint64_t cmdlines_size = in.U64("saved cmdlines size");
-  const std::string_view cmdlines = in.Bytes(cmdlines_size, "saved cmdlines");
-  if (!records_only_) RegisterCmdlines(tep_.get(), cmdlines);
 }
 
 void FastTraceFile::SetCpus(uint32_t cpus, const ByteCursor& in, size_t at) {

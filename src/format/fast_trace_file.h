@@ -1,6 +1,6 @@
 // What cstool's own trace.dat parsers (v6_trace_file.h, v7_trace_file.h) share: the
 // mapped file, the tep_handle, the readers of the sections both versions store the same
-// way (header page, event formats, saved cmdlines, the common options) and the per-CPU
+// way (header page, event formats, the common options) and the per-CPU
 // streams over in-place or compressed ring-buffer pages. Each version's class only
 // walks its own layout.
 #pragma once
@@ -92,8 +92,6 @@ class FastTraceFile : public TraceFileReader {
   // /proc/kallsyms as recorded (record --stacks), loaded into the tep_handle so that
   // tep_find_function resolves kernel addresses, as libtracecmd does.
   void ReadKallsyms(ByteCursor& in);
-  // saved_cmdlines: pid -> comm, registered with the tep_handle.
-  void ReadProcessInfo(ByteCursor& in);
   // The number of CPUs in the file (read at `at`).
   void SetCpus(uint32_t cpus, const ByteCursor& in, size_t at);
   // An option both versions store alike (CPUSTAT, TRACECLOCK, cstool's recording info);

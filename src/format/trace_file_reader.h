@@ -110,7 +110,8 @@ class TraceFileReader {
   // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
   const SalvageLog& salvage_log() const { return salvage_log_; }
 
-  // Event formats, saved cmdlines (tep_register_comm) and printk formats are loaded.
+  // Event formats (and kallsyms, when recorded) are loaded; the fast readers skip saved
+  // cmdlines and printk formats, which no analysis reads.
   virtual tep_handle* tep() const = 0;
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()). Each call starts over.

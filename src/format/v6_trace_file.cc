@@ -33,7 +33,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   ParseFormats(sections);
   ReadKallsyms(in);
   ReadPrintkFormats(in);
-  ReadProcessInfo(in);
+  SkipSavedCmdlines(in);
   ReadCpuCount(in);
 
   size_t section_at = in.pos();
@@ -56,6 +56,13 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
 // printk_formats: not needed (skipped).
 void V6TraceFile::ReadPrintkFormats(ByteCursor& in) {
   in.Bytes(in.U32("printk formats size"), "printk formats");
+}
+
+// saved_cmdlines (pid -> comm as the kernel last saw it): skipped. Every name a report
+// shows comes from the events themselves; registering some 4 000 lines with libtraceevent
+// took 0.7 ms of a small file's 23 ms report.
+void V6TraceFile::SkipSavedCmdlines(ByteCursor& in) {
+  in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines");
 }
 
 void V6TraceFile::ReadCpuCount(ByteCursor& in) {

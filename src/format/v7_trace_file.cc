@@ -27,7 +27,6 @@ constexpr uint16_t kOptionHeaderInfo = 16;
 constexpr uint16_t kOptionFtraceEvents = 17;
 constexpr uint16_t kOptionEventFormats = 18;
 constexpr uint16_t kOptionKallsyms = 19;
-constexpr uint16_t kOptionCmdlines = 21;
 constexpr uint16_t kOptionBufferText = 22;
 
 }  // namespace
@@ -151,7 +150,6 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
         case kOptionFtraceEvents:
         case kOptionEventFormats:
         case kOptionKallsyms:
-        case kOptionCmdlines:
           if (size < 8) in.Fail(option_at, fmt::format("option {} is too short", id));
           layout.section_at[id] = opt.U64("section offset");
           break;
@@ -211,8 +209,8 @@ void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, c
   layout.buffers.back().cstool_private = true;
 }
 
-// Header page, event formats, kallsyms and saved cmdlines, wherever the options put
-// them (printk formats are not needed).
+// Header page, event formats and kallsyms, wherever the options put them (printk
+// formats and saved cmdlines are not needed: a report's names come from the events).
 void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   auto at = [&](uint16_t id) -> const uint64_t* {
     auto it = layout.section_at.find(id);
@@ -226,7 +224,7 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
     ByteCursor in = OpenSection(*header, kOptionHeaderInfo, "header info");
     ReadHeaderInfo(in);
   }
-  if (records_only_) return;  // the CPU data alone: formats, symbols, cmdlines not needed
+  if (records_only_) return;  // the CPU data alone: formats and symbols not needed
   if (const uint64_t* p = at(kOptionFtraceEvents)) {
     ByteCursor in = OpenSection(*p, kOptionFtraceEvents, "ftrace events");
     ReadFtraceEventFormats(in, sections);
@@ -244,10 +242,6 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
       ReadKallsyms(in);
     } catch (const Error&) {
     }
-  }
-  if (const uint64_t* p = at(kOptionCmdlines)) {
-    ByteCursor in = OpenSection(*p, kOptionCmdlines, "saved cmdlines");
-    ReadProcessInfo(in);
   }
 }
 

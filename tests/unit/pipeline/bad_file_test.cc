@@ -186,10 +186,10 @@ TEST_F(BadFile, V7WithBrokenCompressionBlock) {
     }
   }
   EXPECT_GT(frames, 5u);
-  // All but the frames of the three sections cstool does not need: kallsyms (it only
-  // names kernel stacks: damage leaves their addresses unnamed), printk formats and the
-  // section descriptions (strings).
-  EXPECT_EQ(rejected_own, frames - 3);
+  // All but the frames of the four sections cstool does not need: kallsyms (it only
+  // names kernel stacks: damage leaves their addresses unnamed), printk formats, saved
+  // cmdlines (names come from the events) and the section descriptions (strings).
+  EXPECT_EQ(rejected_own, frames - 4);
   // libtracecmd: damage to a block it needs at open time is always noticed; damage to CPU
   // data it decompresses later can end that CPU's stream early without an error.
   EXPECT_GE(rejected_lib, frames / 2);
