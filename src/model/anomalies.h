@@ -24,7 +24,7 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
   X(kMissingSwitchFromIdle, "missing_switch_from_idle", kInfo,                                 \
     "a task ran on a CPU last seen idle with no sched_switch recorded (the kernel omits some " \
     "idle-to-task switches); the switch is placed where the kernel's accounting puts it")      \
-  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                           \
+  X(kMissingSwitchOut, "missing_switch_out", kInfo,                                            \
     "a task shown running on a CPU was replaced there (or woken again while queued) with no "  \
     "sched_switch recorded for it (the kernel omits the switch-outs of some tasks); the "      \
     "switch is counted at its last run-time increment, voluntary unless it runs again first")  \
@@ -51,6 +51,9 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
     "a thread id reappeared as a new thread before the old one was freed")                     \
   X(kFreeOfUnknownThread, "free_of_unknown_thread", kInfo,                                     \
     "sched_process_free of a thread the trace never showed")                                   \
+  X(kForkOfPidZero, "fork_of_pid_zero", kError,                                                \
+    "a sched_process_fork whose child pid is 0 or negative (pid 0 is the idle task, never "    \
+    "forked: a damaged record); no thread is made of it")                                      \
   X(kPendingResolutionOverflow, "pending_resolution_overflow", kInfo,                          \
     "a thread running since before the trace never showed whether it was in a syscall; its "   \
     "held time is counted as unknown")                                                         \

@@ -480,6 +480,11 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
   Thread& parent = Lookup(e.parent_pid, e.parent_comm);
   if (e.c.pid == e.parent_pid) MarkOnCpu(cpu, e.c.cpu, &parent, e.c.ts);
   cpu.last_event = LastEvent::kOther;
+  if (e.child_pid <= 0) [[unlikely]] {
+    // Otherwise every such record would end the last one's "thread 0" and start another.
+    Flag(Anomaly::kForkOfPidZero, nullptr);
+    return;
+  }
   ThreadGroups::Clone kind;
   const int32_t tgid = threads_.ChildTgid(parent, e.child_pid, &kind);
   Thread& child = NewThread(e.child_pid, e.child_comm, e.c.ts, true);

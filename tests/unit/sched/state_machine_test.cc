@@ -464,6 +464,26 @@ TEST(StateMachine, TidReuseMakesANewThread) {
   EXPECT_TILED(s);
 }
 
+// Pid 0 is the idle task, which is never forked: such a record is damaged, counted, and
+// makes no thread (each one would otherwise end the last "thread 0" and begin another).
+TEST(StateMachine, AForkOfPidZeroMakesNoThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 100);
+  s.ForkWithoutFlags(10, 0, 100, 0);
+  s.ForkWithoutFlags(20, 0, 100, -5);
+  s.ForkWithoutFlags(30, 0, 100, 101);
+  s.Finish(50);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kForkOfPidZero), 2u);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kTidReusedWithoutFree), 0u);
+  std::vector<int32_t> tids;
+  for (const ThreadReport& r : s.model().threads)
+    if (r.thread) tids.push_back(r.thread->tid);
+  EXPECT_EQ(tids, (std::vector<int32_t>{100, 101}));
+  EXPECT_EQ(s.Report(101).thread->first_ts, 30);
+  EXPECT_EQ(s.Report(101).thread->forked_by, s.Report(100).thread);
+  EXPECT_TILED(s);
+}
+
 // A task's own events are matched to the CPU's current thread without a tid lookup;
 // once that thread is freed, its reused tid is a different thread.
 TEST(StateMachine, AReusedTidIsNotTheCpusFreedCurrentThread) {
