@@ -1,13 +1,12 @@
-// Throughput of the report pipeline's front half on a synthetic multi-million-event
-// v6 file built from real event formats (tests/support/synthetic_trace.h), with 2 CPUs
-// and with 64 (the same events spread over 64 streams: the merge's heap path):
+// Throughput of the report pipeline's front half on the synthetic 4M-event v6 file
+// (bench/synthetic_file.h), with 2 CPUs and with 64 (the same events spread over 64
+// streams: the merge's heap path):
 //   (a) BM_ReadMerge        per-CPU page walking + k-way merge, no decoding
 //   (b) BM_ReadMergeDecode  the same + decoding every record into a no-op EventSink
 //   (c) BM_ReadMergeDecodeV7  (b) on the file converted to v7 with zstd chunks
 //       (`trace-cmd convert --file-version 7 --compression zstd`): decompression included
 //   (d) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
-// items_per_second is events/s. Formats come from /sys/kernel/tracing/events when it is
-// readable, else from the snapshot in tests/fixtures/formats/events.
+// items_per_second is events/s.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -18,111 +17,19 @@
 #include <memory>
 #include <vector>
 
+#include "bench/synthetic_file.h"
 #include "decode/decode_trace.h"
 #include "decode/event_decoder.h"
 #include "decode/merge.h"
 #include "format/trace_file_reader.h"
-#include "tests/support/synthetic_trace.h"
 
 namespace cstool {
 namespace {
 
-constexpr uint64_t kEvents = 4'000'000;
-
-std::string EventsDir() {
-  std::string live = "/sys/kernel/tracing/events";
-  if (::access((live + "/sched/sched_switch/format").c_str(), R_OK) == 0) return live;
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() /
-          "tests/fixtures/formats/events")
-      .string();
-}
-
-// Builds the benchmark file (and its v7 conversion) once per process; removes both at exit.
-class BenchFile {
- public:
-  explicit BenchFile(int cpus) {
-    const std::string stem =
-        (std::filesystem::temp_directory_path() /
-         ("cstool_decode_bench_" + std::to_string(::getpid()) + "_" + std::to_string(cpus)))
-            .string();
-    path_ = stem + ".dat";
-    v7_path_ = stem + ".v7.dat";
-    SyntheticTrace t(EventsDir(), cpus);
-    const int sw = t.AddEvent("sched", "sched_switch");
-    const int waking = t.AddEvent("sched", "sched_waking");
-    const int wakeup = t.AddEvent("sched", "sched_wakeup");
-    const int se = t.AddEvent("raw_syscalls", "sys_enter");
-    const int sx = t.AddEvent("raw_syscalls", "sys_exit");
-    const int lte = t.AddEvent("irq_vectors", "local_timer_entry");
-    const int ltx = t.AddEvent("irq_vectors", "local_timer_exit");
-    const int se_irq = t.AddEvent("irq", "softirq_entry");
-    const int fork = t.AddEvent("sched", "sched_process_fork");
-    t.AddEvent("sched", "sched_process_exit");
-    t.AddEvent("task", "task_newtask");
-    // Per CPU, bursts shaped like a syscall-heavy workload: syscall pairs, wakeup +
-    // switch, timer interrupt with its softirq, now and then a fork.
-    auto rec = [&](SyntheticTrace::Record r) { return r; };
-    const std::vector<std::vector<SyntheticTrace::Record>> bursts = {
-        {rec(t.NewRecord(se, 1).Set("id", 0)), rec(t.NewRecord(sx, 1).Set("id", 0).Set("ret", 8))},
-        {rec(t.NewRecord(se, 1).Set("id", 1)), rec(t.NewRecord(sx, 1).Set("id", 1).Set("ret", 8))},
-        {rec(t.NewRecord(waking, 1).SetString("comm", "worker").Set("pid", 2)),
-         rec(t.NewRecord(wakeup, 1).SetString("comm", "worker").Set("pid", 2)),
-         rec(t.NewRecord(sw, 1)
-                 .SetString("prev_comm", "worker")
-                 .Set("prev_pid", 1)
-                 .Set("prev_state", 1)
-                 .SetString("next_comm", "other")
-                 .Set("next_pid", 2))},
-        {rec(t.NewRecord(lte, 1).Set("vector", 236)), rec(t.NewRecord(se_irq, 1).Set("vec", 1)),
-         rec(t.NewRecord(t.AddEvent("irq", "softirq_exit"), 1).Set("vec", 1)),
-         rec(t.NewRecord(ltx, 1).Set("vector", 236)),
-         rec(t.NewRecord(sw, 1).SetString("prev_comm", "w").Set("prev_state", 0x100))},
-        {rec(t.NewRecord(fork, 1).SetString("parent_comm", "p").SetString("child_comm", "c"))},
-    };
-    const int weights[] = {40, 20, 25, 14, 1};  // percent
-    std::vector<uint64_t> ts(static_cast<size_t>(cpus));
-    for (int c = 0; c < cpus; ++c) ts[static_cast<size_t>(c)] = 1'000'000 + 50 * c;
-    uint64_t x = 88172645463325252ull;
-    uint64_t written = 0;
-    while (written < kEvents) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      // The CPU whose clock is behind runs next, so the streams interleave in time.
-      const int cpu = static_cast<int>(std::min_element(ts.begin(), ts.end()) - ts.begin());
-      int pick = static_cast<int>((x >> 8) % 100), b = 0;
-      while (pick >= weights[b]) pick -= weights[b++];
-      const int32_t pid = static_cast<int32_t>(100 + ((x >> 20) & 63));
-      for (const auto& r : bursts[static_cast<size_t>(b)]) {
-        std::vector<uint8_t> bytes(r.bytes().begin(), r.bytes().end());
-        std::memcpy(bytes.data() + 4, &pid, 4);  // common_pid
-        ts[cpu] += 50 + ((x >> 32) & 511);
-        t.Append(cpu, ts[cpu], bytes);
-        ++written;
-      }
-    }
-    t.Write(path_);
-    const std::string convert = "trace-cmd convert -i " + path_ + " -o " + v7_path_ +
-                                " --file-version 7 --compression zstd >/dev/null 2>&1";
-    if (std::system(convert.c_str()) != 0) v7_path_.clear();
-    ::sync();  // written back before the timed runs, not half a minute into them
-  }
-  ~BenchFile() {
-    std::filesystem::remove(path_);
-    if (!v7_path_.empty()) std::filesystem::remove(v7_path_);
-  }
-  const std::string& path() const { return path_; }
-  const std::string& v7_path() const { return v7_path_; }  // empty without trace-cmd
-
- private:
-  std::string path_;
-  std::string v7_path_;
-};
-
-const BenchFile& File(int64_t cpus = 2) {
-  static BenchFile two(2);
+const bench::SyntheticFile& File(int64_t cpus = 2) {
+  static bench::SyntheticFile two(2);
   if (cpus == 2) return two;
-  static BenchFile many(64);
+  static bench::SyntheticFile many(64);
   return many;
 }
 

@@ -14,6 +14,9 @@
 //   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS,
 //                       on the v6 recording and on its v7 conversion, with -j 1 and -j 2
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same files, wall time
+//   BM_SyntheticReportProcess, BM_SyntheticTraceCmdProfile  the same two on the synthetic
+//                       4M-event file of 64 CPUs (bench/synthetic_file.h), v6: `-j 1` and
+//                       `-j 2`, peak RSS
 //   BM_Timeline         `cstool report FILE --timeline OUT.json` and `OUT.pftrace` (Perfetto
 //                       protobuf) on the v6 recording: wall time and the file's size (bytes
 //                       per traced event; target: the protobuf at most 60)
@@ -34,6 +37,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/synthetic_file.h"
 #include "decode/decode_trace.h"
 #include "decode/event_decoder.h"
 #include "format/trace_file_reader.h"
@@ -188,6 +192,58 @@ BENCHMARK(BM_TraceCmdProfile)
     ->Iterations(1)
     ->Repetitions(3);
 
+// The synthetic file of 64 CPUs, made on first use (after the recordings), removed at exit.
+const bench::SyntheticFile& Synthetic64() {
+  static bench::SyntheticFile file(64);
+  return file;
+}
+
+// `cstool report` on a file of many CPUs: the merge of 64 streams, which the decoding
+// thread (-j 2) takes off the state machine's thread.
+void BM_SyntheticReportProcess(benchmark::State& state) {
+  const std::string jobs = std::to_string(state.range(0));
+  double rss = 0, wall = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    auto r = RunProcess({CSTOOL_BINARY, "report", Synthetic64().path(), "-j", jobs}, false);
+    if (!r.ok()) {
+      state.SkipWithError(("cstool report failed: " + r.err).c_str());
+      break;
+    }
+    rss = static_cast<double>(r.max_rss_kb);
+    wall += r.wall_s;
+  }
+  state.counters["peak_rss_kb"] = rss;
+  state.counters["events_per_s"] = static_cast<double>(bench::SyntheticFile::kEvents) /
+                                   (wall / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_SyntheticReportProcess)
+    ->ArgName("jobs")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(5);
+
+void BM_SyntheticTraceCmdProfile(benchmark::State& state) {
+  double wall = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", Synthetic64().path()}, false);
+    if (!r.ok()) {
+      state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
+      break;
+    }
+    wall += r.wall_s;
+  }
+  state.counters["events_per_s"] = static_cast<double>(bench::SyntheticFile::kEvents) /
+                                   (wall / static_cast<double>(state.iterations()));
+}
+BENCHMARK(BM_SyntheticTraceCmdProfile)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(3);
+
 // `report --timeline`: the process writing the Perfetto timeline next to the table, as
 // JSON (proto:0) or as Perfetto's protobuf (proto:1).
 void BM_Timeline(benchmark::State& state) {
@@ -333,6 +389,28 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     targets.push_back(fmt::format("TARGET report {} -j 2 >= 1.7x faster than -j 1: {:.2f}x -> {}",
                                   fmt, scaling, verdict(scaling >= 1.7)));
   }
+  {
+    const double j1_s = m("BM_SyntheticReportProcess/jobs:1", "real_time_s");
+    const double j2_s = m("BM_SyntheticReportProcess/jobs:2", "real_time_s");
+    const double tc_s = m("BM_SyntheticTraceCmdProfile", "real_time_s");
+    const double events = static_cast<double>(bench::SyntheticFile::kEvents);
+    std::printf("-- synthetic file of 64 CPUs (%.0f M events, v6) --\n", events / 1e6);
+    row("cstool report -j 1 (process)", j1_s, "s");
+    row("  = events/s", j1_s > 0 ? events / j1_s / 1e6 : -1, "M events/s");
+    row("cstool report -j 2 (process)", j2_s, "s");
+    row("  = events/s", j2_s > 0 ? events / j2_s / 1e6 : -1, "M events/s");
+    const double scaling = j1_s > 0 && j2_s > 0 ? j1_s / j2_s : -1;
+    row("  -j 2 speedup over -j 1", scaling, "x");
+    row("trace-cmd report --profile (process)", tc_s, "s");
+    const double best_s = j2_s > 0 && (j1_s <= 0 || j2_s < j1_s) ? j2_s : j1_s;
+    row("speedup vs trace-cmd report --profile", best_s > 0 && tc_s > 0 ? tc_s / best_s : -1, "x");
+    row("peak RSS -j 1", m("BM_SyntheticReportProcess/jobs:1", "peak_rss_kb") / 1024.0, "MiB");
+    row("peak RSS -j 2", m("BM_SyntheticReportProcess/jobs:2", "peak_rss_kb") / 1024.0, "MiB");
+    targets.push_back(fmt::format(
+        "TARGET report on the 64-CPU file grows with workers (-j 1 -> -j 2, at least 10 %): "
+        "{:.2f}x -> {}",
+        scaling, verdict(scaling >= 1.10)));
+  }
   const double plain_s = m("BM_ReportProcess/large:1/v7:0/jobs:1", "real_time_s");
   for (int proto = 0; proto <= 1; ++proto) {
     const std::string name = std::string("BM_Timeline/proto:") + (proto ? "1" : "0");
@@ -377,6 +455,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   cstool::Large();  // record before timing anything
   cstool::Small();
+  cstool::Synthetic64();
   cstool::bench::CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   cstool::PrintSummary(reporter);

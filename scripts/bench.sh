@@ -68,6 +68,20 @@ done
   sed -n '/^== record summary/,$p' "$OUT/record_bench.txt" | grep -v '^TARGET'
   echo
   echo "== targets =="
+  # Decoding on the 64-CPU file with 1 and 2 jobs: grows when 2 jobs decode at least 10 %
+  # more events per second (less is within the repetitions' spread).
+  awk '/cpus:64\/jobs:[12]\/real_time_median/ {
+         for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
+           v = $i; sub(/items_per_second=/, "", v); sub(/\/s$/, "", v)
+           m = v ~ /k$/ ? 1e3 : v ~ /M$/ ? 1e6 : v ~ /G$/ ? 1e9 : 1; sub(/[kMG]$/, "", v)
+           fmtname = $1 ~ /V7/ ? "v7+zstd" : "v6"; jobs = $1 ~ /jobs:1/ ? 1 : 2
+           rate[fmtname, jobs] = v * m } }
+       END { for (f = 0; f < 2; f++) { name = f ? "v7+zstd" : "v6"
+               if (!((name, 1) in rate) || !((name, 2) in rate)) continue
+               r = rate[name, 2] / rate[name, 1]
+               printf "decode_bench %s on the 64-CPU file grows with workers (-j 1 -> -j 2): %.1f -> %.1f M events/s, %.2fx -> %s\n",
+                 name, rate[name, 1] / 1e6, rate[name, 2] / 1e6, r, (r >= 1.10 ? "PASS" : "FAIL") } }' \
+    "$OUT/decode_bench.txt"
   grep -h '^TARGET' "$OUT/report_bench.txt" "$OUT/record_bench.txt" | sed 's/^TARGET //'
   [[ -z $leftover ]] || echo "WARNING: tracefs instances left behind: $leftover"
 } | tee "$OUT/summary.txt"
