@@ -28,7 +28,11 @@ struct ProcessResult {
   std::string err;  // stderr
   double wall_s = 0;
   long max_rss_kb = 0;  // ru_maxrss of the child: what `/usr/bin/time -v` prints
-  double cpu_s = 0;     // the child's user + system time (wall time on a busy machine is not)
+  // This process's resident size when it forked the child: a floor under max_rss_kb.
+  // Linux keeps the high-water mark of the image exec replaced, and that image was a copy
+  // of this process, so a child's peak RSS below this size cannot be measured.
+  long rss_floor_kb = 0;
+  double cpu_s = 0;  // the child's user + system time (wall time on a busy machine is not)
   bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 };
 
@@ -40,6 +44,14 @@ inline std::string ReadAll(int fd) {
   return s;
 }
 
+// This process's resident set size (VmRSS), in KiB.
+inline long ResidentKb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return 0;
+}
+
 // Runs argv (PATH is searched) and waits for it. stdout goes to /dev/null unless
 // `capture_out`; stderr is always captured.
 inline ProcessResult RunProcess(const std::vector<std::string>& argv, bool capture_out = true) {
@@ -49,6 +61,7 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, bool captu
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  r.rss_floor_kb = ResidentKb();
   auto start = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
