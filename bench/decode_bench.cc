@@ -1,5 +1,5 @@
 // Throughput of the report pipeline's front half on the synthetic 4M-event v6 file
-// (bench/synthetic_file.h), with 2 CPUs and with 64 (the same events spread over 64
+// (bench/synthetic_file.h), with 2 CPUs and with 64 (the same mix of events over 64
 // streams: the merge's heap path):
 //   (a) BM_ReadMerge        per-CPU page walking + k-way merge, no decoding
 //   (b) BM_ReadMergeDecode  the same + decoding every record into a no-op EventSink
@@ -8,12 +8,7 @@
 //   (d) BM_LibtracecmdReadMergeDecode  (b) through the libtracecmd backend, for scale
 // items_per_second is events/s.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <vector>
 

@@ -16,9 +16,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "tests/support/synthetic_trace.h"
@@ -39,7 +40,8 @@ class SyntheticFile {
  public:
   static constexpr uint64_t kEvents = 4'000'000;
 
-  explicit SyntheticFile(int cpus) {
+  // With `with_v7`, also the v7 conversion.
+  explicit SyntheticFile(int cpus, bool with_v7 = true) {
     const std::string stem =
         (std::filesystem::temp_directory_path() /
          ("cstool_synthetic_bench_" + std::to_string(::getpid()) + "_" + std::to_string(cpus)))
@@ -51,18 +53,29 @@ class SyntheticFile {
     // (ru_maxrss keeps the high-water mark of the image exec replaced), so a benchmark
     // process left larger by building 165 MB of records would raise every peak RSS
     // measured after it to its own size.
+    if (!with_v7) v7_path_.clear();
     const pid_t pid = ::fork();
     if (pid == 0) {
-      Build(cpus, path_, v7_path_);
+      // Never returns: the child is a copy of the benchmark, whose exit would run its
+      // destructors (and remove the parent's files).
+      try {
+        Build(cpus, path_, v7_path_);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "synthetic benchmark file %s: %s\n", path_.c_str(), e.what());
+        ::_exit(1);
+      }
       ::_exit(0);
     }
     int status = 0;
     if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0 || !std::filesystem::exists(path_)) {
       std::fprintf(stderr, "synthetic benchmark file %s could not be built\n", path_.c_str());
+      std::error_code ec;
+      std::filesystem::remove(path_, ec);
+      if (!v7_path_.empty()) std::filesystem::remove(v7_path_, ec);
       std::exit(1);
     }
-    if (!std::filesystem::exists(v7_path_)) v7_path_.clear();
+    if (!v7_path_.empty() && !std::filesystem::exists(v7_path_)) v7_path_.clear();
     ::sync();  // written back before the timed runs, not half a minute into them
   }
   ~SyntheticFile() {
@@ -70,7 +83,8 @@ class SyntheticFile {
     if (!v7_path_.empty()) std::filesystem::remove(v7_path_);
   }
   const std::string& path() const { return path_; }
-  const std::string& v7_path() const { return v7_path_; }  // empty without trace-cmd
+  // Empty without trace-cmd (or without `with_v7`).
+  const std::string& v7_path() const { return v7_path_; }
 
  private:
   static void Build(int cpus, const std::string& path, const std::string& v7_path) {
@@ -159,6 +173,7 @@ class SyntheticFile {
       }
     }
     t.Write(path);
+    if (v7_path.empty()) return;
     const std::string convert = "trace-cmd convert -i " + path + " -o " + v7_path +
                                 " --file-version 7 --compression zstd >/dev/null 2>&1";
     if (std::system(convert.c_str()) != 0) std::filesystem::remove(v7_path);

@@ -69,7 +69,9 @@ done
   echo
   echo "== targets =="
   # Decoding on the 64-CPU file with 1 and 2 jobs: grows when 2 jobs decode at least 10 %
-  # more events per second (less is within the repetitions' spread).
+  # more events per second (less is within the repetitions' spread). Pages in place (v6)
+  # are read and decoded by one thread whatever the jobs: with a second job the report's
+  # decoding thread runs beside its state machine (the report rows on that file).
   awk '/cpus:64\/jobs:[12]\/real_time_median/ {
          for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
            v = $i; sub(/items_per_second=/, "", v); sub(/\/s$/, "", v)

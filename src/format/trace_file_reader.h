@@ -79,8 +79,8 @@ struct ReaderOptions {
   // readers; pages stored uncompressed and libtracecmd are read by that thread). The
   // records and their order do not depend on it.
   int jobs = 1;
-  // Only the buffer's records (cstool's own readers): the event formats, kallsyms, saved
-  // cmdlines and recording info are not loaded. For a second buffer of a file whose first
+  // Only the buffer's records (cstool's own readers): the event formats, kallsyms and
+  // recording info are not loaded. For a second buffer of a file whose first
   // reader's decoder decodes its records (tep() has no events then).
   bool records_only = false;
 };
