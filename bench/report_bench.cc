@@ -143,14 +143,13 @@ BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5
 void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.counter_windows = true}); }
 BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
-// The whole `cstool report` process (file open, analysis, table rendering).
-void BM_ReportProcess(benchmark::State& state) {
-  const Recording& rec = state.range(0) ? Large() : Small();
-  const bool v7 = state.range(1) != 0;
-  const std::string jobs = std::to_string(state.range(2));
+// Runs `cstool report PATH -j JOBS` once per iteration: wall time, peak RSS and the floor
+// under it (bench_util.h), events/s.
+void TimeReport(benchmark::State& state, const std::string& path, const std::string& jobs,
+                double events) {
   double rss = 0, floor = 0, wall = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({CSTOOL_BINARY, "report", rec.path(v7), "-j", jobs}, false);
+    auto r = RunProcess({CSTOOL_BINARY, "report", path, "-j", jobs}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
       break;
@@ -159,10 +158,31 @@ void BM_ReportProcess(benchmark::State& state) {
     floor = std::max(floor, static_cast<double>(r.rss_floor_kb));
     wall += r.wall_s;
   }
-  state.counters["events"] = static_cast<double>(rec.events());
   state.counters["peak_rss_kb"] = rss;
   state.counters["rss_floor_kb"] = floor;
-  state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
+  state.counters["events_per_s"] = events / (wall / static_cast<double>(state.iterations()));
+}
+
+// Runs `trace-cmd report --profile -i PATH` once per iteration: wall time, events/s.
+void TimeTraceCmdProfile(benchmark::State& state, const std::string& path, double events) {
+  double wall = 0;
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", path}, false);
+    if (!r.ok()) {
+      state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
+      break;
+    }
+    wall += r.wall_s;
+  }
+  state.counters["events_per_s"] = events / (wall / static_cast<double>(state.iterations()));
+}
+
+// The whole `cstool report` process (file open, analysis, table rendering).
+void BM_ReportProcess(benchmark::State& state) {
+  const Recording& rec = state.range(0) ? Large() : Small();
+  TimeReport(state, rec.path(state.range(1) != 0), std::to_string(state.range(2)),
+             static_cast<double>(rec.events()));
+  state.counters["events"] = static_cast<double>(rec.events());
 }
 BENCHMARK(BM_ReportProcess)
     ->ArgNames({"large", "v7", "jobs"})
@@ -174,17 +194,7 @@ BENCHMARK(BM_ReportProcess)
 
 void BM_TraceCmdProfile(benchmark::State& state) {
   const Recording& rec = Large();
-  double wall = 0;
-  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", rec.path(state.range(0) != 0)},
-                        false);
-    if (!r.ok()) {
-      state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
-      break;
-    }
-    wall += r.wall_s;
-  }
-  state.counters["events_per_s"] = rec.events() / (wall / static_cast<double>(state.iterations()));
+  TimeTraceCmdProfile(state, rec.path(state.range(0) != 0), static_cast<double>(rec.events()));
 }
 BENCHMARK(BM_TraceCmdProfile)
     ->ArgName("v7")
@@ -204,22 +214,8 @@ const bench::SyntheticFile& Synthetic64() {
 // `cstool report` on a file of many CPUs: the merge of 64 streams, which the decoding
 // thread (-j 2) takes off the state machine's thread.
 void BM_SyntheticReportProcess(benchmark::State& state) {
-  const std::string jobs = std::to_string(state.range(0));
-  double rss = 0, floor = 0, wall = 0;
-  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({CSTOOL_BINARY, "report", Synthetic64().path(), "-j", jobs}, false);
-    if (!r.ok()) {
-      state.SkipWithError(("cstool report failed: " + r.err).c_str());
-      break;
-    }
-    rss = static_cast<double>(r.max_rss_kb);
-    floor = std::max(floor, static_cast<double>(r.rss_floor_kb));
-    wall += r.wall_s;
-  }
-  state.counters["peak_rss_kb"] = rss;
-  state.counters["rss_floor_kb"] = floor;
-  state.counters["events_per_s"] = static_cast<double>(bench::SyntheticFile::kEvents) /
-                                   (wall / static_cast<double>(state.iterations()));
+  TimeReport(state, Synthetic64().path(), std::to_string(state.range(0)),
+             static_cast<double>(bench::SyntheticFile::kEvents));
 }
 BENCHMARK(BM_SyntheticReportProcess)
     ->ArgName("jobs")
@@ -231,17 +227,8 @@ BENCHMARK(BM_SyntheticReportProcess)
     ->Repetitions(5);
 
 void BM_SyntheticTraceCmdProfile(benchmark::State& state) {
-  double wall = 0;
-  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", Synthetic64().path()}, false);
-    if (!r.ok()) {
-      state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
-      break;
-    }
-    wall += r.wall_s;
-  }
-  state.counters["events_per_s"] = static_cast<double>(bench::SyntheticFile::kEvents) /
-                                   (wall / static_cast<double>(state.iterations()));
+  TimeTraceCmdProfile(state, Synthetic64().path(),
+                      static_cast<double>(bench::SyntheticFile::kEvents));
 }
 BENCHMARK(BM_SyntheticTraceCmdProfile)
     ->Unit(benchmark::kMillisecond)
