@@ -316,7 +316,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   const Recording& large = Large();
   const Recording& small = Small();
   auto m = [&](const std::string& name, const char* counter) {
-    return rep.MedianOf(name.c_str(), counter);
+    return rep.MedianOf(name, counter);
   };
   const double decode = m("BM_Decode", "items_per_second");
   const double analyze = m("BM_Analyze", "items_per_second");
