@@ -464,6 +464,35 @@ TEST(StateMachine, TidReuseMakesANewThread) {
   EXPECT_TILED(s);
 }
 
+// A thread's syscall table is kept per syscall number, also for numbers that share the
+// report's lookup slot (nr modulo 16: write, pread64 and 33 alternate), and per thread.
+TEST(StateMachine, SyscallsThatShareALookupSlotKeepTheirOwnCounts) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 100);
+  s.Switch(0, 1, 0, kR, 200);
+  int64_t ts = 10;
+  for (int round = 0; round < 3; ++round) {
+    for (const int64_t nr : {1, 17, 33}) {
+      s.SysEnter(ts, 0, 100, nr);
+      s.SysExit(ts + nr, 0, 100, nr);  // nr ns inside
+      ts += 100;
+    }
+  }
+  s.SysEnter(ts, 1, 200, 17);
+  s.SysExit(ts + 5, 1, 200, 17);
+  s.Finish(ts + 100);
+  const ThreadReport& r = s.Report(100);
+  for (const int64_t nr : {1, 17, 33}) {
+    EXPECT_EQ(r.syscalls.at(nr).calls, 3u) << nr;
+    EXPECT_EQ(r.syscalls.at(nr).time_ns, 3 * nr) << nr;
+  }
+  EXPECT_EQ(r.syscalls.size(), 3u);
+  const ThreadReport& other = s.Report(200);
+  EXPECT_EQ(other.syscalls.size(), 1u);
+  EXPECT_EQ(other.syscalls.at(17).calls, 1u);
+  EXPECT_EQ(other.syscalls.at(17).time_ns, 5);
+}
+
 // Pid 0 is the idle task, which is never forked: such a record is damaged, counted, and
 // makes no thread (each one would otherwise end the last "thread 0" and begin another).
 TEST(StateMachine, AForkOfPidZeroMakesNoThread) {
