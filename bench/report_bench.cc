@@ -35,6 +35,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -340,6 +341,24 @@ void PrintSummary(const bench::CollectingReporter& rep) {
   row("decode + state machine + analyses", analyze / 1e6, "M events/s");
   row("  + kernel windows (report --check)", analyze_check / 1e6, "M events/s");
   auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
+  // The rows of `cstool report` with -j 1 and -j 2 against trace-cmd on one file of
+  // `events`; returns the -j 2 speedup over -j 1 and the faster one's over trace-cmd (-1:
+  // not measured).
+  auto compare = [&row](double j1_s, double j2_s, double tc_s, double events) {
+    auto rate = [events](double s) { return s > 0 ? events / s / 1e6 : -1; };
+    row("cstool report -j 1 (process)", j1_s, "s");
+    row("  = events/s", rate(j1_s), "M events/s");
+    row("cstool report -j 2 (process)", j2_s, "s");
+    row("  = events/s", rate(j2_s), "M events/s");
+    const double scaling = j1_s > 0 && j2_s > 0 ? j1_s / j2_s : -1;
+    row("  -j 2 speedup over -j 1", scaling, "x");
+    row("trace-cmd report --profile (process)", tc_s, "s");
+    row("  = events/s", rate(tc_s), "M events/s");
+    const double best_s = j2_s > 0 && (j1_s <= 0 || j2_s < j1_s) ? j2_s : j1_s;
+    const double speedup = best_s > 0 && tc_s > 0 ? tc_s / best_s : -1;
+    row("speedup vs trace-cmd report --profile", speedup, "x");
+    return std::pair{scaling, speedup};
+  };
   std::vector<std::string> targets;
   for (int v7 = 0; v7 <= 1; ++v7) {
     const char* fmt = v7 ? "v7+zstd" : "v6";
@@ -351,17 +370,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     const double j2_s = report(1, 2, "real_time_s");
     const double tc_s = m(std::string("BM_TraceCmdProfile/v7:") + (v7 ? "1" : "0"), "real_time_s");
     std::printf("-- %s file --\n", fmt);
-    row("cstool report -j 1 (process)", j1_s, "s");
-    row("  = events/s", j1_s > 0 ? large.events() / j1_s / 1e6 : -1, "M events/s");
-    row("cstool report -j 2 (process)", j2_s, "s");
-    row("  = events/s", j2_s > 0 ? large.events() / j2_s / 1e6 : -1, "M events/s");
-    const double scaling = j1_s > 0 && j2_s > 0 ? j1_s / j2_s : -1;
-    row("  -j 2 speedup over -j 1", scaling, "x");
-    row("trace-cmd report --profile (process)", tc_s, "s");
-    row("  = events/s", tc_s > 0 ? large.events() / tc_s / 1e6 : -1, "M events/s");
-    const double best_s = j2_s > 0 && (j1_s <= 0 || j2_s < j1_s) ? j2_s : j1_s;
-    const double speedup = best_s > 0 && tc_s > 0 ? tc_s / best_s : -1;
-    row("speedup vs trace-cmd report --profile", speedup, "x");
+    const auto [scaling, speedup] = compare(j1_s, j2_s, tc_s, static_cast<double>(large.events()));
     for (int jobs = 1; jobs <= 2; ++jobs) {
       const double rss_small = report(0, jobs, "peak_rss_kb") / 1024.0;
       const double rss_large = report(1, jobs, "peak_rss_kb") / 1024.0;
@@ -394,15 +403,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     const double tc_s = m("BM_SyntheticTraceCmdProfile", "real_time_s");
     const double events = static_cast<double>(bench::SyntheticFile::kEvents);
     std::printf("-- synthetic file of 64 CPUs (%.0f M events, v6) --\n", events / 1e6);
-    row("cstool report -j 1 (process)", j1_s, "s");
-    row("  = events/s", j1_s > 0 ? events / j1_s / 1e6 : -1, "M events/s");
-    row("cstool report -j 2 (process)", j2_s, "s");
-    row("  = events/s", j2_s > 0 ? events / j2_s / 1e6 : -1, "M events/s");
-    const double scaling = j1_s > 0 && j2_s > 0 ? j1_s / j2_s : -1;
-    row("  -j 2 speedup over -j 1", scaling, "x");
-    row("trace-cmd report --profile (process)", tc_s, "s");
-    const double best_s = j2_s > 0 && (j1_s <= 0 || j2_s < j1_s) ? j2_s : j1_s;
-    row("speedup vs trace-cmd report --profile", best_s > 0 && tc_s > 0 ? tc_s / best_s : -1, "x");
+    const double scaling = compare(j1_s, j2_s, tc_s, events).first;
     for (int jobs = 1; jobs <= 2; ++jobs) {
       const std::string name = fmt::format("BM_SyntheticReportProcess/jobs:{}", jobs);
       const double rss = m(name, "peak_rss_kb"), floor = m(name, "rss_floor_kb");
