@@ -65,13 +65,16 @@ uint64_t CountEvents(const std::string& path) {
 // One recording, made on first use, removed at exit.
 class Recording {
  public:
-  Recording(const std::string& tag, long round_trips) {
+  // `also`: event systems recorded besides cstool's own (record -e).
+  Recording(const std::string& tag, long round_trips, const std::vector<std::string>& also = {}) {
     path_ = (std::filesystem::temp_directory_path() /
              ("cstool_report_bench_" + tag + "_" + std::to_string(::getpid()) + ".dat"))
                 .string();
-    auto r = RunProcess({CSTOOL_BINARY, "record", "--compress=none", "-o", path_, "--",
-                         std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "pingpong",
-                         std::to_string(round_trips), "0"});
+    std::vector<std::string> args = {CSTOOL_BINARY, "record", "--compress=none", "-o", path_};
+    for (const std::string& system : also) args.insert(args.end(), {"-e", system});
+    args.insert(args.end(), {"--", std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload",
+                             "pingpong", std::to_string(round_trips), "0"});
+    auto r = RunProcess(args);
     if (!r.ok()) {
       std::fprintf(stderr, "report_bench: cstool record failed:\n%s\n", r.err.c_str());
       std::exit(1);
@@ -111,6 +114,12 @@ const Recording& Large() {
 }
 const Recording& Small() {
   static Recording r("small", 2000);
+  return r;
+}
+// Every syscall event recorded too: some 800 event formats, of which a report decodes
+// the few dozen of its own events (the rest are only named).
+const Recording& ManyFormats() {
+  static Recording r("many_formats", 2000, {"syscalls"});
   return r;
 }
 
@@ -205,6 +214,29 @@ BENCHMARK(BM_TraceCmdProfile)
     ->UseRealTime()
     ->Iterations(1)
     ->Repetitions(3);
+
+// A small file of many event formats: what opening the file costs.
+void BM_ManyFormatsReportProcess(benchmark::State& state) {
+  TimeReport(state, ManyFormats().path(), std::to_string(state.range(0)),
+             static_cast<double>(ManyFormats().events()));
+}
+BENCHMARK(BM_ManyFormatsReportProcess)
+    ->ArgName("jobs")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(9);
+
+void BM_ManyFormatsTraceCmdProfile(benchmark::State& state) {
+  TimeTraceCmdProfile(state, ManyFormats().path(), static_cast<double>(ManyFormats().events()));
+}
+BENCHMARK(BM_ManyFormatsTraceCmdProfile)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Repetitions(5);
 
 // The synthetic file of 64 CPUs, made on first use (after the recordings), removed at exit.
 const bench::SyntheticFile& Synthetic64() {
@@ -415,6 +447,14 @@ void PrintSummary(const bench::CollectingReporter& rep) {
         "{:.2f}x -> {}",
         scaling, verdict(scaling >= 1.10)));
   }
+  {
+    const double events = static_cast<double>(ManyFormats().events());
+    std::printf("-- small file with every syscall event (record -e syscalls, %.0f events) --\n",
+                events);
+    compare(m("BM_ManyFormatsReportProcess/jobs:1", "real_time_s"),
+            m("BM_ManyFormatsReportProcess/jobs:2", "real_time_s"),
+            m("BM_ManyFormatsTraceCmdProfile", "real_time_s"), events);
+  }
   const double plain_s = m("BM_ReportProcess/large:1/v7:0/jobs:1", "real_time_s");
   for (int proto = 0; proto <= 1; ++proto) {
     const std::string name = std::string("BM_Timeline/proto:") + (proto ? "1" : "0");
@@ -459,6 +499,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   cstool::Large();  // record before timing anything
   cstool::Small();
+  cstool::ManyFormats();
   cstool::Synthetic64();
   cstool::bench::CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -266,6 +266,13 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
 
 EventDecoder::~EventDecoder() = default;
 
+bool EventDecoder::Decodes(std::string_view system, std::string_view name) {
+  if (system == "irq_vectors" || (system == "ftrace" && name == "kernel_stack")) return true;
+  return std::any_of(std::begin(kSpecs), std::end(kSpecs), [&](const EventSpec& spec) {
+    return system == spec.system && name == spec.event;
+  });
+}
+
 std::string EventDecoder::EventName(int type_id) const {
   tep_event* ev = type_id >= 0 ? tep_find_event(tep_, type_id) : nullptr;
   if (ev == nullptr || ev->system == nullptr || ev->name == nullptr)

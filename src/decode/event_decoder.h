@@ -89,6 +89,9 @@ class EventDecoder {
   // Resolves every needed field of `tep`'s formats. `tep` must outlive the decoder.
   explicit EventDecoder(tep_handle* tep);
   ~EventDecoder();
+  // Whether it reads the format of system:name (ReaderOptions::decodes_event): the
+  // events it decodes, every irq_vectors event and ftrace:kernel_stack.
+  static bool Decodes(std::string_view system, std::string_view name);
   EventDecoder(const EventDecoder&) = delete;
   EventDecoder& operator=(const EventDecoder&) = delete;
 

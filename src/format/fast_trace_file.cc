@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
+#include <charconv>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -105,14 +107,63 @@ std::optional<std::pair<size_t, std::string>> CheckFormatText(std::string_view t
   return std::nullopt;
 }
 
+// The name and ID a format text starts with ("name: NAME\nID: N\n"), when both are
+// plain: enough to register its event without its fields and print format.
+struct FormatIdentity {
+  std::string_view name;
+  int id = 0;
+};
+std::optional<FormatIdentity> IdentityOf(std::string_view text) {
+  constexpr std::string_view kName = "name: ", kId = "\nID: ";
+  if (!text.starts_with(kName)) return std::nullopt;
+  text.remove_prefix(kName.size());
+  const size_t name_end = text.find('\n');
+  if (name_end == 0 || name_end == std::string_view::npos) return std::nullopt;
+  const std::string_view name = text.substr(0, name_end);
+  if (!std::all_of(name.begin(), name.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+    return std::nullopt;
+  text.remove_prefix(name_end);
+  if (!text.starts_with(kId)) return std::nullopt;
+  text.remove_prefix(kId.size());
+  int id = -1;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, id);
+  if (ec != std::errc{} || id < 0 || p == end || *p != '\n') return std::nullopt;
+  return FormatIdentity{name, id};
+}
+
 // libtraceevent's format parser can crash on a damaged format (a NULL dereference in
 // libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
 // formats are parsed once in a throw-away child first; a crash there names the format
 // and its offset instead of killing cstool. Then they are parsed here for real
 // (failures of tep_parse_event itself only make that event unusable).
+// With `decodes`, only the formats of the events it names are parsed so; the others are
+// registered by name and ID alone (a text of ours, which cannot crash the parser). A
+// file with none of those events has all its formats parsed whole: the common fields'
+// layout is read from them.
 template <typename Format>
-void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats,
-                       const std::string& path) {
+void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, const std::string& path,
+                       const ReaderOptions::DecodesEvent& decodes) {
+  std::vector<const Format*> whole;
+  std::vector<std::pair<const Format*, std::string>> by_name;  // the format, its stand-in
+  for (const Format& f : formats) {
+    const std::optional<FormatIdentity> identity = decodes ? IdentityOf(f.text) : std::nullopt;
+    if (!identity || decodes(f.system, identity->name)) {
+      whole.push_back(&f);
+    } else {
+      by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\nprint fmt: \"\"\n",
+                                           identity->name, identity->id));
+    }
+  }
+  if (whole.empty()) {
+    for (const auto& [f, stand_in] : by_name) whole.push_back(f);
+    by_name.clear();
+  }
+  for (const Format* f : whole)
+    if (auto bad = CheckFormatText(f->text, true))
+      throw Error(fmt::format("{}: corrupt file at offset {}: {} event format: {}", path,
+                              f->offset + bad->first, f->system, bad->second));
   // Shared with the child: the index of the format it is parsing.
   void* shared =
       ::mmap(nullptr, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -125,20 +176,22 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats,
     tep_set_file_bigendian(trial.get(),
                            tep_is_file_bigendian(tep) ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_long_size(trial.get(), tep_get_long_size(tep));
-    for (uint32_t i = 0; i < formats.size(); ++i) {
+    for (uint32_t i = 0; i < whole.size(); ++i) {
       *current = i;
-      const Format& f = formats[i];
+      const Format& f = *whole[i];
       tep_parse_event(trial.get(), f.text.data(), f.text.size(), f.system.c_str());
     }
   });
   const uint32_t at = *current;
   ::munmap(shared, sizeof(uint32_t));
-  if (crash && at < formats.size())
+  if (crash && at < whole.size())
     throw Error(fmt::format("{}: damaged {} event format at offset {}: libtraceevent's parser {}",
-                            path, formats[at].system, formats[at].offset, *crash));
+                            path, whole[at]->system, whole[at]->offset, *crash));
   LibraryLeaksIgnored known_leaks;
-  for (const Format& f : formats)
-    tep_parse_event(tep, f.text.data(), f.text.size(), f.system.c_str());
+  for (const Format* f : whole)
+    tep_parse_event(tep, f->text.data(), f->text.size(), f->system.c_str());
+  for (const auto& [f, stand_in] : by_name)
+    tep_parse_event(tep, stand_in.data(), stand_in.size(), f->system.c_str());
 }
 
 }  // namespace
@@ -149,7 +202,8 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
       tep_(tep_alloc()),
       salvage_(options.salvage),
       jobs_(options.jobs),
-      records_only_(options.records_only) {
+      records_only_(options.records_only),
+      decodes_event_(options.decodes_event) {
   path_ = path;
   if (data_fd_.get() < 0)
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -210,17 +264,14 @@ void FastTraceFile::ReadHeaderInfo(ByteCursor& in) {
   in.Bytes(header_event_size, "header_event");
 }
 
-// `count` format texts of `system`, each checked and kept for parsing; the labels name
-// its size field and its text in errors.
+// `count` format texts of `system`, kept for ParseFormats (which checks those it parses);
+// the labels name its size field and its text in errors.
 void FastTraceFile::ReadFormatTexts(ByteCursor& in, uint32_t count, const std::string& system,
                                     std::string_view size_label, std::string_view text_label,
                                     Sections& sections) {
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t size = in.U64(size_label);
     std::string_view text = in.Bytes(size, text_label);
-    if (auto bad = CheckFormatText(text, true))
-      in.Fail(in.pos() - size + bad->first,
-              fmt::format("{} event format: {}", system, bad->second));
     sections.formats.push_back({text, system, in.pos() - size});
   }
 }
@@ -250,7 +301,7 @@ void FastTraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
 
 void FastTraceFile::ParseFormats(const Sections& sections) {
   if (records_only_) return;
-  ParseEventFormats(tep_.get(), sections.formats, path_);
+  ParseEventFormats(tep_.get(), sections.formats, path_, decodes_event_);
 }
 
 void FastTraceFile::ReadKallsyms(ByteCursor& in) {

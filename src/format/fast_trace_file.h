@@ -84,10 +84,11 @@ class FastTraceFile : public TraceFileReader {
   void ReadInitialFormat(ByteCursor& in, std::string_view version);
   // header_page (parsed) and header_event (skipped).
   void ReadHeaderInfo(ByteCursor& in);
-  // The ftrace plugins' formats, then every event system's (checked, kept in sections).
+  // The ftrace plugins' formats, then every event system's (kept in sections).
   void ReadFtraceEventFormats(ByteCursor& in, Sections& sections);
   void ReadEventFormats(ByteCursor& in, Sections& sections);
-  // Parses every format kept so far (a damaged one names its offset, never crashes).
+  // Checks and parses the formats kept so far, those of ReaderOptions::decodes_event
+  // whole and the rest by name and ID (a damaged one names its offset, never crashes).
   void ParseFormats(const Sections& sections);
   // /proc/kallsyms as recorded (record --stacks), loaded into the tep_handle so that
   // tep_find_function resolves kernel addresses, as libtracecmd does.
@@ -116,8 +117,9 @@ class FastTraceFile : public TraceFileReader {
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
   bool salvage_ = false;
-  int jobs_ = 1;               // ReaderOptions::jobs
-  bool records_only_ = false;  // ReaderOptions::records_only
+  int jobs_ = 1;                               // ReaderOptions::jobs
+  bool records_only_ = false;                  // ReaderOptions::records_only
+  ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;

@@ -11,11 +11,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/salvage_log.h"
@@ -83,6 +85,13 @@ struct ReaderOptions {
   // recording info are not loaded. For a second buffer of a file whose first
   // reader's decoder decodes its records (tep() has no events then).
   bool records_only = false;
+  // The events the caller decodes, by system and name (cstool's own readers): only their
+  // formats are parsed whole, every other one is registered by its name and ID alone, so
+  // that its records still name their event. Parsing a file's hundreds of unused formats
+  // (trace-cmd record -e syscalls) cost more than reading its events. Empty: every
+  // format whole, as libtracecmd does.
+  using DecodesEvent = std::function<bool(std::string_view system, std::string_view name)>;
+  DecodesEvent decodes_event;
 };
 
 class TraceFileReader {

@@ -150,6 +150,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.salvage = options.salvage;
   reader_options.backend = options.reader;
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
+  reader_options.decodes_event = &EventDecoder::Decodes;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   const JobPlan plan = PlanJobs(reader_options.jobs, reader->data_compressed());
   reader->SetJobs(plan.reading);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "base/errors.h"
 #include "decode/decode_trace.h"
@@ -252,6 +253,142 @@ TEST(TraceFileReader, ReadRunsAreWholePagesWhateverTheCpuCount) {
     EXPECT_EQ(fast.stats.events, n);
     ExpectSameReplay(fast, lib);
   }
+}
+
+// A format of an event the decoder does not read (the kernel's text, id changed).
+constexpr std::string_view kSysEnterReadFormat =
+    "name: sys_enter_read\nID: 900\nformat:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+    "\tfield:char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
+    "\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+    "print fmt: \"fd: 0x%08lx, buf: 0x%08lx, count: 0x%08lx\", ((unsigned long)(REC->fd)), "
+    "((unsigned long)(REC->buf)), ((unsigned long)(REC->count))\n";
+
+// Switches and sys_enter_read records on two CPUs, `format` as that event's format;
+// `with_switches` false leaves the file without any event the decoder reads.
+std::string FileWithAnUndecodedEvent(const std::string& name, std::string_view format,
+                                     bool with_switches = true) {
+  const std::string events = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/events";
+  SyntheticTrace t(events, 2);
+  const int sw = with_switches ? t.AddEvent("sched", "sched_switch") : -1;
+  const int rd = t.AddEventFormat("syscalls", std::string(format));
+  for (uint64_t i = 0; i < 2000; ++i) {
+    const int cpu = static_cast<int>(i % 2);
+    t.Append(cpu, 1000 + 10 * i, t.NewRecord(rd, 100 + cpu).Set("fd", 3).Set("count", 4096));
+    if (sw >= 0)
+      t.Append(cpu, 1005 + 10 * i,
+               t.NewRecord(sw, 100 + cpu)
+                   .SetString("prev_comm", "a")
+                   .Set("prev_pid", 100 + cpu)
+                   .Set("prev_state", 1)
+                   .SetString("next_comm", "b")
+                   .Set("next_pid", 200 + cpu));
+  }
+  const std::string file =
+      (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()) + ".dat"))
+          .string();
+  t.Write(file);
+  return file;
+}
+
+Replayed ReplayDecoding(const std::string& file, ReaderOptions::DecodesEvent decodes) {
+  ReaderOptions opt;
+  opt.backend = ReaderBackend::kFast;
+  opt.decodes_event = std::move(decodes);
+  auto reader = OpenTraceFile(file, opt);
+  Replayed out;
+  out.backend = reader->backend_name();
+  out.stats = DecodeTrace(*reader, out.sink);
+  return out;
+}
+
+// Only the decoder's formats are parsed whole (a file of hundreds of syscall formats spent
+// most of its report parsing them); the others are registered by name and ID, so their
+// records are named and counted as before.
+TEST(TraceFileReader, FormatsOfEventsNotDecodedAreRegisteredByNameAndId) {
+  const std::string file = FileWithAnUndecodedEvent("cstool_undecoded", kSysEnterReadFormat);
+  ReaderOptions opt;
+  opt.decodes_event = &EventDecoder::Decodes;
+  auto reader = OpenTraceFile(file, opt);
+  tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->id, 900);
+  EXPECT_EQ(read->format.nr_fields, 0);  // fields and print format not parsed
+  tep_event* sw = tep_find_event_by_name(reader->tep(), "sched", "sched_switch");
+  ASSERT_NE(sw, nullptr);
+  EXPECT_GT(sw->format.nr_fields, 0);
+  reader.reset();
+
+  Replayed by_name = ReplayDecoding(file, &EventDecoder::Decodes);
+  Replayed whole = ReplayDecoding(file, nullptr);
+  Replayed lib = ReplayFile(file, ReaderBackend::kLibTracecmd);
+  std::filesystem::remove(file);
+  EXPECT_EQ(by_name.stats.events_per_type.at("syscalls:sys_enter_read"), 2000u);
+  EXPECT_EQ(by_name.stats.events_per_type.at("sched:sched_switch"), 2000u);
+  ExpectSameReplay(by_name, whole);
+  ExpectSameReplay(by_name, lib);
+}
+
+// Damage in a format the decoder never reads is no error (as in the printk formats); in
+// one it reads, or with every format parsed, it is.
+TEST(TraceFileReader, DamageInAFormatNotDecodedIsNoError) {
+  std::string damaged(kSysEnterReadFormat);
+  const std::string file = FileWithAnUndecodedEvent("cstool_undecoded_damaged", damaged);
+  {
+    // The print format's first byte after its quote becomes a control byte.
+    std::string image;
+    {
+      std::ifstream in(file, std::ios::binary);
+      image.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const size_t at = image.find("print fmt: \"fd: 0x%08lx");
+    ASSERT_NE(at, std::string::npos);
+    image[at + 12] = '\x01';
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << image;
+  }
+  Replayed by_name = ReplayDecoding(file, &EventDecoder::Decodes);
+  EXPECT_EQ(by_name.stats.events_per_type.at("syscalls:sys_enter_read"), 2000u);
+  try {
+    ReplayDecoding(file, nullptr);
+    ADD_FAILURE() << "a damaged format parsed whole must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("syscalls event format: byte 0x01"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
+// A format whose name or ID line is not plain is parsed whole, checks and all; so are all
+// formats of a file with none of the decoder's events (its common fields are read there).
+TEST(TraceFileReader, FormatsWithoutAPlainNameAndIdAreParsedWhole) {
+  std::string odd(kSysEnterReadFormat);
+  odd.replace(odd.find("ID: 900"), 7, "ID:  900");
+  const std::string file = FileWithAnUndecodedEvent("cstool_undecoded_odd_id", odd);
+  {
+    ReaderOptions opt;
+    opt.decodes_event = &EventDecoder::Decodes;
+    auto reader = OpenTraceFile(file, opt);
+    tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
+    ASSERT_NE(read, nullptr);
+    EXPECT_EQ(read->format.nr_fields, 4);
+  }
+  std::filesystem::remove(file);
+
+  const std::string only =
+      FileWithAnUndecodedEvent("cstool_undecoded_only", kSysEnterReadFormat, false);
+  ReaderOptions opt;
+  opt.decodes_event = &EventDecoder::Decodes;
+  auto reader = OpenTraceFile(only, opt);
+  tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->format.nr_fields, 4);
+  reader.reset();
+  std::filesystem::remove(only);
 }
 
 TEST(TraceFileReader, NotATraceFile) {
