@@ -15,6 +15,7 @@
 #include "decode/kernel_symbols.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "pipeline/unrecorded_events.h"
 #include "sched/state_machine.h"
 #include "sched/trace_capabilities.h"
 
@@ -63,10 +64,12 @@ std::string StealNote(const RecordingInfo& info) {
 
 // The recording's unfiltered run-time buffer, to be read beside the trace; null when the
 // file has none. cstool's own readers know the buffer (libtracecmd does not see
-// it: a file it reads is asked again).
+// it: a file it reads is asked again). With salvage, a buffer the damage reached (a
+// recording cut short ends with it) is left out and said in `damage`.
 std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
                                                        const TraceFileReader& reader,
-                                                       const ReaderOptions& reader_options) {
+                                                       const ReaderOptions& reader_options,
+                                                       std::vector<std::string>& damage) {
   const auto& info = reader.recording_info();
   if (!reader.buffer_name().empty() || !info) return nullptr;
   ReaderOptions o = reader_options;
@@ -76,8 +79,19 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
   o.records_only = true;  // the trace's decoder decodes them
   const auto& names = reader.instance_names();
   const bool listed = std::find(names.begin(), names.end(), o.buffer) != names.end();
-  if (std::string_view(reader.backend_name()) != "libtracecmd")
-    return listed ? OpenTraceFile(file, o) : nullptr;
+  if (std::string_view(reader.backend_name()) != "libtracecmd") {
+    if (!listed) return nullptr;
+    if (!o.salvage) return OpenTraceFile(file, o);
+    try {
+      return OpenTraceFile(file, o);
+    } catch (const Error& e) {
+      damage.push_back(fmt::format(
+          "the unfiltered run-time buffer ({}) is not read: {}; switch instants of threads "
+          "whose increments it held come from the runqueue clock model",
+          o.buffer, e.what()));
+      return nullptr;
+    }
+  }
   try {
     return OpenTraceFile(file, o);
   } catch (const Error&) {
@@ -165,8 +179,16 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                       "context switches cannot be reconstructed",
                       file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
   TraceCapabilities caps = CapabilitiesOf(decoder);
+  const bool foreign = !reader->recording_info();
+  std::vector<std::string> unrecorded;
+  if (foreign) {
+    reader->SetJobs(1);  // the scan's streams read nothing ahead
+    unrecorded = UnrecordedModelEvents(*reader, decoder, caps);
+    reader->SetJobs(plan.reading);
+  }
+  std::vector<std::string> unfiltered_damage;
   std::unique_ptr<TraceFileReader> unfiltered =
-      OpenUnfilteredRuntime(file, *reader, reader_options);
+      OpenUnfilteredRuntime(file, *reader, reader_options, unfiltered_damage);
   caps.all_increments = caps.stat_runtime && AllIncrementsInFile(*reader, unfiltered.get());
   if (const auto& info = reader->recording_info()) caps.wakelist_function = info->wakelist_function;
 
@@ -234,6 +256,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.last_ts = end;
   }
   t.missing_events = decoder.missing_events();
+  if (foreign) {
+    const std::vector<std::string> noted = UnrecordedNotedEvents(stats, caps);
+    unrecorded.insert(unrecorded.end(), noted.begin(), noted.end());
+  }
+  t.missing_events.insert(t.missing_events.end(), unrecorded.begin(), unrecorded.end());
   const auto& info = reader->recording_info();
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
     // The same loss can show in page headers and in the stop-time stats: take the larger.
@@ -290,6 +317,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "current kernel's layout was assumed, so sleep states and preemption may be wrong",
         decoder.task_states().problem()));
   t.damage = reader->salvage_log().entries();
+  t.damage.insert(t.damage.end(), unfiltered_damage.begin(), unfiltered_damage.end());
   return result;
 }
 

@@ -261,6 +261,36 @@ INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover,
                            return std::string(info.index == 0 ? "Pages" : "Compressed");
                          });
 
+// A copy of a recording cut short (copied while it was written, a partial download) is
+// read by --salvage up to the cut. The unfiltered run-time buffer is the last thing in
+// the file: the first to go, and left out with a warning rather than failing the report.
+TEST_F(RecordFaults, ACutCopyIsSalvagedWithoutItsRunTimeBuffer) {
+  for (const char* compress : {"--compress=none", "--compress"}) {
+    SCOPED_TRACE(compress);
+    const fs::path out = dir_ / "whole.dat";
+    CommandResult rec = RunCommand(
+        {kCstool, "record", compress, "-o", out, "--", kWorkload, "pingpong", "2000", "0"});
+    ASSERT_EQ(rec.status, 0) << rec.err;
+    const std::string image = ReadWholeFile(out);
+    const fs::path cut = dir_ / "cut.dat";
+    // Pages in place: 5000 bytes off the end cut the buffer's table or data. Compressed:
+    // the buffer's section goes first, and the trace's last chunks with it.
+    const size_t keep = std::string_view(compress) == "--compress=none" ? image.size() - 5000
+                                                                        : image.size() * 3 / 4;
+    std::ofstream(cut, std::ios::binary) << image.substr(0, keep);
+    CommandResult strict = RunCommand({kCstool, "report", cut});
+    EXPECT_NE(strict.status, 0);
+    EXPECT_NE(strict.err.find("truncated at offset"), std::string::npos) << strict.err;
+    CommandResult salvaged = RunCommand({kCstool, "report", "--salvage", cut});
+    EXPECT_EQ(salvaged.status, 0) << salvaged.err;
+    EXPECT_NE(salvaged.err.find("the unfiltered run-time buffer (cstool_runtime) is not read: " +
+                                cut.string() + ": truncated at offset"),
+              std::string::npos)
+        << salvaged.err;
+    EXPECT_NE(salvaged.out.find("cstool_workload"), std::string::npos) << salvaged.out;
+  }
+}
+
 TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
   const fs::path out = dir_ / "x.dat";
   Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "2000", "1000"},

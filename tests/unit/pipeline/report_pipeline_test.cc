@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,77 @@ TEST(ReportPipeline, SchedOnlyFileStillReportsAndSaysWhatIsMissing) {
   EXPECT_NE(out.out.find("MISSING EVENTS:"), std::string::npos);
   EXPECT_NE(out.out.find("NOTE: no raw_syscalls events"), std::string::npos);
   std::remove(path.c_str());
+}
+
+// trace-cmd extract stores the format of every event the kernel has, recorded or not: in a
+// file not written by cstool an event with a format but no record is missing all the
+// same, or on-CPU time with syscall formats but no syscall records would all be sys.
+TEST(ReportPipeline, FormatsWithoutRecordsInAForeignFileCountAsMissing) {
+  for (const bool with_sys_exit : {false, true}) {
+    SCOPED_TRACE(with_sys_exit);
+    SyntheticTrace t(kEvents, 1);
+    int sw = t.AddEvent("sched", "sched_switch");
+    int waking = t.AddEvent("sched", "sched_waking");
+    t.AddEvent("sched", "sched_wakeup");
+    t.AddEvent("raw_syscalls", "sys_enter");
+    const int sys_exit = t.AddEvent("raw_syscalls", "sys_exit");
+    t.AddEvent("irq", "irq_handler_entry");
+    t.AddEvent("irq", "irq_handler_exit");
+    t.AddEvent("exceptions", "page_fault_user");
+    if (with_sys_exit) t.Append(0, 999000, t.NewRecord(sys_exit, 100).Set("id", 0).Set("ret", 0));
+    AddPingPong(t, sw, waking, 10, 1000000);
+    std::string path = TempPath("unrecorded");
+    t.Write(path);
+
+    SyscallTable syscalls;
+    auto analyzed = AnalyzeTrace(path, syscalls);
+    std::remove(path.c_str());
+    const TraceSummary& s = analyzed->model.trace;
+    auto has = [&](const std::string& e) {
+      return std::find(s.missing_events.begin(), s.missing_events.end(), e) !=
+             s.missing_events.end();
+    };
+    auto noted = [&](std::string_view what) {
+      return std::any_of(s.notes.begin(), s.notes.end(),
+                         [what](const std::string& n) { return n.starts_with(what); });
+    };
+    EXPECT_EQ(has("raw_syscalls:sys_enter"), !with_sys_exit);
+    EXPECT_EQ(has("raw_syscalls:sys_exit"), !with_sys_exit);
+    EXPECT_EQ(noted("no raw_syscalls events"), !with_sys_exit);
+    EXPECT_TRUE(has("sched:sched_wakeup"));
+    EXPECT_FALSE(has("sched:sched_waking"));
+    EXPECT_TRUE(has("irq:irq_handler_entry"));
+    EXPECT_TRUE(noted("no irq events"));
+    EXPECT_TRUE(has("exceptions:page_fault_user"));
+    EXPECT_TRUE(noted("no exceptions events"));
+    if (with_sys_exit) continue;
+    for (const ThreadReport& r : analyzed->model.threads) {
+      if (!r.thread) continue;
+      EXPECT_EQ(r.microstates[static_cast<size_t>(Microstate::kSys)], 0);
+      EXPECT_GT(r.microstates[static_cast<size_t>(Microstate::kUser)], 0);
+    }
+  }
+}
+
+// cstool's own files store the formats of what they recorded only, and a family recorded
+// without a single record (a workload that made no syscall) is not missing.
+TEST(ReportPipeline, FormatsWithoutRecordsInACstoolFileAreNotMissing) {
+  SyntheticTrace t(kEvents, 1);
+  int sw = t.AddEvent("sched", "sched_switch");
+  int waking = t.AddEvent("sched", "sched_waking");
+  t.AddEvent("raw_syscalls", "sys_enter");
+  t.AddEvent("raw_syscalls", "sys_exit");
+  AddPingPong(t, sw, waking, 10, 1000000);
+  RecordingInfo info;
+  info.system_wide = true;
+  t.SetRecordingInfo(info);
+  std::string path = TempPath("recorded_none");
+  t.Write(path);
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(path, syscalls);
+  std::remove(path.c_str());
+  const auto& missing = analyzed->model.trace.missing_events;
+  EXPECT_EQ(std::find(missing.begin(), missing.end(), "raw_syscalls:sys_enter"), missing.end());
 }
 
 TEST(ReportPipeline, LostEventsInTheMiddleAreCountedAndFlagTheThreads) {
