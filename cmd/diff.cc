@@ -43,8 +43,8 @@ RunFn SetupDiff(CLI::App& sub) {
   // takes the rest. (Validators run as each positional is parsed: validate_positionals.)
   sub.validate_positionals();
   CLI::App* self = &sub;
+  // NEW is not required() here: RunDiff says how to give it (CLI11 only that it is needed).
   sub.add_option("NEW", opts->new_files, "Recordings after the change (after --)")
-      ->required()
       ->check(CLI::Validator(
           [self](std::string&) {
             const std::vector<std::string> seen = self->remaining();

@@ -58,8 +58,9 @@ int Main(int argc, char** argv) {
   }
 
   if (help->parsed()) {
-    if (help_topic.empty()) {
-      fmt::print("{}", app.help());
+    if (help_topic.empty()) {  // app.help() would describe the selected subcommand, help
+      fmt::print("{}",
+                 app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal));
       return 0;
     }
     auto it = subapps.find(help_topic);
@@ -67,7 +68,7 @@ int Main(int argc, char** argv) {
       fmt::print(stderr, "cstool: no such subcommand '{}'. See 'cstool --help'.\n", help_topic);
       return static_cast<int>(ExitCode::kUsage);
     }
-    fmt::print("{}", it->second->help());
+    fmt::print("{}", it->second->help(app.get_name()));  // "Usage: cstool NAME", as --help
     return 0;
   }
 

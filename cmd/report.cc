@@ -18,8 +18,9 @@ RunFn SetupReport(CLI::App& sub) {
                  "query engines, into -o; cstool-export(5))")
       ->capture_default_str();
   sub.add_option("-o,--output", opts->tables.path,
-                 "With --format sqlite: the database to append to (created if missing); with "
-                 "jsonl: the directory of .jsonl files");
+                 "Write the report to this file instead of standard output; with --format "
+                 "sqlite: the database to append to (created if missing), with jsonl: the "
+                 "directory of .jsonl files");
   sub.add_option("--host", opts->tables.host,
                  "The host column of --format sqlite|jsonl rows (default: this machine's name)");
   sub.add_flag("--replace", opts->tables.replace,

@@ -41,14 +41,21 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
   std::unique_ptr<DiffOutput> output =
       MakeDiffOutput(options.format, out, options.limit);  // validate first
   if (options.base_files.empty() || options.new_files.empty())
-    throw Error("give at least one recording on each side: cstool diff BASE... -- NEW...",
-                ExitCode::kUsage);
+    throw Error(
+        "give at least one recording on each side, with -- between the ones before the change "
+        "and the ones after: cstool diff BASE... -- NEW...",
+        ExitCode::kUsage);
   // Every file before the first is analysed: a typo fails at once.
   for (const auto* side : {&options.base_files, &options.new_files})
     for (const std::string& f : *side) {
       std::error_code ec;
-      if (!std::filesystem::exists(f, ec))
-        throw Error(fmt::format("{}: no such file", f), ExitCode::kUsage);
+      if (std::filesystem::exists(f, ec)) continue;
+      if (side == &options.new_files && f.starts_with("-"))
+        throw Error(fmt::format("{}: no such file (after --, every argument is a recording: "
+                                "options go before --)",
+                                f),
+                    ExitCode::kUsage);
+      throw Error(fmt::format("{}: no such file", f), ExitCode::kUsage);
     }
   std::ofstream html;
   if (!options.html.empty()) {

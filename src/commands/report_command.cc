@@ -2,8 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "analysis/critical_path.h"
@@ -124,16 +127,18 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   // Validate first.
   const bool tables = TableExport::IsTableFormat(options.format);
   std::unique_ptr<Output> output;
+  std::ofstream file_out;  // -o FILE of a table, json or csv report
   if (!tables) {
     if (options.format != "table" && options.format != "json" && options.format != "csv")
       throw Error(fmt::format("unknown format '{}' (valid: table, json, csv, sqlite, jsonl)",
                               options.format),
                   ExitCode::kUsage);
-    output = MakeOutput(options.format, out);
-    if (!options.tables.path.empty())
-      throw Error("-o names the database or directory of --format sqlite or jsonl; the " +
-                      options.format + " report goes to standard output",
-                  ExitCode::kUsage);
+    if (!options.tables.path.empty()) {
+      file_out.open(options.tables.path, std::ios::binary | std::ios::trunc);
+      if (!file_out)
+        throw Error(fmt::format("{}: cannot write: {}", options.tables.path, std::strerror(errno)));
+    }
+    output = MakeOutput(options.format, file_out.is_open() ? file_out : out);
   } else if (options.tables.path.empty()) {
     throw Error(fmt::format("--format {} needs -o {}", options.format,
                             options.format == "sqlite" ? "FILE.db" : "DIR"),
@@ -204,6 +209,8 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     if (options.check) messages.Status(check->Verdict());
   } else {
     output->Render(view);
+    if (file_out.is_open() && !file_out.flush())
+      throw Error(fmt::format("{}: cannot write: {}", options.tables.path, std::strerror(errno)));
   }
   exports.Finish(view);
   return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;

@@ -125,7 +125,20 @@ TEST(DiffCommand, HtmlPageIsSelfContained) {
 
 TEST(DiffCommand, UsageErrors) {
   const std::string f = kFixtures + "small_v6.dat";
-  EXPECT_EQ(Diff({f}).status, 2);        // no NEW side
+  // Two recordings without --: both are BASE, and the message says how to give NEW.
+  CommandResult no_new = Diff({f, f});
+  EXPECT_EQ(no_new.status, 2);
+  EXPECT_NE(no_new.err.find("with -- between the ones before the change and the ones after"),
+            std::string::npos)
+      << no_new.err;
+  EXPECT_EQ(Diff({f, "--"}).status, 2);
+  // An option after -- is a recording name: the message says where options go.
+  CommandResult late_option = Diff({f, "--", f, "--html", "d.html"});
+  EXPECT_EQ(late_option.status, 2);
+  EXPECT_NE(late_option.err.find("--html: no such file (after --, every argument is a "
+                                 "recording: options go before --)"),
+            std::string::npos)
+      << late_option.err;
   EXPECT_EQ(Diff({"--", f}).status, 2);  // no BASE side
   EXPECT_EQ(Diff({"--format", "xml", f, "--", f}).status, 2);
   CommandResult missing = Diff({f, "--", "/nonexistent.dat"});

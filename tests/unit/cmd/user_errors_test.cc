@@ -185,5 +185,20 @@ TEST(TerseErrors, ExplainAnomaliesNeverPrintsTidMinusOne) {
   }
 }
 
+// `cstool help` lists the subcommands (as `cstool --help`), and `cstool help NAME` is
+// NAME's --help, usage line included.
+TEST(Help, HelpIsTheSameAsDashDashHelp) {
+  CommandResult help = RunCommand({CSTOOL_BINARY, "help"});
+  CommandResult dash = RunCommand({CSTOOL_BINARY, "--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.out, dash.out);
+  EXPECT_NE(help.out.find("Subcommands:"), std::string::npos) << help.out;
+  CommandResult report = RunCommand({CSTOOL_BINARY, "help", "report"});
+  CommandResult report_dash = RunCommand({CSTOOL_BINARY, "report", "--help"});
+  EXPECT_EQ(report.status, 0);
+  EXPECT_EQ(report.out, report_dash.out);
+  EXPECT_NE(report.out.find("Usage: cstool report"), std::string::npos) << report.out;
+}
+
 }  // namespace
 }  // namespace cstool::testing

@@ -3,6 +3,7 @@
 // appended twice.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -156,9 +157,23 @@ TEST(ExportUsage, FormatsAndOutputGoTogether) {
       RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "sqlite"});
   EXPECT_EQ(no_output.status, 2);
   EXPECT_NE(no_output.err.find("needs -o"), std::string::npos) << no_output.err;
-  CommandResult stray = RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "-o", "x"});
-  EXPECT_EQ(stray.status, 2);
-  EXPECT_NE(stray.err.find("-o names the database"), std::string::npos) << stray.err;
+  // With table, json or csv, -o is the file the report goes to instead of stdout.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("cstool_report_to_file_" + std::to_string(::getpid()) + ".json");
+  CommandResult to_stdout =
+      RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "json"});
+  CommandResult to_file = RunCommand(
+      {CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "json", "-o", file.string()});
+  EXPECT_EQ(to_file.status, 0) << to_file.err;
+  EXPECT_EQ(to_file.out, "");
+  EXPECT_EQ(ReadWholeFile(file), to_stdout.out);
+  std::filesystem::remove(file);
+  CommandResult unwritable = RunCommand(
+      {CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "-o", "/nonexistent-dir/report.txt"});
+  EXPECT_EQ(unwritable.status, 1);
+  EXPECT_NE(unwritable.err.find("/nonexistent-dir/report.txt: cannot write"), std::string::npos)
+      << unwritable.err;
   CommandResult unknown =
       RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "parquet"});
   EXPECT_EQ(unknown.status, 2);
