@@ -306,8 +306,15 @@ void FastTraceFile::ParseFormats(const Sections& sections) {
 
 void FastTraceFile::ReadKallsyms(ByteCursor& in) {
   const std::string_view text = in.Bytes(in.U32("kallsyms size"), "kallsyms");
+  if (!records_only_) kallsyms_ = std::string(text);
+}
+
+void FastTraceFile::LoadKernelSymbols() {
+  ReadDeferredKallsyms();
+  if (kallsyms_.empty()) return;
   // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
-  if (!text.empty() && !records_only_) tep_parse_kallsyms(tep_.get(), std::string(text).c_str());
+  tep_parse_kallsyms(tep_.get(), kallsyms_.c_str());
+  kallsyms_ = {};
 }
 
 void FastTraceFile::SetCpus(uint32_t cpus, const ByteCursor& in, size_t at) {

@@ -35,6 +35,7 @@ class FastPathUnsupported : public Error {
 class FastTraceFile : public TraceFileReader {
  public:
   tep_handle* tep() const override { return tep_.get(); }
+  void LoadKernelSymbols() override;
   std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
 
   // Where each CPU's data lies: whole pages in place, or (compression() not empty) its
@@ -90,9 +91,12 @@ class FastTraceFile : public TraceFileReader {
   // Checks and parses the formats kept so far, those of ReaderOptions::decodes_event
   // whole and the rest by name and ID (a damaged one names its offset, never crashes).
   void ParseFormats(const Sections& sections);
-  // /proc/kallsyms as recorded (record --stacks), loaded into the tep_handle so that
-  // tep_find_function resolves kernel addresses, as libtracecmd does.
+  // /proc/kallsyms as recorded (record --stacks; trace-cmd always), kept for
+  // LoadKernelSymbols.
   void ReadKallsyms(ByteCursor& in);
+  // What LoadKernelSymbols reads first: a v7 file's kallsyms section, decompressed only
+  // when a stack needs it.
+  virtual void ReadDeferredKallsyms() {}
   // The number of CPUs in the file (read at `at`).
   void SetCpus(uint32_t cpus, const ByteCursor& in, size_t at);
   // An option both versions store alike (CPUSTAT, TRACECLOCK, cstool's recording info);
@@ -120,6 +124,7 @@ class FastTraceFile : public TraceFileReader {
   int jobs_ = 1;                               // ReaderOptions::jobs
   bool records_only_ = false;                  // ReaderOptions::records_only
   ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
+  std::string kallsyms_;                       // not yet loaded (LoadKernelSymbols)
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;

@@ -119,9 +119,15 @@ class TraceFileReader {
   // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
   const SalvageLog& salvage_log() const { return salvage_log_; }
 
-  // Event formats (and kallsyms, when recorded) are loaded; the fast readers skip saved
+  // Event formats are loaded, kallsyms by LoadKernelSymbols; the fast readers skip saved
   // cmdlines and printk formats, which no analysis reads.
   virtual tep_handle* tep() const = 0;
+  // Loads the file's kallsyms, when recorded, into tep() so that tep_find_function
+  // resolves kernel addresses. Deferred until a kernel stack needs it: trace-cmd stores
+  // the whole /proc/kallsyms, whose parse took longer than reading a small file's events.
+  // Call it before the first tep_find_function: libtraceevent builds its address map at
+  // the first lookup and keeps it.
+  virtual void LoadKernelSymbols() {}
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()). Each call starts over.
   virtual std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) = 0;

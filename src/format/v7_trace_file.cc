@@ -234,14 +234,20 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
     ReadEventFormats(in, sections);
   }
   ParseFormats(sections);
-  if (const uint64_t* p = at(kOptionKallsyms)) {
-    // Symbols only name the addresses of kernel stacks (record --stacks): a damaged
-    // section leaves them as addresses (report shows "0x..." frames) instead of failing.
-    try {
-      ByteCursor in = OpenSection(*p, kOptionKallsyms, "kallsyms");
-      ReadKallsyms(in);
-    } catch (const Error&) {
-    }
+  if (const uint64_t* p = at(kOptionKallsyms)) kallsyms_at_ = *p;
+}
+
+// Symbols only name the addresses of kernel stacks (record --stacks): a damaged section
+// leaves them as addresses (report shows "0x..." frames) instead of failing.
+void V7TraceFile::ReadDeferredKallsyms() {
+  if (!kallsyms_at_) return;
+  const uint64_t at = *kallsyms_at_;
+  kallsyms_at_.reset();
+  try {
+    std::vector<uint8_t> storage;
+    ByteCursor in = OpenSection(at, kOptionKallsyms, "kallsyms", &storage);
+    ReadKallsyms(in);
+  } catch (const Error&) {
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,9 @@ class V7TraceFile final : public FastTraceFile {
   static bool CanRead(std::string_view head);
 
   const char* backend_name() const override { return "fast-v7"; }
+
+ protected:
+  void ReadDeferredKallsyms() override;
 
  private:
   // What the options say about one ring buffer (a BUFFER option).
@@ -64,7 +68,8 @@ class V7TraceFile final : public FastTraceFile {
   // event format texts point into them until they are parsed.
   std::deque<std::vector<uint8_t>> section_bodies_;
   std::deque<std::string> section_labels_;
-  uint64_t decompressed_bytes_ = 0;  // all sections together, bounded
+  uint64_t decompressed_bytes_ = 0;      // all sections together, bounded
+  std::optional<uint64_t> kallsyms_at_;  // its section, read by LoadKernelSymbols
 };
 
 }  // namespace cstool

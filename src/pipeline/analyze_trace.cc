@@ -230,6 +230,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
   // the sites appear where stacks of sleeps were found.
   model.has_stacks = !model.stacks.empty();
+  if (model.has_stacks) reader->LoadKernelSymbols();
   for (KernelStackInfo& s : model.stacks) {
     for (uint64_t addr : s.addrs) s.frames.push_back(KernelSymbol(reader->tep(), addr));
     s.site = BlockingSite(s.frames);

@@ -391,6 +391,29 @@ TEST(TraceFileReader, FormatsWithoutAPlainNameAndIdAreParsedWhole) {
   std::filesystem::remove(only);
 }
 
+// Kernel symbols are parsed only when a stack asks for them (trace-cmd stores the whole
+// /proc/kallsyms, whose parse took longer than a small file's events); then they resolve
+// as libtracecmd's do. v7 decompresses the section only then. (No lookup before the
+// load: libtraceevent builds its address map at the first one, and keeps it.)
+TEST(TraceFileReader, KernelSymbolsLoadOnlyWhenAsked) {
+  constexpr unsigned long long kAddr = 0xffffffff81000138ull;  // syscall_return_via_sysret
+  for (const char* name : {"small_v6.dat", "small_v7_zstd.dat", "small_v7_none.dat"}) {
+    SCOPED_TRACE(name);
+    ReaderOptions opt;
+    opt.backend = ReaderBackend::kFast;
+    auto reader = OpenTraceFile(kFixtures + name, opt);
+    reader->LoadKernelSymbols();
+    const char* fn = tep_find_function(reader->tep(), kAddr);
+    ASSERT_NE(fn, nullptr);
+    EXPECT_STREQ(fn, "syscall_return_via_sysret");
+    reader->LoadKernelSymbols();  // a second call changes nothing
+    EXPECT_STREQ(tep_find_function(reader->tep(), kAddr), "syscall_return_via_sysret");
+    opt.backend = ReaderBackend::kLibTracecmd;
+    auto lib = OpenTraceFile(kFixtures + name, opt);
+    EXPECT_STREQ(tep_find_function(lib->tep(), kAddr), "syscall_return_via_sysret");
+  }
+}
+
 TEST(TraceFileReader, NotATraceFile) {
   auto path = std::filesystem::temp_directory_path() / "cstool_not_trace.dat";
   { std::ofstream(path) << "hello, this is not a trace file at all"; }
