@@ -85,6 +85,9 @@ class ByteCursor {
           fmt::format("{}: corrupt file at offset {}: expected {} marker", file_, start, what));
   }
 
+  // The name errors give the bytes: the file's path, or the section's label.
+  std::string_view file() const { return file_; }
+
   [[noreturn]] void Fail(size_t at, std::string_view msg) const {
     throw Error(fmt::format("{}: corrupt file at offset {}: {}", file_, at, msg));
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -48,6 +49,18 @@ void PrintSummary(Messages& messages, const RecordResult& r) {
   }
 }
 
+// How the `-- CMD` child ended, when not with status 0 (then cstool's own exit status is
+// that status, or 128 + the signal, and the summary says why).
+void PrintChildEnding(Messages& messages, const ChildCounters& child) {
+  if (!child.reaped || child.wait_status == 0) return;
+  const int status = child.wait_status;
+  if (WIFSIGNALED(status))
+    messages.Status(fmt::format("the command was ended by signal {} ({})", WTERMSIG(status),
+                                ::strsignal(WTERMSIG(status))));
+  else if (WIFEXITED(status))
+    messages.Status(fmt::format("the command exited with status {}", WEXITSTATUS(status)));
+}
+
 // --flight: what was dumped; the kernel check needs a whole run, a dump is a window.
 void PrintFlightSummary(Messages& messages, const RecordResult& r) {
   if (r.dumps.empty()) {
@@ -81,6 +94,7 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
   // check, which analyses the whole file) short, as while recording.
   StopSignalScope signals;
   PrintSummary(messages, result);
+  PrintChildEnding(messages, result.info.child);
   if (!result.info.ended_early.empty())
     messages.Warning(fmt::format("the recording stopped early: {}; {} is complete up to then",
                                  result.info.ended_early, result.path));
@@ -117,10 +131,14 @@ int RunDump(int pid, Messages& messages) {
 
 int RunRecover(const std::string& file, Messages& messages) {
   RecoveryResult r = RecoverRecording(file, messages);
-  messages.Status(fmt::format(
-      "recovered {:.1f} MiB of events on {} CPU{} into {} (killed while recording: no kernel "
-      "counters, and the pages not yet written then are missing)",
-      static_cast<double>(r.bytes) / (1024.0 * 1024.0), r.cpus, r.cpus == 1 ? "" : "s", file));
+  // In KiB below a MiB: a small recording's "0.0 MiB" read as nothing recovered.
+  const double kib = static_cast<double>(r.bytes) / 1024.0;
+  const std::string size =
+      kib < 1024.0 ? fmt::format("{:.1f} KiB", kib) : fmt::format("{:.1f} MiB", kib / 1024.0);
+  messages.Status(
+      fmt::format("recovered {} of events on {} CPU{} into {} (killed while recording: no kernel "
+                  "counters, and the pages not yet written then are missing)",
+                  size, r.cpus, r.cpus == 1 ? "" : "s", file));
   return 0;
 }
 

@@ -23,6 +23,38 @@
 namespace cstool {
 namespace {
 
+// `report -o FILE` with table, json or csv: the report is written beside FILE and renamed
+// over it once complete, so that a failed analysis leaves an earlier FILE as it was.
+class ReportFile {
+ public:
+  explicit ReportFile(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {
+    stream_.open(partial_, std::ios::binary | std::ios::trunc);
+    if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
+  }
+  ReportFile(const ReportFile&) = delete;
+  ReportFile& operator=(const ReportFile&) = delete;
+  ~ReportFile() {
+    if (committed_) return;
+    stream_.close();
+    std::error_code ec;
+    std::filesystem::remove(partial_, ec);
+  }
+  std::ostream& stream() { return stream_; }
+  void Commit() {
+    stream_.close();
+    if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
+    std::error_code ec;
+    std::filesystem::rename(partial_, path_, ec);
+    if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, partial_;
+  std::ofstream stream_;
+  bool committed_ = false;
+};
+
 // How many processes or threads an error names before it says how many more there are.
 constexpr size_t kListed = 8;
 
@@ -127,18 +159,22 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   // Validate first.
   const bool tables = TableExport::IsTableFormat(options.format);
   std::unique_ptr<Output> output;
-  std::ofstream file_out;  // -o FILE of a table, json or csv report
+  std::optional<ReportFile> file_out;  // -o FILE of a table, json or csv report
   if (!tables) {
     if (options.format != "table" && options.format != "json" && options.format != "csv")
       throw Error(fmt::format("unknown format '{}' (valid: table, json, csv, sqlite, jsonl)",
                               options.format),
                   ExitCode::kUsage);
     if (!options.tables.path.empty()) {
-      file_out.open(options.tables.path, std::ios::binary | std::ios::trunc);
-      if (!file_out)
-        throw Error(fmt::format("{}: cannot write: {}", options.tables.path, std::strerror(errno)));
+      std::error_code ec;
+      if (std::filesystem::equivalent(options.tables.path, options.file, ec))
+        throw Error(fmt::format("-o {} is the recording being read (record writes to -o; "
+                                "report reads FILE)",
+                                options.tables.path),
+                    ExitCode::kUsage);
+      file_out.emplace(options.tables.path);
     }
-    output = MakeOutput(options.format, file_out.is_open() ? file_out : out);
+    output = MakeOutput(options.format, file_out ? file_out->stream() : out);
   } else if (options.tables.path.empty()) {
     throw Error(fmt::format("--format {} needs -o {}", options.format,
                             options.format == "sqlite" ? "FILE.db" : "DIR"),
@@ -186,7 +222,9 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   if (path_recorder) {
     try {
-      const int status = RunCriticalPath(options, analyzed->model, *path_recorder, exports, out);
+      const int status = RunCriticalPath(options, analyzed->model, *path_recorder, exports,
+                                         file_out ? file_out->stream() : out);
+      if (file_out) file_out->Commit();
       exports.Finish(view);
       return status;
     } catch (...) {
@@ -209,8 +247,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     if (options.check) messages.Status(check->Verdict());
   } else {
     output->Render(view);
-    if (file_out.is_open() && !file_out.flush())
-      throw Error(fmt::format("{}: cannot write: {}", options.tables.path, std::strerror(errno)));
+    if (file_out) file_out->Commit();
   }
   exports.Finish(view);
   return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;

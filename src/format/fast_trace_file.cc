@@ -151,8 +151,8 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
     const std::optional<FormatIdentity> identity = decodes ? IdentityOf(f.text) : std::nullopt;
     if (!identity || decodes(f.system, identity->name)) {
       whole.push_back(&f);
-    } else {
-      by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\nprint fmt: \"\"\n",
+    } else {  // no common fields, no fields (one blank line less marks the event failed)
+      by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\n\nprint fmt: \"\"\n",
                                            identity->name, identity->id));
     }
   }
@@ -162,7 +162,7 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
   }
   for (const Format* f : whole)
     if (auto bad = CheckFormatText(f->text, true))
-      throw Error(fmt::format("{}: corrupt file at offset {}: {} event format: {}", path,
+      throw Error(fmt::format("{}: corrupt file at offset {}: {} event format: {}", f->in,
                               f->offset + bad->first, f->system, bad->second));
   // Shared with the child: the index of the format it is parsing.
   void* shared =
@@ -272,7 +272,7 @@ void FastTraceFile::ReadFormatTexts(ByteCursor& in, uint32_t count, const std::s
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t size = in.U64(size_label);
     std::string_view text = in.Bytes(size, text_label);
-    sections.formats.push_back({text, system, in.pos() - size});
+    sections.formats.push_back({text, system, in.pos() - size, in.file()});
   }
 }
 

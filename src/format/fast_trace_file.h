@@ -70,7 +70,8 @@ class FastTraceFile : public TraceFileReader {
   struct EventFormatText {
     std::string_view text;
     std::string system;
-    size_t offset;  // in the file (or in its decompressed section)
+    size_t offset;        // in the file (or in its decompressed section)
+    std::string_view in;  // what errors name it in: the file, or its section's label
   };
   // What one section tells a later one.
   struct Sections {

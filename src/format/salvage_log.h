@@ -13,6 +13,11 @@ class SalvageLog {
   void Add(std::string what) { entries_.push_back(std::move(what)); }
   bool empty() const { return entries_.empty(); }
   const std::vector<std::string>& entries() const { return entries_; }
+  // Forgets the entries after the first `n`: what a pass over the streams before the one
+  // that counts met again (SalvageNotesFrom).
+  void Truncate(size_t n) {
+    if (n < entries_.size()) entries_.resize(n);
+  }
 
  private:
   std::vector<std::string> entries_;

@@ -118,6 +118,9 @@ class TraceFileReader {
   const std::optional<RecordingInfo>& recording_info() const { return info_; }
   // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
   const SalvageLog& salvage_log() const { return salvage_log_; }
+  // Forgets the damage noted after the first `n` entries: a pass over the streams before
+  // the one that counts (a scan of record types) would otherwise note it twice.
+  void ForgetSalvageNotesFrom(size_t n) { salvage_log_.Truncate(n); }
 
   // Event formats are loaded, kallsyms by LoadKernelSymbols; the fast readers skip saved
   // cmdlines and printk formats, which no analysis reads.

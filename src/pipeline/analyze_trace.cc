@@ -64,8 +64,9 @@ std::string StealNote(const RecordingInfo& info) {
 
 // The recording's unfiltered run-time buffer, to be read beside the trace; null when the
 // file has none. cstool's own readers know the buffer (libtracecmd does not see
-// it: a file it reads is asked again). With salvage, a buffer the damage reached (a
-// recording cut short ends with it) is left out and said in `damage`.
+// it: a file it reads is asked again). With salvage, a buffer whose table the damage
+// reached (a recording cut short ends with it) is left out and said in `damage`; damage
+// to its pages is skipped as in the trace and not listed.
 std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
                                                        const TraceFileReader& reader,
                                                        const ReaderOptions& reader_options,
@@ -261,7 +262,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     const std::vector<std::string> noted = UnrecordedNotedEvents(stats, caps);
     unrecorded.insert(unrecorded.end(), noted.begin(), noted.end());
   }
-  t.missing_events.insert(t.missing_events.end(), unrecorded.begin(), unrecorded.end());
+  for (const std::string& e : unrecorded)  // irq_vectors:* may be missing as a format too
+    if (std::find(t.missing_events.begin(), t.missing_events.end(), e) == t.missing_events.end())
+      t.missing_events.push_back(e);
   const auto& info = reader->recording_info();
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
     // The same loss can show in page headers and in the stop-time stats: take the larger.

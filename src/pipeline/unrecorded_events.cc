@@ -24,6 +24,7 @@ std::vector<std::string> UnrecordedModelEvents(TraceFileReader& reader, const Ev
   if (caps.wakeup)
     families.push_back({&caps.wakeup, {EventKind::kSchedWakeup}, {"sched:sched_wakeup"}});
   size_t unseen = families.size();
+  const size_t salvage_notes = reader.salvage_log().entries().size();
   for (int cpu = 0; cpu < reader.cpus() && unseen > 0; ++cpu) {
     std::unique_ptr<CpuRecordStream> stream = reader.OpenCpu(cpu);
     for (auto batch = stream->NextBatch(); !batch.empty() && unseen > 0;
@@ -38,6 +39,7 @@ std::vector<std::string> UnrecordedModelEvents(TraceFileReader& reader, const Ev
           }
       }
   }
+  reader.ForgetSalvageNotesFrom(salvage_notes);  // the decoding meets the damage again
   std::vector<std::string> unrecorded;
   for (Family& f : families) {
     if (f.seen) continue;

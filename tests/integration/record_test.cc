@@ -166,9 +166,18 @@ TEST_F(RecordTest, ExitStatusIsTheChilds) {
   RecordingInfo info = Info(out);
   EXPECT_TRUE(info.child.reaped);
   EXPECT_EQ(WEXITSTATUS(info.child.wait_status), 7);
+  EXPECT_NE(r.err.find("cstool record: the command exited with status 7\n"), std::string::npos)
+      << r.err;
 
   r = Record({"-o", out, "--", "/bin/sh", "-c", "kill -TERM $$"});
   EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+  EXPECT_NE(r.err.find("cstool record: the command was ended by signal 15 (Terminated)\n"),
+            std::string::npos)
+      << r.err;
+
+  r = Record({"-o", out, "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("the command"), std::string::npos) << r.err;
 }
 
 TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -168,12 +169,33 @@ TEST(ExportUsage, FormatsAndOutputGoTogether) {
   EXPECT_EQ(to_file.status, 0) << to_file.err;
   EXPECT_EQ(to_file.out, "");
   EXPECT_EQ(ReadWholeFile(file), to_stdout.out);
-  std::filesystem::remove(file);
   CommandResult unwritable = RunCommand(
       {CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "-o", "/nonexistent-dir/report.txt"});
   EXPECT_EQ(unwritable.status, 1);
-  EXPECT_NE(unwritable.err.find("/nonexistent-dir/report.txt: cannot write"), std::string::npos)
+  EXPECT_NE(unwritable.err.find("/nonexistent-dir/report.txt.partial: cannot write"),
+            std::string::npos)
       << unwritable.err;
+  // -o naming the recording itself (record's -o habit) is refused, the file untouched.
+  const std::filesystem::path copy = std::filesystem::temp_directory_path() /
+                                     ("cstool_report_input_" + std::to_string(::getpid()) + ".dat");
+  std::filesystem::copy_file(Fixture("small_v6.dat"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto size = std::filesystem::file_size(copy);
+  CommandResult onto_input =
+      RunCommand({CSTOOL_BINARY, "report", copy.string(), "-o", copy.string()});
+  EXPECT_EQ(onto_input.status, 2);
+  EXPECT_NE(onto_input.err.find("is the recording being read"), std::string::npos)
+      << onto_input.err;
+  EXPECT_EQ(std::filesystem::file_size(copy), size);
+  // A failed analysis leaves an earlier report as it was, and no partial file.
+  { std::ofstream(file) << "earlier report"; }
+  CommandResult failed =
+      RunCommand({CSTOOL_BINARY, "report", "/nonexistent.dat", "-o", file.string()});
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_EQ(ReadWholeFile(file), "earlier report");
+  EXPECT_FALSE(std::filesystem::exists(file.string() + ".partial"));
+  std::filesystem::remove(file);
+  std::filesystem::remove(copy);
   CommandResult unknown =
       RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "parquet"});
   EXPECT_EQ(unknown.status, 2);
