@@ -25,7 +25,7 @@ inline T Load(const uint8_t* p, bool swap) {
 }
 
 // Reads an integer field by its size and signedness (absent fields read as 0).
-inline int64_t ReadInt(const uint8_t* d, const FieldRef& f, bool swap) {
+[[gnu::always_inline]] inline int64_t ReadInt(const uint8_t* d, const FieldRef& f, bool swap) {
   const uint8_t* p = d + f.offset;
   switch (f.size) {
     case 1:
