@@ -215,59 +215,58 @@ BENCHMARK(BM_TraceCmdProfile)
     ->Iterations(1)
     ->Repetitions(3);
 
-// A small file of many event formats: what opening the file costs.
-void BM_ManyFormatsReportProcess(benchmark::State& state) {
-  TimeReport(state, ManyFormats().path(), std::to_string(state.range(0)),
-             static_cast<double>(ManyFormats().events()));
-}
-BENCHMARK(BM_ManyFormatsReportProcess)
-    ->ArgName("jobs")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(9);
-
-void BM_ManyFormatsTraceCmdProfile(benchmark::State& state) {
-  TimeTraceCmdProfile(state, ManyFormats().path(), static_cast<double>(ManyFormats().events()));
-}
-BENCHMARK(BM_ManyFormatsTraceCmdProfile)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(5);
-
 // The synthetic file of 64 CPUs, made on first use (after the recordings), removed at exit.
 const bench::SyntheticFile& Synthetic64() {
   static bench::SyntheticFile file(64, /*with_v7=*/false);
   return file;
 }
 
-// `cstool report` on a file of many CPUs: the merge of 64 streams, which the decoding
-// thread (-j 2) takes off the state machine's thread.
-void BM_SyntheticReportProcess(benchmark::State& state) {
-  TimeReport(state, Synthetic64().path(), std::to_string(state.range(0)),
-             static_cast<double>(bench::SyntheticFile::kEvents));
-}
-BENCHMARK(BM_SyntheticReportProcess)
-    ->ArgName("jobs")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(5);
+// A file `cstool report` (-j 1 and -j 2) and `trace-cmd report --profile` are timed on:
+// BM_<name>ReportProcess/jobs:N and BM_<name>TraceCmdProfile.
+struct ComparedFile {
+  const char* name;
+  std::string (*path)();
+  double (*events)();
+  int report_repetitions;
+  int trace_cmd_repetitions;
+};
 
-void BM_SyntheticTraceCmdProfile(benchmark::State& state) {
-  TimeTraceCmdProfile(state, Synthetic64().path(),
-                      static_cast<double>(bench::SyntheticFile::kEvents));
+const std::vector<ComparedFile>& ComparedFiles() {
+  static const std::vector<ComparedFile> files = {
+      // A small file of many event formats: what opening the file costs.
+      {"ManyFormats", [] { return ManyFormats().path(); },
+       [] { return static_cast<double>(ManyFormats().events()); }, 9, 5},
+      // Many CPUs: the merge of 64 streams, which the decoding thread (-j 2) takes off the
+      // state machine's thread.
+      {"Synthetic", [] { return Synthetic64().path(); },
+       [] { return static_cast<double>(bench::SyntheticFile::kEvents); }, 5, 3},
+  };
+  return files;
 }
-BENCHMARK(BM_SyntheticTraceCmdProfile)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1)
-    ->Repetitions(3);
+
+void RegisterComparedFiles() {
+  for (const ComparedFile& f : ComparedFiles()) {
+    benchmark::RegisterBenchmark(fmt::format("BM_{}ReportProcess", f.name).c_str(),
+                                 [&f](benchmark::State& state) {
+                                   TimeReport(state, f.path(), std::to_string(state.range(0)),
+                                              f.events());
+                                 })
+        ->ArgName("jobs")
+        ->Arg(1)
+        ->Arg(2)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(1)
+        ->Repetitions(f.report_repetitions);
+    benchmark::RegisterBenchmark(
+        fmt::format("BM_{}TraceCmdProfile", f.name).c_str(),
+        [&f](benchmark::State& state) { TimeTraceCmdProfile(state, f.path(), f.events()); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(1)
+        ->Repetitions(f.trace_cmd_repetitions);
+  }
+}
 
 // `report --timeline`: the process writing the Perfetto timeline next to the table, as
 // JSON (proto:0) or as Perfetto's protobuf (proto:1).
@@ -497,6 +496,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  cstool::RegisterComparedFiles();
   cstool::Large();  // record before timing anything
   cstool::Small();
   cstool::ManyFormats();

@@ -296,6 +296,13 @@ std::string FileWithAnUndecodedEvent(const std::string& name, std::string_view f
   return file;
 }
 
+// The fast reader of `file` as a report opens it: the decoder's formats parsed whole.
+std::unique_ptr<TraceFileReader> OpenForDecoder(const std::string& file) {
+  ReaderOptions opt;
+  opt.decodes_event = &EventDecoder::Decodes;
+  return OpenTraceFile(file, opt);
+}
+
 Replayed ReplayDecoding(const std::string& file, ReaderOptions::DecodesEvent decodes) {
   ReaderOptions opt;
   opt.backend = ReaderBackend::kFast;
@@ -312,9 +319,7 @@ Replayed ReplayDecoding(const std::string& file, ReaderOptions::DecodesEvent dec
 // records are named and counted as before.
 TEST(TraceFileReader, FormatsOfEventsNotDecodedAreRegisteredByNameAndId) {
   const std::string file = FileWithAnUndecodedEvent("cstool_undecoded", kSysEnterReadFormat);
-  ReaderOptions opt;
-  opt.decodes_event = &EventDecoder::Decodes;
-  auto reader = OpenTraceFile(file, opt);
+  auto reader = OpenForDecoder(file);
   tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
   ASSERT_NE(read, nullptr);
   EXPECT_EQ(read->id, 900);
@@ -370,25 +375,16 @@ TEST(TraceFileReader, FormatsWithoutAPlainNameAndIdAreParsedWhole) {
   std::string odd(kSysEnterReadFormat);
   odd.replace(odd.find("ID: 900"), 7, "ID:  900");
   const std::string file = FileWithAnUndecodedEvent("cstool_undecoded_odd_id", odd);
-  {
-    ReaderOptions opt;
-    opt.decodes_event = &EventDecoder::Decodes;
-    auto reader = OpenTraceFile(file, opt);
+  const std::string only =
+      FileWithAnUndecodedEvent("cstool_undecoded_only", kSysEnterReadFormat, false);
+  for (const std::string& f : {file, only}) {
+    SCOPED_TRACE(f);
+    auto reader = OpenForDecoder(f);
     tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
     ASSERT_NE(read, nullptr);
     EXPECT_EQ(read->format.nr_fields, 4);
   }
   std::filesystem::remove(file);
-
-  const std::string only =
-      FileWithAnUndecodedEvent("cstool_undecoded_only", kSysEnterReadFormat, false);
-  ReaderOptions opt;
-  opt.decodes_event = &EventDecoder::Decodes;
-  auto reader = OpenTraceFile(only, opt);
-  tep_event* read = tep_find_event_by_name(reader->tep(), "syscalls", "sys_enter_read");
-  ASSERT_NE(read, nullptr);
-  EXPECT_EQ(read->format.nr_fields, 4);
-  reader.reset();
   std::filesystem::remove(only);
 }
 
