@@ -265,6 +265,7 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
     throw std::logic_error("kernel check of a model analysed without kernel windows");
   KernelCheckResult res;
   res.tolerance = tol;
+  res.missing_events = model.trace.missing_events;
   KernelRecording recording;
   const RecordingInfo& info = model.trace.recording;
   if (model.trace.has_recording_info && !info.kernel_counters.is_null()) {
@@ -382,11 +383,20 @@ std::string KernelCheckResult::Verdict() const {
   if (compared == 0) return fmt::format("kernel check: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
   return fmt::format(
-      "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "
-      "thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
-      verdict, agreeing, compared, compared, Considered(), others,
-      WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
-      static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100);
+             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "
+             "thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+             verdict, agreeing, compared, compared, Considered(), others,
+             WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
+             static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +
+         MissingEventsText();
+}
+
+std::string KernelCheckResult::MissingEventsText() const {
+  if (passed() || missing_events.empty()) return "";
+  std::string list;
+  for (const std::string& e : missing_events) list += (list.empty() ? "" : ", ") + e;
+  return fmt::format(
+      "; recorded without {} (the tolerance is for cstool's default events; see the notes)", list);
 }
 
 }  // namespace cstool

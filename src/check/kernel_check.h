@@ -149,6 +149,9 @@ struct KernelCheckResult {
   int64_t enqueue_lag_ns = -1;
   uint64_t enqueue_lag_wakeups = 0;
   bool times_disagree = false;  // a judged thread's on-CPU or wait is out of tolerance
+  // Events the recording lacks (TraceSummary::missing_events): the tolerance is measured
+  // with cstool's default events, so a failure says which were missing.
+  std::vector<std::string> missing_events;
 
   uint32_t Considered() const { return compared + lost + untraced + partial + no_counters; }
   // At least half of the threads that had counters or needed them were compared: a
@@ -157,6 +160,9 @@ struct KernelCheckResult {
   bool passed() const { return agreeing == compared && Covered(); }
   // "kernel check: PASS: 5/5 threads agree (...)" — the one verdict line.
   std::string Verdict() const;
+  // "; recorded without E1, E2 (...)" after a failed verdict of a recording that lacks
+  // events, else "".
+  std::string MissingEventsText() const;
 };
 
 // Pure comparison of one thread (unit-testable with synthetic inputs).

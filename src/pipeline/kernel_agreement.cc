@@ -26,7 +26,7 @@ std::string KernelAgreementLine(const std::string& file) {
     if (check.times_disagree && check.host_steal_ns > 0)
       line += fmt::format("; the host stole {:.0f} ms of CPU time meanwhile",
                           static_cast<double>(check.host_steal_ns) / 1e6);
-    if (!check.passed()) line += "; see cstool report --check";
+    if (!check.passed()) line += check.MissingEventsText() + "; see cstool report --check";
     return line;
   } catch (const std::exception& e) {
     return fmt::format("kernel agrees: not checked ({})", e.what());

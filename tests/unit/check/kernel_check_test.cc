@@ -777,5 +777,26 @@ TEST(KernelRecording, JsonRoundTripKeepsPhases) {
   EXPECT_TRUE(KernelRecording::FromJson(nullptr).counters.empty());
 }
 
+// A failed verdict of a recording without some of cstool's default events says which
+// (the tolerance is measured with them); a passing one, or one with them all, says nothing.
+TEST(KernelCheck, FailedVerdictNamesTheMissingEvents) {
+  KernelCheckResult res;
+  res.has_counters = true;
+  res.compared = 3;
+  res.agreeing = 2;
+  res.missing_events = {"raw_syscalls:sys_enter", "irq:irq_handler_entry"};
+  EXPECT_NE(res.Verdict().find("FAIL"), std::string::npos) << res.Verdict();
+  EXPECT_NE(res.Verdict().find("; recorded without raw_syscalls:sys_enter, "
+                               "irq:irq_handler_entry (the tolerance is for cstool's default "
+                               "events; see the notes)"),
+            std::string::npos)
+      << res.Verdict();
+  res.agreeing = 3;
+  EXPECT_EQ(res.MissingEventsText(), "");
+  res.agreeing = 2;
+  res.missing_events.clear();
+  EXPECT_EQ(res.MissingEventsText(), "");
+}
+
 }  // namespace
 }  // namespace cstool
