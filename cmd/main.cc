@@ -3,10 +3,13 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/errors.h"
 #include "cmd/commands.h"
@@ -23,6 +26,44 @@ constexpr Subcommand kSubcommands[] = {
     {"nmi-inject", "Generate timer/IPI/NMI interrupts on one CPU at a rate", SetupNmiInject},
     {"msa", "Live microstates of a running process, prstat -m style", SetupMsa},
 };
+
+// Edit distance between two option names (insertions, deletions, substitutions).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// For an option `sub` does not have: its nearest long option, when one starts the other
+// or they differ by at most two letters (record --compression, trace-cmd's spelling, is
+// cstool's --compress); "" otherwise.
+std::string NearestOption(const CLI::App& sub, std::string_view arg) {
+  if (!arg.starts_with("--")) return "";
+  arg = arg.substr(
+      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+  if (arg.size() < 3) return "";  // "--" itself, or too short to resemble anything
+  std::string best;
+  size_t best_distance = 3;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& name : o->get_lnames()) {
+      const size_t d = name.starts_with(arg) || arg.starts_with(name) ? 1 : EditDistance(arg, name);
+      if (d < best_distance) {
+        best_distance = d;
+        best = "--" + name;
+      }
+    }
+  }
+  return best;
+}
 
 int Main(int argc, char** argv) {
   CLI::App app{
@@ -54,6 +95,13 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      for (const auto& [name, sub] : subapps)
+        if (sub->parsed())
+          for (const std::string& arg : sub->remaining())
+            if (std::string near = NearestOption(*sub, arg); !near.empty())
+              fmt::print(stderr, "cstool {}: {} is not an option of {}; did you mean {}?\n", name,
+                         arg, name, near);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
   }
 

@@ -200,5 +200,23 @@ TEST(Help, HelpIsTheSameAsDashDashHelp) {
   EXPECT_NE(report.out.find("Usage: cstool report"), std::string::npos) << report.out;
 }
 
+// An option a subcommand does not have, spelled like one it has (trace-cmd's
+// --compression for record's --compress), is named with the nearest one; nothing is
+// suggested for what resembles no option.
+TEST(Help, AMisspelledOptionSuggestsTheNearest) {
+  CommandResult r = RunCommand({CSTOOL_BINARY, "record", "--compression=zstd", "--", "true"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cstool record: --compression=zstd is not an option of record; did you "
+                       "mean --compress?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("-- is not an option"), std::string::npos) << r.err;
+  CommandResult format = RunCommand({CSTOOL_BINARY, "report", "--formt", "json", "x.dat"});
+  EXPECT_NE(format.err.find("did you mean --format?"), std::string::npos) << format.err;
+  CommandResult nothing = RunCommand({CSTOOL_BINARY, "report", "--zzzzzz", "x.dat"});
+  EXPECT_EQ(nothing.status, 2);
+  EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;
+}
+
 }  // namespace
 }  // namespace cstool::testing
