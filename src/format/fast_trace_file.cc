@@ -162,8 +162,8 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
   }
   for (const Format* f : whole)
     if (auto bad = CheckFormatText(f->text, true))
-      throw Error(fmt::format("{}: corrupt file at offset {}: {} event format: {}", f->in,
-                              f->offset + bad->first, f->system, bad->second));
+      ByteCursor({}, f->in).Fail(f->offset + bad->first,
+                                 fmt::format("{} event format: {}", f->system, bad->second));
   // Shared with the child: the index of the format it is parsing.
   void* shared =
       ::mmap(nullptr, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -14,7 +14,7 @@ class SalvageLog {
   bool empty() const { return entries_.empty(); }
   const std::vector<std::string>& entries() const { return entries_; }
   // Forgets the entries after the first `n`: what a pass over the streams before the one
-  // that counts met again (SalvageNotesFrom).
+  // that counts met again (TraceFileReader::ForgetSalvageNotesFrom).
   void Truncate(size_t n) {
     if (n < entries_.size()) entries_.resize(n);
   }
