@@ -375,12 +375,14 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
 
 std::string KernelCheckResult::Verdict() const {
   if (!has_counters)
-    return "kernel check: nothing to compare: the recording holds no kernel counters";
+    return "kernel check: NOT CHECKED: nothing to compare: the recording holds no kernel "
+           "counters (cstool record takes them)";
   std::string others = fmt::format(
       "{} partial, {} with lost events, {} with switches the kernel did not record, {} "
       "without counters",
       partial, lost, untraced, no_counters);
-  if (compared == 0) return fmt::format("kernel check: nothing to compare ({})", others);
+  if (compared == 0)
+    return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
   return fmt::format(
              "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "

@@ -156,8 +156,10 @@ struct KernelCheckResult {
   uint32_t Considered() const { return compared + lost + untraced + partial + no_counters; }
   // At least half of the threads that had counters or needed them were compared: a
   // verdict on 2 of 162 threads is no verdict.
-  bool Covered() const { return !has_counters || compared * 2 >= Considered(); }
-  bool passed() const { return agreeing == compared && Covered(); }
+  bool Covered() const { return compared * 2 >= Considered(); }
+  // A check proves something only when a thread was compared: without kernel counters,
+  // or with none of their threads comparable, `--check` fails (NOT CHECKED).
+  bool passed() const { return has_counters && compared > 0 && agreeing == compared && Covered(); }
   // "kernel check: PASS: 5/5 threads agree (...)" — the one verdict line.
   std::string Verdict() const;
   // "; recorded without E1, E2 (...)" after a failed verdict of a recording that lacks

@@ -93,6 +93,26 @@ TEST(KernelCheck, RefusesAModelAnalysedWithoutKernelWindows) {
   EXPECT_THROW(CheckAgainstKernel(model, {}), std::logic_error);
 }
 
+// `--check` asked for proof: a recording without the kernel's counters (a trace-cmd
+// file) proves nothing, and neither do counters with no thread to compare them with.
+TEST(KernelCheck, NothingComparedIsNotAPass) {
+  ReportModel model;
+  model.has_kernel_windows = true;  // and no recording info: no counters
+  KernelCheckResult none = CheckAgainstKernel(model, {});
+  EXPECT_FALSE(none.has_counters);
+  EXPECT_FALSE(none.passed());
+  EXPECT_EQ(none.Verdict(),
+            "kernel check: NOT CHECKED: nothing to compare: the recording holds no kernel "
+            "counters (cstool record takes them)");
+
+  Fixture f;  // counters, but no thread
+  KernelCheckResult empty = f.Check();
+  EXPECT_TRUE(empty.has_counters);
+  EXPECT_EQ(empty.Considered(), 0u);
+  EXPECT_FALSE(empty.passed());
+  EXPECT_EQ(empty.Verdict().rfind("kernel check: NOT CHECKED: nothing to compare (", 0), 0u);
+}
+
 TEST(CounterWindow, CutsSplitSegmentsAndIgnoreArrivalOrder) {
   CounterWindow w;
   w.cuts = {{100, {}}, {200, {}}};

@@ -188,6 +188,21 @@ TEST(ReportPipeline, TruncatedFileFailsWithOffsetAndNoCrash) {
   std::remove(path.c_str());
 }
 
+// trace-cmd's file has no kernel counters: the report is printed, the check fails.
+TEST(ReportPipeline, CheckOfAFileWithoutKernelCountersFails) {
+  std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v6.dat";
+  CommandResult plain = RunCommand({CSTOOL_BINARY, "report", src});
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  CommandResult check = RunCommand({CSTOOL_BINARY, "report", src, "--check"});
+  EXPECT_EQ(check.status, 1) << check.err;
+  EXPECT_EQ(check.out.rfind(plain.out, 0), 0u) << check.out;  // the report, then the check
+  EXPECT_NE(check.out.find("\nkernel check: NOT CHECKED: nothing to compare"), std::string::npos)
+      << check.out;
+  CommandResult json = RunCommand({CSTOOL_BINARY, "report", src, "--check", "--format", "json"});
+  EXPECT_EQ(json.status, 1) << json.err;
+  EXPECT_FALSE(nlohmann::json::parse(json.out)["check"]["passed"].get<bool>());
+}
+
 TEST(ReportPipeline, UsageErrorsExitTwo) {
   std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
   CommandResult fmt = RunCommand({CSTOOL_BINARY, "report", src, "--format", "xml"});
