@@ -22,17 +22,8 @@ DiffThread ProcessSum(const DiffRecording& recording, const KeyedProcess& p) {
     sum.lifetime_ns += t.lifetime_ns;
     for (size_t m = 0; m < kMicrostateCount; ++m) sum.microstates[m] += t.microstates[m];
     for (auto& [label, n] : t.causes) sum.causes[label] += n;
-    for (auto& [name, s] : t.syscalls) {
-      SyscallStats& into = sum.syscalls[name];
-      into.calls += s.calls;
-      into.blocked += s.blocked;
-      into.time_ns += s.time_ns;
-    }
-    for (auto& [name, s] : t.irqs) {
-      IrqStats& into = sum.irqs[name];
-      into.count += s.count;
-      into.time_ns += s.time_ns;
-    }
+    for (auto& [name, s] : t.syscalls) sum.syscalls[name] += s;
+    for (auto& [name, s] : t.irqs) sum.irqs[name] += s;
   }
   return sum;
 }

@@ -24,11 +24,25 @@ struct SyscallStats {
   uint64_t calls = 0;    // sys_enter seen in the trace
   uint64_t blocked = 0;  // voluntary switches inside it
   int64_t time_ns = 0;   // time inside it within the trace window
+
+  // A process's or a diff side's total is the sum of its threads'.
+  SyscallStats& operator+=(const SyscallStats& o) {
+    calls += o.calls;
+    blocked += o.blocked;
+    time_ns += o.time_ns;
+    return *this;
+  }
 };
 
 struct IrqStats {
   uint64_t count = 0;
   int64_t time_ns = 0;
+
+  IrqStats& operator+=(const IrqStats& o) {
+    count += o.count;
+    time_ns += o.time_ns;
+    return *this;
+  }
 };
 
 // record --stacks: one distinct kernel call chain of a sleep (ReportModel::stacks).

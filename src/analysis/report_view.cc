@@ -71,17 +71,8 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
     if (!found) into.causes.emplace_back(k, n);
   }
   for (size_t i = 0; i < kPreemptedAtCount; ++i) into.preempted_at[i] += r.preempted_at[i];
-  for (auto& [nr, s] : r.syscalls) {
-    SyscallStats& d = into.syscalls[nr];
-    d.calls += s.calls;
-    d.blocked += s.blocked;
-    d.time_ns += s.time_ns;
-  }
-  for (auto& [name, s] : r.irqs) {
-    IrqStats& d = into.irqs[name];
-    d.count += s.count;
-    d.time_ns += s.time_ns;
-  }
+  for (auto& [nr, s] : r.syscalls) into.syscalls[nr] += s;
+  for (auto& [name, s] : r.irqs) into.irqs[name] += s;
   into.wakeups += r.wakeups;
   into.migrations += r.migrations;
   for (auto& [pair, n] : r.migration_pairs) into.migration_pairs[pair] += n;

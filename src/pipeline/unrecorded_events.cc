@@ -4,25 +4,29 @@
 #include <memory>
 #include <string_view>
 
+#include "sched/trace_capabilities.h"
+
 namespace cstool {
+namespace {
+
+// The family's capability is turned off and its events listed as unrecorded.
+void MarkUnrecorded(const EventFamily& f, TraceCapabilities& caps,
+                    std::vector<std::string>& unrecorded) {
+  caps.*f.capability = false;
+  unrecorded.insert(unrecorded.end(), f.events.begin(), f.events.end());
+}
+
+}  // namespace
 
 std::vector<std::string> UnrecordedModelEvents(TraceFileReader& reader, const EventDecoder& decoder,
                                                TraceCapabilities& caps) {
-  struct Family {
-    bool* capability;
-    std::vector<EventKind> kinds;
-    std::vector<std::string> names;
+  struct Scanned {
+    const EventFamily* family;
     bool seen = false;
   };
-  std::vector<Family> families;
-  if (caps.syscalls)
-    families.push_back({&caps.syscalls,
-                        {EventKind::kSysEnter, EventKind::kSysExit},
-                        {"raw_syscalls:sys_enter", "raw_syscalls:sys_exit"}});
-  if (caps.waking)
-    families.push_back({&caps.waking, {EventKind::kSchedWaking}, {"sched:sched_waking"}});
-  if (caps.wakeup)
-    families.push_back({&caps.wakeup, {EventKind::kSchedWakeup}, {"sched:sched_wakeup"}});
+  std::vector<Scanned> families;
+  for (const EventFamily& f : EventFamilies())
+    if (!f.kinds.empty() && caps.*f.capability) families.push_back({&f});
   size_t unseen = families.size();
   const size_t salvage_notes = reader.salvage_log().entries().size();
   for (int cpu = 0; cpu < reader.cpus() && unseen > 0; ++cpu) {
@@ -32,36 +36,37 @@ std::vector<std::string> UnrecordedModelEvents(TraceFileReader& reader, const Ev
       for (const RawRecord& r : batch) {
         if (r.is_loss()) continue;
         const EventKind kind = decoder.KindOf(decoder.TypeOf(r));
-        for (Family& f : families)
-          if (!f.seen && std::find(f.kinds.begin(), f.kinds.end(), kind) != f.kinds.end()) {
-            f.seen = true;
+        for (Scanned& s : families) {
+          const std::vector<EventKind>& kinds = s.family->kinds;
+          if (!s.seen && std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) {
+            s.seen = true;
             --unseen;
           }
+        }
       }
   }
   reader.ForgetSalvageNotesFrom(salvage_notes);  // the decoding meets the damage again
   std::vector<std::string> unrecorded;
-  for (Family& f : families) {
-    if (f.seen) continue;
-    *f.capability = false;
-    unrecorded.insert(unrecorded.end(), f.names.begin(), f.names.end());
-  }
+  for (const Scanned& s : families)
+    if (!s.seen) MarkUnrecorded(*s.family, caps, unrecorded);
   return unrecorded;
 }
 
 std::vector<std::string> UnrecordedNotedEvents(const DecodeStats& stats, TraceCapabilities& caps) {
-  std::vector<std::string> unrecorded;
-  auto recorded = [&stats](std::string_view prefix) {
+  // An event counts as recorded when the decoding counted a record of it ("irq_vectors:*":
+  // of any event of the system).
+  auto recorded = [&stats](std::string_view event) {
+    if (event.ends_with('*')) event.remove_suffix(1);
     return std::any_of(stats.events_per_type.begin(), stats.events_per_type.end(),
-                       [prefix](const auto& kv) { return kv.first.starts_with(prefix); });
+                       [event](const auto& kv) { return kv.first.starts_with(event); });
   };
-  if (caps.irqs && !recorded("irq:irq_handler_entry") && !recorded("irq_vectors:")) {
-    caps.irqs = false;
-    unrecorded.insert(unrecorded.end(), {"irq:irq_handler_entry", "irq_vectors:*"});
-  }
-  if (caps.page_faults && !recorded("exceptions:page_fault_user")) {
-    caps.page_faults = false;
-    unrecorded.emplace_back("exceptions:page_fault_user");
+  std::vector<std::string> unrecorded;
+  for (const EventFamily& f : EventFamilies()) {
+    if (!f.kinds.empty() || !(caps.*f.capability)) continue;
+    const bool there = f.any_event_suffices
+                           ? std::any_of(f.events.begin(), f.events.end(), recorded)
+                           : std::all_of(f.events.begin(), f.events.end(), recorded);
+    if (!there) MarkUnrecorded(f, caps, unrecorded);
   }
   return unrecorded;
 }

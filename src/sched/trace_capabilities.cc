@@ -4,23 +4,31 @@
 #include <string_view>
 
 namespace cstool {
-namespace {
 
-bool Has(const std::vector<std::string>& missing, std::string_view event) {
-  return std::find(missing.begin(), missing.end(), event) == missing.end();
+std::span<const EventFamily> EventFamilies() {
+  static const std::vector<EventFamily> kFamilies = {
+      {&TraceCapabilities::syscalls,
+       {"raw_syscalls:sys_enter", "raw_syscalls:sys_exit"},
+       false,
+       {EventKind::kSysEnter, EventKind::kSysExit}},
+      {&TraceCapabilities::waking, {"sched:sched_waking"}, false, {EventKind::kSchedWaking}},
+      {&TraceCapabilities::wakeup, {"sched:sched_wakeup"}, false, {EventKind::kSchedWakeup}},
+      {&TraceCapabilities::irqs, {"irq:irq_handler_entry", "irq_vectors:*"}, true, {}},
+      {&TraceCapabilities::page_faults, {"exceptions:page_fault_user"}, false, {}},
+  };
+  return kFamilies;
 }
-
-}  // namespace
 
 TraceCapabilities CapabilitiesOf(const EventDecoder& decoder) {
   const std::vector<std::string>& missing = decoder.missing_events();
+  auto has = [&missing](std::string_view event) {
+    return std::find(missing.begin(), missing.end(), event) == missing.end();
+  };
   TraceCapabilities caps;
   caps.stat_runtime = decoder.Knows(EventKind::kSchedStatRuntime);
-  caps.syscalls = Has(missing, "raw_syscalls:sys_enter") && Has(missing, "raw_syscalls:sys_exit");
-  caps.waking = Has(missing, "sched:sched_waking");
-  caps.wakeup = Has(missing, "sched:sched_wakeup");
-  caps.irqs = Has(missing, "irq:irq_handler_entry") || Has(missing, "irq_vectors:*");
-  caps.page_faults = Has(missing, "exceptions:page_fault_user");
+  for (const EventFamily& f : EventFamilies())
+    caps.*f.capability = f.any_event_suffices ? std::any_of(f.events.begin(), f.events.end(), has)
+                                              : std::all_of(f.events.begin(), f.events.end(), has);
   return caps;
 }
 
