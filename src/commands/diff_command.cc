@@ -3,12 +3,13 @@
 #include <fmt/core.h>
 
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 #include "analysis/diff.h"
 #include "analysis/diff_input.h"
 #include "analysis/report_view.h"
 #include "base/errors.h"
+#include "base/output_file.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
 #include "pipeline/analyze_trace.h"
@@ -57,11 +58,8 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
                     ExitCode::kUsage);
       throw Error(fmt::format("{}: no such file", f), ExitCode::kUsage);
     }
-  std::ofstream html;
-  if (!options.html.empty()) {
-    html.open(options.html, std::ios::trunc);
-    if (!html) throw Error(fmt::format("cannot create {}", options.html));
-  }
+  std::optional<OutputFile> html;
+  if (!options.html.empty()) html.emplace(options.html);
   SyscallTable syscalls;
   std::vector<DiffRecording> base, after;
   for (const std::string& f : options.base_files)
@@ -70,10 +68,9 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
     after.push_back(Load(f, options, syscalls, messages));
   const DiffResult result = DiffRecordings(base, after);
   output->Render(result);
-  if (html.is_open()) {
-    RenderDiffHtml(result, html);
-    html.close();
-    if (!html) throw Error(fmt::format("cannot write {}", options.html));
+  if (html) {
+    RenderDiffHtml(result, html->stream());
+    html->Commit();
   }
   return 0;
 }

@@ -2,16 +2,14 @@
 
 #include <fmt/core.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "analysis/critical_path.h"
 #include "analysis/report_view.h"
 #include "base/errors.h"
+#include "base/output_file.h"
 #include "check/kernel_check.h"
 #include "commands/report_exports.h"
 #include "model/syscall_table.h"
@@ -22,38 +20,6 @@
 
 namespace cstool {
 namespace {
-
-// `report -o FILE` with table, json or csv: the report is written beside FILE and renamed
-// over it once complete, so that a failed analysis leaves an earlier FILE as it was.
-class ReportFile {
- public:
-  explicit ReportFile(std::string path) : path_(std::move(path)), partial_(path_ + ".partial") {
-    stream_.open(partial_, std::ios::binary | std::ios::trunc);
-    if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
-  }
-  ReportFile(const ReportFile&) = delete;
-  ReportFile& operator=(const ReportFile&) = delete;
-  ~ReportFile() {
-    if (committed_) return;
-    stream_.close();
-    std::error_code ec;
-    std::filesystem::remove(partial_, ec);
-  }
-  std::ostream& stream() { return stream_; }
-  void Commit() {
-    stream_.close();
-    if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
-    std::error_code ec;
-    std::filesystem::rename(partial_, path_, ec);
-    if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
-    committed_ = true;
-  }
-
- private:
-  std::string path_, partial_;
-  std::ofstream stream_;
-  bool committed_ = false;
-};
 
 // How many processes or threads an error names before it says how many more there are.
 constexpr size_t kListed = 8;
@@ -159,7 +125,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   // Validate first.
   const bool tables = TableExport::IsTableFormat(options.format);
   std::unique_ptr<Output> output;
-  std::optional<ReportFile> file_out;  // -o FILE of a table, json or csv report
+  std::optional<OutputFile> file_out;  // -o FILE of a table, json or csv report
   if (!tables) {
     if (options.format != "table" && options.format != "json" && options.format != "csv")
       throw Error(fmt::format("unknown format '{}' (valid: table, json, csv, sqlite, jsonl)",

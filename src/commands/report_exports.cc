@@ -2,10 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 
 #include "analysis/barscope.h"
 #include "analysis/timeline.h"
@@ -17,10 +14,6 @@ namespace cstool {
 namespace {
 
 constexpr size_t kTimelineBuffer = 1 << 20;
-
-Error OpenError(const std::string& path, const char* what) {
-  return Error(fmt::format("cannot {} {}: {}", what, path, std::strerror(errno)));
-}
 
 // "FROM:TO" in seconds from the trace start, either side may be empty ("2:", ":0.5").
 BarscopeObserver::Range ParseHtmlRange(const std::string& text) {
@@ -57,23 +50,17 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
     : options_(options) {
   auto selected = [view](const Thread& t) { return SelectsThread(view, t); };
   if (!options_.timeline.empty()) {
-    timeline_buffer_.resize(kTimelineBuffer);
-    timeline_file_.rdbuf()->pubsetbuf(timeline_buffer_.data(),
-                                      static_cast<std::streamsize>(timeline_buffer_.size()));
-    timeline_file_.open(options_.timeline, std::ios::binary | std::ios::trunc);
-    if (!timeline_file_) throw OpenError(options_.timeline, "create");
+    timeline_file_.emplace(options_.timeline, kTimelineBuffer);
     const TimelineFormat format =
         options_.timeline_format == "auto"
             ? TimelineFormatForPath(options_.timeline)
             : ParseTimelineFormat(options_.timeline_format).value_or(TimelineFormat::kJson);
-    timeline_writer_ = MakeTimelineWriter(format, timeline_file_);
+    timeline_writer_ = MakeTimelineWriter(format, timeline_file_->stream());
     timeline_ = std::make_unique<TimelineObserver>(*timeline_writer_, syscalls, selected);
   }
   if (!options_.html.empty()) {
     const BarscopeObserver::Range range = ParseHtmlRange(options_.html_range);
-    // Create it now so that a bad path fails before a long analysis.
-    std::ofstream probe(options_.html, std::ios::trunc);
-    if (!probe) throw OpenError(options_.html, "create");
+    html_file_.emplace(options_.html);
     barscope_ = std::make_unique<BarscopeObserver>(syscalls, selected, range);
   }
 }
@@ -99,30 +86,20 @@ void ReportExports::Finish(const ReportView& view) {
   if (timeline_) {
     timeline_.reset();
     timeline_writer_.reset();  // ends the file if the trace end was never reached
-    timeline_file_.close();
-    if (!timeline_file_) throw OpenError(options_.timeline, "write");
+    timeline_file_->Commit();
   }
   if (barscope_) {
-    std::ofstream html(options_.html, std::ios::trunc);
-    RenderHtml(view, barscope_->model(), html);
-    html.close();
-    if (!html) throw OpenError(options_.html, "write");
+    RenderHtml(view, barscope_->model(), html_file_->stream());
+    html_file_->Commit();
   }
 }
 
-}  // namespace cstool
-
-namespace cstool {
-
 void ReportExports::Discard() {
-  std::error_code ignored;
-  if (timeline_) {
-    timeline_.reset();
-    timeline_writer_.reset();
-    timeline_file_.close();
-    std::filesystem::remove(options_.timeline, ignored);
-  }
-  if (barscope_) std::filesystem::remove(options_.html, ignored);
+  timeline_.reset();
+  timeline_writer_.reset();
+  timeline_file_.reset();
+  barscope_.reset();
+  html_file_.reset();
 }
 
 }  // namespace cstool

@@ -1,15 +1,17 @@
 // The pictures `cstool report` can write besides its tables: the Perfetto timeline
 // (--timeline, JSON or protobuf) and the HTML page with barscopes (--html). Opens the files up
 // front (so a bad path fails before the analysis), provides the observers that collect the data,
-// and writes what is left once the report view exists.
+// and writes what is left once the report view exists. Each file is written whole or not at
+// all (base/output_file).
 #pragma once
 
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/report_view.h"
+#include "base/output_file.h"
 #include "model/syscall_table.h"
 #include "sched/observer.h"
 
@@ -40,13 +42,14 @@ class ReportExports {
   void AddCriticalPath(const CriticalPath& path);
   // After the analysis: writes the HTML page and checks every file was written.
   void Finish(const ReportView& view);
-  // Instead of Finish when the report fails: removes the files it created.
+  // Instead of Finish when the report fails: no file is written, and earlier ones under
+  // the names are left as they were.
   void Discard();
 
  private:
   ExportOptions options_;
-  std::vector<char> timeline_buffer_;
-  std::ofstream timeline_file_;
+  std::optional<OutputFile> timeline_file_;
+  std::optional<OutputFile> html_file_;
   std::unique_ptr<TimelineSink> timeline_writer_;
   std::unique_ptr<TimelineObserver> timeline_;
   std::unique_ptr<BarscopeObserver> barscope_;

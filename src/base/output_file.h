@@ -1,0 +1,37 @@
+// A file that a command writes whole or not at all (report -o, --timeline, --html, diff
+// --html): its bytes go to PATH.partial, renamed over PATH by Commit(). Until then PATH
+// keeps what it held, so a failed analysis, an interrupt or a full disk never leaves a
+// truncated report under the name, nor destroys the one before; the partial file is
+// removed when Commit() is not reached.
+#pragma once
+
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace cstool {
+
+class OutputFile {
+ public:
+  // Creates PATH.partial now, so that a bad path fails before a long analysis; a
+  // `buffer_bytes` stream buffer for large outputs. Throws cstool::Error naming the file.
+  explicit OutputFile(std::string path, size_t buffer_bytes = 0);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream() { return stream_; }
+  const std::string& path() const { return path_; }
+  // Flushes and renames PATH.partial to PATH. Throws cstool::Error when either fails.
+  void Commit();
+
+ private:
+  std::string path_;
+  std::string partial_;
+  std::vector<char> buffer_;
+  std::ofstream stream_;
+  bool committed_ = false;
+};
+
+}  // namespace cstool

@@ -1,0 +1,71 @@
+#include "base/output_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "base/errors.h"
+
+namespace cstool {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("cstool_output_file_" + std::to_string(::getpid()));
+    partial_ = path_.string() + ".partial";
+    std::ofstream(path_) << "earlier";
+  }
+  void TearDown() override {
+    fs::remove(path_);
+    fs::remove(partial_);
+  }
+  fs::path path_;
+  fs::path partial_;
+};
+
+TEST_F(OutputFileTest, CommitReplacesTheFileWhole) {
+  OutputFile f(path_.string(), 4096);
+  f.stream() << "new report";
+  f.stream().flush();
+  EXPECT_EQ(Read(path_), "earlier");  // untouched until the commit
+  EXPECT_EQ(Read(partial_), "new report");
+  f.Commit();
+  EXPECT_EQ(Read(path_), "new report");
+  EXPECT_FALSE(fs::exists(partial_));
+}
+
+TEST_F(OutputFileTest, WithoutCommitTheEarlierFileStaysAndThePartialGoes) {
+  {
+    OutputFile f(path_.string());
+    f.stream() << "half a report";
+  }
+  EXPECT_EQ(Read(path_), "earlier");
+  EXPECT_FALSE(fs::exists(partial_));
+}
+
+TEST_F(OutputFileTest, AnUncreatableFileFailsAtOnceNamingIt) {
+  try {
+    OutputFile f("/nonexistent-dir/out.html");
+    ADD_FAILURE() << "created a file in a missing directory";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent-dir/out.html.partial: cannot write: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace cstool

@@ -1,0 +1,74 @@
+// The files a command writes besides its standard output (report -o, --timeline, --html,
+// diff --html) are written whole or not at all: a failed run leaves the files of an
+// earlier run under those names as they were, and no partial file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/files.h"
+#include "tests/support/run_command.h"
+
+namespace cstool::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Fixture(const std::string& name) {
+  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+fs::path OutPath(const std::string& name) {
+  return fs::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
+}
+
+TEST(OutputFiles, AFailedReportLeavesEarlierFilesAsTheyWere) {
+  const std::vector<fs::path> files = {OutPath("earlier.json"), OutPath("earlier.pftrace"),
+                                       OutPath("earlier.html")};
+  for (const fs::path& f : files) std::ofstream(f) << "earlier";
+  // No thread has pid 1 in the fixture: the analysis runs, then the report fails.
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "-p", "1",
+                                "--format", "json", "-o", files[0].string(), "--timeline",
+                                files[1].string(), "--html", files[2].string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  for (const fs::path& f : files) {
+    EXPECT_EQ(ReadWholeFile(f), "earlier") << f;
+    EXPECT_FALSE(fs::exists(f.string() + ".partial")) << f;
+    fs::remove(f);
+  }
+}
+
+TEST(OutputFiles, AReportThatSucceedsReplacesThem) {
+  const fs::path timeline = OutPath("replaced.pftrace");
+  const fs::path html = OutPath("replaced.html");
+  for (const fs::path& f : {timeline, html}) std::ofstream(f) << "earlier";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--timeline",
+                                timeline.string(), "--html", html.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(fs::file_size(timeline), 1000u);
+  EXPECT_EQ(ReadWholeFile(html).rfind("<!DOCTYPE html>", 0), 0u);
+  for (const fs::path& f : {timeline, html}) {
+    EXPECT_FALSE(fs::exists(f.string() + ".partial")) << f;
+    fs::remove(f);
+  }
+}
+
+TEST(OutputFiles, AFailedDiffLeavesAnEarlierPageAsItWas) {
+  const fs::path html = OutPath("diff.html");
+  const fs::path damaged = OutPath("damaged.dat");
+  { std::ofstream(damaged) << "not a trace file"; }
+  std::ofstream(html) << "earlier";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "diff", "--html", html.string(),
+                                Fixture("golden_mutex.dat"), "--", damaged.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(ReadWholeFile(html), "earlier");
+  EXPECT_FALSE(fs::exists(html.string() + ".partial"));
+  fs::remove(html);
+  fs::remove(damaged);
+}
+
+}  // namespace
+}  // namespace cstool::testing
