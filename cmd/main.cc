@@ -94,15 +94,21 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
-      for (const auto& [name, sub] : subapps)
-        if (sub->parsed())
-          for (const std::string& arg : sub->remaining())
-            if (std::string near = NearestOption(*sub, arg); !near.empty())
-              fmt::print(stderr, "cstool {}: {} is not an option of {}; did you mean {}?\n", name,
-                         arg, name, near);
-    return rc == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return app.exit(e);  // --help, --version
+    // One line in cstool's own form, "cstool NAME: ...", like every other error.
+    std::string name;
+    for (const auto& [n, sub] : subapps)
+      if (sub->parsed()) name = n;
+    const std::string who = name.empty() ? "cstool" : "cstool " + name;
+    fmt::print(stderr, "{}: {}\n", who, e.what());
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty())
+      for (const std::string& arg : subapps[name]->remaining())
+        if (std::string near = NearestOption(*subapps[name], arg); !near.empty())
+          fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
+                     near);
+    fmt::print(stderr, "See '{} --help'.\n", who);
+    return static_cast<int>(ExitCode::kUsage);
   }
 
   if (help->parsed()) {

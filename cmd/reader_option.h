@@ -2,24 +2,36 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <map>
 #include <string>
+#include <utility>
 
 #include "format/trace_file_reader.h"
 
 namespace cstool::cmd {
 
 inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
+  // By name only (CLI11's enum map would print "{auto->0,...} OR {0,1,2}" to the user).
+  CLI::Validator names(
+      [](std::string& value) -> std::string {
+        static constexpr std::pair<const char*, ReaderBackend> kReaders[] = {
+            {"auto", ReaderBackend::kAuto},
+            {"fast", ReaderBackend::kFast},
+            {"libtracecmd", ReaderBackend::kLibTracecmd}};
+        for (const auto& [name, backend] : kReaders)
+          if (CLI::detail::to_lower(value) == name) {
+            value = std::to_string(static_cast<int>(backend));
+            return "";
+          }
+        return "'" + value + "' is not a reader (auto, fast or libtracecmd)";
+      },
+      "{auto,fast,libtracecmd}");
   return sub
       .add_option("--reader", reader,
                   "Trace file reader: auto (cstool's own for v6/v7, else libtracecmd), fast "
                   "(cstool's own only), libtracecmd")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ReaderBackend>{{"auto", ReaderBackend::kAuto},
-                                               {"fast", ReaderBackend::kFast},
-                                               {"libtracecmd", ReaderBackend::kLibTracecmd}},
-          CLI::ignore_case))
-      ->capture_default_str();
+      ->transform(names)
+      ->type_name("TEXT")
+      ->default_str("auto");
 }
 
 inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {

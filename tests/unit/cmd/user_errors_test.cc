@@ -218,5 +218,26 @@ TEST(Help, AMisspelledOptionSuggestsTheNearest) {
   EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;
 }
 
+// CLI11's own errors come in cstool's form: "cstool NAME: ...", then where help is; an
+// option of names lists the names (not CLI11's enum map).
+TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", "--reader", "bogus", "x.dat"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "cstool report: --reader: 'bogus' is not a reader (auto, fast or libtracecmd)\n"
+            "See 'cstool report --help'.\n");
+  CommandResult jobs = RunCommand({CSTOOL_BINARY, "report", "-j", "0", "x.dat"});
+  EXPECT_EQ(jobs.status, 2);
+  EXPECT_TRUE(jobs.err.starts_with("cstool report: --jobs: ")) << jobs.err;
+  CommandResult help = RunCommand({CSTOOL_BINARY, "report", "--help"});
+  EXPECT_NE(help.out.find("--reader TEXT:{auto,fast,libtracecmd}=auto"), std::string::npos)
+      << help.out;
+  const std::string fixture = Fixture("small_v6.dat");
+  CommandResult upper = RunCommand({CSTOOL_BINARY, "report", fixture, "--reader", "LIBTRACECMD"});
+  CommandResult fast = RunCommand({CSTOOL_BINARY, "report", fixture, "--reader", "fast"});
+  EXPECT_EQ(upper.status, 0) << upper.err;
+  EXPECT_EQ(upper.out, fast.out);
+}
+
 }  // namespace
 }  // namespace cstool::testing
