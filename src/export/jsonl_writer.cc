@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "base/errors.h"
+#include "base/output_file.h"
 
 namespace cstool {
 namespace {
@@ -50,12 +51,21 @@ Error IoError(const std::string& path, const char* what) {
 JsonlWriter::JsonlWriter(const std::string& dir, TraceKey key, bool replace)
     : dir_(dir), key_(std::move(key)) {
   std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
+  made_dir_ = std::filesystem::create_directories(dir_, ec);
   if (ec || !std::filesystem::is_directory(dir_))
     throw Error(fmt::format("cannot create directory {}: {}", dir_,
                             ec ? ec.message() : "a file of that name exists"));
+  try {
+    Open(replace);
+  } catch (...) {
+    Undo();
+    throw;
+  }
+}
+
+void JsonlWriter::Open(bool replace) {
   CheckSchema();
-  CheckDuplicate(replace);
+  const bool replacing = CheckDuplicate(replace);
   prefix_ = "{\"trace_id\":";
   AppendString(prefix_, key_.trace_id);
   prefix_ += ",\"host\":";
@@ -63,22 +73,31 @@ JsonlWriter::JsonlWriter(const std::string& dir, TraceKey key, bool replace)
   for (const TableSchema& t : AllTables()) {
     File& f = files_[static_cast<size_t>(t.table)];
     f.path = PathOf(t);
-    f.start_size = std::filesystem::exists(f.path) ? std::filesystem::file_size(f.path) : 0;
+    // CheckDuplicate rewrote each file there was.
+    f.written = replacing && std::filesystem::exists(f.path) ? f.path + ".replace" : f.path;
+    f.start_size = std::filesystem::exists(f.written) ? std::filesystem::file_size(f.written) : 0;
     f.buffer.resize(kFileBuffer);
     f.out.rdbuf()->pubsetbuf(f.buffer.data(), static_cast<std::streamsize>(f.buffer.size()));
-    f.out.open(f.path, std::ios::binary | std::ios::app);
-    if (!f.out) throw IoError(f.path, "open");
+    f.out.open(f.written, std::ios::binary | std::ios::app);
+    if (!f.out) throw IoError(f.written, "open");
   }
 }
 
 JsonlWriter::~JsonlWriter() {
-  if (committed_) return;
-  // A failed export: every file back to its length before it.
-  for (File& f : files_) {
-    if (f.path.empty()) continue;
+  if (!committed_) Undo();
+}
+
+void JsonlWriter::Undo() noexcept {
+  std::error_code ignored;
+  if (made_dir_) {
+    std::filesystem::remove_all(dir_, ignored);
+    return;
+  }
+  for (const TableSchema& t : AllTables()) {
+    File& f = files_[static_cast<size_t>(t.table)];
     f.out.close();
-    std::error_code ignored;
-    std::filesystem::resize_file(f.path, f.start_size, ignored);
+    std::filesystem::remove(PathOf(t) + ".replace", ignored);
+    if (f.written == f.path) std::filesystem::resize_file(f.path, f.start_size, ignored);
   }
 }
 
@@ -89,12 +108,12 @@ std::string JsonlWriter::PathOf(const TableSchema& t) const {
 void JsonlWriter::CheckSchema() {
   const std::string path = (std::filesystem::path(dir_) / "meta.json").string();
   if (!std::filesystem::exists(path)) {
-    std::ofstream out(path, std::ios::trunc);
-    out << nlohmann::json{{"schema_version", kExportSchemaVersion},
-                          {"created_by", fmt::format("cstool {}", CSTOOL_VERSION)}}
-               .dump()
-        << "\n";
-    if (!out.flush()) throw IoError(path, "write");
+    OutputFile out(path);  // never a meta.json cut short, which would refuse every export
+    out.stream() << nlohmann::json{{"schema_version", kExportSchemaVersion},
+                                   {"created_by", fmt::format("cstool {}", CSTOOL_VERSION)}}
+                        .dump()
+                 << "\n";
+    out.Commit();
     return;
   }
   std::ifstream in(path);
@@ -112,7 +131,7 @@ void JsonlWriter::CheckSchema() {
 
 // Every line starts with the trace_id (the writer puts it first), so a trace's lines are
 // found, and removed, without parsing them.
-void JsonlWriter::CheckDuplicate(bool replace) {
+bool JsonlWriter::CheckDuplicate(bool replace) {
   std::string start = "{\"trace_id\":";
   AppendString(start, key_.trace_id);
   start += ',';
@@ -122,7 +141,7 @@ void JsonlWriter::CheckDuplicate(bool replace) {
     std::ifstream in(trace_file);
     for (std::string line; !found && std::getline(in, line);) found = line.starts_with(start);
   }
-  if (!found) return;
+  if (!found) return false;
   if (!replace)
     throw Error(fmt::format(
         "{} already holds trace {}: the same recording is exported only once; --replace "
@@ -139,8 +158,8 @@ void JsonlWriter::CheckDuplicate(bool replace) {
         if (!line.starts_with(start)) out << line << '\n';
       if (!out.flush()) throw IoError(kept, "write");
     }
-    std::filesystem::rename(kept, path);
   }
+  return true;
 }
 
 void JsonlWriter::Add(Table table, std::span<const Value> values) {
@@ -169,8 +188,10 @@ void JsonlWriter::Add(Table table, std::span<const Value> values) {
 void JsonlWriter::Commit() {
   for (File& f : files_) {
     f.out.close();
-    if (!f.out) throw IoError(f.path, "write");
+    if (!f.out) throw IoError(f.written, "write");
   }
+  for (File& f : files_)
+    if (f.written != f.path) std::filesystem::rename(f.written, f.path);
   committed_ = true;
 }
 

@@ -1,9 +1,11 @@
 // Rows as JSON Lines, one file per table in a directory (DIR/<table>.jsonl, one object
 // per line with the table's columns as keys, NULL as null), for engines that ingest
 // them directly: DuckDB read_json, ClickHouse JSONEachRow, BigQuery. DIR/meta.json says
-// the schema version. Appends like the SQLite writer: a trace already in DIR/trace.jsonl
-// is refused (or its lines removed first with `replace`), and a failed export truncates
-// every file back to where it started.
+// the schema version. Appends like the SQLite writer, all or nothing: a trace already in
+// DIR/trace.jsonl is refused, or with `replace` each file is rewritten without its lines
+// beside the original (FILE.replace) and renamed over it at the commit; a failed export
+// truncates every file back to where it started, removes the rewrites, and removes DIR
+// when it made it.
 #pragma once
 
 #include <array>
@@ -31,19 +33,26 @@ class JsonlWriter final : public RowSink {
  private:
   struct File {
     std::string path;
-    uint64_t start_size = 0;  // where this export's lines begin
+    std::string written;      // path, or its rewrite without the replaced trace's lines
+    uint64_t start_size = 0;  // where this export's lines begin in `written`
     std::vector<char> buffer;
     std::ofstream out;
   };
   std::string PathOf(const TableSchema& t) const;
+  void Open(bool replace);
+  // A failed export, in the constructor or after: every file as it was before.
+  void Undo() noexcept;
   void CheckSchema();
-  void CheckDuplicate(bool replace);
+  // Whether DIR holds the trace already: then refused, or (with `replace`) each file is
+  // rewritten without its lines into FILE.replace.
+  bool CheckDuplicate(bool replace);
 
   std::string dir_;
   TraceKey key_;
   std::string prefix_;  // {"trace_id":"...","host":"...", as every line starts
   std::string line_;
   std::array<File, kTableCount> files_;
+  bool made_dir_ = false;  // DIR did not exist: a failed export removes it
   bool committed_ = false;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "base/errors.h"
@@ -30,9 +31,20 @@ void SqliteWriter::FinalizeStmt::operator()(sqlite3_stmt* st) const { sqlite3_fi
 
 SqliteWriter::SqliteWriter(const std::string& path, TraceKey key, bool replace)
     : path_(path), key_(std::move(key)) {
+  std::error_code ec;
+  created_ = !std::filesystem::exists(path_, ec);
+  try {
+    Begin(replace);
+  } catch (...) {
+    Abandon();
+    throw;
+  }
+}
+
+void SqliteWriter::Begin(bool replace) {
   sqlite3* db = nullptr;
   const int rc =
-      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+      sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   db_.reset(db);  // a handle even on failure, for the message
   if (rc != SQLITE_OK) Fail("cannot open");
   sqlite3_busy_timeout(db_.get(), 10'000);  // another host's export appending to a shared file
@@ -51,7 +63,21 @@ SqliteWriter::SqliteWriter(const std::string& path, TraceKey key, bool replace)
   }
 }
 
-SqliteWriter::~SqliteWriter() = default;
+SqliteWriter::~SqliteWriter() {
+  if (!committed_) Abandon();
+}
+
+// The rollback undoes this export's rows; a database it created is then empty, and goes.
+void SqliteWriter::Abandon() noexcept {
+  for (Statement& st : insert_) st.reset();
+  if (db_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  db_.reset();
+  std::error_code ec;
+  if (created_ && std::filesystem::file_size(path_, ec) == 0 && !ec) {
+    std::filesystem::remove(path_, ec);
+    std::filesystem::remove(path_ + "-journal", ec);
+  }
+}
 
 void SqliteWriter::Fail(const std::string& what) {
   throw Error(
@@ -136,6 +162,9 @@ void SqliteWriter::Add(Table table, std::span<const Value> values) {
   Count(table);
 }
 
-void SqliteWriter::Commit() { Exec("COMMIT"); }
+void SqliteWriter::Commit() {
+  Exec("COMMIT");
+  committed_ = true;
+}
 
 }  // namespace cstool
