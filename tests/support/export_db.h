@@ -11,13 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
-
-inline std::string Fixture(const std::string& name) {
-  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
 
 class ScratchDir {
  public:

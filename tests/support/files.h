@@ -1,5 +1,5 @@
-// Small file helpers shared by the tests: a file's whole contents, and the tracefs
-// instances cstool creates (cstool-<pid>).
+// Small file helpers shared by the tests: fixtures, scratch paths, a file's whole
+// contents, and the tracefs instances cstool creates (cstool-<pid>).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +16,16 @@
 #include "kernel/proc_threads.h"
 
 namespace cstool::testing {
+
+// A file of tests/fixtures.
+inline std::string Fixture(const std::string& name) {
+  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
+}
+
+// A path in the temporary directory, PID-NAME, for a file the test writes.
+inline std::filesystem::path ScratchPath(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
+}
 
 // The whole file ("" if it cannot be read).
 inline std::string ReadWholeFile(const std::filesystem::path& path) {

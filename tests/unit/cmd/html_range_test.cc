@@ -15,16 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixture(const std::string& name) {
-  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-
-fs::path OutPath(const std::string& name) {
-  return fs::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
-}
-
 TEST(HtmlRange, DrawsOnlyThatPartOfTheTrace) {
-  const fs::path html = OutPath("range.html");
+  const fs::path html = ScratchPath("range.html");
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--html",
                                 html.string(), "--html-range", "0.001:0.002"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -42,7 +34,7 @@ TEST(HtmlRange, DrawsOnlyThatPartOfTheTrace) {
 
 TEST(HtmlRange, MalformedRangeFailsAndWritesNothing) {
   for (const char* bad : {"2:1", "1", "a:b", "-1:2", "1:1"}) {
-    const fs::path html = OutPath("bad.html");
+    const fs::path html = ScratchPath("bad.html");
     CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--html",
                                   html.string(), "--html-range", bad});
     EXPECT_EQ(r.status, 1) << bad;

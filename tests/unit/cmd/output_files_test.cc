@@ -17,17 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixture(const std::string& name) {
-  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
-
-fs::path OutPath(const std::string& name) {
-  return fs::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
-}
-
 TEST(OutputFiles, AFailedReportLeavesEarlierFilesAsTheyWere) {
-  const std::vector<fs::path> files = {OutPath("earlier.json"), OutPath("earlier.pftrace"),
-                                       OutPath("earlier.html")};
+  const std::vector<fs::path> files = {ScratchPath("earlier.json"), ScratchPath("earlier.pftrace"),
+                                       ScratchPath("earlier.html")};
   for (const fs::path& f : files) std::ofstream(f) << "earlier";
   // No thread has pid 1 in the fixture: the analysis runs, then the report fails.
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "-p", "1",
@@ -42,8 +34,8 @@ TEST(OutputFiles, AFailedReportLeavesEarlierFilesAsTheyWere) {
 }
 
 TEST(OutputFiles, AReportThatSucceedsReplacesThem) {
-  const fs::path timeline = OutPath("replaced.pftrace");
-  const fs::path html = OutPath("replaced.html");
+  const fs::path timeline = ScratchPath("replaced.pftrace");
+  const fs::path html = ScratchPath("replaced.html");
   for (const fs::path& f : {timeline, html}) std::ofstream(f) << "earlier";
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--timeline",
                                 timeline.string(), "--html", html.string()});
@@ -57,8 +49,8 @@ TEST(OutputFiles, AReportThatSucceedsReplacesThem) {
 }
 
 TEST(OutputFiles, AFailedDiffLeavesAnEarlierPageAsItWas) {
-  const fs::path html = OutPath("diff.html");
-  const fs::path damaged = OutPath("damaged.dat");
+  const fs::path html = ScratchPath("diff.html");
+  const fs::path damaged = ScratchPath("damaged.dat");
   { std::ofstream(damaged) << "not a trace file"; }
   std::ofstream(html) << "earlier";
   CommandResult r = RunCommand({CSTOOL_BINARY, "diff", "--html", html.string(),

@@ -8,14 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
-
-std::string Fixture(const std::string& name) {
-  return std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/" + name;
-}
 
 // A fresh empty directory, removed at the end of the test.
 class EmptyDir {
