@@ -63,6 +63,8 @@ constexpr int64_t kFlightCutLagNs = 2000000;  // 2 ms
 // Room kept beyond the measured header for what the recording info grows by (threads
 // learnt, per-CPU statistics) and the file's own section headers.
 constexpr uint64_t kFileSlackBytes = 256 * 1024;
+// The least room for events a --max-size must leave: one compressed chunk.
+constexpr uint64_t kMinEventBytes = 64 * 1024;
 
 // Where an idle CPU began queueing the tasks other CPUs woke for it (the cross-CPU call of
 // sched_ttwu_pending): the enqueue reads the runqueue clock right after, and the host can
@@ -541,6 +543,15 @@ void Recorder::MeasureHeader() {
   std::error_code ec;
   header_bytes_ = std::filesystem::file_size(probe, ec) + contents.cstool_info_json.size();
   std::filesystem::remove(probe, ec);
+  // A limit that leaves no room for events would keep none: refused before the command runs.
+  const uint64_t least = header_bytes_ + kFileSlackBytes + kMinEventBytes;
+  if (o_.max_size > 0 && o_.max_size < least)
+    throw Error(fmt::format("--max-size {} leaves no room for events: this recording's file "
+                            "takes {} without them (its header, and room for what the recording "
+                            "info grows by); give at least {}",
+                            HumanBytes(o_.max_size),
+                            HumanBytes(header_bytes_ + kFileSlackBytes), HumanBytes(least)),
+                ExitCode::kUsage);
 }
 
 // The readers' budget, every loop tick: --max-size less the header, and what the disk

@@ -256,5 +256,22 @@ TEST_F(FlightTest, MaxSizeStopsCleanly) {
   EXPECT_GT(report["trace"]["events"].get<uint64_t>(), 0u);
 }
 
+// A --max-size that leaves no room for events is refused before the command runs (it
+// recorded nothing and killed the command).
+TEST_F(FlightTest, MaxSizeWithoutRoomForEventsIsRefused) {
+  const fs::path out = dir_ / "small.dat";
+  const fs::path ran = dir_ / "ran";
+  CommandResult r = RunCommand({kCstool, "record", "--max-size", "100K", "-o", out.string(), "--",
+                                "touch", ran.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("cstool record: --max-size 100.0 KiB leaves no room for events"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; give at least "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(ran));
+  EXPECT_TRUE(FilesStartingWith("small.dat").empty());
+  for (const std::string& name : CstoolInstances()) ADD_FAILURE() << "left " << name;
+}
+
 }  // namespace
 }  // namespace cstool
