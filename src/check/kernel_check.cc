@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "base/cpu_list.h"
 #include "base/enum_names.h"
 #include "base/errors.h"
 
@@ -123,7 +124,8 @@ static_assert(static_cast<size_t>(CheckStatus::kNoCounters) + 1 == kCheckStatusN
 
 std::string_view CheckStatusName(CheckStatus s) { return kCheckStatusNames(s); }
 
-ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol) {
+ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol,
+                          const std::vector<int32_t>& untraced_cpus) {
   ThreadCheck c;
   const Thread& t = *r.thread;
   c.tid = t.tid;
@@ -250,9 +252,22 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       if (!c.note.empty()) c.note += "; ";
       c.note += "never shown on a CPU by the trace: its switches were not recorded";
     }
-    c.status = times_ok && ((untraced > 0 && off <= 2 * untraced) || never_seen)
-                   ? CheckStatus::kUntraced
-                   : CheckStatus::kDisagree;
+    // With CPUs left out of the recording (-C), a thread short of the kernel's switches
+    // ran there too: those switches, and its time there, are not in the trace.
+    const bool ran_untraced_cpus = !untraced_cpus.empty() && off > 0 &&
+                                   c.traced.voluntary <= c.kernel.voluntary &&
+                                   c.traced.involuntary <= c.kernel.involuntary;
+    if (ran_untraced_cpus) {
+      if (!c.note.empty()) c.note += "; ";
+      c.note += fmt::format(
+          "{} switch{} short: it ran on CPU {} too, not recorded (-C); times not judged", off,
+          off == 1 ? "" : "es", FormatCpuList(untraced_cpus));
+      c.times_judged = false;
+    }
+    c.status =
+        ran_untraced_cpus || (times_ok && ((untraced > 0 && off <= 2 * untraced) || never_seen))
+            ? CheckStatus::kUntraced
+            : CheckStatus::kDisagree;
   }
   return c;
 }
@@ -285,7 +300,7 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   KernelMatcher matcher(recording, model.threads);
   std::map<int32_t, ProcessCheck> procs;
   for (const ThreadReport* r : threads) {
-    ThreadCheck c = CompareThread(*r, matcher.Match(*r), tol);
+    ThreadCheck c = CompareThread(*r, matcher.Match(*r), tol, info.untraced_cpus);
     switch (c.status) {
       case CheckStatus::kAgree:
         ++res.agreeing;

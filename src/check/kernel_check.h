@@ -167,8 +167,10 @@ struct KernelCheckResult {
   std::string MissingEventsText() const;
 };
 
-// Pure comparison of one thread (unit-testable with synthetic inputs).
-ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol);
+// Pure comparison of one thread (unit-testable with synthetic inputs). `untraced_cpus`:
+// the online CPUs a `record -C` left out (RecordingInfo::untraced_cpus).
+ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const CheckTolerance& tol,
+                          const std::vector<int32_t>& untraced_cpus = {});
 
 // Checks `threads` (the report's selection) of `model`.
 KernelCheckResult CheckAgainstKernel(const ReportModel& model,

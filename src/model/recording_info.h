@@ -82,6 +82,8 @@ struct RecordingInfo {
   // -a: the recorder's own threads, kept out of event tracing (set_event_notrace_pid, as
   // trace-cmd does); only other threads' switches and wakeups show them.
   std::vector<int32_t> untraced_tids;
+  // -C: the online CPUs left out. A thread's switches and time there are not in the trace.
+  std::vector<int32_t> untraced_cpus;
   std::vector<std::string> missing_events;  // default events this kernel lacks
   ChildCounters child;                      // pid 0 when there was no `-- CMD`
   std::vector<AttachSeed> attach_seeds;     // -p: the targets' threads before tracing
@@ -142,6 +144,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, com
                                                 attach_seeds, attach_seed_ts, kernel_counters,
                                                 perf_counters, recovered, window_start_ts, trigger,
                                                 ended_early, steal, steal_step_ns,
-                                                wakelist_function)
+                                                wakelist_function, untraced_cpus)
 
 }  // namespace cstool

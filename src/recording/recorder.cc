@@ -311,6 +311,8 @@ void Recorder::Prepare() {
     if (!std::binary_search(online_.begin(), online_.end(), c))
       throw Error(fmt::format("CPU {} is not online (online: {})", c, FormatCpuList(online_)),
                   ExitCode::kUsage);
+  for (int c : online_)
+    if (!std::binary_search(cpus_.begin(), cpus_.end(), c)) info_.untraced_cpus.push_back(c);
   file_cpus_ = std::max(static_cast<int>(::sysconf(_SC_NPROCESSORS_CONF)), cpus_.back() + 1);
 
   signals_.emplace();
@@ -549,8 +551,8 @@ void Recorder::MeasureHeader() {
     throw Error(fmt::format("--max-size {} leaves no room for events: this recording's file "
                             "takes {} without them (its header, and room for what the recording "
                             "info grows by); give at least {}",
-                            HumanBytes(o_.max_size),
-                            HumanBytes(header_bytes_ + kFileSlackBytes), HumanBytes(least)),
+                            HumanBytes(o_.max_size), HumanBytes(header_bytes_ + kFileSlackBytes),
+                            HumanBytes(least)),
                 ExitCode::kUsage);
 }
 

@@ -735,6 +735,31 @@ TEST(KernelCheck, OneSwitchOffFails) {
   EXPECT_NE(res.Verdict().find("FAIL"), std::string::npos);
 }
 
+// record -C: a thread that also ran on a CPU left out has fewer switches in the trace than
+// the kernel counted; shown, not judged. More than the kernel counted still fails.
+TEST(KernelCheck, SwitchesShortOnACpuLeftOutAreUntracedNotAFailure) {
+  for (const int traced : {10, 12}) {
+    SCOPED_TRACE(traced);
+    Fixture f;
+    f.model.trace.recording.untraced_cpus = {1};
+    f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
+    ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+    f.Exit(r, 450 * kMs);
+    for (int i = 0; i < traced; ++i) r.counter_window.AddSwitch((200 + i) * kMs, true);
+    KernelCheckResult res = f.Check();
+    if (traced < 11) {
+      EXPECT_EQ(res.threads[0].status, CheckStatus::kUntraced);
+      EXPECT_FALSE(res.threads[0].times_judged);
+      EXPECT_NE(res.threads[0].note.find("1 switch short: it ran on CPU 1 too, not recorded (-C)"),
+                std::string::npos)
+          << res.threads[0].note;
+      EXPECT_EQ(res.untraced, 1u);
+    } else {
+      EXPECT_EQ(res.threads[0].status, CheckStatus::kDisagree);
+    }
+  }
+}
+
 TEST(KernelCheck, LostEventsThreadIsShownButNotJudged) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 11, 0, 0, 0));
