@@ -218,6 +218,15 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     c.note += fmt::format("times not judged: {:.3f} ms the trace could not classify",
                           static_cast<double>(c.unknown_ns) / 1e6);
   }
+  // With CPUs left out of the recording (-C), a thread may have run there unseen (a switch
+  // in there is no counted switch, and an exit's final one is left out): the kernel's
+  // times hold what the trace could not see. Its switch counts are still judged.
+  if (c.times_judged && !untraced_cpus.empty()) {
+    c.times_judged = false;
+    if (!c.note.empty()) c.note += "; ";
+    c.note +=
+        fmt::format("times not judged: CPU {} not recorded (-C)", FormatCpuList(untraced_cpus));
+  }
   if (c.switches_placed_after_reads > 0) {
     if (!c.note.empty()) c.note += "; ";
     c.note += fmt::format(
@@ -252,17 +261,14 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       if (!c.note.empty()) c.note += "; ";
       c.note += "never shown on a CPU by the trace: its switches were not recorded";
     }
-    // With CPUs left out of the recording (-C), a thread short of the kernel's switches
-    // ran there too: those switches, and its time there, are not in the trace.
+    // A thread short of the kernel's switches with CPUs left out (-C) ran there too.
     const bool ran_untraced_cpus = !untraced_cpus.empty() && off > 0 &&
                                    c.traced.voluntary <= c.kernel.voluntary &&
                                    c.traced.involuntary <= c.kernel.involuntary;
     if (ran_untraced_cpus) {
       if (!c.note.empty()) c.note += "; ";
-      c.note += fmt::format(
-          "{} switch{} short: it ran on CPU {} too, not recorded (-C); times not judged", off,
-          off == 1 ? "" : "es", FormatCpuList(untraced_cpus));
-      c.times_judged = false;
+      c.note += fmt::format("{} switch{} short: it ran on CPU {} too", off, off == 1 ? "" : "es",
+                            FormatCpuList(untraced_cpus));
     }
     c.status =
         ran_untraced_cpus || (times_ok && ((untraced > 0 && off <= 2 * untraced) || never_seen))
