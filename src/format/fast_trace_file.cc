@@ -405,7 +405,7 @@ void FastTraceFile::KeepCpuStats(const Sections& sections) {
     cpu_stats_ = it->second;
 }
 
-std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpu(int cpu) {
+std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   const CpuData& d = cpu_data_[static_cast<size_t>(cpu)];

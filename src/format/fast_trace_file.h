@@ -36,7 +36,6 @@ class FastTraceFile : public TraceFileReader {
  public:
   tep_handle* tep() const override { return tep_.get(); }
   void LoadKernelSymbols() override;
-  std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
 
   // Where each CPU's data lies: whole pages in place, or (compression() not empty) its
   // chunk table.
@@ -52,6 +51,7 @@ class FastTraceFile : public TraceFileReader {
 
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);
+  std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) override;
 
   // Sanity limit: a larger CPU number can only come from a corrupt file.
   static constexpr uint32_t kMaxCpus = 1u << 16;

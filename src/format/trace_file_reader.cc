@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -85,6 +86,43 @@ bool ParseCpuStat(std::string_view text, CpuStatOption* out) {
   }
   if (have_cpu) *out = s;
   return have_cpu;
+}
+
+namespace {
+
+// The records of a stream from `start_ts` on (TraceFileReader::StartAt).
+class RecordsFrom final : public CpuRecordStream {
+ public:
+  RecordsFrom(std::unique_ptr<CpuRecordStream> all, int64_t start_ts)
+      : all_(std::move(all)), start_ts_(start_ts) {}
+  int cpu() const override { return all_->cpu(); }
+  std::span<const RawRecord> NextBatch() override {
+    std::span<const RawRecord> batch = all_->NextBatch();
+    while (!reached_ && !batch.empty()) {  // records of one CPU come in time order
+      const auto first = std::find_if(batch.begin(), batch.end(),
+                                      [this](const RawRecord& r) { return r.ts >= start_ts_; });
+      batch = batch.subspan(static_cast<size_t>(first - batch.begin()));
+      if (!batch.empty()) {
+        reached_ = true;
+      } else {
+        batch = all_->NextBatch();
+      }
+    }
+    return batch;
+  }
+
+ private:
+  std::unique_ptr<CpuRecordStream> all_;
+  int64_t start_ts_;
+  bool reached_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CpuRecordStream> TraceFileReader::OpenCpu(int cpu) {
+  std::unique_ptr<CpuRecordStream> all = OpenCpuRecords(cpu);
+  if (start_ts_ <= 0) return all;
+  return std::make_unique<RecordsFrom>(std::move(all), start_ts_);
 }
 
 void TraceFileReader::LoadSidecarInfo() {
@@ -173,6 +211,11 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
       break;
   }
   reader->LoadSidecarInfo();
+  // A flight recorder's dump is of its window: what its first pages hold from before is
+  // left out, as the dump says.
+  if (const std::optional<RecordingInfo>& info = reader->recording_info();
+      info && info->window_start_ts > 0)
+    reader->StartAt(info->window_start_ts);
   return reader;
 }
 

@@ -132,8 +132,13 @@ class TraceFileReader {
   // the first lookup and keeps it.
   virtual void LoadKernelSymbols() {}
 
-  // A stream over the records of `cpu` (0 <= cpu < cpus()). Each call starts over.
-  virtual std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) = 0;
+  // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on. Each
+  // call starts over.
+  std::unique_ptr<CpuRecordStream> OpenCpu(int cpu);
+  // Streams opened from now on leave out the records before `ts` (losses too). A flight
+  // recorder's dump keeps whole pages, and a quiet CPU's first page can begin long before
+  // the window the dump is of.
+  void StartAt(int64_t ts) { start_ts_ = ts; }
 
   // Whether the CPUs' data is stored compressed (decompression is then most of reading).
   virtual bool data_compressed() const { return false; }
@@ -141,6 +146,9 @@ class TraceFileReader {
   virtual void SetJobs(int /*jobs*/) {}
 
  protected:
+  // The backend's stream over all records of `cpu`.
+  virtual std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) = 0;
+
   std::string path_;
   int file_version_ = 0;
   int cpus_ = 0;
@@ -153,6 +161,7 @@ class TraceFileReader {
   std::map<int32_t, CpuStatOption> cpu_stats_;
   std::optional<RecordingInfo> info_;
   SalvageLog salvage_log_;
+  int64_t start_ts_ = 0;  // StartAt; 0: every record
 
  public:
   // Loads FILE.cstool.json into recording_info() unless the file itself carried one.

@@ -153,7 +153,7 @@ void TracecmdTraceFile::Open(const ReaderOptions& options) {
 
 tep_handle* TracecmdTraceFile::tep() const { return tracecmd_get_tep(input_); }
 
-std::unique_ptr<CpuRecordStream> TracecmdTraceFile::OpenCpu(int cpu) {
+std::unique_ptr<CpuRecordStream> TracecmdTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
   return std::make_unique<TracecmdCpuStream>(input_, cpu);

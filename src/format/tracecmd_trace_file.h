@@ -18,7 +18,9 @@ class TracecmdTraceFile final : public TraceFileReader {
 
   const char* backend_name() const override { return "libtracecmd"; }
   tep_handle* tep() const override;
-  std::unique_ptr<CpuRecordStream> OpenCpu(int cpu) override;
+
+ protected:
+  std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) override;
 
  private:
   enum NoProbe { kNoProbe };

@@ -114,6 +114,9 @@ TEST_F(FlightTest, TriggerDumpsTheOneStall) {
   const int64_t start = trace["flight_dump"]["window_start_ts"];
   const int64_t end = trace["flight_dump"]["window_end_ts"];
   EXPECT_EQ(end - start, 1000000000);  // the window is --flight's 1 s
+  // And the report is of the window: the records of its first pages from before are not.
+  EXPECT_GE(trace["first_ts"].get<int64_t>(), start);
+  EXPECT_LE(trace["duration_ns"].get<int64_t>(), end - start);
   EXPECT_NE(trace["flight_dump"]["trigger"].get<std::string>().find("sleep>100ms: tid "),
             std::string::npos);
   // The window is history given up, not lost events.
