@@ -165,6 +165,8 @@ class MsaDriver {
   int64_t wall_offset_ = 0;
   int64_t trace_start_ = 0;  // tracing on
   int64_t attach_ts_ = 0;    // W0: the first interval's start
+  // The threads' states at W0, saved with -o: the report of the file starts in them.
+  std::vector<AttachSeed> attach_seeds_;
   int64_t interval_start_ = 0;
   uint64_t intervals_ = 0;
   uint64_t lost_interval_ = 0;
@@ -290,8 +292,10 @@ bool MsaDriver::Attach() {
   for (const ThreadSeed& t : seed->threads) policy.known_tgids.emplace_back(t.tid, t.tgid);
   machine_ =
       std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_), std::move(policy));
-  for (const ThreadSeed& t : seed->threads)
+  for (const ThreadSeed& t : seed->threads) {
     machine_->SeedThread(t.tid, t.tgid, t.comm, t.state, t.syscall, t.cpu, attach_ts_);
+    attach_seeds_.push_back(t.ToAttachSeed());
+  }
   interval_stats_.Begin(attach_ts_);
   total_stats_.Begin(attach_ts_);
   machine_->AddObserver(&interval_stats_);
@@ -455,6 +459,8 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
   info.start_ts = trace_start_;
   info.end_ts = end_ts;
   info.missing_events = session_->missing_events();
+  info.attach_seeds = attach_seeds_;
+  info.attach_seed_ts = attach_ts_;
   if (machine_)
     for (const Thread& t : machine_->threads())
       if (t.tracked) info.threads.push_back({t.tid, t.tgid != 0 ? t.tgid : t.tid, t.comm});

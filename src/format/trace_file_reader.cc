@@ -212,10 +212,12 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   }
   reader->LoadSidecarInfo();
   // A flight recorder's dump is of its window: what its first pages hold from before is
-  // left out, as the dump says.
-  if (const std::optional<RecordingInfo>& info = reader->recording_info();
-      info && info->window_start_ts > 0)
-    reader->StartAt(info->window_start_ts);
+  // left out, as the dump says. A recording that attached to running threads starts in
+  // their states read then (`msa -o` traces before its read; `record -p` reads first).
+  if (const std::optional<RecordingInfo>& info = reader->recording_info()) {
+    const int64_t start = std::max(info->window_start_ts, info->attach_seed_ts);
+    if (start > 0) reader->StartAt(start);
+  }
   return reader;
 }
 

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/recording_info.h"
+
 namespace cstool {
 
 struct ThreadSeed {
@@ -24,6 +26,9 @@ struct ThreadSeed {
   int64_t syscall = -2;
   uint64_t nvcsw = 0;
   uint64_t nivcsw = 0;
+
+  // As a recording keeps it (RecordingInfo::attach_seeds), for the report to start in.
+  AttachSeed ToAttachSeed() const { return {tid, tgid, comm, std::string(1, state), syscall, cpu}; }
 };
 
 struct ProcSeed {

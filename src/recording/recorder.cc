@@ -582,8 +582,7 @@ void Recorder::ReadAttachSeeds() {
   for (int pid : info_.target_pids) {
     if (child_ && pid == child_->pid()) continue;
     for (const ThreadSeed& t : ReadProcSeed(pid).threads)
-      info_.attach_seeds.push_back(
-          {t.tid, t.tgid, t.comm, std::string(1, t.state), t.syscall, t.cpu});
+      info_.attach_seeds.push_back(t.ToAttachSeed());
   }
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }

@@ -292,6 +292,30 @@ TEST_F(MsaTest, ChildrenTakesTheExistingDescendants) {
   }
 }
 
+// msa -o saves the threads' states read at attach: the file's report starts in them, as
+// msa did (it showed a process asleep throughout as unknown).
+TEST_F(MsaTest, SavedTraceStartsInTheStatesMsaAttachedIn) {
+  workload_ = testing::Spawn({"/bin/sleep", "5"}, "/dev/null", "/dev/null");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // asleep by now
+  const fs::path file =
+      fs::temp_directory_path() / ("cstool-msa-seeds-" + std::to_string(::getpid()) + ".dat");
+  const testing::CommandResult msa =
+      testing::RunCommand({kCstool, "msa", std::to_string(workload_), "-T", "0.2", "-n", "1",
+                           "--format", "json", "-o", file.string()});
+  ASSERT_EQ(msa.status, 0) << msa.err;
+  const testing::CommandResult report =
+      testing::RunCommand({kCstool, "report", file.string(), "--format", "json"});
+  fs::remove(file);
+  ASSERT_EQ(report.status, 0) << report.err;
+  const json rep = json::parse(report.out);
+  const json* row = nullptr;
+  for (const json& t : rep["threads"])
+    if (t["tid"] == workload_) row = &t;
+  ASSERT_NE(row, nullptr) << report.out.substr(0, 2000);
+  EXPECT_EQ((*row)["microstates_ns"]["unknown"].get<int64_t>(), 0) << row->dump();
+  EXPECT_GT((*row)["microstates_ns"]["sleep"].get<int64_t>(), 150000000) << row->dump();
+}
+
 TEST_F(MsaTest, NonexistentPidIsAUsageError) {
   pid_t gone = ::fork();
   if (gone == 0) ::_exit(0);
