@@ -1,4 +1,5 @@
 // `cstool record`: option parsing only; the work is in commands/record_command.
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,7 +45,16 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_option("--flight", options->flight_s,
                  "Flight recorder: keep only the last SECS seconds (in memory) and write them "
                  "on a trigger (SIGUSR1, record --dump, --trigger) as OUTPUT.N")
-      ->type_name("SECS");
+      ->type_name("SECS")
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            char* end = nullptr;
+            const double secs = std::strtod(value.c_str(), &end);
+            return end != value.c_str() && *end == '\0' && secs > 0
+                       ? ""
+                       : "takes a positive number of seconds";
+          },
+          "SECS > 0"));
   sub.add_option("--trigger", options->trigger,
                  "With --flight: dump when a target thread spends longer than a time in a "
                  "state, e.g. 'sleep>100ms', 'wait_cpu>5ms', 'sleep:futex>50ms'")

@@ -58,14 +58,13 @@ void ValidateRecordOptions(const RecordOptions& o) {
       std::find(o.events.begin(), o.events.end(), "sched:sched_switch") == o.events.end() &&
       std::find(o.events.begin(), o.events.end(), "sched") == o.events.end())
     throw Error("--stacks needs sched:sched_switch (add -e sched:sched_switch)", ExitCode::kUsage);
-  if (!o.counters.empty())
-    for (const CounterEvent& e : ParseEventList(o.counters))
-      if (e.ebs_period != 0 && o.flight_s > 0)
-        // A dump is the trace window only: the samples would pile up in memory unseen.
-        throw Error(fmt::format("event-based sampling ('{}:ebs={}') goes with a normal "
-                                "recording; a flight recorder's dumps carry no counters",
-                                e.name, e.ebs_period),
-                    ExitCode::kUsage);
+  if (o.flight_s > 0 && (!o.counters.empty() || !o.virtual_counters.empty()))
+    // A dump is the trace window only: counters would be read and never written.
+    throw Error(
+        "-c and -V go with a normal recording; a flight recorder's dumps carry no "
+        "counters",
+        ExitCode::kUsage);
+  if (!o.counters.empty()) ParseEventList(o.counters);  // a bad list fails here, not later
   if (!o.virtual_counters.empty()) {
     for (const VirtualCounter& v : ParseVirtualList(o.virtual_counters))
       if (!v.per_thread())

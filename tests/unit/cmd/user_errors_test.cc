@@ -226,6 +226,12 @@ TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
   CommandResult jobs = RunCommand({CSTOOL_BINARY, "report", "-j", "0", "x.dat"});
   EXPECT_EQ(jobs.status, 2);
   EXPECT_TRUE(jobs.err.starts_with("cstool report: --jobs: ")) << jobs.err;
+  // --flight 0 made a normal recording into cstool.dat, silently.
+  CommandResult flight = RunCommand({CSTOOL_BINARY, "record", "--flight", "0", "--", "true"});
+  EXPECT_EQ(flight.status, 2);
+  EXPECT_TRUE(
+      flight.err.starts_with("cstool record: --flight: takes a positive number of seconds\n"))
+      << flight.err;
   CommandResult help = RunCommand({CSTOOL_BINARY, "report", "--help"});
   EXPECT_NE(help.out.find("--reader TEXT:{auto,fast,libtracecmd}=auto"), std::string::npos)
       << help.out;

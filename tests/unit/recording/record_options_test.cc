@@ -68,8 +68,9 @@ TEST(RecordOptions, RejectsBadValues) {
   EXPECT_EQ(CodeOf(o), ExitCode::kOk);
 }
 
-// A flight recorder's dumps carry no counters: sampling into them is refused.
-TEST(RecordOptions, SamplingGoesWithANormalRecording) {
+// A flight recorder's dumps carry no counters: counting or sampling into them is refused
+// (counted, they were read and never written).
+TEST(RecordOptions, CountersGoWithANormalRecording) {
   RecordOptions o;
   o.command = {"true"};
   o.counters = "page-faults:ebs=100,task-clock";
@@ -77,6 +78,11 @@ TEST(RecordOptions, SamplingGoesWithANormalRecording) {
   o.flight_s = 5;
   EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
   o.counters = "page-faults,task-clock";
+  EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.counters.clear();
+  o.virtual_counters = "read-bytes";
+  EXPECT_EQ(CodeOf(o), ExitCode::kUsage);
+  o.virtual_counters.clear();
   EXPECT_EQ(CodeOf(o), ExitCode::kOk);
 }
 
