@@ -131,6 +131,10 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
       throw Error(fmt::format("unknown format '{}' (valid: table, json, csv, sqlite, jsonl)",
                               options.format),
                   ExitCode::kUsage);
+    if (!options.tables.host.empty() || options.tables.replace)
+      throw Error(fmt::format("{} goes with --format sqlite|jsonl (the export's rows)",
+                              options.tables.replace ? "--replace" : "--host"),
+                  ExitCode::kUsage);
     if (!options.tables.path.empty()) {
       std::error_code ec;
       if (std::filesystem::equivalent(options.tables.path, options.file, ec))

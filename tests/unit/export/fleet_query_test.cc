@@ -158,6 +158,16 @@ TEST(ExportUsage, FormatsAndOutputGoTogether) {
       RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--format", "sqlite"});
   EXPECT_EQ(no_output.status, 2);
   EXPECT_NE(no_output.err.find("needs -o"), std::string::npos) << no_output.err;
+  // --host and --replace are the export's: without it they would be ignored.
+  for (const char* option : {"--host", "--replace"}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "report", Fixture("small_v6.dat"), option};
+    if (std::string_view(option) == "--host") argv.push_back("alpha");
+    CommandResult ignored = RunCommand(argv);
+    EXPECT_EQ(ignored.status, 2) << option;
+    EXPECT_NE(ignored.err.find(std::string(option) + " goes with --format sqlite|jsonl"),
+              std::string::npos)
+        << ignored.err;
+  }
   // With table, json or csv, -o is the file the report goes to instead of stdout.
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() /
