@@ -195,7 +195,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
       const int status = RunCriticalPath(options, analyzed->model, *path_recorder, exports,
                                          file_out ? file_out->stream() : out);
       if (file_out) file_out->Commit();
-      exports.Finish(view);
+      for (const std::string& w : exports.Finish(view)) messages.Warning(w);
       return status;
     } catch (...) {
       exports.Discard();
@@ -219,7 +219,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     output->Render(view);
     if (file_out) file_out->Commit();
   }
-  exports.Finish(view);
+  for (const std::string& w : exports.Finish(view)) messages.Warning(w);
   return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
 }
 

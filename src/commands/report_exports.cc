@@ -20,8 +20,10 @@ BarscopeObserver::Range ParseHtmlRange(const std::string& text) {
   BarscopeObserver::Range range;
   if (text.empty()) return range;
   auto bad = [&] {
-    return Error(fmt::format(
-        "--html-range {}: expected FROM:TO in seconds from the trace start, FROM < TO", text));
+    return Error(fmt::format("--html-range {}: expected FROM:TO, seconds from the trace start "
+                             "with 0 <= FROM < TO (either may be left out)",
+                             text),
+                 ExitCode::kUsage);
   };
   const size_t colon = text.find(':');
   if (colon == std::string::npos) throw bad();
@@ -82,7 +84,8 @@ void ReportExports::AddCriticalPath(const CriticalPath& path) {
   if (timeline_) timeline_->WriteCriticalPath(path);
 }
 
-void ReportExports::Finish(const ReportView& view) {
+std::vector<std::string> ReportExports::Finish(const ReportView& view) {
+  std::vector<std::string> warnings;
   if (timeline_) {
     timeline_.reset();
     timeline_writer_.reset();  // ends the file if the trace end was never reached
@@ -91,7 +94,11 @@ void ReportExports::Finish(const ReportView& view) {
   if (barscope_) {
     RenderHtml(view, barscope_->model(), html_file_->stream());
     html_file_->Commit();
+    // A page with nothing drawn (a range past the trace's end) says why; so does stderr.
+    for (const std::string& note : barscope_->model().threads.notes)
+      warnings.push_back(fmt::format("{}: {}", options_.html, note));
   }
+  return warnings;
 }
 
 void ReportExports::Discard() {

@@ -40,8 +40,9 @@ class ReportExports {
   // report --critical-path: the timeline stays open at the trace end for the path.
   void KeepTimelineOpen();
   void AddCriticalPath(const CriticalPath& path);
-  // After the analysis: writes the HTML page and checks every file was written.
-  void Finish(const ReportView& view);
+  // After the analysis: writes the HTML page and checks every file was written. Returns
+  // what the user should know of them (an HTML range with nothing in it).
+  std::vector<std::string> Finish(const ReportView& view);
   // Instead of Finish when the report fails: no file is written, and earlier ones under
   // the names are left as they were.
   void Discard();

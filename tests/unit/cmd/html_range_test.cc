@@ -37,12 +37,26 @@ TEST(HtmlRange, MalformedRangeFailsAndWritesNothing) {
     const fs::path html = ScratchPath("bad.html");
     CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--html",
                                   html.string(), "--html-range", bad});
-    EXPECT_EQ(r.status, 1) << bad;
-    EXPECT_EQ(LastOwnLine(r.err),
-              std::string("cstool report: --html-range ") + bad +
-                  ": expected FROM:TO in seconds from the trace start, FROM < TO");
+    EXPECT_EQ(r.status, 2) << bad;  // a usage error, like every malformed option
+    EXPECT_EQ(LastOwnLine(r.err), std::string("cstool report: --html-range ") + bad +
+                                      ": expected FROM:TO, seconds from the trace start with 0 "
+                                      "<= FROM < TO (either may be left out)");
     EXPECT_FALSE(fs::exists(html)) << bad;
   }
+}
+
+// A range that starts after the trace's end draws nothing: the page says so, and stderr.
+TEST(HtmlRange, ARangePastTheEndIsNamedOnStderr) {
+  const fs::path html = ScratchPath("past.html");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--html",
+                                html.string(), "--html-range", "5:9"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("cstool report: warning: " + html.string() +
+                       ": the range starts at 5.000000 s, after the trace ended at "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(ReadWholeFile(html).find("after the trace ended"), std::string::npos);
+  fs::remove(html);
 }
 
 TEST(HtmlRange, NeedsHtml) {
