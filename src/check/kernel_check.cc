@@ -297,6 +297,18 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       res.notes.push_back(std::string("kernel counters unreadable: ") + e.what());
     }
   }
+  if (!res.has_counters)
+    res.no_counters_reason =
+        !model.trace.has_recording_info
+            ? "the recording holds no kernel counters (cstool record takes them)"
+        : info.window_start_ts > 0
+            ? "a flight recorder's dump holds no kernel counters (they cover the run, not the "
+              "window)"
+        : info.recovered ? "a recovered recording holds no kernel counters (the recorder took "
+                           "them at its end, which it never reached)"
+        : info.command.size() >= 2 && info.command[0] == "cstool" && info.command[1] == "msa"
+            ? "a trace saved by cstool msa holds no kernel counters"
+            : "the recording holds no kernel counters";
   if (res.has_counters) {
     res.notes = recording.counters.notes();
     if (!recording.start_snapshot.taken())
@@ -396,8 +408,9 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
 
 std::string KernelCheckResult::Verdict() const {
   if (!has_counters)
-    return "kernel check: NOT CHECKED: nothing to compare: the recording holds no kernel "
-           "counters (cstool record takes them)";
+    return fmt::format(
+        "kernel check: NOT CHECKED: nothing to compare: {}",
+        no_counters_reason.empty() ? "the recording holds no kernel counters" : no_counters_reason);
   std::string others = fmt::format(
       "{} partial, {} with lost events, {} with switches the kernel did not record, {} "
       "without counters",

@@ -122,7 +122,9 @@ struct ProcessCheck {
 
 struct KernelCheckResult {
   CheckTolerance tolerance;
-  bool has_counters = false;       // the recording carried kernel counters
+  bool has_counters = false;  // the recording carried kernel counters
+  // Without them: why this recording has none ("a flight recorder's dump holds none ...").
+  std::string no_counters_reason;
   std::vector<std::string> notes;  // from the recording (taskstats status, losses)
   std::vector<ThreadCheck> threads;
   std::vector<ProcessCheck> processes;

@@ -105,6 +105,19 @@ TEST(KernelCheck, NothingComparedIsNotAPass) {
             "kernel check: NOT CHECKED: nothing to compare: the recording holds no kernel "
             "counters (cstool record takes them)");
 
+  // A cstool file without them says why it has none.
+  model.trace.has_recording_info = true;
+  model.trace.recording.window_start_ts = 5;
+  EXPECT_NE(CheckAgainstKernel(model, {}).Verdict().find(
+                "a flight recorder's dump holds no kernel counters (they cover the run, not the "
+                "window)"),
+            std::string::npos);
+  model.trace.recording.window_start_ts = 0;
+  model.trace.recording.recovered = true;
+  EXPECT_NE(CheckAgainstKernel(model, {}).Verdict().find("a recovered recording holds no kernel "
+                                                         "counters"),
+            std::string::npos);
+
   Fixture f;  // counters, but no thread
   KernelCheckResult empty = f.Check();
   EXPECT_TRUE(empty.has_counters);
