@@ -70,7 +70,9 @@ class RowBuilder {
     row.name = std::move(name);
     bool any = false;
     for (const MeasureSpec& s : specs) {
-      DiffMeasure m{s.field, s.unit, Compare(ValuesOf(base_, s.value), ValuesOf(after_, s.value))};
+      DiffMeasure m{
+          s.field, s.unit,
+          Compare(ValuesOf(base_, s.value), ValuesOf(after_, s.value), DiffResolution(s.unit))};
       for (const SideStats* side : {&m.comparison.base, &m.comparison.after})
         any = any || side->min != 0 || side->max != 0;
       row.measures.push_back(std::move(m));
@@ -146,6 +148,18 @@ bool Present(const std::vector<int32_t>& ids) {
 
 }  // namespace
 
+double DiffResolution(DiffUnit u) {
+  switch (u) {
+    case DiffUnit::kNs:
+      return 1000;  // 1 us: the tables' 0.001 ms
+    case DiffUnit::kCount:
+      return 0.1;  // a mean over recordings, to the tenth shown
+    case DiffUnit::kPercent:
+      return 0.1;  // a tenth of a percentage point, as shown
+  }
+  return 0;
+}
+
 std::string_view DiffUnitName(DiffUnit u) {
   switch (u) {
     case DiffUnit::kNs:
@@ -216,7 +230,8 @@ DiffResult DiffRecordings(const std::vector<DiffRecording>& base,
     appear(base_subjects, in_base, s.base_ids);
     appear(after_subjects, in_after, s.after_ids);
     auto lifetime = [](const DiffThread& t) { return static_cast<double>(t.lifetime_ns); };
-    s.lifetime = Compare(ValuesOf(in_base, lifetime), ValuesOf(in_after, lifetime));
+    s.lifetime = Compare(ValuesOf(in_base, lifetime), ValuesOf(in_after, lifetime),
+                         DiffResolution(DiffUnit::kNs));
     const size_t index = result.subjects.size();
     const bool matched = s.matched();
     result.subjects.push_back(std::move(s));

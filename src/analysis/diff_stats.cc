@@ -19,14 +19,14 @@ SideStats Summarize(std::vector<double> values) {
   return s;
 }
 
-Comparison Compare(std::vector<double> base, std::vector<double> after) {
+Comparison Compare(std::vector<double> base, std::vector<double> after, double resolution) {
   Comparison c;
   c.base = Summarize(std::move(base));
   c.after = Summarize(std::move(after));
   c.change = c.after.mean - c.base.mean;
   if (c.base.runs() >= kMinRunsForSignificance && c.after.runs() >= kMinRunsForSignificance) {
     const double size = std::fabs(c.change);
-    c.significant = size > c.base.spread() && size > c.after.spread();
+    c.significant = size > c.base.spread() && size > c.after.spread() && size >= resolution;
   }
   return c;
 }

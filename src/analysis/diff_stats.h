@@ -29,13 +29,16 @@ struct Comparison {
   SideStats base;
   SideStats after;    // the new side ("new" is a keyword)
   double change = 0;  // after.mean - base.mean
-  // |change| > the spread of both sides; unknown (nullopt) unless each side has at least
-  // two recordings, as one run has no spread to tell noise by.
+  // |change| > the spread of both sides, and at least the quantity's resolution; unknown
+  // (nullopt) unless each side has at least two recordings, as one run has no spread to
+  // tell noise by.
   std::optional<bool> significant;
 };
 
 inline constexpr size_t kMinRunsForSignificance = 2;
 
-Comparison Compare(std::vector<double> base, std::vector<double> after);
+// `resolution`: the smallest change that counts (identical runs on both sides have no
+// spread, and a difference of a few nanoseconds between them is no finding).
+Comparison Compare(std::vector<double> base, std::vector<double> after, double resolution = 0);
 
 }  // namespace cstool

@@ -151,6 +151,18 @@ TEST(DiffStats, SignificantWhenTheChangeExceedsBothSpreads) {
   EXPECT_EQ(c.significant, false);
 }
 
+// Identical runs on each side have no spread: a change below what the tables show (0.3 us
+// of a syscall's time, displayed as 0.000 ms) is no finding.
+TEST(DiffStats, AChangeBelowTheResolutionIsNotSignificant) {
+  const double us = DiffResolution(DiffUnit::kNs);
+  EXPECT_EQ(us, 1000);
+  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}, us).significant, false);
+  EXPECT_EQ(Compare({2000, 2000}, {3000, 3000}, us).significant, true);
+  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}).significant, true);  // no resolution given
+  EXPECT_EQ(Compare({3, 3}, {3.05, 3.05}, DiffResolution(DiffUnit::kCount)).significant, false);
+  EXPECT_EQ(Compare({3, 3}, {4, 4}, DiffResolution(DiffUnit::kCount)).significant, true);
+}
+
 TEST(DiffStats, OneRunOnASideLeavesSignificanceUnknown) {
   EXPECT_EQ(Compare({10}, {20, 21}).significant, std::nullopt);
   EXPECT_EQ(Compare({10, 11}, {20}).significant, std::nullopt);
