@@ -37,6 +37,15 @@ std::map<std::string, SortKey> SortTable() {
        [](const ThreadReport& r) {
          return Micro(r, Microstate::kWaitCpuWakeup) + Micro(r, Microstate::kWaitCpuPreempted);
        }},
+      {"asleep",  // every sleep state ("sleep" is the plain one), not stopped
+       [](const ThreadReport& r) {
+         int64_t asleep = 0;
+         for (size_t i = 0; i < kMicrostateCount; ++i)
+           if (const auto m = static_cast<Microstate>(i);
+               IsSleeping(m) && m != Microstate::kStopped)
+             asleep += r.microstates[i];
+         return asleep;
+       }},
   };
   for (size_t i = 0; i < kMicrostateCount; ++i) {
     Microstate m = static_cast<Microstate>(i);

@@ -203,6 +203,26 @@ TEST(ReportPipeline, CheckOfAFileWithoutKernelCountersFails) {
   EXPECT_FALSE(nlohmann::json::parse(json.out)["check"]["passed"].get<bool>());
 }
 
+// --sort asleep: by the time in every sleep state (sleep alone is the plain state).
+TEST(ReportPipeline, SortAsleepOrdersByAllSleepStates) {
+  const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  CommandResult r =
+      RunCommand({CSTOOL_BINARY, "report", src, "--sort", "asleep", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  std::vector<int64_t> asleep;
+  for (const auto& t : report["threads"]) {
+    int64_t sum = 0;
+    for (const char* k :
+         {"sleep", "sleep_futex", "sleep_poll", "sleep_uninterruptible", "sleep_paging"})
+      sum += t["microstates_ns"][k].get<int64_t>();
+    asleep.push_back(sum);
+  }
+  ASSERT_GE(asleep.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(asleep.rbegin(), asleep.rend()));
+  EXPECT_GT(asleep.front(), asleep.back());
+}
+
 TEST(ReportPipeline, UsageErrorsExitTwo) {
   std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
   CommandResult fmt = RunCommand({CSTOOL_BINARY, "report", src, "--format", "xml"});
