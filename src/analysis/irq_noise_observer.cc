@@ -7,7 +7,11 @@
 namespace cstool {
 namespace {
 
-std::string ThreadName(const Thread& t) { return fmt::format("thread:{}/{}", t.comm, t.tid); }
+// "thread:comm/tid", or "thread:tid" when the trace never named it.
+std::string ThreadName(const Thread& t) {
+  return t.comm.empty() ? fmt::format("thread:{}", t.tid)
+                        : fmt::format("thread:{}/{}", t.comm, t.tid);
+}
 
 NoiseSource SourceOf(IrqKind kind) {
   switch (kind) {

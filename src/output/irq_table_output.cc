@@ -103,7 +103,10 @@ class IrqTableOutput : public IrqOutput {
       if (c.outcome == AffinityOutcome::kMoved) ++moved;
       if (c.outcome == AffinityOutcome::kRefused || c.outcome == AffinityOutcome::kNoSuchIrq)
         ++refused;
-      std::string why = c.error != 0 ? fmt::format("{}: {}", c.name, ErrorName(c.error)) : c.name;
+      // An IRQ that does not exist has no name: the reason alone.
+      std::string why = c.error == 0     ? c.name
+                        : c.name.empty() ? ErrorName(c.error)
+                                         : fmt::format("{}: {}", c.name, ErrorName(c.error));
       os_ << fmt::format("{:>5}  {:<11} {:<10} {:<10} {:<10} {:<10} {}\n", c.irq,
                          AffinityOutcomeName(c.outcome), c.before.empty() ? "-" : c.before,
                          c.requested, c.after.empty() ? "-" : c.after,

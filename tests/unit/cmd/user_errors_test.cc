@@ -147,6 +147,17 @@ TEST(IrqNoiseOptions, PeriodNeedsNoiseAndIsPositiveAndNoiseIsNoAffinity) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+// An IRQ that does not exist is refused with the reason alone (no ": " before it for the
+// name it does not have), and changes nothing.
+TEST(IrqAffinity, ANonexistentIrqIsRefusedWithItsReason) {
+  CommandResult r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--affinity", "999999=0"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("no-such-irq"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ENOENT (No such file or directory)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(": ENOENT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 moved, 1 refused"), std::string::npos) << r.out;
+}
+
 // Item 7: errors say why, and what to do next.
 TEST(TerseErrors, MissingFileSaysWhy) {
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", "/nonexistent/cstool-test.dat"});
