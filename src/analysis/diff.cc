@@ -149,15 +149,9 @@ bool Present(const std::vector<int32_t>& ids) {
 }  // namespace
 
 double DiffResolution(DiffUnit u) {
-  switch (u) {
-    case DiffUnit::kNs:
-      return 1000;  // 1 us: the tables' 0.001 ms
-    case DiffUnit::kCount:
-      return 0.1;  // a mean over recordings, to the tenth shown
-    case DiffUnit::kPercent:
-      return 0.1;  // a tenth of a percentage point, as shown
-  }
-  return 0;
+  // 1 us: the tables' 0.001 ms; a count's mean over recordings and a share in percentage
+  // points are shown to the tenth.
+  return u == DiffUnit::kNs ? 1000 : 0.1;
 }
 
 std::string_view DiffUnitName(DiffUnit u) {
