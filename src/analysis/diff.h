@@ -17,8 +17,8 @@ namespace cstool {
 
 enum class DiffUnit { kNs, kCount, kPercent };
 std::string_view DiffUnitName(DiffUnit u);  // "ns", "count", "percent"
-// The smallest change of a quantity in `u` that can be significant: the last digit the
-// diff's tables show (1 us, a tenth of a count or of a percentage point).
+// The last digit the diff's tables show of a quantity in `u` (1 us, a tenth of a count or
+// of a percentage point): a change that rounds to zero there is not significant.
 double DiffResolution(DiffUnit u);
 
 // One quantity of a row, e.g. a microstate's time or its share of the lifetime.

@@ -26,7 +26,7 @@ Comparison Compare(std::vector<double> base, std::vector<double> after, double r
   c.change = c.after.mean - c.base.mean;
   if (c.base.runs() >= kMinRunsForSignificance && c.after.runs() >= kMinRunsForSignificance) {
     const double size = std::fabs(c.change);
-    c.significant = size > c.base.spread() && size > c.after.spread() && size >= resolution;
+    c.significant = size > c.base.spread() && size > c.after.spread() && 2 * size >= resolution;
   }
   return c;
 }

@@ -29,7 +29,7 @@ struct Comparison {
   SideStats base;
   SideStats after;    // the new side ("new" is a keyword)
   double change = 0;  // after.mean - base.mean
-  // |change| > the spread of both sides, and at least the quantity's resolution; unknown
+  // |change| > the spread of both sides, and at least half the quantity's resolution; unknown
   // (nullopt) unless each side has at least two recordings, as one run has no spread to
   // tell noise by.
   std::optional<bool> significant;
@@ -37,8 +37,9 @@ struct Comparison {
 
 inline constexpr size_t kMinRunsForSignificance = 2;
 
-// `resolution`: the smallest change that counts (identical runs on both sides have no
-// spread, and a difference of a few nanoseconds between them is no finding).
+// `resolution`: the last digit shown; a change that rounds to zero there does not count
+// (identical runs on both sides have no spread, and a few nanoseconds between them are no
+// finding).
 Comparison Compare(std::vector<double> base, std::vector<double> after, double resolution = 0);
 
 }  // namespace cstool

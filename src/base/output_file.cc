@@ -11,26 +11,39 @@
 namespace cstool {
 
 OutputFile::OutputFile(std::string path, size_t buffer_bytes)
-    : path_(std::move(path)), partial_(path_ + ".partial"), buffer_(buffer_bytes) {
+    : path_(std::move(path)), buffer_(buffer_bytes) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path_, ec);
+  if (std::filesystem::is_directory(status))
+    throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(EISDIR)));
+  // A pipe, a terminal or /dev/stdout is written in place: there is no file to replace,
+  // and renaming over it would put a file where the device or link was.
+  const bool in_place =
+      std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  if (!in_place) partial_ = path_ + ".partial";
+  const std::string& target = in_place ? path_ : partial_;
   if (!buffer_.empty())
     stream_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  stream_.open(partial_, std::ios::binary | std::ios::trunc);
-  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
+  stream_.open(target, std::ios::binary | std::ios::trunc);
+  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
 }
 
 OutputFile::~OutputFile() {
   if (committed_) return;
   stream_.close();
   std::error_code ignored;
-  std::filesystem::remove(partial_, ignored);
+  if (!partial_.empty()) std::filesystem::remove(partial_, ignored);
 }
 
 void OutputFile::Commit() {
   stream_.close();
-  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", partial_, std::strerror(errno)));
-  std::error_code ec;
-  std::filesystem::rename(partial_, path_, ec);
-  if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
+  const std::string& target = partial_.empty() ? path_ : partial_;
+  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
+  if (!partial_.empty()) {
+    std::error_code ec;
+    std::filesystem::rename(partial_, path_, ec);
+    if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
+  }
   committed_ = true;
 }
 

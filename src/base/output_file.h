@@ -2,7 +2,8 @@
 // --html): its bytes go to PATH.partial, renamed over PATH by Commit(). Until then PATH
 // keeps what it held, so a failed analysis, an interrupt or a full disk never leaves a
 // truncated report under the name, nor destroys the one before; the partial file is
-// removed when Commit() is not reached.
+// removed when Commit() is not reached. A path that exists and is no regular file (a
+// pipe, /dev/stdout) is written in place; a directory is refused.
 #pragma once
 
 #include <fstream>
@@ -28,7 +29,7 @@ class OutputFile {
 
  private:
   std::string path_;
-  std::string partial_;
+  std::string partial_;  // empty when written in place
   std::vector<char> buffer_;
   std::ofstream stream_;
   bool committed_ = false;

@@ -295,9 +295,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       res.has_counters = true;
     } catch (const Error& e) {
       res.notes.push_back(std::string("kernel counters unreadable: ") + e.what());
+      res.no_counters_reason = std::string("its kernel counters are unreadable: ") + e.what();
     }
   }
-  if (!res.has_counters)
+  if (!res.has_counters && res.no_counters_reason.empty())
     res.no_counters_reason =
         !model.trace.has_recording_info
             ? "the recording holds no kernel counters (cstool record takes them)"

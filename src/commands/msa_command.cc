@@ -460,7 +460,8 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
   info.end_ts = end_ts;
   info.missing_events = session_->missing_events();
   info.attach_seeds = attach_seeds_;
-  info.attach_seed_ts = attach_ts_;
+  // (None when interrupted while attaching: then no cut either.)
+  if (!attach_seeds_.empty()) info.attach_seed_ts = attach_ts_;
   if (machine_)
     for (const Thread& t : machine_->threads())
       if (t.tracked) info.threads.push_back({t.tid, t.tgid != 0 ? t.tgid : t.tid, t.comm});

@@ -190,8 +190,19 @@ void JsonlWriter::Commit() {
     f.out.close();
     if (!f.out) throw IoError(f.written, "write");
   }
-  for (File& f : files_)
-    if (f.written != f.path) std::filesystem::rename(f.written, f.path);
+  // Renames within one directory: should one still fail, say which tables hold the new rows.
+  std::string replaced;
+  for (File& f : files_) {
+    if (f.written == f.path) continue;
+    std::error_code ec;
+    std::filesystem::rename(f.written, f.path, ec);
+    if (ec) {
+      committed_ = true;  // what is renamed stays; the rest are left beside as FILE.replace
+      throw Error(fmt::format("cannot rename {} over {}: {} ({} replaced already)", f.written,
+                              f.path, ec.message(), replaced.empty() ? "no table" : replaced));
+    }
+    replaced += (replaced.empty() ? "" : ", ") + f.path;
+  }
   committed_ = true;
 }
 

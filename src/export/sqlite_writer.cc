@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 #include <sqlite3.h>
 
-#include <filesystem>
 #include <stdexcept>
 
 #include "base/errors.h"
@@ -31,8 +30,6 @@ void SqliteWriter::FinalizeStmt::operator()(sqlite3_stmt* st) const { sqlite3_fi
 
 SqliteWriter::SqliteWriter(const std::string& path, TraceKey key, bool replace)
     : path_(path), key_(std::move(key)) {
-  std::error_code ec;
-  created_ = !std::filesystem::exists(path_, ec);
   try {
     Begin(replace);
   } catch (...) {
@@ -67,16 +64,13 @@ SqliteWriter::~SqliteWriter() {
   if (!committed_) Abandon();
 }
 
-// The rollback undoes this export's rows; a database it created is then empty, and goes.
+// The rollback undoes this export's rows. A database it created stays, empty: another
+// host's export may be waiting for the lock on the same new file, and would write into a
+// removed one.
 void SqliteWriter::Abandon() noexcept {
   for (Statement& st : insert_) st.reset();
   if (db_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
   db_.reset();
-  std::error_code ec;
-  if (created_ && std::filesystem::file_size(path_, ec) == 0 && !ec) {
-    std::filesystem::remove(path_, ec);
-    std::filesystem::remove(path_ + "-journal", ec);
-  }
 }
 
 void SqliteWriter::Fail(const std::string& what) {

@@ -21,8 +21,7 @@ class SqliteWriter final : public RowSink {
   // Opens (creating) `path` and starts the transaction. Throws cstool::Error when it
   // cannot, when the database has another schema version, or when it already holds
   // key.trace_id and `replace` is false (with `replace`, that trace's rows are deleted
-  // first, in the same transaction). Without Commit() the transaction is rolled back, and
-  // a database this export created is removed (not left empty under the name).
+  // first, in the same transaction). Without Commit() the transaction is rolled back.
   SqliteWriter(const std::string& path, TraceKey key, bool replace);
   ~SqliteWriter() override;
   SqliteWriter(const SqliteWriter&) = delete;
@@ -49,7 +48,6 @@ class SqliteWriter final : public RowSink {
 
   std::string path_;
   TraceKey key_;
-  bool created_ = false;  // the file did not exist before this export
   bool committed_ = false;
   // Declared before the statements: they are finalized first, also when the
   // constructor throws.

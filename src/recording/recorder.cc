@@ -552,7 +552,7 @@ void Recorder::MeasureHeader() {
                             "takes {} without them (its header, and room for what the recording "
                             "info grows by); give at least {}",
                             HumanBytes(o_.max_size), HumanBytes(header_bytes_ + kFileSlackBytes),
-                            HumanBytes(least)),
+                            fmt::format("{}K", (least + 1023) / 1024)),
                 ExitCode::kUsage);
 }
 

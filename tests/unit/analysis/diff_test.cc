@@ -156,11 +156,11 @@ TEST(DiffStats, SignificantWhenTheChangeExceedsBothSpreads) {
 TEST(DiffStats, AChangeBelowTheResolutionIsNotSignificant) {
   const double us = DiffResolution(DiffUnit::kNs);
   EXPECT_EQ(us, 1000);
-  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}, us).significant, false);
-  EXPECT_EQ(Compare({2000, 2000}, {3000, 3000}, us).significant, true);
-  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}).significant, true);  // no resolution given
-  EXPECT_EQ(Compare({3, 3}, {3.05, 3.05}, DiffResolution(DiffUnit::kCount)).significant, false);
-  EXPECT_EQ(Compare({3, 3}, {4, 4}, DiffResolution(DiffUnit::kCount)).significant, true);
+  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}, us).significant, false);  // "0.000"
+  EXPECT_EQ(Compare({2000, 2000}, {2600, 2600}, us).significant, true);   // "+0.001"
+  EXPECT_EQ(Compare({2000, 2000}, {2300, 2300}).significant, true);       // no resolution given
+  EXPECT_EQ(Compare({3, 3}, {3.04, 3.04}, DiffResolution(DiffUnit::kCount)).significant, false);
+  EXPECT_EQ(Compare({0.2, 0.2}, {0.3, 0.3}, DiffResolution(DiffUnit::kCount)).significant, true);
 }
 
 TEST(DiffStats, OneRunOnASideLeavesSignificanceUnknown) {

@@ -67,5 +67,23 @@ TEST_F(OutputFileTest, AnUncreatableFileFailsAtOnceNamingIt) {
   }
 }
 
+// A pipe or a device has no file to replace: written in place (/dev/stdout is a link that
+// a rename would have replaced); a directory fails at once.
+TEST_F(OutputFileTest, ADeviceIsWrittenInPlaceAndADirectoryRefused) {
+  {
+    OutputFile null("/dev/null");
+    null.stream() << "discarded";
+    null.Commit();
+  }
+  EXPECT_FALSE(fs::exists("/dev/null.partial"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  try {
+    OutputFile dir(fs::temp_directory_path().string());
+    ADD_FAILURE() << "wrote into a directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Is a directory"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace cstool
