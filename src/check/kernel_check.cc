@@ -1,12 +1,14 @@
 #include "check/kernel_check.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 
 #include "base/cpu_list.h"
 #include "base/enum_names.h"
@@ -110,6 +112,12 @@ void PlaceSwitchesDuringReads(const CounterWindow& w, const KernelMatch& m,
   c->switches_placed_after_reads = static_cast<uint32_t>(best_moved);
 }
 
+// Notes on a thread's check go in one line, "; " between them.
+void AddNote(ThreadCheck& c, std::string_view text) {
+  if (!c.note.empty()) c.note += "; ";
+  c.note += text;
+}
+
 }  // namespace
 
 int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
@@ -149,9 +157,9 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     };
     if (off(w.after_exit_before_tick) < off(w.after_exit)) {
       after_exit = &w.after_exit_before_tick;
-      c.note = fmt::format(
-          "{}{}exit record read before an increment in the exit ({:.3f} ms not in it)", c.note,
-          c.note.empty() ? "" : "; ", static_cast<double>(w.exit_ts - w.exit_before_tick_ts) / 1e6);
+      AddNote(c, fmt::format("exit record read before an increment in the exit ({:.3f} ms not "
+                             "in it)",
+                             static_cast<double>(w.exit_ts - w.exit_before_tick_ts) / 1e6));
     }
   }
   WindowTotals end = at_exit ? w.total - *after_exit : w.Before(m.end->taken_at_ns);
@@ -172,41 +180,38 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
         &c.switches_ok, &c.on_cpu_ok, &c.wait_ok);
   const int64_t moved_maybe_ns = traced.asleep_maybe_queued_ns;
   if (c.asleep_queued_ns > 0 || moved_maybe_ns > 0) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += moved_maybe_ns > 0
-                  ? fmt::format(
-                        "WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
-                        "between CPUs asleep), and up to {:.3f} ms more (a move not traced)",
-                        static_cast<double>(c.asleep_queued_ns) / 1e6,
-                        static_cast<double>(moved_maybe_ns) / 1e6)
-                  : fmt::format(
-                        "WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
-                        "between CPUs asleep)",
-                        static_cast<double>(c.asleep_queued_ns) / 1e6);
+    AddNote(c,
+            moved_maybe_ns > 0
+                ? fmt::format("WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
+                              "between CPUs asleep), and up to {:.3f} ms more (a move not traced)",
+                              static_cast<double>(c.asleep_queued_ns) / 1e6,
+                              static_cast<double>(moved_maybe_ns) / 1e6)
+                : fmt::format("WAIT holds {:.3f} ms asleep the kernel counts as run delay (moved "
+                              "between CPUs asleep)",
+                              static_cast<double>(c.asleep_queued_ns) / 1e6));
   }
   // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
   if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format(
-        "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
-        static_cast<double>(c.stolen_ns) / 1e6);
+    AddNote(c,
+            fmt::format(
+                "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
+                static_cast<double>(c.stolen_ns) / 1e6));
   }
   // A stall of the virtual CPU between an enqueue's clock read and its sched_wakeup is
   // invisible in a trace (40 us seen), but the enqueue's wakelist flush bounds it.
   if (constexpr int64_t kNotedEarlierNs = 10'000; c.enqueue_maybe_earlier_ns >= kNotedEarlierNs &&
                                                   c.traced.wait_cpu_ns < c.kernel.wait_cpu_ns) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format(
-        "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "
-        "wakelist flush that much earlier in all (the CPU stalled in between)",
-        static_cast<double>(c.enqueue_maybe_earlier_ns) / 1e6);
+    AddNote(
+        c, fmt::format(
+               "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "
+               "wakelist flush that much earlier in all (the CPU stalled in between)",
+               static_cast<double>(c.enqueue_maybe_earlier_ns) / 1e6));
   }
   if (m.start) {
     const WindowCut* cut = w.Cut(m.start->taken_at_ns);
     c.times_judged = cut && cut->TimeCovered();
     if (!c.times_judged) {
-      if (!c.note.empty()) c.note += "; ";
-      c.note += "times not judged: running or queued, unseen, at the start sample";
+      AddNote(c, "times not judged: running or queued, unseen, at the start sample");
     }
   }
   // Unknown time widens the tolerance; past the base tolerance it would hide anything.
@@ -214,30 +219,28 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       std::min(tol.TimeFor(c.kernel.on_cpu_ns, 0), tol.TimeFor(c.kernel.wait_cpu_ns, 0));
   if (c.times_judged && c.unknown_ns > base) {
     c.times_judged = false;
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format("times not judged: {:.3f} ms the trace could not classify",
-                          static_cast<double>(c.unknown_ns) / 1e6);
+    AddNote(c, fmt::format("times not judged: {:.3f} ms the trace could not classify",
+                           static_cast<double>(c.unknown_ns) / 1e6));
   }
   // With CPUs left out of the recording (-C), a thread may have run there unseen (a switch
   // in there is no counted switch, and an exit's final one is left out): the kernel's
   // times hold what the trace could not see. Its switch counts are still judged.
   if (c.times_judged && !untraced_cpus.empty()) {
     c.times_judged = false;
-    if (!c.note.empty()) c.note += "; ";
-    c.note +=
-        fmt::format("times not judged: CPU {} not recorded (-C)", FormatCpuList(untraced_cpus));
+    AddNote(
+        c, fmt::format("times not judged: CPU {} not recorded (-C)", FormatCpuList(untraced_cpus)));
   }
   if (c.switches_placed_after_reads > 0) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format(
-        "{} switch{} traced during a /proc read counted after it, as the kernel's counts say",
-        c.switches_placed_after_reads, c.switches_placed_after_reads == 1 ? "" : "es");
+    AddNote(
+        c,
+        fmt::format(
+            "{} switch{} traced during a /proc read counted after it, as the kernel's counts say",
+            c.switches_placed_after_reads, c.switches_placed_after_reads == 1 ? "" : "es"));
   }
   const uint64_t untraced = t.placement.untraced_switch_outs;
   if (untraced > 0) {
-    if (!c.note.empty()) c.note += "; ";
-    c.note += fmt::format("{} switch-out{} the kernel did not record (inferred)", untraced,
-                          untraced == 1 ? "" : "s");
+    AddNote(c, fmt::format("{} switch-out{} the kernel did not record (inferred)", untraced,
+                           untraced == 1 ? "" : "s"));
   }
   const bool times_ok = !c.times_judged || (c.on_cpu_ok && c.wait_ok);
   if (m.mode == WindowMode::kPartial) {
@@ -258,17 +261,15 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     const bool never_seen =
         !t.seen_running && c.traced.voluntary == 0 && c.traced.involuntary == 0 && !c.times_judged;
     if (never_seen) {
-      if (!c.note.empty()) c.note += "; ";
-      c.note += "never shown on a CPU by the trace: its switches were not recorded";
+      AddNote(c, "never shown on a CPU by the trace: its switches were not recorded");
     }
     // A thread short of the kernel's switches with CPUs left out (-C) ran there too.
     const bool ran_untraced_cpus = !untraced_cpus.empty() && off > 0 &&
                                    c.traced.voluntary <= c.kernel.voluntary &&
                                    c.traced.involuntary <= c.kernel.involuntary;
     if (ran_untraced_cpus) {
-      if (!c.note.empty()) c.note += "; ";
-      c.note += fmt::format("{} switch{} short: it ran on CPU {} too", off, off == 1 ? "" : "es",
-                            FormatCpuList(untraced_cpus));
+      AddNote(c, fmt::format("{} switch{} short: it ran on CPU {} too", off, off == 1 ? "" : "es",
+                             FormatCpuList(untraced_cpus)));
     }
     c.status =
         ran_untraced_cpus || (times_ok && ((untraced > 0 && off <= 2 * untraced) || never_seen))
@@ -430,10 +431,9 @@ std::string KernelCheckResult::Verdict() const {
 
 std::string KernelCheckResult::MissingEventsText() const {
   if (passed() || missing_events.empty()) return "";
-  std::string list;
-  for (const std::string& e : missing_events) list += (list.empty() ? "" : ", ") + e;
   return fmt::format(
-      "; recorded without {} (the tolerance is for cstool's default events; see the notes)", list);
+      "; recorded without {} (the tolerance is for cstool's default events; see the notes)",
+      fmt::join(missing_events, ", "));
 }
 
 }  // namespace cstool

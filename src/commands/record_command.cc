@@ -1,6 +1,7 @@
 #include "commands/record_command.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -68,10 +69,8 @@ void PrintFlightSummary(Messages& messages, const RecordResult& r) {
         fmt::format("flight recorder: no dump in {:.3f} s (nothing written)", r.seconds));
     return;
   }
-  std::string list;
-  for (const std::string& d : r.dumps) list += (list.empty() ? "" : ", ") + d;
   messages.Status(fmt::format("flight recorder: {} dump{} in {:.3f} s: {}", r.dumps.size(),
-                              r.dumps.size() == 1 ? "" : "s", r.seconds, list));
+                              r.dumps.size() == 1 ? "" : "s", r.seconds, fmt::join(r.dumps, ", ")));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "export/jsonl_writer.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <charconv>
@@ -191,17 +192,18 @@ void JsonlWriter::Commit() {
     if (!f.out) throw IoError(f.written, "write");
   }
   // Renames within one directory: should one still fail, say which tables hold the new rows.
-  std::string replaced;
+  std::vector<std::string> replaced;
   for (File& f : files_) {
     if (f.written == f.path) continue;
     std::error_code ec;
     std::filesystem::rename(f.written, f.path, ec);
     if (ec) {
       committed_ = true;  // what is renamed stays; the rest are left beside as FILE.replace
-      throw Error(fmt::format("cannot rename {} over {}: {} ({} replaced already)", f.written,
-                              f.path, ec.message(), replaced.empty() ? "no table" : replaced));
+      throw Error(fmt::format(
+          "cannot rename {} over {}: {} ({} replaced already)", f.written, f.path, ec.message(),
+          replaced.empty() ? "no table" : fmt::format("{}", fmt::join(replaced, ", "))));
     }
-    replaced += (replaced.empty() ? "" : ", ") + f.path;
+    replaced.push_back(f.path);
   }
   committed_ = true;
 }
