@@ -15,6 +15,7 @@
 #include "decode/kernel_symbols.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "pipeline/unplaced_threads.h"
 #include "pipeline/unrecorded_events.h"
 #include "sched/state_machine.h"
 #include "sched/trace_capabilities.h"
@@ -312,6 +313,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "
         "not in the report; --all-threads shows what other threads' events tell of them",
         info->untraced_tids.size()));
+  if (std::string note = UnplacedThreadsNote(*result->machine, decoder, info); !note.empty())
+    t.notes.push_back(note);
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
   const bool has_switch = std::find(t.missing_events.begin(), t.missing_events.end(),
                                     "sched:sched_switch") == t.missing_events.end();

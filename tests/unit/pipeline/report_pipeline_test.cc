@@ -148,6 +148,45 @@ TEST(ReportPipeline, FormatsWithoutRecordsInACstoolFileAreNotMissing) {
   EXPECT_EQ(std::find(missing.begin(), missing.end(), "raw_syscalls:sys_enter"), missing.end());
 }
 
+// A recording of one process without fork events: thread 200 met it (they take turns)
+// but the trace cannot say whether the process started it. It is left out, and the
+// note counts it; with sched_process_fork recorded nothing is unplaced.
+TEST(ReportPipeline, WithoutForkEventsTheThreadsLeftOutAreCounted) {
+  auto notes_of = [](bool with_fork) {
+    SyntheticTrace t(kEvents, 1);
+    int sw = t.AddEvent("sched", "sched_switch");
+    int waking = t.AddEvent("sched", "sched_waking");
+    if (with_fork) t.AddEvent("sched", "sched_process_fork");
+    AddPingPong(t, sw, waking, 10, 1000000);
+    RecordingInfo info;
+    info.target_pids = {100};
+    t.SetRecordingInfo(info);
+    std::string path = TempPath(with_fork ? "with_fork" : "no_fork");
+    t.Write(path);
+    SyscallTable syscalls;
+    auto analyzed = AnalyzeTrace(path, syscalls);
+    std::remove(path.c_str());
+    for (const Thread& th : analyzed->machine->threads())
+      EXPECT_EQ(th.tracked, th.tid == 100) << th.tid;
+    return analyzed->model.trace.notes;
+  };
+  auto unplaced = [](const std::vector<std::string>& notes) {
+    return std::count_if(notes.begin(), notes.end(), [](const std::string& n) {
+      return n.starts_with("no sched_process_fork events");
+    });
+  };
+  const std::vector<std::string> without = notes_of(false);
+  ASSERT_EQ(unplaced(without), 1);
+  EXPECT_NE(std::find_if(without.begin(), without.end(),
+                         [](const std::string& n) {
+                           return n.ends_with(
+                               "1 other thread in the trace is left out (--all-threads lists "
+                               "them)");
+                         }),
+            without.end());
+  EXPECT_EQ(unplaced(notes_of(true)), 0);
+}
+
 TEST(ReportPipeline, LostEventsInTheMiddleAreCountedAndFlagTheThreads) {
   SyntheticTrace t(kEvents, 2);
   int sw = t.AddEvent("sched", "sched_switch");
