@@ -114,4 +114,13 @@ inline std::string PidText(const Thread& t) { return PidKnown(t) ? std::to_strin
 // itself when that is unknown. A track key, never shown as the thread's pid.
 inline int32_t TrackPid(const Thread& t) { return PidKnown(t) ? t.tgid : t.tid; }
 
+// "tid:comm" (with as_process, for a process's totals: "pid:comm", the tid when its
+// process is not known), "tid" when the comm is not known, or the source's name.
+inline std::string PartyText(const WaitParty& p, bool as_process = false) {
+  if (!p.thread) return std::string(p.source);
+  const Thread& t = *p.thread;
+  std::string id = std::to_string(as_process && PidKnown(t) ? t.tgid : t.tid);
+  return t.comm.empty() ? id : id + ":" + t.comm;
+}
+
 }  // namespace cstool

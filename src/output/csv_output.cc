@@ -11,12 +11,6 @@ namespace {
 
 std::string Quote(std::string_view s) { return CsvQuote(s); }
 
-std::string Party(const WaitParty& p) {
-  if (!p.thread) return std::string(p.source);
-  return p.thread->comm.empty() ? std::to_string(p.thread->tid)
-                                : fmt::format("{}:{}", p.thread->tid, p.thread->comm);
-}
-
 class CsvOutput : public Output {
  public:
   explicit CsvOutput(std::ostream& os) : os_(os) {}
@@ -51,10 +45,11 @@ class CsvOutput : public Output {
       // thread's "tid:comm" or a source's name.
       std::string woken, behind;
       for (const WokenBy& w : r->woken_by)
-        woken += fmt::format("{}{}={}/{}", woken.empty() ? "" : ";", Party(w.waker), w.wakeups,
+        woken += fmt::format("{}{}={}/{}", woken.empty() ? "" : ";", PartyText(w.waker), w.wakeups,
                              w.blocked_ns);
       for (const WaitedBehind& w : r->waited_behind)
-        behind += fmt::format("{}{}={}", behind.empty() ? "" : ";", Party(w.running), w.time_ns);
+        behind +=
+            fmt::format("{}{}={}", behind.empty() ? "" : ";", PartyText(w.running), w.time_ns);
       row += fmt::format(",{},{},{},{}", r->migrations,
                          r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns,
                          Quote(woken), Quote(behind));

@@ -255,19 +255,14 @@ class HtmlWriter {
            "<tr><th>TID</th><th class=\"l\">COMM</th><th>MIGR</th><th>PREMIG(ms)</th>"
            "<th class=\"l\">WOKEN BY</th><th class=\"l\">WAITED BEHIND</th></tr>\n";
     auto ms = [](int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); };
-    auto party = [](const WaitParty& p) {
-      if (!p.thread) return std::string(p.source);
-      return p.thread->comm.empty() ? std::to_string(p.thread->tid)
-                                    : fmt::format("{}:{}", p.thread->tid, p.thread->comm);
-    };
     for (const ThreadReport* r : view.threads) {
       std::string woken, behind;
       for (const WokenBy& w : r->woken_by)
-        woken += fmt::format("{}{} {}/{}", woken.empty() ? "" : ", ", party(w.waker), w.wakeups,
+        woken += fmt::format("{}{} {}/{}", woken.empty() ? "" : ", ", PartyText(w.waker), w.wakeups,
                              ms(w.blocked_ns));
       for (const WaitedBehind& w : r->waited_behind)
         behind +=
-            fmt::format("{}{} {}", behind.empty() ? "" : ", ", party(w.running), ms(w.time_ns));
+            fmt::format("{}{} {}", behind.empty() ? "" : ", ", PartyText(w.running), ms(w.time_ns));
       os_ << "<tr><td>" << r->thread->tid << "</td><td class=\"l\">" << Esc(r->thread->comm)
           << "</td><td>" << r->migrations << "</td><td>"
           << ms(r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns)

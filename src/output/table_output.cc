@@ -31,15 +31,6 @@ std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
 
-// "tid:comm" (or "pid:comm" in a process's totals; the tid when its process is not
-// known), "tid" when the comm is not known, or the source's name.
-std::string PartyText(const WaitParty& p, bool as_process) {
-  if (!p.thread) return std::string(p.source);
-  const Thread& t = *p.thread;
-  const std::string id = std::to_string(as_process && PidKnown(t) ? t.tgid : t.tid);
-  return t.comm.empty() ? id : fmt::format("{}:{}", id, t.comm);
-}
-
 // The largest few wakers ("waker wakeups/blocked ms") and runners ("runner ms").
 std::string WaitersText(const ThreadReport& r, bool as_process, size_t n) {
   std::string woken;
