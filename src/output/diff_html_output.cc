@@ -7,6 +7,7 @@
 #include "model/microstate.h"
 #include "output/diff_output.h"
 #include "output/diff_text.h"
+#include "output/html_page_style.h"
 #include "output/text_escape.h"
 
 namespace cstool {
@@ -30,19 +31,11 @@ constexpr std::string_view kNewColor = "#1f6fd1";
 
 std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
-const char* kStyle = R"(
-body{font:13px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}
-h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 6px}
-.summary{color:#444} .note{color:#8a5300}
-svg.pairs{display:block;width:100%;height:auto;background:#fff;border:1px solid #ccc}
+// The rules of this page's own pictures, after kHtmlPageStyle.
+const char* kStyle =
+    R"(svg.pairs{display:block;width:100%;height:auto;background:#fff;border:1px solid #ccc}
 svg.pairs text{font:11px system-ui,sans-serif;fill:#222} svg.pairs text.sig{font-weight:bold}
 svg.pairs line.whisker{stroke:#000;stroke-width:1} svg.pairs rect.new{stroke:#444;stroke-width:0.5}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 8px}
-.legend span{display:inline-flex;align-items:center;gap:5px}
-.legend i{display:inline-block;width:12px;height:12px;border:1px solid #999}
-table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}
-th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
-th{background:#f0f0f0} td.l,th.l{text-align:left}
 )";
 
 // The colour of a row's new bar: the microstate's own colour, else one blue.
@@ -59,7 +52,8 @@ class DiffHtmlWriter {
 
   void Page(const DiffResult& r) {
     os_ << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        << "<title>cstool diff</title>\n<style>" << kStyle << "</style></head>\n<body>\n"
+        << "<title>cstool diff</title>\n<style>" << kHtmlPageStyle << kStyle
+        << "</style></head>\n<body>\n"
         << "<h1>cstool diff</h1>\n<p class=\"summary\">base:";
     for (const std::string& f : r.base_files) os_ << " <code>" << Esc(f) << "</code>";
     os_ << "<br>new:";

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include "output/html_page_style.h"
 #include "output/text_escape.h"
 
 namespace cstool {
@@ -39,21 +40,13 @@ double TickStep(double span_s) {
   return 10 * p;
 }
 
-const char* kStyle = R"(
-body{font:13px/1.4 system-ui,sans-serif;margin:16px 24px;color:#222;background:#fff}
-h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:22px 0 6px}
-.summary{color:#444} .note{color:#8a5300}
-svg.barscope{display:block;width:100%;height:auto;background:#fff;border:1px solid #ccc}
+// The rules of this page's own pictures, after kHtmlPageStyle.
+const char* kStyle =
+    R"(svg.barscope{display:block;width:100%;height:auto;background:#fff;border:1px solid #ccc}
 svg.barscope text{font:11px system-ui,sans-serif;fill:#222}
 svg.barscope .axis text{fill:#555} svg.barscope .axis line{stroke:#ddd} svg.barscope .axis line.end{stroke:#888}
 svg.barscope .bg{fill:#fafafa}
 svg.barscope rect.s:hover{stroke:#000;stroke-width:1}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;margin:6px 0 8px}
-.legend span{display:inline-flex;align-items:center;gap:5px}
-.legend i{display:inline-block;width:12px;height:12px;border:1px solid #999}
-table{border-collapse:collapse;margin:4px 0 10px;font-size:12px}
-th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
-th{background:#f0f0f0} td.l,th.l{text-align:left}
 details{margin:4px 0 10px} summary{cursor:pointer;color:#444}
 #tip{position:fixed;pointer-events:none;background:#ffe;border:1px solid #aa9;padding:2px 6px;
  font-size:12px;display:none;max-width:600px}
@@ -98,8 +91,8 @@ class HtmlWriter {
   void Page(const ReportView& view, const BarscopeModel& scopes) {
     const TraceSummary& t = view.model->trace;
     os_ << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        << "<title>cstool report: " << Esc(t.file) << "</title>\n<style>" << kStyle
-        << "</style></head>\n<body>\n";
+        << "<title>cstool report: " << Esc(t.file) << "</title>\n<style>" << kHtmlPageStyle
+        << kStyle << "</style></head>\n<body>\n";
     os_ << "<h1>cstool report</h1>\n<p class=\"summary\">"
         << Esc(fmt::format("{}: {} events on {} CPUs over {:.3f} s", t.file, t.events, t.cpus,
                            static_cast<double>(t.last_ts - t.first_ts) / 1e9));
