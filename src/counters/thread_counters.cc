@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -80,11 +81,13 @@ ThreadReading ThreadCounters::Read(int32_t tid, Counted& f, int64_t ts, bool* ex
     }
   }
   if (!virtuals_.empty()) {
-    if (!gone) {
-      if (std::optional<ThreadIo> io = ReadThreadIo(f.tgid, tid))
-        f.last_io = *io;
-      else
-        gone = true;
+    // A zombie's entry still tells its final counts (a process's last thread waits for
+    // its parent); a released thread's is gone, and its exit record tells them later.
+    if (std::optional<ThreadIo> io = ReadThreadIo(f.tgid, tid)) {
+      f.last_io = *io;
+    } else {
+      gone = true;
+      io_unread_at_exit_[tid] = f.base_io;
     }
     for (const VirtualCounter& v : virtuals_)
       r.values.push_back(v.kind == VirtualCounter::Kind::kReadBytes
@@ -143,6 +146,23 @@ std::vector<ThreadReading> ThreadCounters::ReadExited(int64_t ts) {
     it = threads_.erase(it);
   }
   return out;
+}
+
+void ThreadCounters::SetFinalIo(int32_t tid, const ThreadIo& final,
+                                std::vector<uint64_t>& values) const {
+  auto it = io_unread_at_exit_.find(tid);
+  if (it == io_unread_at_exit_.end() || values.size() != names_.size()) return;
+  const ThreadIo& base = it->second;
+  size_t column = events_.size();
+  for (const VirtualCounter& v : virtuals_) {
+    // The last read is exact but may be old; the final count may be rounded down (the
+    // kernel's exit record keeps whole KiB): the larger is nearer.
+    const bool read = v.kind == VirtualCounter::Kind::kReadBytes;
+    const uint64_t from = read ? base.rchar : base.wchar;
+    const uint64_t to = read ? final.rchar : final.wchar;
+    if (to >= from) values[column] = std::max(values[column], to - from);
+    ++column;
+  }
 }
 
 }  // namespace cstool

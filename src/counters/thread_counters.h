@@ -70,6 +70,15 @@ class ThreadCounters {
   // Stops every group (final readings and samples that hold still); for the end.
   void StopAll();
 
+  // A thread released at its exit left no /proc entry for the final read: its "exit"
+  // reading's virtual counters are those of its last read until the final counts (the
+  // kernel's exit record, taskstats) are given here. False when the thread's exit
+  // reading was final already (or there is none).
+  bool IoUnreadAtExit(int32_t tid) const { return io_unread_at_exit_.count(tid) != 0; }
+  // Rewrites the virtual columns of the exit reading `values` from the final counts
+  // (which may be rounded down: the larger of them and the last read is kept).
+  void SetFinalIo(int32_t tid, const ThreadIo& final, std::vector<uint64_t>& values) const;
+
  private:
   struct Counted {
     int32_t tgid = 0;
@@ -90,7 +99,8 @@ class ThreadCounters {
   std::optional<size_t> sampled_column_;
   std::vector<CounterOverflow> pending_samples_;
   std::map<int32_t, RingStats> sampling_stats_;
-  std::vector<GroupSample> drained_;  // reused between drains
+  std::vector<GroupSample> drained_;               // reused between drains
+  std::map<int32_t, ThreadIo> io_unread_at_exit_;  // tid -> base_io (IoUnreadAtExit)
 };
 
 }  // namespace cstool

@@ -154,6 +154,13 @@ bool ChildProcess::TryReap() {
   return reaped_;
 }
 
+bool ChildProcess::Exited() const {
+  if (reaped_) return true;
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid_;
+}
+
 bool ChildProcess::ReapWithin(double seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!TryReap()) {

@@ -33,6 +33,9 @@ class ChildProcess {
   void Release();
   // Non-blocking reap; true once the child has exited (status/rusage then valid).
   bool TryReap();
+  // Whether the child has exited, without reaping it: its zombie's /proc entry still
+  // holds its final counts.
+  bool Exited() const;
   // Blocking reap with a timeout in seconds; true if reaped.
   bool ReapWithin(double seconds);
   void Signal(int sig);

@@ -50,6 +50,8 @@ class KernelCapture {
   // Stops the listener (call after the traced command was reaped, so its exits are in),
   // restores delay accounting and returns the recording's kernel_counters JSON.
   nlohmann::json Finish();
+  // After Finish: the records kept, exits included.
+  const KernelCounterSet& counters() const { return recording_.counters; }
 
  private:
   void Snapshot(std::span<const int32_t> pids, SnapshotPhase* phase, const char* what);

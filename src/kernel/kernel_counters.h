@@ -54,6 +54,11 @@ struct KernelTaskCounters {
   uint64_t run_delay_count = 0;            // times switched in (schedstat "timeslices")
   std::optional<int64_t> blkio_delay_ns;   // taskstats only
   std::optional<int64_t> swapin_delay_ns;  // taskstats only
+  // Bytes passed to read(2)/write(2) and friends (rchar/wchar of /proc/PID/io): taskstats
+  // only, for the recorder's -V counters of a thread released at its exit; not stored in
+  // the file (0 on kernels without CONFIG_TASK_XACCT).
+  std::optional<uint64_t> read_char;
+  std::optional<uint64_t> write_char;
   // CLOCK_MONOTONIC when the values were read: for exits, when the listener received
   // the notification (shortly after the thread's exit); for /proc, after reading.
   int64_t taken_at_ns = 0;

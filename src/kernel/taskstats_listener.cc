@@ -36,6 +36,8 @@ constexpr size_t kOffPid = 128;
 constexpr size_t kOffPpid = 132;
 constexpr size_t kOffNvcsw = 272;
 constexpr size_t kOffNivcsw = 280;
+constexpr size_t kOffReadChar = 216;
+constexpr size_t kOffWriteChar = 224;
 constexpr size_t kOffTgid = 368;  // v12+
 
 #if TASKSTATS_VERSION != 15
@@ -50,6 +52,8 @@ static_assert(offsetof(struct taskstats, ac_pid) == kOffPid);
 static_assert(offsetof(struct taskstats, ac_ppid) == kOffPpid);
 static_assert(offsetof(struct taskstats, nvcsw) == kOffNvcsw);
 static_assert(offsetof(struct taskstats, nivcsw) == kOffNivcsw);
+static_assert(offsetof(struct taskstats, read_char) == kOffReadChar);
+static_assert(offsetof(struct taskstats, write_char) == kOffWriteChar);
 #if TASKSTATS_VERSION >= 12
 static_assert(offsetof(struct taskstats, ac_tgid) == kOffTgid);
 #endif
@@ -193,6 +197,8 @@ bool DecodeTaskstatsStruct(std::span<const uint8_t> p, KernelTaskCounters* out,
   c.tid = static_cast<int32_t>(u32);
   Load(p, kOffPpid, &u32);
   c.ppid = static_cast<int32_t>(u32);
+  if (Load(p, kOffReadChar, &u)) c.read_char = u;
+  if (Load(p, kOffWriteChar, &u)) c.write_char = u;
   Load(p, kOffNvcsw, &c.nvcsw);
   Load(p, kOffNivcsw, &c.nivcsw);
   if (version >= 12 && Load(p, kOffTgid, &u32)) c.tgid = static_cast<int32_t>(u32);

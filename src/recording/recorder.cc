@@ -216,7 +216,9 @@ class Recorder {
   // -c/-V: groups on the targets' threads not counted yet (a "start" sample each); the
   // final values of the ones that exited; every live thread at -T and at the end.
   void FollowCounters(int64_t now, bool with_descendants = false);
+  void ReadExitedCounters(int64_t now);
   void SampleCounters(int64_t now, const char* kind);
+  void FinishExitIo(const KernelCounterSet& kernel);
   // -c EVENT:ebs=N: moves the overflows written since the last call into the recording.
   void DrainOverflows();
   void WriteFile();
@@ -654,7 +656,13 @@ void Recorder::StartTracing() {
 // -N passed, or a reader failed.
 bool Recorder::ShouldStop() {
   if (StopSignalScope::Received()) return true;
-  if (child_ && child_->TryReap()) return true;
+  if (child_ && child_->Exited()) {
+    // Before the reap: the command's last thread, a zombie until then, still shows
+    // its final -V counts in /proc.
+    if (counters_) ReadExitedCounters(MonotonicNowNs());
+    child_->TryReap();
+    return true;
+  }
   if (!child_ && !o_.system_wide && !o_.pids.empty() &&
       std::none_of(o_.pids.begin(), o_.pids.end(), ProcessExists))
     return true;
@@ -856,6 +864,7 @@ void Recorder::CollectKernelCounters() {
   if (kernel_) info_.kernel_counters = kernel_->Finish();
   if (counters_) {
     CounterRecording& c = counter_samples_;
+    FinishExitIo(kernel_ ? kernel_->counters() : KernelCounterSet{});
     if (counters_->sampled_column()) {
       // Each drain is in time order per thread; the file holds one timeline.
       std::stable_sort(
@@ -888,9 +897,13 @@ void Recorder::CollectKernelCounters() {
   }
 }
 
-void Recorder::FollowCounters(int64_t now, bool with_descendants) {
+void Recorder::ReadExitedCounters(int64_t now) {
   for (const ThreadReading& r : counters_->ReadExited(now))
     counter_samples_.samples.push_back({r.tid, r.tgid, r.ts, "exit", r.values, r.scaled});
+}
+
+void Recorder::FollowCounters(int64_t now, bool with_descendants) {
+  ReadExitedCounters(now);
   if (with_descendants)  // the /proc walk costs more: at the thread scans only
     for (int pid : info_.target_pids)
       for (int child : DescendantsOf(pid)) counter_processes_.insert(child);
@@ -912,6 +925,33 @@ void Recorder::DrainOverflows() {
   if (!counters_->sampled_column()) return;
   for (CounterOverflow& s : counters_->DrainSamples())
     counter_samples_.overflows.push_back(std::move(s));
+}
+
+// -V: a thread released at its exit had no /proc entry left for the final read; its exit
+// record holds the counts, in whole KiB (taskstats rounds them down). Without one (as
+// with --flight) the last read stands.
+void Recorder::FinishExitIo(const KernelCounterSet& kernel) {
+  size_t from_exit_records = 0, last_read = 0;
+  for (CounterSample& s : counter_samples_.samples) {
+    if (s.kind != "exit" || !counters_->IoUnreadAtExit(s.tid)) continue;
+    const KernelTaskCounters* e = kernel.Find(s.tid, KernelTaskCounters::Source::kTaskstatsExit);
+    if (e == nullptr || !e->read_char || !e->write_char || (e->tgid != 0 && e->tgid != s.tgid)) {
+      ++last_read;
+      continue;
+    }
+    counters_->SetFinalIo(s.tid, ThreadIo{*e->read_char, *e->write_char}, s.values);
+    ++from_exit_records;
+  }
+  if (from_exit_records > 0)
+    counter_samples_.notes.push_back(fmt::format(
+        "-V: {} thread(s) left no /proc entry at exit: their final counts are the kernel's "
+        "exit records', rounded down to whole KiB (up to 1023 bytes short)",
+        from_exit_records));
+  if (last_read > 0)
+    counter_samples_.notes.push_back(fmt::format(
+        "-V: {} thread(s) left no /proc entry at exit and no exit record: their counts end at "
+        "the last read (-T reads more often)",
+        last_read));
 }
 
 void Recorder::SampleCounters(int64_t now, const char* kind) {

@@ -287,6 +287,47 @@ TEST_F(CountersTest, RecordStoresPerThreadCountsTheReportShows) {
   }
 }
 
+// A thread released at its exit leaves no /proc entry for the final read of -V: its
+// exit record (taskstats) gives the counts. The command's own worker writes BYTES and
+// exits with no -T reading after the work, so only the exit can tell them.
+TEST_F(CountersTest, RecordCountsTheIoOfAThreadThatExited) {
+  const fs::path trace = dir_ / "trace.dat";
+  tool_ = Spawn({kCstool, "record", "-c", "task-clock", "-V", "write-bytes", "-o", trace.string(),
+                 "--", kWorkload, "counters", "1", "0", std::to_string(kBytes), "1",
+                 (dir_ / "go").string(), (dir_ / "end").string()},
+                dir_ / "tool.out", dir_ / "tool.err");
+  const pid_t worker = std::stoi(AwaitLine(dir_ / "tool.out", "ready ").substr(6));
+  while (PerfFds(tool_) < 2) {  // both threads followed: counting from after "ready"
+    ASSERT_EQ(::waitpid(tool_, nullptr, WNOHANG), 0) << testing::ReadWholeFile(dir_ / "tool.err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  Release(dir_ / "go");
+  AwaitLine(dir_ / "tool.out", "done");
+  Release(dir_ / "end");
+  int status = 0;
+  ASSERT_EQ(::waitpid(tool_, &status, 0), tool_);
+  tool_ = -1;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << testing::ReadWholeFile(dir_ / "tool.err");
+
+  testing::CommandResult r =
+      testing::RunCommand({kCstool, "report", trace.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json report = json::parse(r.out);
+  const json* t = ThreadOf(report, worker);
+  ASSERT_NE(t, nullptr) << r.out;
+  ASSERT_TRUE(t->contains("counters")) << t->dump();
+  // The worker wrote "ready TID\n" before or after it was followed, then the BYTES and
+  // "done\n"; the exit record's count is rounded down to whole KiB (kernel/tsacct.c).
+  const uint64_t ready_line = fmt::format("ready {}\n", worker).size();
+  const uint64_t written = (*t)["counters"]["values"]["write-bytes"].get<uint64_t>();
+  EXPECT_LE(written, kBytes + kDoneLine + ready_line) << t->dump();
+  EXPECT_GE(written + 1023, kBytes + kDoneLine) << t->dump();
+  EXPECT_NE(report["trace"]["counter_notes"].dump().find("rounded down to whole KiB"),
+            std::string::npos)
+      << report["trace"].dump();
+}
+
 TEST_F(CountersTest, MsaShowsCountersAsColumns) {
   std::vector<json> frames =
       MsaFrames({"-c", "page-faults,cpu-migrations,context-switches", "-V", "write-bytes"}, 2 * 3);

@@ -313,6 +313,8 @@ std::vector<uint8_t> StatsPayload(uint16_t version, size_t size) {
   put64(offsetof(struct taskstats, nivcsw), 22);
   put64(offsetof(struct taskstats, cpu_run_virtual_total), 33);
   put64(offsetof(struct taskstats, cpu_run_real_total), 999);
+  put64(offsetof(struct taskstats, read_char), 4096);
+  put64(offsetof(struct taskstats, write_char), 1 << 20);
   uint32_t tgid = 77;
   if (size >= offsetof(struct taskstats, ac_tgid) + 4)
     std::memcpy(s.data() + offsetof(struct taskstats, ac_tgid), &tgid, 4);
@@ -332,6 +334,8 @@ TEST(TaskstatsParse, VersionsAndStructSizes) {
   EXPECT_EQ(r.tasks[0].nivcsw, 22u);
   EXPECT_EQ(r.tasks[0].exec_runtime_ns, 33);
   EXPECT_EQ(r.tasks[0].comm, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(r.tasks[0].read_char, 4096u);
+  EXPECT_EQ(r.tasks[0].write_char, 1u << 20);
 
   // A future kernel with a longer struct: the known prefix is read.
   r = ParseTaskstatsMessage(BuildMessage(9, StatsPayload(99, 4096)));
@@ -343,6 +347,7 @@ TEST(TaskstatsParse, VersionsAndStructSizes) {
       BuildMessage(9, StatsPayload(12, offsetof(struct taskstats, nivcsw) + 8)));
   ASSERT_EQ(r.tasks.size(), 1u);
   EXPECT_EQ(r.tasks[0].tgid, 0);
+  EXPECT_EQ(r.tasks[0].write_char, 1u << 20);
 
   // Too short for nvcsw/nivcsw, version 0, the broken v15 layout: skipped with a reason.
   for (auto [version, size] : std::vector<std::pair<uint16_t, size_t>>{
