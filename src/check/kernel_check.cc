@@ -290,7 +290,13 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   res.missing_events = model.trace.missing_events;
   KernelRecording recording;
   const RecordingInfo& info = model.trace.recording;
-  if (model.trace.has_recording_info && !info.kernel_counters.is_null()) {
+  if (model.trace.has_recording_info && !info.ended_early.empty()) {
+    // The counters were taken at the recording's end, which the file's events stop short
+    // of: every thread alive past that point would disagree by what is missing.
+    res.no_counters_reason =
+        "the recording ended early: the kernel's counters, taken at its end, cover more than "
+        "the file's events";
+  } else if (model.trace.has_recording_info && !info.kernel_counters.is_null()) {
     try {
       recording = KernelRecording::FromJson(info.kernel_counters);
       res.has_counters = true;

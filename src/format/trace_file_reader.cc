@@ -90,13 +90,15 @@ bool ParseCpuStat(std::string_view text, CpuStatOption* out) {
 
 namespace {
 
-// The records of a stream from `start_ts` on (TraceFileReader::StartAt).
-class RecordsFrom final : public CpuRecordStream {
+// The records of a stream from `start_ts` on and before `end_ts` (TraceFileReader::StartAt,
+// EndAt; 0: no bound).
+class RecordsWithin final : public CpuRecordStream {
  public:
-  RecordsFrom(std::unique_ptr<CpuRecordStream> all, int64_t start_ts)
-      : all_(std::move(all)), start_ts_(start_ts) {}
+  RecordsWithin(std::unique_ptr<CpuRecordStream> all, int64_t start_ts, int64_t end_ts)
+      : all_(std::move(all)), start_ts_(start_ts), end_ts_(end_ts) {}
   int cpu() const override { return all_->cpu(); }
   std::span<const RawRecord> NextBatch() override {
+    if (ended_) return {};
     std::span<const RawRecord> batch = all_->NextBatch();
     while (!reached_ && !batch.empty()) {  // records of one CPU come in time order
       const auto first = std::find_if(batch.begin(), batch.end(),
@@ -108,21 +110,29 @@ class RecordsFrom final : public CpuRecordStream {
         batch = all_->NextBatch();
       }
     }
+    if (end_ts_ > 0 && !batch.empty() && batch.back().ts >= end_ts_) {
+      const auto last = std::find_if(batch.begin(), batch.end(),
+                                     [this](const RawRecord& r) { return r.ts >= end_ts_; });
+      batch = batch.first(static_cast<size_t>(last - batch.begin()));
+      ended_ = true;
+    }
     return batch;
   }
 
  private:
   std::unique_ptr<CpuRecordStream> all_;
   int64_t start_ts_;
+  int64_t end_ts_;
   bool reached_ = false;
+  bool ended_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<CpuRecordStream> TraceFileReader::OpenCpu(int cpu) {
   std::unique_ptr<CpuRecordStream> all = OpenCpuRecords(cpu);
-  if (start_ts_ <= 0) return all;
-  return std::make_unique<RecordsFrom>(std::move(all), start_ts_);
+  if (start_ts_ <= 0 && end_ts_ <= 0) return all;
+  return std::make_unique<RecordsWithin>(std::move(all), start_ts_, end_ts_);
 }
 
 void TraceFileReader::LoadSidecarInfo() {
@@ -217,6 +227,9 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   if (const std::optional<RecordingInfo>& info = reader->recording_info()) {
     const int64_t start = std::max(info->window_start_ts, info->attach_seed_ts);
     if (start > 0) reader->StartAt(start);
+    // A recording cut short by --max-size or a full disk holds every CPU's events only up
+    // to the first page one of them could not write: the rest would be one-sided.
+    if (const int64_t end = info->CompleteUntilTs(); end > 0) reader->EndAt(end);
   }
   return reader;
 }

@@ -132,13 +132,16 @@ class TraceFileReader {
   // the first lookup and keeps it.
   virtual void LoadKernelSymbols() {}
 
-  // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on. Each
-  // call starts over.
+  // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on and
+  // before EndAt's. Each call starts over.
   std::unique_ptr<CpuRecordStream> OpenCpu(int cpu);
   // Streams opened from now on leave out the records before `ts` (losses too). A flight
   // recorder's dump keeps whole pages, and a quiet CPU's first page can begin long before
   // the window the dump is of.
   void StartAt(int64_t ts) { start_ts_ = ts; }
+  // ... and the records from `ts` on (a recording cut short: RecordingInfo::CompleteUntilTs).
+  void EndAt(int64_t ts) { end_ts_ = ts; }
+  int64_t end_ts() const { return end_ts_; }  // EndAt; 0: none
 
   // Whether the CPUs' data is stored compressed (decompression is then most of reading).
   virtual bool data_compressed() const { return false; }
@@ -162,6 +165,7 @@ class TraceFileReader {
   std::optional<RecordingInfo> info_;
   SalvageLog salvage_log_;
   int64_t start_ts_ = 0;  // StartAt; 0: every record
+  int64_t end_ts_ = 0;    // EndAt; 0: every record
 
  public:
   // Loads FILE.cstool.json into recording_info() unless the file itself carried one.

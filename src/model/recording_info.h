@@ -21,6 +21,9 @@ struct CpuRecordStats {
   uint64_t lost_pages = 0;   // pages flagged "events missed before this page"
   uint64_t overrun = 0;      // per_cpu/cpuN/stats "overrun" at stop
   uint64_t dropped = 0;      // per_cpu/cpuN/stats "dropped events" at stop
+  // The time of the first page read but not written (--max-size reached, the disk
+  // full): this CPU's events from then on are not in the file. 0: all were written.
+  int64_t unwritten_from_ts = 0;
 };
 
 struct ThreadIdentity {
@@ -126,12 +129,22 @@ struct RecordingInfo {
   static uint64_t LostEvents(const CpuRecordStats& c) {
     return std::max(c.lost_events, c.overrun) + c.dropped;
   }
+  // Up to when every CPU's events are in the file: the first page a CPU read but could
+  // not write (CpuRecordStats::unwritten_from_ts). 0: all were written.
+  int64_t CompleteUntilTs() const {
+    int64_t until = 0;
+    for (const auto& c : cpus)
+      if (c.unwritten_from_ts > 0 && (until == 0 || c.unwritten_from_ts < until))
+        until = c.unwritten_from_ts;
+    return until;
+  }
 };
 
 // Field by field under the member's name; a key missing from an older file keeps the
 // member's default.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pages, bytes,
-                                                lost_events, lost_pages, overrun, dropped)
+                                                lost_events, lost_pages, overrun, dropped,
+                                                unwritten_from_ts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm, ppid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,

@@ -18,7 +18,8 @@ std::string KernelAgreementLine(const std::string& file) {
     auto analyzed = AnalyzeTrace(file, syscalls, {.counter_windows = true});
     ReportView view = BuildView(analyzed->model, syscalls, ViewOptions{});
     KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
-    if (!check.has_counters) return "kernel agrees: not checked (no kernel counters recorded)";
+    if (!check.has_counters)
+      return fmt::format("kernel agrees: not checked ({})", check.no_counters_reason);
     std::string line = fmt::format("kernel agrees: {}/{} threads", check.agreeing, check.compared);
     if (check.partial + check.lost + check.untraced + check.no_counters > 0)
       line += fmt::format(" ({} partial, {} with lost events, {} untraced, {} without counters)",

@@ -65,6 +65,9 @@ constexpr int64_t kFlightCutLagNs = 2000000;  // 2 ms
 constexpr uint64_t kFileSlackBytes = 256 * 1024;
 // The least room for events a --max-size must leave: one compressed chunk.
 constexpr uint64_t kMinEventBytes = 64 * 1024;
+// Room per CPU kept for the pages read at the stop (WriteBudget's stop reserve): a
+// partly filled page and a little reading lag.
+constexpr uint64_t kStopReserveBytesPerCpu = 64 * 1024;
 
 // Where an idle CPU began queueing the tasks other CPUs woke for it (the cross-CPU call of
 // sched_ttwu_pending): the enqueue reads the runqueue clock right after, and the host can
@@ -192,6 +195,7 @@ class Recorder {
   void WriteRecoveryNote();
   void MeasureHeader();
   void UpdateBudget();
+  uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
   bool flight() const { return o_.flight_s > 0; }
@@ -411,7 +415,7 @@ void Recorder::OpenSession() {
       sources_.push_back(std::make_unique<LiveCpuSource>(trigger_session_->instance(), c));
     return;
   }
-  budget_.emplace(UINT64_MAX);
+  budget_.emplace(UINT64_MAX, StopReserveBytes());
   for (int c : cpus_)
     readers_.push_back(std::make_unique<CpuReader>(
         session_->instance(), c, PagesFileFor(output_, c), o_.FileCompression(), &*budget_));
@@ -548,12 +552,13 @@ void Recorder::MeasureHeader() {
   header_bytes_ = std::filesystem::file_size(probe, ec) + contents.cstool_info_json.size();
   std::filesystem::remove(probe, ec);
   // A limit that leaves no room for events would keep none: refused before the command runs.
-  const uint64_t least = header_bytes_ + kFileSlackBytes + kMinEventBytes;
+  const uint64_t least = header_bytes_ + kFileSlackBytes + StopReserveBytes() + kMinEventBytes;
   if (o_.max_size > 0 && o_.max_size < least)
     throw Error(fmt::format("--max-size {} leaves no room for events: this recording's file "
-                            "takes {} without them (its header, and room for what the recording "
-                            "info grows by); give at least {}",
-                            HumanBytes(o_.max_size), HumanBytes(header_bytes_ + kFileSlackBytes),
+                            "takes {} without them (its header, room for what the recording info "
+                            "grows by and for each CPU's last pages); give at least {}",
+                            HumanBytes(o_.max_size),
+                            HumanBytes(header_bytes_ + kFileSlackBytes + StopReserveBytes()),
                             fmt::format("{}K", (least + 1023) / 1024)),
                 ExitCode::kUsage);
 }
@@ -833,6 +838,7 @@ void Recorder::StopAndDrain() {
   info_.steal = PairSteal(steal_at_start_, ReadCpuSteal());
   info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
+  if (budget_) budget_->OpenStopReserve();
   for (auto& r : readers_) r->StopAndFlush();
   for (auto& r : unfiltered_readers_) r->StopAndFlush();
 }
@@ -992,10 +998,14 @@ void Recorder::WriteFile() {
   if (!ended_early_.empty()) {
     uint64_t events = 0;
     for (const CpuRecordStats& c : info_.cpus) events += c.events;
+    const int64_t until = info_.CompleteUntilTs();
+    const double complete_s =
+        until > 0 ? static_cast<double>(std::max<int64_t>(until - info_.start_ts, 0)) / 1e9
+                  : seconds_;
     info_.ended_early = fmt::format(
-        "{}: kept {} of compressed events ({} events), the first "
-        "{:.3f} s",
-        ended_early_, HumanBytes(budget_->used()), events, seconds_);
+        "{}: kept {} of compressed events ({} events); every CPU's are in the file for the "
+        "first {:.3f} s of {:.3f} s",
+        ended_early_, HumanBytes(budget_->used()), events, complete_s, seconds_);
   }
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =

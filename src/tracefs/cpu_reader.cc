@@ -167,7 +167,10 @@ void CpuReader::FlushWriteBuffer() {
     }
     out = chunk_;
   }
-  bool written = !out.empty() && !failed_ && (!budget_ || budget_->Claim(out.size()));
+  // After a chunk was refused nothing more is written: the file holds this CPU's events
+  // up to a time, with no hole.
+  bool written = !out.empty() && !failed_ && unwritten_from_ts_.load() == 0 &&
+                 (!budget_ || budget_->Claim(out.size()));
   const off_t start = written ? ::lseek(fd_, 0, SEEK_CUR) : 0;
   size_t off = 0;
   while (written && off < out.size()) {
@@ -189,6 +192,12 @@ void CpuReader::FlushWriteBuffer() {
       break;
     }
     off += static_cast<size_t>(n);
+  }
+  if (!written && !write_buffer_.empty() && unwritten_from_ts_.load() == 0) {
+    // The buffer's first page header holds its time: this CPU's file ends before it.
+    uint64_t page_ts = 0;
+    std::memcpy(&page_ts, write_buffer_.data(), sizeof(page_ts));
+    unwritten_from_ts_ = page_ts > 0 ? static_cast<int64_t>(page_ts) : 1;
   }
   if (written) {
     events_.fetch_add(pending_events_, std::memory_order_relaxed);
@@ -213,6 +222,7 @@ CpuRecordStats CpuReader::Stats() const {
   s.bytes = bytes_.load();
   s.lost_events = lost_events_.load();
   s.lost_pages = lost_pages_.load();
+  s.unwritten_from_ts = unwritten_from_ts_.load();
   return s;
 }
 

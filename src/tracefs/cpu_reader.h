@@ -95,6 +95,7 @@ class CpuReader {
   std::string error_;
 
   std::atomic<uint64_t> events_{0}, pages_{0}, bytes_{0}, lost_events_{0}, lost_pages_{0};
+  std::atomic<int64_t> unwritten_from_ts_{0};  // CpuRecordStats::unwritten_from_ts
 };
 
 }  // namespace cstool

@@ -16,7 +16,11 @@ namespace cstool {
 
 class WriteBudget {
  public:
-  explicit WriteBudget(uint64_t limit) : limit_(limit) {}
+  // `stop_reserve`: room held back until OpenStopReserve(), for the pages the CPUs still
+  // hold when the recording stops (a quiet CPU's last page may hold events from nearly
+  // its whole length, read only then).
+  explicit WriteBudget(uint64_t limit, uint64_t stop_reserve = 0)
+      : limit_(limit), stop_reserve_(stop_reserve) {}
 
   // Claims `bytes` for a chunk about to be written; false (and exhausted from then on)
   // when it would pass the limit.
@@ -24,12 +28,19 @@ class WriteBudget {
     if (exhausted_.load()) return false;
     uint64_t used = used_.load();
     do {
-      if (used + bytes > limit_.load()) {
+      const uint64_t limit = limit_.load();
+      const uint64_t held = reserve_open_.load() ? 0 : std::min(stop_reserve_, limit);
+      if (used + bytes > limit - held) {
         Exhaust();
         return false;
       }
     } while (!used_.compare_exchange_weak(used, used + bytes));
     return true;
+  }
+  // The recording stops: the reserve may be claimed, by writes the exhaustion refused too.
+  void OpenStopReserve() {
+    reserve_open_ = true;
+    if (!disk_full_.load()) exhausted_ = false;
   }
   // Gives back a claim whose write failed.
   void Return(uint64_t bytes) { used_.fetch_sub(bytes); }
@@ -54,6 +65,8 @@ class WriteBudget {
   void Exhaust() { exhausted_ = true; }
 
   std::atomic<uint64_t> limit_;
+  const uint64_t stop_reserve_;
+  std::atomic<bool> reserve_open_{false};
   std::atomic<uint64_t> used_{0};
   std::atomic<bool> exhausted_{false};
   std::atomic<bool> disk_full_{false};

@@ -212,6 +212,46 @@ TEST(TraceFileReader, SidecarRecordingInfoIsLoaded) {
   std::filesystem::remove_all(dir);
 }
 
+// A recording cut short (--max-size, a full disk) holds every CPU's events only up to
+// the first page a CPU could not write: the streams end there, on every CPU, whichever
+// backend reads.
+TEST(TraceFileReader, ACutRecordingEndsEveryCpuAtItsFirstUnwrittenPage) {
+  auto dir = std::filesystem::temp_directory_path() / ("cstool_cut_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "t.dat").string();
+  std::filesystem::copy_file(kFixtures + "small_v6.dat", file,
+                             std::filesystem::copy_options::overwrite_existing);
+  auto all_ts = [&](ReaderBackend b) {
+    auto r = OpenTraceFile(file, {b, ""});
+    std::vector<int64_t> ts;
+    for (int cpu = 0; cpu < r->cpus(); ++cpu) {
+      auto stream = r->OpenCpu(cpu);
+      for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+        for (const RawRecord& rec : batch)
+          if (!rec.is_loss()) ts.push_back(rec.ts);
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts;
+  };
+  const std::vector<int64_t> whole = all_ts(ReaderBackend::kFast);
+  ASSERT_GT(whole.size(), 100u);
+  const int64_t cut = whole[whole.size() / 2];
+  RecordingInfo info;
+  info.cpus = {{.cpu = 0},
+               {.cpu = 1, .unwritten_from_ts = cut + 1000},
+               {.cpu = 2, .unwritten_from_ts = cut}};
+  EXPECT_EQ(info.CompleteUntilTs(), cut);
+  { std::ofstream(file + ".cstool.json") << nlohmann::json(info).dump(); }
+  const auto before_cut =
+      static_cast<size_t>(std::lower_bound(whole.begin(), whole.end(), cut) - whole.begin());
+  for (ReaderBackend b : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
+    const std::vector<int64_t> kept = all_ts(b);
+    EXPECT_EQ(kept.size(), before_cut);
+    EXPECT_TRUE(std::equal(kept.begin(), kept.end(), whole.begin()));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Pages larger than the reader's 256 KiB runs are read whole (each run holds a page).
 TEST(TraceFileReader, PagesLargerThanAReadRun) {
   const std::string events = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/formats/events";

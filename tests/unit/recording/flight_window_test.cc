@@ -121,6 +121,28 @@ TEST(WriteBudget, LowerNeverRaisesAndDiskFullExhausts) {
   EXPECT_EQ(b.used(), 0u);
 }
 
+// The stop reserve is held back from the running recording and given to the pages the
+// CPUs hold at the stop; a full disk stays full.
+TEST(WriteBudget, TheStopReserveOpensAtTheStop) {
+  WriteBudget b(100, 30);
+  EXPECT_TRUE(b.Claim(60));
+  EXPECT_FALSE(b.Claim(20));  // 80 > 100 - 30
+  EXPECT_TRUE(b.exhausted());
+  b.OpenStopReserve();
+  EXPECT_FALSE(b.exhausted());
+  EXPECT_TRUE(b.Claim(30));
+  EXPECT_FALSE(b.Claim(11));  // the limit itself still holds
+  EXPECT_EQ(b.used(), 90u);
+
+  WriteBudget full(100, 30);
+  full.DiskFull();
+  full.OpenStopReserve();
+  EXPECT_FALSE(full.Claim(1));
+  // A reserve larger than the limit holds all of it back.
+  WriteBudget small(20, 30);
+  EXPECT_FALSE(small.Claim(1));
+}
+
 TEST(ParseByteSize, TakesPowersOf1024) {
   EXPECT_EQ(ParseByteSize("1048576", "--max-size"), 1048576u);
   EXPECT_EQ(ParseByteSize("64K", "--max-size"), 65536u);
