@@ -149,8 +149,10 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
   // A system-wide recording lists every thread too: their tgids group the report.
-  for (const ThreadIdentity& t : info->threads)
+  for (const ThreadIdentity& t : info->threads) {
     if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
+    if (t.ppid == kKthreaddTid) policy.kernel_threads.push_back(t.tid);
+  }
   policy.untraced_tids = info->untraced_tids;
   if (info->system_wide || info->target_pids.empty()) return policy;
   policy.all = false;

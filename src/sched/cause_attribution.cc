@@ -62,7 +62,8 @@ Microstate CauseAttribution::Resolved(const Thread& t, Microstate s, AbstractSta
   const bool in_syscall = nr >= 0;
   if (a == AbstractState::kNone) return s;
   if (nr == kSyscallUnknown) return Microstate::kUnknown;
-  if (a == AbstractState::kRunning) return in_syscall ? Microstate::kSys : Microstate::kUser;
+  if (a == AbstractState::kRunning)
+    return in_syscall || t.kernel_thread ? Microstate::kSys : Microstate::kUser;
   if (a == AbstractState::kSleepInterruptible) {
     SyscallClass c = in_syscall ? syscalls_.Class(nr) : SyscallClass::kOther;
     return c == SyscallClass::kFutex  ? Microstate::kSleepFutex

@@ -101,7 +101,7 @@ Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {
   if (cpu.irqs.InHardirq()) return Microstate::kIrq;
   if (cpu.irqs.InAny()) return Microstate::kSoftirq;
   if (t.syscall == kSyscallUnknown || t.syscall == kSyscallAbandoned) return Microstate::kUnknown;
-  return IsInSyscall(t.syscall) ? Microstate::kSys : Microstate::kUser;
+  return IsInSyscall(t.syscall) || t.kernel_thread ? Microstate::kSys : Microstate::kUser;
 }
 
 void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
@@ -496,7 +496,10 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
   // Until wake_up_new_task it is not runnable, but it is nothing else either: count
   // its creation as part of its first wait for a CPU.
   child.state = Microstate::kWaitCpuWakeup;
-  if (caps_.syscalls) child.syscall = kInForkReturn;
+  if (parent.tid == kKthreaddTid)
+    ThreadTracker::MarkKernelThread(child);
+  else if (caps_.syscalls)
+    child.syscall = kInForkReturn;
   child.cpu = e.c.cpu;
 }
 

@@ -29,7 +29,9 @@ struct Thread {
   bool exiting = false;  // sched_process_exit seen
   // Lifetime over: sched_process_free, reaped by wait4, or the final switch with X.
   bool freed = false;
-  bool user_thread = false;    // seen in a syscall or a user page fault
+  bool user_thread = false;  // seen in a syscall or a user page fault
+  // A kernel thread (kthreadd or its child): never in a syscall, its on-CPU time is sys.
+  bool kernel_thread = false;
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)
   int64_t end_ts = -1;

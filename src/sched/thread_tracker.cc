@@ -30,6 +30,9 @@ Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool 
   t.since = ts;
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
   t.tracked = IsReportable(tid, t.tgid);
+  if (tid == kKthreaddTid || std::find(policy_.kernel_threads.begin(), policy_.kernel_threads.end(),
+                                       tid) != policy_.kernel_threads.end())
+    MarkKernelThread(t);
   by_tid_.Set(tid, t.id + 1);
   thread_ptrs_.push_back(&t);
   return t;
@@ -56,6 +59,11 @@ Thread* ThreadTracker::TakeOverLeaderTid(int32_t pid, int32_t old_pid) {
     threads_[id - 1].tid = pid;
   }
   return old_leader;
+}
+
+void ThreadTracker::MarkKernelThread(Thread& t) {
+  t.kernel_thread = true;
+  t.syscall = kNotInSyscall;
 }
 
 }  // namespace cstool

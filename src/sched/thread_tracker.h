@@ -25,7 +25,13 @@ struct TrackingPolicy {
   // Threads that are never the report's even when `all`: the recorder's own, which it
   // kept out of tracing (the model still follows them to know who holds each CPU).
   std::vector<int32_t> untraced_tids;
+  // Kernel threads the recorder listed (their parent is kthreadd), besides kthreadd.
+  std::vector<int32_t> kernel_threads;
 };
+
+// kthreadd, the parent of every kernel thread: its pid in the initial namespace, which
+// the trace's pids are of.
+inline constexpr int32_t kKthreaddTid = 2;
 
 class ThreadTracker {
  public:
@@ -43,6 +49,8 @@ class ThreadTracker {
   // it, with its tgid if one is known and followed per the policy. Its address is
   // stable for the tracker's life.
   Thread& Add(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
+  // `t` is a kernel thread: known to be in no syscall from now on.
+  static void MarkKernelThread(Thread& t);
   // sched_process_free: the tid names no thread until it is reused.
   void Forget(int32_t tid) { by_tid_.Set(tid, 0); }
   void HintTgid(int32_t tid, int32_t tgid) { tgid_hint_[tid] = tgid; }

@@ -432,6 +432,45 @@ TEST(StateMachine, NeverResolvedRunningTimeIsUnknown) {
   EXPECT_TILED(s);
 }
 
+// A kernel thread never enters a syscall: its on-CPU time is sys from its first event,
+// where a user thread's stays unknown until a syscall event tells. The recorder lists
+// kernel threads (their parent is kthreadd); kthreadd itself is pid 2.
+TEST(StateMachine, AKernelThreadRunsInSysWithoutASyscall) {
+  TrackingPolicy policy;
+  policy.kernel_threads = {10};
+  Sim s({}, policy);
+  s.Tick(0, 0, 10, 0);
+  s.Switch(10, 0, 10, kS, 2);
+  s.Switch(15, 0, 2, kD, 0);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kSys), 10);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 20);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
+  EXPECT_EQ(s.Micro(2, M::kSys), 5);
+  EXPECT_EQ(s.Micro(2, M::kSleepUninterruptible), 15);
+  EXPECT_TILED(s);
+}
+
+// kthreadd's children are kernel threads from their fork on.
+TEST(StateMachine, AThreadKthreaddForksIsAKernelThread) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 2);
+  s.Fork(10, 0, 2, 50, /*thread=*/false);
+  s.Wake(12, 0, 2, 50, 1, 0, WakeupKind::kWakeupNew);
+  s.Switch(20, 0, 2, kS, 0);
+  s.Switch(30, 1, 0, kR, 50);
+  s.Switch(45, 1, 50, kS, 0);
+  s.Finish(60);
+  EXPECT_EQ(s.Micro(50, M::kWaitCpuWakeup), 20);
+  EXPECT_EQ(s.Micro(50, M::kSys), 15);
+  EXPECT_EQ(s.Micro(50, M::kSleep), 15);
+  EXPECT_EQ(s.Micro(50, M::kUnknown), 0);
+  EXPECT_TRUE(s.Report(50).thread->kernel_thread);
+  EXPECT_FALSE(s.Report(2).thread->user_thread);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, NoSyscallEventsMeansOnCpuIsUser) {
   TraceCapabilities caps;
   caps.syscalls = false;
