@@ -293,8 +293,8 @@ bool MsaDriver::Attach() {
   machine_ =
       std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_), std::move(policy));
   for (const ThreadSeed& t : seed->threads) {
-    machine_->SeedThread(t.tid, t.tgid, t.comm, t.state, t.syscall, t.cpu, attach_ts_);
     attach_seeds_.push_back(t.ToAttachSeed());
+    machine_->SeedThread(attach_seeds_.back(), attach_ts_);
   }
   interval_stats_.Begin(attach_ts_);
   total_stats_.Begin(attach_ts_);

@@ -95,7 +95,11 @@ ProcSeed ReadProcSeed(const std::vector<int32_t>& pids) {
     t.cpu = stat->cpu;
     t.nvcsw = status->nvcsw;
     t.nivcsw = status->nivcsw;
-    if (auto sc = ReadSmallFile(dir + "syscall")) t.syscall = ParseProcSyscall(*sc);
+    t.kernel_thread = id.tid == kKthreaddTid || status->ppid == kKthreaddTid;
+    if (t.kernel_thread)
+      t.syscall = kNotInSyscall;
+    else if (auto sc = ReadSmallFile(dir + "syscall"))
+      t.syscall = ParseProcSyscall(*sc);
     seed.threads.push_back(std::move(t));
   }
   seed.read_end_ns = MonotonicNowNs();

@@ -26,9 +26,13 @@ struct ThreadSeed {
   int64_t syscall = -2;
   uint64_t nvcsw = 0;
   uint64_t nivcsw = 0;
+  // kthreadd or its child: /proc/TID/syscall reads "0 ..." (read) for it, which it is not in.
+  bool kernel_thread = false;
 
   // As a recording keeps it (RecordingInfo::attach_seeds), for the report to start in.
-  AttachSeed ToAttachSeed() const { return {tid, tgid, comm, std::string(1, state), syscall, cpu}; }
+  AttachSeed ToAttachSeed() const {
+    return {tid, tgid, comm, std::string(1, state), syscall, cpu, kernel_thread};
+  }
 };
 
 struct ProcSeed {

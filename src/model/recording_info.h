@@ -26,6 +26,10 @@ struct CpuRecordStats {
   int64_t unwritten_from_ts = 0;
 };
 
+// kthreadd, the parent of every kernel thread: its pid in the initial namespace, which
+// the trace's and /proc's pids are of.
+inline constexpr int32_t kKthreaddTid = 2;
+
 struct ThreadIdentity {
   int32_t tid = 0;
   int32_t tgid = 0;
@@ -60,6 +64,7 @@ struct AttachSeed {
   std::string state;     // the /proc state letter ("S", "D", "R", ...)
   int64_t syscall = -2;  // blocked in this syscall; -1 outside one; -2 running or unknown
   int32_t cpu = -1;
+  bool kernel_thread = false;  // kthreadd or its child: never in a syscall
 };
 
 // Steal time of one CPU while tracing was live (/proc/stat, see kernel/cpu_steal.h): time
@@ -146,7 +151,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pag
                                                 lost_events, lost_pages, overrun, dropped,
                                                 unwritten_from_ts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm, ppid)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu,
+                                                kernel_thread)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)

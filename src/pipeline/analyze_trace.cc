@@ -220,8 +220,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
 
   if (const auto& info = reader->recording_info())
     for (const AttachSeed& s : info->attach_seeds)
-      result->machine->SeedThread(s.tid, s.tgid, s.comm, s.state.empty() ? '?' : s.state[0],
-                                  s.syscall, s.cpu, info->attach_seed_ts);
+      result->machine->SeedThread(s, info->attach_seed_ts);
   const DecodeOptions decode_options{.unfiltered_runtime = unfiltered.get()};
   DecodeStats stats = plan.decode_thread
                           ? DecodeTraceOnThread(*reader, decoder, *result->machine, decode_options)

@@ -9,20 +9,21 @@
 
 namespace cstool {
 
-void StateMachine::SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char letter,
-                              int64_t syscall, int32_t cpu, int64_t ts) {
+void StateMachine::SeedThread(const AttachSeed& seed, int64_t ts) {
   if (first_ts_ < 0) first_ts_ = ts;
-  threads_.HintTgid(tid, tgid);
-  Thread& t = NewThread(tid, comm, ts, false);
-  t.tgid = tgid;
+  threads_.HintTgid(seed.tid, seed.tgid);
+  Thread& t = NewThread(seed.tid, seed.comm, ts, false);
+  t.tgid = seed.tgid;
   t.tracked = true;
-  t.cpu = cpu;
-  if (syscall != kSyscallUnknown || !caps_.syscalls) {
-    t.syscall = caps_.syscalls ? syscall : kNotInSyscall;
+  t.cpu = seed.cpu;
+  if (seed.kernel_thread) {
+    ThreadTracker::MarkKernelThread(t);
+  } else if (seed.syscall != kSyscallUnknown || !caps_.syscalls) {
+    t.syscall = caps_.syscalls ? seed.syscall : kNotInSyscall;
     t.user_thread = true;
   }
   uint16_t bits = 0;
-  switch (letter) {
+  switch (seed.state.empty() ? '?' : seed.state[0]) {
     case 'R':
       // Running or queued: which one, /proc does not say; the first event will.
       t.state = Microstate::kUnknown;

@@ -14,6 +14,7 @@
 
 #include "model/anomalies.h"
 #include "model/events.h"
+#include "model/recording_info.h"
 #include "model/syscall_table.h"
 #include "sched/cause_attribution.h"
 #include "sched/irq_nesting.h"
@@ -93,10 +94,9 @@ class StateMachine final : public EventSink {
   // starts a new one, so per-interval sums are complete at an interval boundary.
   void CutSegments(int64_t ts);
 
-  // Live use: a thread that exists before the first event, in the state /proc shows
-  // (`state_letter` R/S/D/T/t/Z/I, `syscall` from /proc/TID/syscall or kSyscallUnknown).
-  void SeedThread(int32_t tid, int32_t tgid, std::string_view comm, char state_letter,
-                  int64_t syscall, int32_t cpu, int64_t ts);
+  // Live use: a thread that exists before the first event, in the state /proc showed at
+  // `ts` (the state letter R/S/D/T/t/Z/I, the syscall from /proc/TID/syscall).
+  void SeedThread(const AttachSeed& seed, int64_t ts);
 
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/tid_index.h"
+#include "model/recording_info.h"
 #include "sched/thread.h"
 #include "sched/thread_groups.h"
 
@@ -28,10 +29,6 @@ struct TrackingPolicy {
   // Kernel threads the recorder listed (their parent is kthreadd), besides kthreadd.
   std::vector<int32_t> kernel_threads;
 };
-
-// kthreadd, the parent of every kernel thread: its pid in the initial namespace, which
-// the trace's pids are of.
-inline constexpr int32_t kKthreaddTid = 2;
 
 class ThreadTracker {
  public:

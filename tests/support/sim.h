@@ -237,6 +237,7 @@ class Sim {
     sm_.PushUnfilteredLost({ts, cpu, count});
   }
   const StateMachine& machine() const { return sm_; }
+  StateMachine& machine() { return sm_; }
   void Tick(int64_t ts, int cpu, int running, uint8_t flags) {
     sm_.PushOtherEvent(C(ts, cpu, running, flags), 9999);
   }

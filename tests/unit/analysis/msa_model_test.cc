@@ -2,6 +2,7 @@
 #include "analysis/msa_model.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -280,6 +281,20 @@ TEST(ProcSeed, ParsesSyscall) {
   EXPECT_EQ(ParseProcSyscall("-1 0x7ffc 0x4011\n"), kNotInSyscall);
   EXPECT_EQ(ParseProcSyscall("230 0x1 0x0 0x7ffd 0x0 0x0 0x0 0x7ffc 0x7f12\n"), 230);
   EXPECT_EQ(ParseProcSyscall(""), kSyscallUnknown);
+}
+
+// /proc/TID/syscall reads "0 0x0 ..." for a kernel thread, which is not in read(2): the
+// seed of kthreadd (pid 2) and of its children is of a kernel thread, in no syscall.
+TEST(ProcSeed, KernelThreadsAreInNoSyscall) {
+  const ProcSeed kthreadd = ReadProcSeed(kKthreaddTid);
+  if (kthreadd.threads.empty() || kthreadd.threads[0].comm != "kthreadd")
+    GTEST_SKIP() << "pid 2 is not kthreadd here (a pid namespace)";
+  EXPECT_TRUE(kthreadd.threads[0].kernel_thread);
+  EXPECT_EQ(kthreadd.threads[0].syscall, kNotInSyscall);
+  EXPECT_TRUE(kthreadd.threads[0].ToAttachSeed().kernel_thread);
+  const ProcSeed self = ReadProcSeed(::getpid());
+  ASSERT_FALSE(self.threads.empty());
+  EXPECT_FALSE(self.threads[0].kernel_thread);
 }
 
 }  // namespace

@@ -471,6 +471,30 @@ TEST(StateMachine, AThreadKthreaddForksIsAKernelThread) {
   EXPECT_TILED(s);
 }
 
+// msa / record -p attached to a kernel thread asleep: its sleep is a kernel sleep, its
+// run sys (the seed says kernel thread: /proc's syscall line names no syscall for it).
+TEST(StateMachine, ASeededKernelThreadSleepsInTheKernel) {
+  Sim s;
+  s.machine().SeedThread({.tid = 15,
+                          .tgid = 15,
+                          .comm = "rcu_preempt",
+                          .state = "I",
+                          .syscall = kNotInSyscall,
+                          .cpu = 0,
+                          .kernel_thread = true},
+                         0);
+  s.WakeBoth(10, 1, 0, 15, 0, kFlagHardirq);
+  s.Switch(12, 0, 0, kR, 15);
+  s.Switch(20, 0, 15, kS, 0);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(15, M::kSleep), 10 + 10);
+  EXPECT_EQ(s.Micro(15, M::kWaitCpuWakeup), 2);
+  EXPECT_EQ(s.Micro(15, M::kSys), 8);
+  EXPECT_EQ(s.Micro(15, M::kUnknown), 0);
+  EXPECT_EQ(s.Cause(15, "sleep:kernel"), 1u);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, NoSyscallEventsMeansOnCpuIsUser) {
   TraceCapabilities caps;
   caps.syscalls = false;
