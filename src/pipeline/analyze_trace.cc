@@ -309,6 +309,12 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         info->ended_early));
   if (info)
     if (std::string note = StealNote(*info); !note.empty()) t.notes.push_back(note);
+  if (info && !info->untraced_cpus.empty())
+    t.notes.push_back(fmt::format(
+        "CPU {} not recorded (record -C): what ran there is not in the trace, so a thread that "
+        "ran there shows waiting for a CPU, or its last state, until it shows up on a "
+        "recorded one",
+        FormatCpuList(info->untraced_cpus)));
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(
         "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "

@@ -187,6 +187,30 @@ TEST(ReportPipeline, WithoutForkEventsTheThreadsLeftOutAreCounted) {
   EXPECT_EQ(unplaced(notes_of(true)), 0);
 }
 
+// record -C: the report says which CPUs the trace leaves out (only --check said so).
+TEST(ReportPipeline, CpusLeftOutOfTheRecordingAreNamed) {
+  SyntheticTrace t(kEvents, 1);
+  int sw = t.AddEvent("sched", "sched_switch");
+  int waking = t.AddEvent("sched", "sched_waking");
+  AddPingPong(t, sw, waking, 10, 1000000);
+  RecordingInfo info;
+  info.system_wide = true;
+  info.untraced_cpus = {1, 2, 3};
+  t.SetRecordingInfo(info);
+  std::string path = TempPath("cpus_left_out");
+  t.Write(path);
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(path, syscalls);
+  std::remove(path.c_str());
+  const auto& notes = analyzed->model.trace.notes;
+  EXPECT_EQ(std::count_if(notes.begin(), notes.end(),
+                          [](const std::string& n) {
+                            return n.starts_with("CPU 1-3 not recorded (record -C)");
+                          }),
+            1)
+      << ::testing::PrintToString(notes);
+}
+
 TEST(ReportPipeline, LostEventsInTheMiddleAreCountedAndFlagTheThreads) {
   SyntheticTrace t(kEvents, 2);
   int sw = t.AddEvent("sched", "sched_switch");
