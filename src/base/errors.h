@@ -23,4 +23,11 @@ class Error : public std::runtime_error {
   ExitCode code_;
 };
 
+// A trace file whose data is damaged (cut short, a corrupt page or chunk), which `report
+// --salvage` reads around: the command's error can say so.
+class DamagedDataError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace cstool

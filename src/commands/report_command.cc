@@ -180,13 +180,18 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     exports.KeepTimelineOpen();
   }
   // The export's kernel_check table is the check's result.
-  auto analyzed = AnalyzeTrace(options.file, syscalls,
-                               {.explain_anomalies = options.explain_anomalies,
-                                .salvage = options.salvage,
-                                .reader = options.reader,
-                                .jobs = options.jobs,
-                                .counter_windows = options.check || tables,
-                                .extra_observers = observers});
+  std::unique_ptr<AnalyzedTrace> analyzed;
+  try {
+    analyzed = AnalyzeTrace(options.file, syscalls,
+                            {.explain_anomalies = options.explain_anomalies,
+                             .salvage = options.salvage,
+                             .reader = options.reader,
+                             .jobs = options.jobs,
+                             .counter_windows = options.check || tables,
+                             .extra_observers = observers});
+  } catch (const DamagedDataError& e) {
+    throw Error(fmt::format("{} (--salvage reports what the file still holds)", e.what()));
+  }
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("salvaged: {}", d));
   ReportView view = BuildView(analyzed->model, syscalls, options.view);

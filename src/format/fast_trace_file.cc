@@ -391,7 +391,7 @@ void FastTraceFile::CheckPagesInPlace(CpuData& d, size_t cpu, const std::string&
   const std::string what = fmt::format(
       "{}: truncated at offset {} ({}CPU {} data: expected {} bytes at offset {}, file ends)",
       path_, file_.size(), label, cpu, d.size, d.offset);
-  if (!salvage_) throw Error(what);
+  if (!salvage_) throw DamagedDataError(what);
   // Keep the whole pages that are there.
   const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
   const uint64_t keep = have / page_size_ * page_size_;

@@ -110,7 +110,7 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
   }
   const std::string& path = file_.path();
   auto cut_short = [&](const std::string& what) {
-    if (salvage_ == nullptr) throw Error(what);
+    if (salvage_ == nullptr) throw DamagedDataError(what);
     salvage_->Add(fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));
     chunks_left_ = 0;
     return false;
@@ -164,7 +164,7 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
         damage = e.what();
       }
     }
-    if (salvage_ == nullptr) throw Error(damage);
+    if (salvage_ == nullptr) throw DamagedDataError(damage);
     salvage_->Add(fmt::format("{}; chunk skipped, counted as lost events", damage));
     *lost_before = -1;
   }

@@ -33,8 +33,8 @@ RingPageDecoder::RingPageDecoder(int long_size, uint32_t page_size, std::string 
       file_(std::move(file)) {}
 
 void RingPageDecoder::Corrupt(uint64_t offset, int32_t cpu, const std::string& what) const {
-  throw Error(fmt::format("{}: corrupt ring-buffer page at offset {} (CPU {}): {}", file_, offset,
-                          cpu, what));
+  throw DamagedDataError(fmt::format("{}: corrupt ring-buffer page at offset {} (CPU {}): {}",
+                                     file_, offset, cpu, what));
 }
 
 uint32_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu,

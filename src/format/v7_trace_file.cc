@@ -315,8 +315,9 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
     // they are).
     if (d.size > 0 && d.offset > file_.size()) {
       if (!salvage_)
-        throw Error(fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {})", path_,
-                                file_.size(), label, cpu, d.offset));
+        throw DamagedDataError(
+            fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {})", path_,
+                        file_.size(), label, cpu, d.offset));
       salvage_log_.Add(
           fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {}); CPU {} "
                       "not read",
