@@ -36,29 +36,6 @@ std::optional<std::string> ReadSmallFile(const std::string& path) {
 
 }  // namespace
 
-std::optional<StatFields> ParseProcStat(std::string_view text) {
-  // "pid (comm) S ppid ..." — comm may hold spaces and parentheses: use the last ')'.
-  size_t paren = text.rfind(')');
-  if (paren == std::string_view::npos || paren + 2 >= text.size()) return std::nullopt;
-  StatFields f;
-  f.state = text[paren + 2];
-  // Field 3 is the state; the processor is field 39.
-  std::string_view rest = text.substr(paren + 2);
-  int field = 3;
-  size_t pos = 0;
-  while (field < 39) {
-    size_t sp = rest.find(' ', pos);
-    if (sp == std::string_view::npos) return f;  // older kernels: no CPU field
-    pos = sp + 1;
-    ++field;
-  }
-  int32_t cpu = -1;
-  auto [ptr, ec] = std::from_chars(rest.data() + pos, rest.data() + rest.size(), cpu);
-  if (ec == std::errc{}) f.cpu = cpu;
-  (void)ptr;
-  return f;
-}
-
 int64_t ParseProcSyscall(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   if (text.empty() || text.starts_with("running")) return kSyscallUnknown;
@@ -95,7 +72,7 @@ ProcSeed ReadProcSeed(const std::vector<int32_t>& pids) {
     t.cpu = stat->cpu;
     t.nvcsw = status->nvcsw;
     t.nivcsw = status->nivcsw;
-    t.kernel_thread = id.tid == kKthreaddTid || status->ppid == kKthreaddTid;
+    t.kernel_thread = stat->kernel_thread();
     if (t.kernel_thread)
       t.syscall = kNotInSyscall;
     else if (auto sc = ReadSmallFile(dir + "syscall"))

@@ -41,13 +41,7 @@ struct ProcSeed {
   std::vector<ThreadSeed> threads;
 };
 
-// Pure parsers (exposed for tests).
-// "/proc/TID/stat": state letter and processor (field 39). nullopt when malformed.
-struct StatFields {
-  char state = '?';
-  int32_t cpu = -1;
-};
-std::optional<StatFields> ParseProcStat(std::string_view text);
+// Pure parser (exposed for tests).
 // "/proc/TID/syscall": "running" -> kSyscallUnknown, "-1 ..." -> -1, "NR ..." -> NR.
 int64_t ParseProcSyscall(std::string_view text);
 

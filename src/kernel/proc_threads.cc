@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -37,28 +38,47 @@ std::string ReadLine(const std::string& path) {
   return line;
 }
 
-// The state letter and parent pid of /proc/PID/stat ("PID (comm) S PPID ..."); the comm
-// may hold spaces and parentheses, so the fields are found after its last ')'.
-struct StatHead {
-  char state = '?';
-  int ppid = 0;
-};
-std::optional<StatHead> ReadStatHead(int pid) {
-  const std::string stat = ReadLine(fmt::format("/proc/{}/stat", pid));
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 4 >= stat.size()) return std::nullopt;
-  return StatHead{stat[paren + 2], std::atoi(stat.c_str() + paren + 4)};
+// The fields of /proc/PID/stat.
+std::optional<StatFields> ReadStatHead(int pid) {
+  return ParseProcStat(ReadLine(fmt::format("/proc/{}/stat", pid)));
 }
 
 }  // namespace
 
 std::vector<ThreadIdentity> ListThreads(int pid) {
   std::vector<ThreadIdentity> out;
-  const std::optional<StatHead> head = ReadStatHead(pid);
+  const std::optional<StatFields> head = ReadStatHead(pid);
   const int ppid = head ? head->ppid : 0;
+  const bool kernel_thread = head && head->kernel_thread();
   for (int tid : NumericEntries(fmt::format("/proc/{}/task", pid)))
-    out.push_back({tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid});
+    out.push_back(
+        {tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid, kernel_thread});
   return out;
+}
+
+std::optional<StatFields> ParseProcStat(std::string_view text) {
+  // "pid (comm) S ppid ..." — comm may hold spaces and parentheses: use the last ')'.
+  size_t paren = text.rfind(')');
+  if (paren == std::string_view::npos || paren + 2 >= text.size()) return std::nullopt;
+  StatFields f;
+  f.state = text[paren + 2];
+  // Field 3 is the state (after the comm's last ')'), the rest count from there.
+  std::string_view rest = text.substr(paren + 2);
+  int field = 3;
+  size_t pos = 0;
+  auto number = [&rest, &pos](auto& out) {
+    std::from_chars(rest.data() + pos, rest.data() + rest.size(), out);
+  };
+  while (field < 39) {
+    size_t sp = rest.find(' ', pos);
+    if (sp == std::string_view::npos) return f;  // older kernels: no CPU field
+    pos = sp + 1;
+    ++field;
+    if (field == 4) number(f.ppid);
+    if (field == 9) number(f.flags);
+  }
+  number(f.cpu);
+  return f;
 }
 
 std::vector<ThreadIdentity> ListAllThreads() {
@@ -73,7 +93,7 @@ std::vector<ThreadIdentity> ListAllThreads() {
 std::vector<int> DescendantsOf(int pid) {
   std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
   for (int p : NumericEntries("/proc"))
-    if (std::optional<StatHead> head = ReadStatHead(p)) parent_of.emplace_back(p, head->ppid);
+    if (std::optional<StatFields> head = ReadStatHead(p)) parent_of.emplace_back(p, head->ppid);
   std::vector<int> out{pid};
   for (size_t i = 0; i < out.size(); ++i)
     for (auto [p, ppid] : parent_of)
@@ -94,7 +114,7 @@ std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descen
 bool ProcessExists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::optional<char> ProcessState(int pid) {
-  std::optional<StatHead> head = ReadStatHead(pid);
+  std::optional<StatFields> head = ReadStatHead(pid);
   if (!head) return std::nullopt;
   return head->state;
 }

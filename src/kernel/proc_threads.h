@@ -4,11 +4,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/recording_info.h"
 
 namespace cstool {
+
+// "/proc/TID/stat": the state letter, parent, flags (field 9) and processor (field 39);
+// nullopt when malformed. Older kernels' shorter lines leave the CPU -1.
+struct StatFields {
+  char state = '?';
+  int32_t ppid = 0;
+  uint64_t flags = 0;
+  int32_t cpu = -1;
+  // PF_KTHREAD: a kernel thread. (Its parent, kthreadd, is no proof: a user-mode helper
+  // the kernel starts is forked with CLONE_PARENT beside kthreadd's children.)
+  bool kernel_thread() const { return (flags & 0x00200000) != 0; }
+};
+std::optional<StatFields> ParseProcStat(std::string_view text);
 
 // Threads of process `pid` (from /proc/PID/task); empty if it is gone.
 std::vector<ThreadIdentity> ListThreads(int pid);

@@ -34,7 +34,8 @@ struct ThreadIdentity {
   int32_t tid = 0;
   int32_t tgid = 0;
   std::string comm;
-  int32_t ppid = 0;  // the process's parent as /proc showed it; 0 when not read
+  int32_t ppid = 0;            // the process's parent as /proc showed it; 0 when not read
+  bool kernel_thread = false;  // PF_KTHREAD in /proc's flags
 };
 
 // The kernel's own switch counters for the `-- CMD` child process: a baseline read
@@ -150,7 +151,8 @@ struct RecordingInfo {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuRecordStats, cpu, events, pages, bytes,
                                                 lost_events, lost_pages, overrun, dropped,
                                                 unwritten_from_ts)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm, ppid)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ThreadIdentity, tid, tgid, comm, ppid,
+                                                kernel_thread)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttachSeed, tid, tgid, comm, state, syscall, cpu,
                                                 kernel_thread)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait_status,

@@ -151,7 +151,7 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   // A system-wide recording lists every thread too: their tgids group the report.
   for (const ThreadIdentity& t : info->threads) {
     if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
-    if (t.ppid == kKthreaddTid) policy.kernel_threads.push_back(t.tid);
+    if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
   }
   policy.untraced_tids = info->untraced_tids;
   if (info->system_wide || info->target_pids.empty()) return policy;
@@ -226,9 +226,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                           ? DecodeTraceOnThread(*reader, decoder, *result->machine, decode_options)
                           : DecodeTraceTo(*reader, decoder, *result->machine, decode_options);
   // A recording with no event (an attached process asleep throughout) still lasted.
+  // (Not past where a recording cut short holds every CPU's events.)
   int64_t end = stats.last_ts;
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
-    end = std::max(end, info->end_ts);
+    end = std::max(end, reader->end_ts() > 0 ? reader->end_ts() : info->end_ts);
   result->machine->Finish(end);
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
   // the sites appear where stacks of sleeps were found.

@@ -26,9 +26,12 @@ IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus,
 
   IrqReport report;
   report.events = t.events;
+  // The recording's span, up to where a recording cut short holds every CPU's events.
+  const int64_t recorded_end =
+      t.recording.CompleteUntilTs() > 0 ? t.recording.CompleteUntilTs() : t.recording.end_ts;
   report.duration_ns = t.last_ts - t.first_ts;
-  if (t.has_recording_info && t.recording.end_ts > t.recording.start_ts)
-    report.duration_ns = t.recording.end_ts - t.recording.start_ts;
+  if (t.has_recording_info && recorded_end > t.recording.start_ts)
+    report.duration_ns = recorded_end - t.recording.start_ts;
   if (cpus.empty())
     for (int32_t c = 0; c < t.cpus; ++c) cpus.push_back(c);
   report.cpus = cpus;
@@ -49,9 +52,9 @@ IrqReport AnalyzeIrqTrace(const std::string& file, std::vector<int32_t> cpus,
     if (noise->whole_trace) {
       window.start = t.first_ts;
       window.end = t.last_ts;
-      if (t.has_recording_info && t.recording.end_ts > t.recording.start_ts) {
+      if (t.has_recording_info && recorded_end > t.recording.start_ts) {
         window.start = t.recording.start_ts;
-        window.end = t.recording.end_ts;
+        window.end = recorded_end;
       }
     }
     report.noise = noise_observer->Measure(window);

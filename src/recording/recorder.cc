@@ -940,8 +940,16 @@ void Recorder::FinishExitIo(const KernelCounterSet& kernel) {
   size_t from_exit_records = 0, last_read = 0;
   for (CounterSample& s : counter_samples_.samples) {
     if (s.kind != "exit" || !counters_->IoUnreadAtExit(s.tid)) continue;
-    const KernelTaskCounters* e = kernel.Find(s.tid, KernelTaskCounters::Source::kTaskstatsExit);
-    if (e == nullptr || !e->read_char || !e->write_char || (e->tgid != 0 && e->tgid != s.tgid)) {
+    // The tid's exit nearest the exit reading (a reused tid's later exit is another's);
+    // 0 and 0 is a kernel without the extended accounting (CONFIG_TASK_XACCT).
+    const KernelTaskCounters* e = nullptr;
+    for (const KernelTaskCounters* c : kernel.FindAll(s.tid))
+      if (c->source == KernelTaskCounters::Source::kTaskstatsExit &&
+          (c->tgid == 0 || c->tgid == s.tgid) &&
+          (e == nullptr || std::llabs(c->taken_at_ns - s.ts) < std::llabs(e->taken_at_ns - s.ts)))
+        e = c;
+    if (e == nullptr || !e->read_char || !e->write_char ||
+        (*e->read_char == 0 && *e->write_char == 0)) {
       ++last_read;
       continue;
     }
@@ -995,17 +1003,29 @@ void Recorder::WriteFile() {
           output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path(), ec))
     throw Error(fmt::format("cannot write '{}': its directory was removed during the recording",
                             output_.string()));
+  // Pages read at the stop that did not fit (the run's end came by another way): the file
+  // ends early all the same, and the report must say so. The unfiltered run-time buffer's
+  // pages only complete the trace's increments: a cut there ends those, not the trace.
+  const bool unfiltered_cut =
+      std::any_of(unfiltered_readers_.begin(), unfiltered_readers_.end(),
+                  [](const auto& r) { return r->Stats().unwritten_from_ts > 0; });
+  if (ended_early_.empty() && (info_.CompleteUntilTs() > 0 || unfiltered_cut))
+    ended_early_ = "the pages held at the stop did not all fit";
   if (!ended_early_.empty()) {
     uint64_t events = 0;
     for (const CpuRecordStats& c : info_.cpus) events += c.events;
     const int64_t until = info_.CompleteUntilTs();
-    const double complete_s =
-        until > 0 ? static_cast<double>(std::max<int64_t>(until - info_.start_ts, 0)) / 1e9
-                  : seconds_;
-    info_.ended_early = fmt::format(
-        "{}: kept {} of compressed events ({} events); every CPU's are in the file for the "
-        "first {:.3f} s of {:.3f} s",
-        ended_early_, HumanBytes(budget_->used()), events, complete_s, seconds_);
+    // The trace clock is the monotonic clock start_ts is read from ("mono"), else the
+    // span complete is not known here.
+    const std::string complete =
+        until <= 0 ? "every CPU's are in the file"
+        : info_.trace_clock == "mono"
+            ? fmt::format("every CPU's are in the file for the first {:.3f} s of {:.3f} s",
+                          static_cast<double>(std::max<int64_t>(until - info_.start_ts, 0)) / 1e9,
+                          seconds_)
+            : "every CPU's are in the file up to the first page one of them could not write";
+    info_.ended_early = fmt::format("{}: kept {} of compressed events ({} events); {}",
+                                    ended_early_, HumanBytes(budget_->used()), events, complete);
   }
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =

@@ -516,6 +516,7 @@ void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   threads_.Execed(t, e.pid, e.old_pid, old_leader);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   t.user_thread = true;
+  t.kernel_thread = false;
   cpu.last_event = LastEvent::kOther;
 }
 
@@ -632,6 +633,7 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
   Cpu& cpu = Enter(e.c);
   Thread& t = EventThread(cpu, e.c.pid);
   t.user_thread = true;
+  t.kernel_thread = false;
   t.fault_pending = false;
   if (t.syscall == kSyscallUnknown) {
     Resolve(t, kNotInSyscall);
@@ -654,6 +656,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
   Cpu& cpu = Enter(e.c);
   Thread& t = EventThread(cpu, e.c.pid);
   t.user_thread = true;
+  t.kernel_thread = false;
   if (t.syscall == kSyscallUnknown) Resolve(t, e.id);
   if (!RunsHere(cpu, e.c.cpu, t)) MarkOnCpuChanged(cpu, e.c.cpu, &t, e.c.ts);
   if (t.syscall >= 0) {

@@ -31,6 +31,7 @@ struct Thread {
   bool freed = false;
   bool user_thread = false;  // seen in a syscall or a user page fault
   // A kernel thread (kthreadd or its child): never in a syscall, its on-CPU time is sys.
+  // A syscall or an exec ends it (a user-mode helper the kernel started, a reused tid).
   bool kernel_thread = false;
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)

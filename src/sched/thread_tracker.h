@@ -26,7 +26,7 @@ struct TrackingPolicy {
   // Threads that are never the report's even when `all`: the recorder's own, which it
   // kept out of tracing (the model still follows them to know who holds each CPU).
   std::vector<int32_t> untraced_tids;
-  // Kernel threads the recorder listed (their parent is kthreadd), besides kthreadd.
+  // Kernel threads the recorder listed (PF_KTHREAD), besides kthreadd.
   std::vector<int32_t> kernel_threads;
 };
 

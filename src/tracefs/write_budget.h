@@ -31,16 +31,20 @@ class WriteBudget {
       const uint64_t limit = limit_.load();
       const uint64_t held = reserve_open_.load() ? 0 : std::min(stop_reserve_, limit);
       if (used + bytes > limit - held) {
-        Exhaust();
+        // At the stop each CPU writes what it still holds: a busy CPU's refused chunk
+        // must not refuse a quiet one's last page.
+        if (!reserve_open_.load()) Exhaust();
         return false;
       }
     } while (!used_.compare_exchange_weak(used, used + bytes));
     return true;
   }
-  // The recording stops: the reserve may be claimed, by writes the exhaustion refused too.
+  // The recording stops: the reserve may be claimed, by writes the exhaustion refused too
+  // (after a full disk too: the budget kept the reserve's room, and a write that still
+  // fails gives its claim back), and a refusal no longer refuses the others.
   void OpenStopReserve() {
     reserve_open_ = true;
-    if (!disk_full_.load()) exhausted_ = false;
+    exhausted_ = false;
   }
   // Gives back a claim whose write failed.
   void Return(uint64_t bytes) { used_.fetch_sub(bytes); }

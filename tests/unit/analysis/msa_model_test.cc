@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/errors.h"
 #include "kernel/proc_seed.h"
+#include "kernel/proc_threads.h"
 #include "output/msa_output.h"
 
 namespace cstool {
@@ -272,8 +274,19 @@ TEST(ProcSeed, ParsesStatStateAndCpu) {
       "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->state, 'S');
+  EXPECT_EQ(f->ppid, 1);
+  EXPECT_EQ(f->flags, 4194560u);
+  EXPECT_FALSE(f->kernel_thread());
   EXPECT_EQ(f->cpu, 1);
   EXPECT_FALSE(ParseProcStat("garbage"));
+  // rcu_preempt: PF_KTHREAD (0x00200000) among its flags.
+  auto k = ParseProcStat(
+      "15 (rcu_preempt) I 2 0 0 0 -1 2129984 0 0 0 0 0 2417 0 0 20 0 1 0 11 0 0 "
+      "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0");
+  ASSERT_TRUE(k);
+  EXPECT_TRUE(k->kernel_thread());
+  EXPECT_EQ(k->ppid, 2);
+  EXPECT_EQ(k->cpu, 0);
 }
 
 TEST(ProcSeed, ParsesSyscall) {
@@ -292,9 +305,20 @@ TEST(ProcSeed, KernelThreadsAreInNoSyscall) {
   EXPECT_TRUE(kthreadd.threads[0].kernel_thread);
   EXPECT_EQ(kthreadd.threads[0].syscall, kNotInSyscall);
   EXPECT_TRUE(kthreadd.threads[0].ToAttachSeed().kernel_thread);
+  // One of its children (a kernel thread by PF_KTHREAD, not by its parent).
+  std::ifstream children("/proc/2/task/2/children");
+  int32_t child = 0;
+  if (children >> child) {
+    const ProcSeed kthread = ReadProcSeed(child);
+    ASSERT_FALSE(kthread.threads.empty());
+    EXPECT_TRUE(kthread.threads[0].kernel_thread) << kthread.threads[0].comm;
+    EXPECT_EQ(kthread.threads[0].syscall, kNotInSyscall);
+    EXPECT_TRUE(ListThreads(child).at(0).kernel_thread);
+  }
   const ProcSeed self = ReadProcSeed(::getpid());
   ASSERT_FALSE(self.threads.empty());
   EXPECT_FALSE(self.threads[0].kernel_thread);
+  EXPECT_FALSE(ListThreads(::getpid()).at(0).kernel_thread);
 }
 
 }  // namespace
