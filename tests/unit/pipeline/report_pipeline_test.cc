@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -41,6 +42,16 @@ void AddPingPong(SyntheticTrace& t, int sw, int waking, int rounds, uint64_t ts0
     t.Append(0, ts += 1000, s);
     std::swap(a, b);
   }
+}
+
+// Writes `t`, analyses it and removes the file.
+std::unique_ptr<AnalyzedTrace> AnalyzeSynthetic(const SyntheticTrace& t, const std::string& name) {
+  const std::string path = TempPath(name);
+  t.Write(path);
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(path, syscalls);
+  std::remove(path.c_str());
+  return analyzed;
 }
 
 TEST(ReportPipeline, SchedOnlyFileStillReportsAndSaysWhatIsMissing) {
@@ -139,11 +150,7 @@ TEST(ReportPipeline, FormatsWithoutRecordsInACstoolFileAreNotMissing) {
   RecordingInfo info;
   info.system_wide = true;
   t.SetRecordingInfo(info);
-  std::string path = TempPath("recorded_none");
-  t.Write(path);
-  SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(path, syscalls);
-  std::remove(path.c_str());
+  auto analyzed = AnalyzeSynthetic(t, "recorded_none");
   const auto& missing = analyzed->model.trace.missing_events;
   EXPECT_EQ(std::find(missing.begin(), missing.end(), "raw_syscalls:sys_enter"), missing.end());
 }
@@ -161,11 +168,7 @@ TEST(ReportPipeline, WithoutForkEventsTheThreadsLeftOutAreCounted) {
     RecordingInfo info;
     info.target_pids = {100};
     t.SetRecordingInfo(info);
-    std::string path = TempPath(with_fork ? "with_fork" : "no_fork");
-    t.Write(path);
-    SyscallTable syscalls;
-    auto analyzed = AnalyzeTrace(path, syscalls);
-    std::remove(path.c_str());
+    auto analyzed = AnalyzeSynthetic(t, with_fork ? "with_fork" : "no_fork");
     for (const Thread& th : analyzed->machine->threads())
       EXPECT_EQ(th.tracked, th.tid == 100) << th.tid;
     return analyzed->model.trace.notes;
@@ -197,11 +200,7 @@ TEST(ReportPipeline, CpusLeftOutOfTheRecordingAreNamed) {
   info.system_wide = true;
   info.untraced_cpus = {1, 2, 3};
   t.SetRecordingInfo(info);
-  std::string path = TempPath("cpus_left_out");
-  t.Write(path);
-  SyscallTable syscalls;
-  auto analyzed = AnalyzeTrace(path, syscalls);
-  std::remove(path.c_str());
+  auto analyzed = AnalyzeSynthetic(t, "cpus_left_out");
   const auto& notes = analyzed->model.trace.notes;
   EXPECT_EQ(std::count_if(notes.begin(), notes.end(),
                           [](const std::string& n) {
