@@ -283,7 +283,7 @@ TaskstatsListener::~TaskstatsListener() {
 }
 
 bool TaskstatsListener::Open() {
-  auto fail = [this](std::string why) {
+  auto fail = [this](const std::string& why) {
     status_ = "unavailable: " + why;
     return false;
   };

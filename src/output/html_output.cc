@@ -167,8 +167,9 @@ class HtmlWriter {
       auto x_of = [&](double s) { return kLabelWidth + (s - from_s) / span_s * kPlotWidth; };
       const double step = TickStep(span_s);
       const double end_x = x_of(end_s);
-      for (double tick = std::ceil(from_s / step - 1e-9) * step; tick <= end_s + 1e-12;
-           tick += step) {
+      for (auto i = static_cast<int64_t>(std::ceil(from_s / step - 1e-9));
+           static_cast<double>(i) * step <= end_s + 1e-12; ++i) {
+        const double tick = static_cast<double>(i) * step;
         const double x = x_of(tick);
         os_ << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>", x,
                            kAxisHeight - 4, height);
