@@ -102,11 +102,29 @@ int Main(int argc, char** argv) {
       if (sub->parsed()) name = n;
     const std::string who = name.empty() ? "cstool" : "cstool " + name;
     fmt::print(stderr, "{}: {}\n", who, e.what());
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty())
-      for (const std::string& arg : subapps[name]->remaining())
-        if (std::string near = NearestOption(*subapps[name], arg); !near.empty())
-          fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
-                     near);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
+      CLI::App& sub = *subapps[name];
+      // `cstool record ls -la`: the command's own options read as cstool's.
+      const CLI::Option* command = sub.get_option_no_throw("command");
+      const bool separated = std::find_if(argv + 1, argv + argc, [](const char* a) {
+                               return std::string_view(a) == "--";
+                             }) != argv + argc;
+      if (command != nullptr && command->count() > 0 && !separated) {
+        // The command line from the command's first word on, in the order it was typed.
+        const std::string& first = command->results().front();
+        const std::vector<std::string_view> words(argv + 1, argv + argc);
+        auto from = std::find(words.begin(), words.end(), name);
+        from = std::find(from, words.end(), first);
+        std::string line = fmt::format("{} [OPTIONS] --", who);
+        for (; from != words.end(); ++from) line += fmt::format(" {}", *from);
+        fmt::print(stderr, "{}: the traced command's options go after '--': {}\n", who, line);
+      } else {
+        for (const std::string& arg : sub.remaining())
+          if (std::string near = NearestOption(sub, arg); !near.empty())
+            fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
+                       near);
+      }
+    }
     fmt::print(stderr, "See '{} --help'.\n", who);
     return static_cast<int>(ExitCode::kUsage);
   }

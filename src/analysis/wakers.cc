@@ -18,10 +18,8 @@ WaitParty WakerOf(const WakeupEvent& w) {
   return {nullptr, w.waker_known ? kPartyIdle : kPartyUnknown};
 }
 
-WakerObserver::CpuView& WakerObserver::Cpu(int32_t cpu) {
-  if (static_cast<size_t>(cpu) >= cpus_.size()) cpus_.resize(cpu + 1);
-  return cpus_[cpu];
-}
+// Out of line: inlined, the resize made every lookup save and restore five registers.
+void WakerObserver::GrowCpus(int32_t cpu) { cpus_.resize(static_cast<size_t>(cpu) + 1); }
 
 void WakerObserver::OnWakeup(const WakeupEvent& w) {
   // Only the end of a sleep is owed to a waker: a new task's first wakeup ends none.

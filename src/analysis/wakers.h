@@ -39,7 +39,12 @@ class WakerObserver : public Observer {
     const Thread* current = nullptr;
     bool known = false;
   };
-  CpuView& Cpu(int32_t cpu);
+  CpuView& Cpu(int32_t cpu) {
+    if (static_cast<size_t>(cpu) >= cpus_.size()) [[unlikely]]
+      GrowCpus(cpu);
+    return cpus_[cpu];
+  }
+  [[gnu::noinline]] void GrowCpus(int32_t cpu);
   void AddWaiter(const Thread* t, int32_t cpu, int64_t ts);
   void RemoveWaiter(const Thread* t);
   // Adds the waiter's time since its mark to whatever runs on its CPU, up to `ts`.

@@ -395,8 +395,9 @@ void FastTraceFile::CheckPagesInPlace(CpuData& d, size_t cpu, const std::string&
   // Keep the whole pages that are there.
   const uint64_t have = d.offset < file_.size() ? file_.size() - d.offset : 0;
   const uint64_t keep = have / page_size_ * page_size_;
-  salvage_log_.Add(fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
-                               d.offset + keep, keep / page_size_, d.size / page_size_));
+  salvage_log_.AddCut(cpu,
+                      fmt::format("{}; read CPU {} up to offset {} ({} of {} pages)", what, cpu,
+                                  d.offset + keep, keep / page_size_, d.size / page_size_));
   d.size = keep;
 }
 

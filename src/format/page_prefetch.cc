@@ -17,6 +17,7 @@ struct PagePrefetcher::Lane {
     PageBuffer buffer;
     PageRun run;
     std::vector<std::string> salvaged;
+    std::vector<int> cut_cpus;
     std::exception_ptr error;
   };
 
@@ -62,6 +63,7 @@ struct PagePrefetcher::Lane {
     }
     if (log && !log->empty()) {
       item.salvaged = log->entries();
+      item.cut_cpus = log->cut_cpus();
       *log = SalvageLog();
     }
   }
@@ -138,6 +140,7 @@ class PrefetchedSource final : public PageSource {
     if (wake) owner_.Wake();
     if (salvage_ != nullptr)
       for (std::string& s : item.salvaged) salvage_->Add(std::move(s));
+    for (int cpu : item.cut_cpus) salvage_->NoteCut(cpu);
     if (item.error) std::rethrow_exception(item.error);
     buffer = std::move(item.buffer);
     return item.run;

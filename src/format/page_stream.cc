@@ -111,7 +111,7 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
   const std::string& path = file_.path();
   auto cut_short = [&](const std::string& what) {
     if (salvage_ == nullptr) throw DamagedDataError(what);
-    salvage_->Add(fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));
+    salvage_->AddCut(cpu_, fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));
     chunks_left_ = 0;
     return false;
   };

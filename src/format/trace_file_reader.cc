@@ -168,6 +168,8 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   char head[32] = {};
   f.read(head, sizeof(head));
   const std::string_view got(head, static_cast<size_t>(f.gcount()));
+  if (got.empty())
+    throw Error(fmt::format("{}: empty file (0 bytes): no trace.dat header at offset 0", path));
   if (got.size() < tracefile::kTraceDatMagic.size() ||
       got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
     throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path));

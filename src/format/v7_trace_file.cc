@@ -318,10 +318,10 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
         throw DamagedDataError(
             fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {})", path_,
                         file_.size(), label, cpu, d.offset));
-      salvage_log_.Add(
-          fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {}); CPU {} "
-                      "not read",
-                      path_, file_.size(), label, cpu, d.offset, cpu));
+      salvage_log_.AddCut(
+          cpu, fmt::format("{}: truncated at offset {} ({}CPU {} data at offset {}); CPU {} "
+                           "not read",
+                           path_, file_.size(), label, cpu, d.offset, cpu));
       out.size = 0;
     }
   }

@@ -39,7 +39,7 @@ std::string ReadLine(const std::string& path) {
 }
 
 // The fields of /proc/PID/stat.
-std::optional<StatFields> ReadStatHead(int pid) {
+std::optional<StatFields> ReadProcStat(int pid) {
   return ParseProcStat(ReadLine(fmt::format("/proc/{}/stat", pid)));
 }
 
@@ -47,9 +47,9 @@ std::optional<StatFields> ReadStatHead(int pid) {
 
 std::vector<ThreadIdentity> ListThreads(int pid) {
   std::vector<ThreadIdentity> out;
-  const std::optional<StatFields> head = ReadStatHead(pid);
-  const int ppid = head ? head->ppid : 0;
-  const bool kernel_thread = head && head->kernel_thread();
+  const std::optional<StatFields> stat = ReadProcStat(pid);
+  const int ppid = stat ? stat->ppid : 0;
+  const bool kernel_thread = stat && stat->kernel_thread();
   for (int tid : NumericEntries(fmt::format("/proc/{}/task", pid)))
     out.push_back(
         {tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid, kernel_thread});
@@ -93,7 +93,7 @@ std::vector<ThreadIdentity> ListAllThreads() {
 std::vector<int> DescendantsOf(int pid) {
   std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
   for (int p : NumericEntries("/proc"))
-    if (std::optional<StatFields> head = ReadStatHead(p)) parent_of.emplace_back(p, head->ppid);
+    if (std::optional<StatFields> stat = ReadProcStat(p)) parent_of.emplace_back(p, stat->ppid);
   std::vector<int> out{pid};
   for (size_t i = 0; i < out.size(); ++i)
     for (auto [p, ppid] : parent_of)
@@ -114,9 +114,9 @@ std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descen
 bool ProcessExists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::optional<char> ProcessState(int pid) {
-  std::optional<StatFields> head = ReadStatHead(pid);
-  if (!head) return std::nullopt;
-  return head->state;
+  std::optional<StatFields> stat = ReadProcStat(pid);
+  if (!stat) return std::nullopt;
+  return stat->state;
 }
 
 std::optional<ContextSwitches> ReadContextSwitches(int pid) {

@@ -15,6 +15,7 @@
 #include "decode/kernel_symbols.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
 #include "pipeline/unrecorded_events.h"
 #include "sched/state_machine.h"
@@ -30,7 +31,9 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
         "no raw_syscalls events: on-CPU time is reported as user (sys included), sleeps are "
         "not split by syscall and causes say sleep:kernel");
   if (!caps.waking && !caps.wakeup)
-    notes.push_back("no sched_waking/sched_wakeup events: waiting after a wakeup is not seen");
+    notes.push_back(
+        "no sched_waking/sched_wakeup events: a sleep lasts until the switch-in (the wait for a "
+        "CPU after the wakeup is in the sleep states)");
   if (!caps.irqs) notes.push_back("no irq events: interrupt time is included in user/sys");
   if (!caps.page_faults)
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
@@ -190,6 +193,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     unrecorded = UnrecordedModelEvents(*reader, decoder, caps);
     reader->SetJobs(plan.reading);
   }
+  std::vector<std::string> cut_damage;
+  if (options.salvage)
+    if (std::string note = EndAtTheFirstCutCpu(*reader); !note.empty())
+      cut_damage.push_back(std::move(note));
   std::vector<std::string> unfiltered_damage;
   std::unique_ptr<TraceFileReader> unfiltered =
       OpenUnfilteredRuntime(file, *reader, reader_options, unfiltered_damage);
@@ -332,6 +339,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "current kernel's layout was assumed, so sleep states and preemption may be wrong",
         decoder.task_states().problem()));
   t.damage = reader->salvage_log().entries();
+  t.damage.insert(t.damage.end(), cut_damage.begin(), cut_damage.end());
   t.damage.insert(t.damage.end(), unfiltered_damage.begin(), unfiltered_damage.end());
   return result;
 }

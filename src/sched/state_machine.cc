@@ -319,9 +319,11 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
           cpus_[next->cpu].current == next)
         SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
-    } else if (IsSleeping(next->state) && next->state != Microstate::kStopped) {
+    } else if (IsSleeping(next->state) && next->state != Microstate::kStopped &&
+               (caps_.waking || caps_.wakeup)) {
       // Switched in with no wakeup: schedule() found a signal pending and kept it on
       // the runqueue (or the wakeup was lost). It was waiting for a CPU all along.
+      // (A trace without wakeup events cannot tell when a sleep ended: it lasts to here.)
       Flag(Anomaly::kSwitchInWithoutWakeup, next);
       next->state = Microstate::kWaitCpuPreempted;
     }
@@ -346,7 +348,12 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
     // A dying thread's first wakeup: taskstats_exit() waking the listener, right after
     // it sampled the thread's accounting.
-    if (waker.exit_accounting_pending && waker.exit_record_ts < 0) NoteExitRecord(waker, e.c.ts);
+    if (waker.exit_accounting_pending && waker.exit_record_ts < 0) {
+      NoteExitRecord(waker, e.c.ts);
+    } else if (waker.syscall == kNotInSyscall && waker.signal_exit_wakeup_ts < 0 &&
+               caps_.stat_runtime) [[unlikely]] {
+      NoteSignalExitCandidate(waker, e.c.ts);
+    }
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
@@ -526,6 +533,7 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
+  if (e.c.pid == e.pid && caps_.stat_runtime) BeginSignalExit(t, e.c.ts);
   if (t.exit_record_ts < 0) NoteExitRecord(t, e.c.ts);
   for (Observer* p : On(Hook::kExit)) p->OnExit(t, e.c.ts);
 }
@@ -672,6 +680,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
   }
   t.syscall = kNotInSyscall;
   t.syscall_enter_seen = false;
+  t.signal_exit_wakeup_ts = -1;
   cpu.last_event = LastEvent::kSysExit;
   RefreshRunning(cpu, e.c.ts);
   if (syscalls_.Class(e.id) == SyscallClass::kReapChild && e.ret > 0) ReapZombie(e.ret, e.c.ts);

@@ -203,6 +203,8 @@ class StateMachine final : public EventSink {
   // where the run ended, `end`, is steal (INT64_MAX: all of it).
   void ConfirmGap(Thread& t, int64_t end);
   void NoteExitRecord(Thread& t, int64_t ts);
+  void NoteSignalExitCandidate(Thread& t, int64_t ts);
+  void BeginSignalExit(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
   static bool ExitRecordUnsettled(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);

@@ -98,6 +98,31 @@ void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.accounted_at_record = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
 }
 
+// A wakeup by `t` in task context outside any syscall: rare but for one case, a fatal
+// signal's exit (do_exit() on the way back to user mode, no exit syscall), whose
+// taskstats_exit() wakes the listener right after it sampled the accounting.
+void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
+  t.signal_exit_wakeup_ts = ts;
+  t.accounted_at_signal_exit_wakeup = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+}
+
+// At sched_process_exit: an exit that no exit syscall began was a fatal signal's, since
+// the thread's last syscall. Its record was taken at the first wakeup since then (else
+// now, as for an exit syscall's without one), and the first increment after the record
+// tells the accounting it holds, as for an exit syscall (AccountIncrement).
+void StateMachine::BeginSignalExit(Thread& t, int64_t ts) {
+  if (t.exit_accounting_pending || t.accounted_at_exit >= 0 || t.exit_record_ts >= 0 ||
+      t.syscall != kNotInSyscall || !t.on_cpu)
+    return;
+  t.exit_accounting_pending = true;
+  if (t.signal_exit_wakeup_ts >= 0) {
+    t.exit_record_ts = t.signal_exit_wakeup_ts;
+    t.accounted_at_record = t.accounted_at_signal_exit_wakeup;
+  } else {
+    NoteExitRecord(t, ts);
+  }
+}
+
 // The second candidate for the exit record's accounting is only one when it differs.
 void StateMachine::DropEqualExitCandidate(Thread& t) {
   if (t.accounted_before_exit_tick >= t.accounted_at_exit) t.accounted_before_exit_tick = -1;
@@ -431,16 +456,20 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   if (t.settle_in_from >= 0 || t.settle_out_from >= 0) return;  // not final yet
   Thread::SegmentList& held = t.held_segments;
   t.held_from = before == INT64_MAX ? -1 : before;
+  // Read once: the observers EmitSegmentNow calls could, for all the compiler knows,
+  // change the list, so it would reload both at every step.
+  Thread::Segment* const segs = held.begin();
+  const size_t n = held.size();
   size_t kept = 0;
-  for (size_t i = 0; i < held.size(); ++i) {
-    const Thread::Segment seg = held[i];
+  for (size_t i = 0; i < n; ++i) {
+    const Thread::Segment seg = segs[i];
     if (seg.end <= before) {
       EmitSegmentNow(t, seg.state, seg.abstract, seg.start, seg.end);
     } else if (seg.start < before) {
       EmitSegmentNow(t, seg.state, seg.abstract, seg.start, before);
-      held[kept++] = {seg.state, seg.abstract, before, seg.end};
+      segs[kept++] = {seg.state, seg.abstract, before, seg.end};
     } else {
-      held[kept++] = seg;
+      segs[kept++] = seg;
     }
   }
   held.truncate(kept);

@@ -181,6 +181,11 @@ struct Thread {
   // instant the trace does not show, before it wakes the listener, so the record holds
   // either this or accounted_at_exit. -1: no such increment, no second candidate.
   int64_t accounted_before_exit_tick = -1;
+  // The first wakeup the thread did in task context outside any syscall since its last
+  // one, and the accounting then: where a fatal signal's exit took its record
+  // (StateMachine::BeginSignalExit). -1: none.
+  int64_t signal_exit_wakeup_ts = -1;
+  int64_t accounted_at_signal_exit_wakeup = -1;
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

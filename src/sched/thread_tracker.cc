@@ -6,6 +6,9 @@
 namespace cstool {
 ThreadTracker::ThreadTracker(TrackingPolicy policy) : policy_(std::move(policy)) {
   for (auto [tid, tgid] : policy_.known_tgids) tgid_hint_[tid] = tgid;
+  // Searched for every new thread: an -a recording lists thousands.
+  std::sort(policy_.untraced_tids.begin(), policy_.untraced_tids.end());
+  std::sort(policy_.kernel_threads.begin(), policy_.kernel_threads.end());
 }
 
 bool ThreadTracker::IsTrackedRoot(int32_t tid) const {
@@ -14,8 +17,7 @@ bool ThreadTracker::IsTrackedRoot(int32_t tid) const {
 }
 
 bool ThreadTracker::IsReportable(int32_t tid, int32_t tgid) const {
-  if (std::find(policy_.untraced_tids.begin(), policy_.untraced_tids.end(), tid) !=
-      policy_.untraced_tids.end())
+  if (std::binary_search(policy_.untraced_tids.begin(), policy_.untraced_tids.end(), tid))
     return false;
   return policy_.all || IsTrackedRoot(tid) || (tgid != 0 && IsTrackedRoot(tgid));
 }
@@ -30,8 +32,8 @@ Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool 
   t.since = ts;
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
   t.tracked = IsReportable(tid, t.tgid);
-  if (tid == kKthreaddTid || std::find(policy_.kernel_threads.begin(), policy_.kernel_threads.end(),
-                                       tid) != policy_.kernel_threads.end())
+  if (tid == kKthreaddTid ||
+      std::binary_search(policy_.kernel_threads.begin(), policy_.kernel_threads.end(), tid))
     MarkKernelThread(t);
   by_tid_.Set(tid, t.id + 1);
   thread_ptrs_.push_back(&t);

@@ -226,6 +226,21 @@ TEST(Help, AMisspelledOptionSuggestsTheNearest) {
   EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;
 }
 
+// A traced command's own options without `--` before the command: CLI11 takes them for
+// record's; the error shows the command line that was meant. Nothing is recorded.
+TEST(Help, ACommandsOptionsWithoutTheSeparatorShowWhereTheyGo) {
+  CommandResult r = RunCommand({CSTOOL_BINARY, "record", "-o", "/nonexistent/x.dat", "ls", "-la"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cstool record: The following argument was not expected: -la"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("cstool record: the traced command's options go after '--': "
+                       "cstool record [OPTIONS] -- ls -la\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
 // CLI11's own errors come in cstool's form: "cstool NAME: ...", then where help is; an
 // option of names lists the names (not CLI11's enum map).
 TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {

@@ -108,6 +108,8 @@ TEST_F(BadFile, TruncatedAtEveryByteOfTheHeaderEnds) {
     } catch (const Error& e) {
       const std::string msg = e.what();
       ASSERT_NE(msg.find(path_), std::string::npos) << len << ": " << msg;
+      if (len == 0)
+        EXPECT_EQ(msg, path_ + ": empty file (0 bytes): no trace.dat header at offset 0");
       ASSERT_NE(msg.find("offset"), std::string::npos) << len << ": " << msg;
     }
   }
@@ -222,7 +224,7 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   auto full = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls);
   auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
   const TraceSummary& t = part->model.trace;
-  ASSERT_EQ(t.damage.size(), 1u);
+  ASSERT_EQ(t.damage.size(), 2u);
   EXPECT_NE(t.damage[0].find(path_), std::string::npos) << t.damage[0];
   EXPECT_NE(t.damage[0].find(fmt::format("up to offset {} (2 of", last.offset + 2 * 4096)),
             std::string::npos)
@@ -230,6 +232,32 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   EXPECT_GT(t.events, 0u);
   EXPECT_LT(t.events, full->model.trace.events);
   EXPECT_FALSE(part->model.threads.empty());
+  // Every CPU is read up to the cut CPU's last record, no further: exactly the intact
+  // file's records up to that time.
+  const int cut_cpu = static_cast<int>(data_.size()) - 1;
+  EXPECT_NE(t.damage[1].find(fmt::format("CPU {}'s data ends", cut_cpu)), std::string::npos)
+      << t.damage[1];
+  int64_t cut_last = -1;
+  {
+    ReaderOptions salvage;
+    salvage.salvage = true;
+    auto cut_reader = OpenTraceFile(path_, salvage);
+    auto stream = cut_reader->OpenCpu(cut_cpu);
+    for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+      for (const RawRecord& r : batch)
+        if (!r.is_loss()) cut_last = r.ts;
+  }
+  ASSERT_GT(cut_last, 0);
+  uint64_t up_to_cut = 0;
+  auto intact = OpenTraceFile(kFixtures + "small_v6.dat");
+  for (int cpu = 0; cpu < intact->cpus(); ++cpu) {
+    auto stream = intact->OpenCpu(cpu);
+    for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+      for (const RawRecord& r : batch)
+        if (!r.is_loss() && r.ts <= cut_last) ++up_to_cut;
+  }
+  EXPECT_EQ(t.events, up_to_cut);
+  EXPECT_EQ(t.last_ts, cut_last);
   // An intact file salvaged is the same as read strictly.
   auto same = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls, {.salvage = true});
   EXPECT_TRUE(same->model.trace.damage.empty());

@@ -641,6 +641,27 @@ TEST(StateMachine, SwitchInWithoutWakeupCountsAsWaitingForCpu) {
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 1u);
 }
 
+// A trace without wakeup events (record --no-defaults -e sched:sched_switch) shows no
+// sleep's end: every sleep lasts until its switch-in, no anomaly; a preemption's wait is
+// still a wait.
+TEST(StateMachine, WithoutWakeupEventsASleepLastsUntilTheSwitchIn) {
+  TraceCapabilities caps;
+  caps.waking = false;
+  caps.wakeup = false;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(10, 0, 10, kS, 11);
+  s.Switch(30, 0, 11, kR, 10);  // 11 preempted: waits for the CPU from here
+  s.Switch(45, 0, 10, kS, 11);
+  s.Finish(60);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 20 + 15);  // [10, 30) and [45, 60)
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuPreempted), 15);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 0u);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, SwitchOutOfNonCurrentIsCounted) {
   const TrackingPolicy policy = Following({12});
   Sim s({}, policy);
@@ -1592,6 +1613,47 @@ TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
   EXPECT_EQ(s.Report(10).thread->accounted_at_exit, 10'000);
   EXPECT_EQ(s.Report(10).thread->accounted_before_exit_tick, -1);
   EXPECT_EQ(s.Report(10).counter_window.exit_before_tick_ts, -1);
+}
+
+// A fatal signal's exit begins with no exit syscall (do_exit() on the way back to user
+// mode after kill(2) returned): its record is taken at the listener's wakeup, its first
+// outside a syscall since kill(2), as for exit_group; without one, at sched_process_exit.
+// (`record -- sh -c 'kill -KILL $$'`: --check said the run after the record was in it.)
+TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
+  constexpr int64_t kKill = 62;  // x86_64
+  for (const bool listener : {true, false}) {
+    Sim s(WithIncrements());
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    s.SysEnter(20'000, 0, 10, kKill);
+    s.Wake(21'000, 0, 10, 600, 1);  // in kill(2): no record
+    s.SysExit(22'000, 0, 10, kKill);
+    if (listener) s.Wake(25'000, 0, 10, 600, 1, 0, WakeupKind::kWaking);
+    s.Exit(26'000, 0, 10);
+    s.StatRuntime(40'000, 0, 10, 35'000);  // the tick: its update at 5'000, before the record
+    s.Switch(41'000, 0, 10, kStateDead, 0);
+    s.Finish(50'000);
+    const Thread& t = *s.Report(10).thread;
+    EXPECT_EQ(t.exit_record_ts, listener ? 25'000 : 26'000);
+    EXPECT_EQ(t.accounted_at_exit, 10'000) << "listener " << listener;
+    EXPECT_EQ(s.Report(10).counter_window.exit_ts, 10'000);
+  }
+}
+
+// A wakeup outside a syscall that a later syscall follows is no exit's record.
+TEST(StateMachine, AWakeupBeforeALaterSyscallIsNoSignalExitRecord) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.Wake(12'000, 0, 10, 600, 1);  // outside a syscall (a page fault's, say)
+  s.SysEnter(20'000, 0, 10, kRead);
+  s.SysExit(22'000, 0, 10, kRead);
+  s.Exit(26'000, 0, 10);
+  s.StatRuntime(40'000, 0, 10, 30'000);
+  s.Switch(41'000, 0, 10, kStateDead, 0);
+  s.Finish(50'000);
+  EXPECT_EQ(s.Report(10).thread->exit_record_ts, 26'000);
+  EXPECT_EQ(s.Report(10).thread->accounted_at_exit, 10'000);
 }
 
 // A reschedule IPI long after the running task's last increment assumes one missing, but
