@@ -201,6 +201,15 @@ void AddCounters(ReportView& view) {
   view.counter_interval_ns = recording.interval_ns;
   for (CounterTotals& t : TotalsByThread(recording))
     view.thread_counters.emplace(t.tid, std::move(t));
+  // An exited thread's last sample is read after its exit, at the recorder's next look
+  // (up to -T later): its counts are final, but its rates are per second of a span that
+  // ends at the exit (the trace's).
+  for (const ThreadReport* r : view.threads)
+    if (auto it = view.thread_counters.find(r->thread->tid); it != view.thread_counters.end()) {
+      CounterTotals& c = it->second;
+      const int64_t exit_ts = r->thread->exit_record_ts;
+      if (c.exited && exit_ts > c.first_ts && exit_ts < c.last_ts) c.last_ts = exit_ts;
+    }
   std::vector<CounterTotals> shown;
   for (const ThreadReport* r : view.threads)
     if (const CounterTotals* c = view.CountersOf(*r->thread); c && PidKnown(*r->thread)) {

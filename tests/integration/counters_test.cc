@@ -328,6 +328,32 @@ TEST_F(CountersTest, RecordCountsTheIoOfAThreadThatExited) {
       << report["trace"].dump();
 }
 
+// A command's last sample is read after it exited (when the recorder next looks, or at
+// its reaping): the counts are final, and the span their rates are per second of ends at
+// the exit the trace shows. Before, a 5 ms spin read 0.3 CPUs of task-clock (a span 3x
+// its life); now its span lies within its life and holds its CPU time.
+TEST_F(CountersTest, RatesOfAnExitedThreadArePerSecondOfItsLife) {
+  const fs::path trace = dir_ / "spin.dat";
+  testing::CommandResult rec =
+      testing::RunCommand({kCstool, "record", "-c", "task-clock", "-o", trace.string(), "--",
+                           kWorkload, "spin", "5", "1"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  testing::CommandResult r =
+      testing::RunCommand({kCstool, "report", trace.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json report = json::parse(r.out);
+  ASSERT_EQ(report["threads"].size(), 1u) << r.out;
+  const json& t = report["threads"][0];
+  const json& c = t["counters"];
+  ASSERT_TRUE(c["exited"].get<bool>()) << c.dump();
+  const int64_t span = c["span_ns"].get<int64_t>();
+  const int64_t task_clock = c["values"]["task-clock"].get<int64_t>();
+  EXPECT_LE(span, t["lifetime_ns"].get<int64_t>()) << t.dump();
+  EXPECT_GE(span, task_clock) << c.dump();  // one thread runs at most one CPU's time
+  EXPECT_DOUBLE_EQ(c["per_second"]["task-clock"].get<double>(),
+                   static_cast<double>(task_clock) * 1e9 / static_cast<double>(span));
+}
+
 TEST_F(CountersTest, MsaShowsCountersAsColumns) {
   std::vector<json> frames =
       MsaFrames({"-c", "page-faults,cpu-migrations,context-switches", "-V", "write-bytes"}, 2 * 3);
