@@ -111,6 +111,18 @@ int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
     throw Error(fmt::format("--critical-path {}: no thread with that tid in {}",
                             options.critical_path_tid, options.file));
   const int64_t from = SecondsToTs(trace, options.path_from_s, target->first_ts);
+  auto seconds = [&trace](int64_t ts) { return static_cast<double>(ts - trace.first_ts) / 1e9; };
+  if (from >= target->end_ts)
+    throw Error(fmt::format("--critical-path {}: --from {:.6f} s is not before the thread's "
+                            "end at {:.6f} s (it lived from {:.6f} s)",
+                            options.critical_path_tid, seconds(from), seconds(target->end_ts),
+                            seconds(target->first_ts)),
+                ExitCode::kUsage);
+  if (to >= 0 && to <= target->first_ts)
+    throw Error(fmt::format("--critical-path {}: --to {:.6f} s is not after the thread's "
+                            "first event at {:.6f} s",
+                            options.critical_path_tid, seconds(to), seconds(target->first_ts)),
+                ExitCode::kUsage);
   if (to >= 0 && to <= from)
     throw Error("--critical-path: --to must be after --from", ExitCode::kUsage);
   const CriticalPath path = recorder.Walk(*target, from, to >= 0 ? to : target->end_ts);

@@ -153,5 +153,27 @@ TEST_F(CriticalPathTest, TheTimelineShowsThePath) {
   EXPECT_GE(slices, 5u);
 }
 
+// An interval outside the thread's life is a usage error that names the life, not an
+// empty path (--from past its end) or a complaint about a --from not given (--to before
+// its start).
+TEST_F(CriticalPathTest, AnIntervalOutsideTheThreadsLifeSaysWhere) {
+  const std::string tid = std::to_string(Tid("chain-a"));
+  CommandResult late =
+      RunCommand({CSTOOL_BINARY, "report", file_, "--critical-path", tid, "--from", "1000"});
+  EXPECT_EQ(late.status, 2) << late.out;
+  EXPECT_NE(late.err.find("--critical-path " + tid +
+                          ": --from 1000.000000 s is not before the thread's end at "),
+            std::string::npos)
+      << late.err;
+  EXPECT_EQ(late.out, "");
+  CommandResult early =
+      RunCommand({CSTOOL_BINARY, "report", file_, "--critical-path", tid, "--to", "0.000001"});
+  EXPECT_EQ(early.status, 2) << early.out;
+  EXPECT_NE(early.err.find("--critical-path " + tid +
+                           ": --to 0.000001 s is not after the thread's first event at "),
+            std::string::npos)
+      << early.err;
+}
+
 }  // namespace
 }  // namespace cstool::testing
