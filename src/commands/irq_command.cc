@@ -9,6 +9,7 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "base/temp_file.h"
+#include "commands/saved_trace_name.h"
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
@@ -46,6 +47,7 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
                             options.assignments.front()),
                 ExitCode::kUsage);
   if (options.affinity) return RunAffinity(options, *output);
+  WarnIfSavedTraceLooksLikeOutput(options.output, messages);
   if (!(options.period_s > 0) || !std::isfinite(options.period_s))
     throw Error("--period must be a positive number of seconds", ExitCode::kUsage);
 

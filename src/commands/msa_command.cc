@@ -23,6 +23,7 @@
 #include "base/errors.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
+#include "commands/saved_trace_name.h"
 #include "counters/event_list.h"
 #include "counters/thread_counters.h"
 #include "counters/virtual_counters.h"
@@ -595,6 +596,7 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages
     throw Error(fmt::format("no such process: {}", options.pid), ExitCode::kUsage);
   TracefsSession::CheckAccess();
   if (!options.counters.empty()) ProbeEvents(ParseEventList(options.counters));
+  WarnIfSavedTraceLooksLikeOutput(options.output, messages);
   if (!options.output.empty()) {
     // Fail now, not at the end, if the output cannot be created.
     std::string probe = options.output + ".tmp";
