@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -25,7 +26,9 @@ OutputFile::OutputFile(std::string path, size_t buffer_bytes)
   if (!buffer_.empty())
     stream_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   stream_.open(target, std::ios::binary | std::ios::trunc);
-  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
+  // The user's name, not the temporary one's: the reason (a missing directory, no
+  // permission) is the same.
+  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
 }
 
 OutputFile::~OutputFile() {
@@ -37,14 +40,23 @@ OutputFile::~OutputFile() {
 
 void OutputFile::Commit() {
   stream_.close();
-  const std::string& target = partial_.empty() ? path_ : partial_;
-  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", target, std::strerror(errno)));
+  if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
   if (!partial_.empty()) {
     std::error_code ec;
     std::filesystem::rename(partial_, path_, ec);
     if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
   }
   committed_ = true;
+}
+
+void CheckCreatable(const std::string& path) {
+  const std::string probe = path + ".tmp";
+  if (FILE* f = std::fopen(probe.c_str(), "w")) {
+    std::fclose(f);
+    std::filesystem::remove(probe);
+    return;
+  }
+  throw Error(fmt::format("cannot create '{}': {}", path, std::strerror(errno)));
 }
 
 }  // namespace cstool

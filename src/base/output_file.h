@@ -35,4 +35,8 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// Fails now, not after a recording, when a file cannot be created at `path` (a missing
+// directory, no permission): creates and removes one beside it. The error names `path`.
+void CheckCreatable(const std::string& path);
+
 }  // namespace cstool

@@ -21,6 +21,7 @@
 #include "analysis/msa_model.h"
 #include "base/cpu_list.h"
 #include "base/errors.h"
+#include "base/output_file.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
 #include "commands/saved_trace_name.h"
@@ -597,16 +598,7 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages
   TracefsSession::CheckAccess();
   if (!options.counters.empty()) ProbeEvents(ParseEventList(options.counters));
   WarnIfSavedTraceLooksLikeOutput(options.output, messages);
-  if (!options.output.empty()) {
-    // Fail now, not at the end, if the output cannot be created.
-    std::string probe = options.output + ".tmp";
-    if (FILE* f = std::fopen(probe.c_str(), "w")) {
-      std::fclose(f);
-      std::filesystem::remove(probe);
-    } else {
-      throw Error(fmt::format("cannot create '{}': {}", probe, std::strerror(errno)));
-    }
-  }
+  if (!options.output.empty()) CheckCreatable(options.output);
   StopSignalScope signals;
   MsaDriver driver(options, out, in_place, messages);
   return driver.Run();

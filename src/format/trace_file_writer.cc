@@ -64,7 +64,7 @@ class TempOutput {
   TempOutput(std::filesystem::path final_path)
       : final_(std::move(final_path)), tmp_(final_.string() + ".tmp") {
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) Fail(tmp_, "cannot create");
+    if (fd_ < 0) Fail(final_, "cannot create");
   }
   ~TempOutput() {
     if (fd_ >= 0) ::close(fd_);
@@ -77,7 +77,7 @@ class TempOutput {
     while (!data.empty()) {
       ssize_t n = ::write(fd_, data.data(), data.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) Fail(tmp_, "cannot write");
+      if (n <= 0) Fail(final_, "cannot write");
       data.remove_prefix(static_cast<size_t>(n));
     }
   }
@@ -97,7 +97,7 @@ class TempOutput {
         int e = n == 0 ? EIO : errno;
         ::close(in);
         errno = e;
-        Fail(tmp_, "cannot write");
+        Fail(final_, "cannot write");
       }
       left -= static_cast<uint64_t>(n);
     }
@@ -105,10 +105,10 @@ class TempOutput {
   }
 
   void Commit() {
-    if (::fsync(fd_) != 0 && errno != EINVAL) Fail(tmp_, "cannot write");
+    if (::fsync(fd_) != 0 && errno != EINVAL) Fail(final_, "cannot write");
     int rc = ::close(fd_);
     fd_ = -1;
-    if (rc != 0) Fail(tmp_, "cannot write");
+    if (rc != 0) Fail(final_, "cannot write");
     if (::rename(tmp_.c_str(), final_.c_str()) != 0) Fail(final_, "cannot create");
     committed_ = true;
   }
@@ -122,7 +122,7 @@ class TempOutput {
       if (n <= 0) {
         ::close(in);
         errno = n == 0 ? EIO : errno;
-        Fail(tmp_, "cannot read back");
+        Fail(final_, "cannot read back");
       }
       Write(std::string_view(buf.data(), static_cast<size_t>(n)));
       left -= static_cast<uint64_t>(n);

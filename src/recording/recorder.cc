@@ -24,6 +24,7 @@
 #include "base/cpu_list.h"
 #include "base/dump_signal.h"
 #include "base/errors.h"
+#include "base/output_file.h"
 #include "base/stop_signal.h"
 #include "base/version.h"
 #include "counters/counter_samples.h"
@@ -355,14 +356,7 @@ void Recorder::Prepare() {
       next_dump_ = std::max(next_dump_, std::atoi(name.c_str() + prefix.size()) + 1);
     }
   }
-  // Fail now, not after the recording, if the output cannot be created.
-  std::filesystem::path probe = output_.string() + ".tmp";
-  if (FILE* f = std::fopen(probe.c_str(), "w")) {
-    std::fclose(f);
-    std::filesystem::remove(probe);
-  } else {
-    throw Error(fmt::format("cannot create '{}': {}", probe.string(), std::strerror(errno)));
-  }
+  CheckCreatable(output_.string());
 }
 
 // The tracefs instance (events, buffer size, clock, CPU mask) and one reader per CPU.

@@ -62,8 +62,7 @@ TEST_F(OutputFileTest, AnUncreatableFileFailsAtOnceNamingIt) {
     OutputFile f("/nonexistent-dir/out.html");
     ADD_FAILURE() << "created a file in a missing directory";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "/nonexistent-dir/out.html.partial: cannot write: No such file or directory");
+    EXPECT_STREQ(e.what(), "/nonexistent-dir/out.html: cannot write: No such file or directory");
   }
 }
 
