@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -67,6 +68,12 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
   for (const std::string& f : options.new_files)
     after.push_back(Load(f, options, syscalls, messages));
   const DiffResult result = DiffRecordings(base, after);
+  if (!result.subjects.empty() && std::none_of(result.subjects.begin(), result.subjects.end(),
+                                               [](const DiffSubject& s) { return s.matched(); }))
+    messages.Warning(
+        "no thread or process is on both sides: threads are matched by process and thread "
+        "names (the same program before and after a change), so recordings of different "
+        "commands have nothing to compare");
   output->Render(result);
   if (html) {
     RenderDiffHtml(result, html->stream());

@@ -99,5 +99,25 @@ TEST_F(DiffRecordings, LongerSleepsAreTheTopFinding) {
   EXPECT_NE(table.out.find("cstool_workload (main)", row), std::string::npos);
 }
 
+// Recordings of different programs share no thread: the diff says why it compares
+// nothing; recordings of one program do not get that warning.
+TEST_F(DiffRecordings, DifferentCommandsAreToldTheyShareNothing) {
+  std::string why = TracefsUnavailableReason();
+  if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+  const std::string sleeps = RecordSleeps(100);
+  const std::string other = "/tmp/cstool_diff_" + std::to_string(getpid()) + "_true.dat";
+  files_.push_back(other);
+  CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "-o", other, "--", "true"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  CommandResult apart = RunCommand({CSTOOL_BINARY, "diff", sleeps, "--", other});
+  EXPECT_EQ(apart.status, 0) << apart.err;
+  EXPECT_NE(apart.err.find("cstool diff: warning: no thread or process is on both sides"),
+            std::string::npos)
+      << apart.err;
+  CommandResult same = RunCommand({CSTOOL_BINARY, "diff", sleeps, "--", sleeps});
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_EQ(same.err.find("on both sides"), std::string::npos) << same.err;
+}
+
 }  // namespace
 }  // namespace cstool::testing
