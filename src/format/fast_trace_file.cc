@@ -309,6 +309,19 @@ void FastTraceFile::ReadKallsyms(ByteCursor& in) {
   if (!records_only_) kallsyms_ = std::string(text);
 }
 
+std::string FastTraceFile::SavedComm(int32_t pid) {
+  ReadDeferredCmdlines();
+  const std::string key = fmt::format("{} ", pid);
+  for (size_t at = 0; at < saved_cmdlines_.size();) {
+    size_t end = saved_cmdlines_.find('\n', at);
+    if (end == std::string::npos) end = saved_cmdlines_.size();
+    const std::string_view line(saved_cmdlines_.data() + at, end - at);
+    if (line.starts_with(key)) return std::string(line.substr(key.size()));
+    at = end + 1;
+  }
+  return {};
+}
+
 void FastTraceFile::LoadKernelSymbols() {
   ReadDeferredKallsyms();
   if (kallsyms_.empty()) return;

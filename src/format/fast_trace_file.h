@@ -36,6 +36,7 @@ class FastTraceFile : public TraceFileReader {
  public:
   tep_handle* tep() const override { return tep_.get(); }
   void LoadKernelSymbols() override;
+  std::string SavedComm(int32_t pid) override;
 
   // Where each CPU's data lies: whole pages in place, or (compression() not empty) its
   // chunk table.
@@ -98,6 +99,8 @@ class FastTraceFile : public TraceFileReader {
   // What LoadKernelSymbols reads first: a v7 file's kallsyms section, decompressed only
   // when a stack needs it.
   virtual void ReadDeferredKallsyms() {}
+  // What SavedComm reads first: the saved cmdlines text into saved_cmdlines_.
+  virtual void ReadDeferredCmdlines() {}
   // The number of CPUs in the file (read at `at`).
   void SetCpus(uint32_t cpus, const ByteCursor& in, size_t at);
   // An option both versions store alike (CPUSTAT, TRACECLOCK, cstool's recording info);
@@ -126,6 +129,7 @@ class FastTraceFile : public TraceFileReader {
   bool records_only_ = false;                  // ReaderOptions::records_only
   ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
   std::string kallsyms_;                       // not yet loaded (LoadKernelSymbols)
+  std::string saved_cmdlines_;                 // "<pid> <comm>\n" lines (SavedComm)
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;

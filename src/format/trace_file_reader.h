@@ -131,6 +131,10 @@ class TraceFileReader {
   // Call it before the first tep_find_function: libtraceevent builds its address map at
   // the first lookup and keeps it.
   virtual void LoadKernelSymbols() {}
+  // The name the kernel last saw for `pid` in the file's saved cmdlines ("" if none):
+  // for a thread no event named (a pid-filtered trace shows some only as an event's
+  // common_pid). Read on first use.
+  virtual std::string SavedComm(int32_t /*pid*/) { return {}; }
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on and
   // before EndAt's. Each call starts over.

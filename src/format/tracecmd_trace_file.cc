@@ -153,6 +153,14 @@ void TracecmdTraceFile::Open(const ReaderOptions& options) {
 
 tep_handle* TracecmdTraceFile::tep() const { return tracecmd_get_tep(input_); }
 
+// libtracecmd registered the saved cmdlines with libtraceevent.
+std::string TracecmdTraceFile::SavedComm(int32_t pid) {
+  tep_handle* handle = tep();
+  if (handle == nullptr || !tep_is_pid_registered(handle, pid)) return {};
+  const char* comm = tep_data_comm_from_pid(handle, pid);
+  return comm != nullptr ? comm : "";
+}
+
 std::unique_ptr<CpuRecordStream> TracecmdTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));

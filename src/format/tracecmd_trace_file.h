@@ -18,6 +18,7 @@ class TracecmdTraceFile final : public TraceFileReader {
 
   const char* backend_name() const override { return "libtracecmd"; }
   tep_handle* tep() const override;
+  std::string SavedComm(int32_t pid) override;
 
  protected:
   std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) override;

@@ -33,7 +33,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
   ParseFormats(sections);
   ReadKallsyms(in);
   ReadPrintkFormats(in);
-  SkipSavedCmdlines(in);
+  KeepSavedCmdlines(in);
   ReadCpuCount(in);
 
   size_t section_at = in.pos();
@@ -58,11 +58,11 @@ void V6TraceFile::ReadPrintkFormats(ByteCursor& in) {
   in.Bytes(in.U32("printk formats size"), "printk formats");
 }
 
-// saved_cmdlines (pid -> comm as the kernel last saw it): skipped. Every name a report
-// shows comes from the events themselves; registering some 4 000 lines with libtraceevent
-// took 0.7 ms of a small file's 23 ms report.
-void V6TraceFile::SkipSavedCmdlines(ByteCursor& in) {
-  in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines");
+// saved_cmdlines (pid -> comm as the kernel last saw it): kept as text for SavedComm,
+// not registered with libtraceevent (some 4 000 lines took 0.7 ms of a small file's
+// 23 ms report); a report's names come from the events but for threads none named.
+void V6TraceFile::KeepSavedCmdlines(ByteCursor& in) {
+  saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
 }
 
 void V6TraceFile::ReadCpuCount(ByteCursor& in) {

@@ -27,6 +27,7 @@ constexpr uint16_t kOptionHeaderInfo = 16;
 constexpr uint16_t kOptionFtraceEvents = 17;
 constexpr uint16_t kOptionEventFormats = 18;
 constexpr uint16_t kOptionKallsyms = 19;
+constexpr uint16_t kOptionCmdlines = 21;
 constexpr uint16_t kOptionBufferText = 22;
 
 }  // namespace
@@ -150,6 +151,7 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
         case kOptionFtraceEvents:
         case kOptionEventFormats:
         case kOptionKallsyms:
+        case kOptionCmdlines:
           if (size < 8) in.Fail(option_at, fmt::format("option {} is too short", id));
           layout.section_at[id] = opt.U64("section offset");
           break;
@@ -210,7 +212,8 @@ void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, c
 }
 
 // Header page, event formats and kallsyms, wherever the options put them (printk
-// formats and saved cmdlines are not needed: a report's names come from the events).
+// formats are not needed; saved cmdlines are read when a thread no event named needs a
+// name).
 void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   auto at = [&](uint16_t id) -> const uint64_t* {
     auto it = layout.section_at.find(id);
@@ -235,6 +238,20 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   }
   ParseFormats(sections);
   if (const uint64_t* p = at(kOptionKallsyms)) kallsyms_at_ = *p;
+  if (const uint64_t* p = at(kOptionCmdlines)) cmdlines_at_ = *p;
+}
+
+// Names only threads no event named: a damaged section leaves them unnamed.
+void V7TraceFile::ReadDeferredCmdlines() {
+  if (!cmdlines_at_) return;
+  const uint64_t at = *cmdlines_at_;
+  cmdlines_at_.reset();
+  try {
+    std::vector<uint8_t> storage;
+    ByteCursor in = OpenSection(at, kOptionCmdlines, "saved cmdlines", &storage);
+    saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
+  } catch (const Error&) {
+  }
 }
 
 // Symbols only name the addresses of kernel stacks (record --stacks): a damaged section

@@ -30,6 +30,7 @@ class V7TraceFile final : public FastTraceFile {
 
  protected:
   void ReadDeferredKallsyms() override;
+  void ReadDeferredCmdlines() override;
 
  private:
   // What the options say about one ring buffer (a BUFFER option).
@@ -70,6 +71,7 @@ class V7TraceFile final : public FastTraceFile {
   std::deque<std::string> section_labels_;
   uint64_t decompressed_bytes_ = 0;      // all sections together, bounded
   std::optional<uint64_t> kallsyms_at_;  // its section, read by LoadKernelSymbols
+  std::optional<uint64_t> cmdlines_at_;  // its section, read by SavedComm
 };
 
 }  // namespace cstool

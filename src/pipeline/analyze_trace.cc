@@ -238,6 +238,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
     end = std::max(end, reader->end_ts() > 0 ? reader->end_ts() : info->end_ts);
   result->machine->Finish(end);
+  result->machine->NameUnnamedThreads([&reader](int32_t tid) { return reader->SavedComm(tid); });
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
   // the sites appear where stacks of sleeps were found.
   model.has_stacks = !model.stacks.empty();

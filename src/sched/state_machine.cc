@@ -753,6 +753,11 @@ void StateMachine::CutSegments(int64_t ts) {
   }
 }
 
+void StateMachine::NameUnnamedThreads(const std::function<std::string(int32_t)>& saved_comm) {
+  for (Thread& t : threads_.threads())
+    if (t.comm.empty() && t.tid > 0) t.comm = saved_comm(t.tid);
+}
+
 void StateMachine::Finish(int64_t end_ts) {
   if (finished_) return;
   finished_ = true;

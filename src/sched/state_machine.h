@@ -90,6 +90,10 @@ class StateMachine final : public EventSink {
   // Closes every open segment at `end_ts` (the end of the trace window).
   void Finish(int64_t end_ts);
 
+  // Names the threads no event named (seen only as an event's task) by `saved_comm`
+  // (the file's saved cmdlines; "" leaves one unnamed).
+  void NameUnnamedThreads(const std::function<std::string(int32_t tid)>& saved_comm);
+
   // Live use (msa): emits every thread's state in progress up to `ts` as a segment and
   // starts a new one, so per-interval sums are complete at an interval boundary.
   void CutSegments(int64_t ts);

@@ -107,6 +107,32 @@ TEST_F(TraceFileWriterTest, OptionsCarryCpuStatsClockAndRecordingInfo) {
   EXPECT_EQ(info.cpus[0].events, 2u);
 }
 
+// The saved cmdlines name a pid no event named, in v6 and v7 and through libtracecmd.
+TEST_F(TraceFileWriterTest, SavedCmdlinesNameAPid) {
+  const fs::path chunk = dir_ / "cpu0.chunk";
+  {
+    std::unique_ptr<Compressor> zstd = MakeCompressor("zstd");
+    std::string out;
+    AppendChunk(*zstd, SchedSwitchPage(), out);
+    std::ofstream(chunk, std::ios::binary) << out;
+  }
+  for (const char* compression : {"", "zstd"}) {
+    SCOPED_TRACE(*compression ? compression : "v6");
+    TraceFileContents c = Contents();
+    c.compression = compression;
+    c.cpus[0].pages_file = c.compression.empty() ? pages_ : chunk;
+    const fs::path out = dir_ / "cmdlines.dat";
+    WriteTraceFile(out, c);
+    for (ReaderBackend backend : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
+      auto reader = OpenTraceFile(out.string(), {.backend = backend});
+      EXPECT_EQ(reader->SavedComm(101), "alpha") << reader->backend_name();
+      EXPECT_EQ(reader->SavedComm(102), "beta") << reader->backend_name();
+      EXPECT_EQ(reader->SavedComm(10), "") << reader->backend_name();  // no prefix match
+      EXPECT_EQ(reader->SavedComm(103), "") << reader->backend_name();
+    }
+  }
+}
+
 TEST_F(TraceFileWriterTest, TraceCmdReportReadsTheFileWithoutComplaints) {
   if (::system("command -v trace-cmd >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "trace-cmd is not installed";
