@@ -104,22 +104,27 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}: {}\n", who, e.what());
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
-      // `cstool record ls -la`: the command's own options read as cstool's.
+      // `cstool record ls -la`: the command's own options read as cstool's. Only when
+      // every unexpected word comes after the command's first: `--stak ls` is a typo.
       const CLI::Option* command = sub.get_option_no_throw("command");
-      const bool separated = std::find_if(argv + 1, argv + argc, [](const char* a) {
-                               return std::string_view(a) == "--";
-                             }) != argv + argc;
-      if (command != nullptr && command->count() > 0 && !separated) {
-        // The command line from the command's first word on, in the order it was typed.
-        const std::string& first = command->results().front();
-        const std::vector<std::string_view> words(argv + 1, argv + argc);
-        auto from = std::find(words.begin(), words.end(), name);
-        from = std::find(from, words.end(), first);
+      const std::vector<std::string_view> words(argv + 1, argv + argc);
+      const auto sub_at = std::find(words.begin(), words.end(), name);
+      const bool separated = std::find(sub_at, words.end(), "--") != words.end();
+      auto first = words.end();
+      if (command != nullptr && command->count() > 0)
+        first = std::find(sub_at, words.end(), command->results().front());
+      const std::vector<std::string> unexpected = sub.remaining();
+      const bool after_command =
+          first != words.end() &&
+          std::all_of(unexpected.begin(), unexpected.end(), [&](const std::string& arg) {
+            return std::find(sub_at, first, arg) == first;
+          });
+      if (!separated && after_command) {
         std::string line = fmt::format("{} [OPTIONS] --", who);
-        for (; from != words.end(); ++from) line += fmt::format(" {}", *from);
+        for (auto word = first; word != words.end(); ++word) line += fmt::format(" {}", *word);
         fmt::print(stderr, "{}: the traced command's options go after '--': {}\n", who, line);
       } else {
-        for (const std::string& arg : sub.remaining())
+        for (const std::string& arg : unexpected)
           if (std::string near = NearestOption(sub, arg); !near.empty())
             fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                        near);

@@ -203,11 +203,11 @@ void AddCounters(ReportView& view) {
     view.thread_counters.emplace(t.tid, std::move(t));
   // An exited thread's last sample is read after its exit, at the recorder's next look
   // (up to -T later): its counts are final, but its rates are per second of a span that
-  // ends at the exit (the trace's).
+  // ends at its final switch-out (the trace's), where its counters stopped.
   for (const ThreadReport* r : view.threads)
     if (auto it = view.thread_counters.find(r->thread->tid); it != view.thread_counters.end()) {
       CounterTotals& c = it->second;
-      const int64_t exit_ts = r->thread->exit_record_ts;
+      const int64_t exit_ts = r->thread->exit_switch_ts;
       if (c.exited && exit_ts > c.first_ts && exit_ts < c.last_ts) c.last_ts = exit_ts;
     }
   std::vector<CounterTotals> shown;

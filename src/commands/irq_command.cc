@@ -9,13 +9,13 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "base/temp_file.h"
-#include "commands/saved_trace_name.h"
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
 #include "output/irq_output.h"
 #include "pipeline/irq_analysis.h"
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
+#include "recording/saved_trace_name.h"
 
 namespace cstool {
 namespace {

@@ -112,9 +112,9 @@ int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
                             options.critical_path_tid, options.file));
   const int64_t from = SecondsToTs(trace, options.path_from_s, target->first_ts);
   auto seconds = [&trace](int64_t ts) { return static_cast<double>(ts - trace.first_ts) / 1e9; };
-  if (from >= target->end_ts)
+  if (options.path_from_s >= 0 && from >= target->end_ts)
     throw Error(fmt::format("--critical-path {}: --from {:.6f} s is not before the thread's "
-                            "end at {:.6f} s (it lived from {:.6f} s)",
+                            "last event at {:.6f} s (its first is at {:.6f} s)",
                             options.critical_path_tid, seconds(from), seconds(target->end_ts),
                             seconds(target->first_ts)),
                 ExitCode::kUsage);

@@ -138,9 +138,10 @@ class PrefetchedSource final : public PageSource {
       }
     }
     if (wake) owner_.Wake();
-    if (salvage_ != nullptr)
+    if (salvage_ != nullptr) {
       for (std::string& s : item.salvaged) salvage_->Add(std::move(s));
-    for (int cpu : item.cut_cpus) salvage_->NoteCut(cpu);
+      for (int cpu : item.cut_cpus) salvage_->NoteCut(cpu);
+    }
     if (item.error) std::rethrow_exception(item.error);
     buffer = std::move(item.buffer);
     return item.run;

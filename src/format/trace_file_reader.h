@@ -122,8 +122,8 @@ class TraceFileReader {
   // the one that counts (a scan of record types) would otherwise note it twice.
   void ForgetSalvageNotesFrom(size_t n) { salvage_log_.Truncate(n); }
 
-  // Event formats are loaded, kallsyms by LoadKernelSymbols; the fast readers skip saved
-  // cmdlines and printk formats, which no analysis reads.
+  // Event formats are loaded, kallsyms by LoadKernelSymbols, saved cmdlines by SavedComm;
+  // the fast readers skip printk formats, which no analysis reads.
   virtual tep_handle* tep() const = 0;
   // Loads the file's kallsyms, when recorded, into tep() so that tep_find_function
   // resolves kernel addresses. Deferred until a kernel stack needs it: trace-cmd stores
@@ -133,7 +133,7 @@ class TraceFileReader {
   virtual void LoadKernelSymbols() {}
   // The name the kernel last saw for `pid` in the file's saved cmdlines ("" if none):
   // for a thread no event named (a pid-filtered trace shows some only as an event's
-  // common_pid). Read on first use.
+  // common_pid). Read on first use. A pid reused during the recording has its last name.
   virtual std::string SavedComm(int32_t /*pid*/) { return {}; }
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on and

@@ -39,9 +39,13 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
   uint64_t lost = 0;
   for (auto [cpu, n] : t.lost_events) lost += n;
+  // The share says how much of a marked thread's numbers the trace still shows.
   if (lost > 0)
-    notes.push_back(fmt::format(
-        "{} events were lost; threads marked ! (lost_events_touched) may be off", lost));
+    notes.push_back(
+        fmt::format("{} events were lost ({:.1f} % of the {} written); threads marked ! "
+                    "(lost_events_touched) may be off",
+                    lost, 100.0 * static_cast<double>(lost) / static_cast<double>(lost + t.events),
+                    lost + t.events));
   return notes;
 }
 
@@ -200,7 +204,14 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   std::vector<std::string> unfiltered_damage;
   std::unique_ptr<TraceFileReader> unfiltered =
       OpenUnfilteredRuntime(file, *reader, reader_options, unfiltered_damage);
-  caps.all_increments = caps.stat_runtime && AllIncrementsInFile(*reader, unfiltered.get());
+  // The buffer ends where the trace does (a cut recording, a salvaged one); a cut leaves
+  // increments out of both.
+  if (unfiltered && reader->end_ts() > 0 &&
+      (unfiltered->end_ts() == 0 || reader->end_ts() < unfiltered->end_ts()))
+    unfiltered->EndAt(reader->end_ts());
+  caps.all_increments = caps.stat_runtime && cut_damage.empty() &&
+                        AllIncrementsInFile(*reader, unfiltered.get()) && unfiltered != nullptr &&
+                        unfiltered->salvage_log().empty();
   if (const auto& info = reader->recording_info()) caps.wakelist_function = info->wakelist_function;
 
   auto result = std::make_unique<AnalyzedTrace>();

@@ -10,6 +10,10 @@ namespace cstool {
 
 std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
   const size_t notes = reader.salvage_log().entries().size();
+  // Damage past an existing bound (a recording cut by --max-size) is found all the same,
+  // and a CPU's last record is its last in the file.
+  const int64_t bound = reader.end_ts();
+  reader.EndAt(0);
   // Every CPU is read: compressed data shows its damage only then, and the first record
   // of all says where the trace starts.
   std::vector<int64_t> last_ts(static_cast<size_t>(std::max(reader.cpus(), 0)), -1);
@@ -24,6 +28,7 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
       }
   }
   reader.ForgetSalvageNotesFrom(notes);  // the decoding meets the damage again
+  reader.EndAt(bound);
   int cut_cpu = -1;
   for (int cpu : reader.salvage_log().cut_cpus()) {
     if (cpu < 0 || cpu >= reader.cpus()) continue;

@@ -258,8 +258,10 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       sw.cause = causes_.Voluntary(e.prev_state, *prev);
       AbstractState abstract;
       Microstate s = causes_.SleepState(e.prev_state, *prev, &abstract);
-      if (sw.cause.kind == CauseKind::kExit)
+      if (sw.cause.kind == CauseKind::kExit) {
         s = Microstate::kZombie, abstract = AbstractState::kNone;
+        prev->exit_switch_ts = ts;
+      }
       Transition(*prev, s, abstract, ts);
       // After a gap in its increments, the next task's first increment tells whether the
       // last one's event was late (the switch came at its clock) or the clock stood still.
@@ -351,7 +353,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     if (waker.exit_accounting_pending && waker.exit_record_ts < 0) {
       NoteExitRecord(waker, e.c.ts);
     } else if (waker.syscall == kNotInSyscall && waker.signal_exit_wakeup_ts < 0 &&
-               caps_.stat_runtime) [[unlikely]] {
+               caps_.stat_runtime && caps_.syscalls && !waker.kernel_thread) [[unlikely]] {
       NoteSignalExitCandidate(waker, e.c.ts);
     }
   }

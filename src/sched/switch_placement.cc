@@ -111,8 +111,9 @@ void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
 // now, as for an exit syscall's without one), and the first increment after the record
 // tells the accounting it holds, as for an exit syscall (AccountIncrement).
 void StateMachine::BeginSignalExit(Thread& t, int64_t ts) {
+  // Without syscall events (or for a kernel thread) no syscall tells where the exit began.
   if (t.exit_accounting_pending || t.accounted_at_exit >= 0 || t.exit_record_ts >= 0 ||
-      t.syscall != kNotInSyscall || !t.on_cpu)
+      t.syscall != kNotInSyscall || !t.on_cpu || !caps_.syscalls || t.kernel_thread)
     return;
   t.exit_accounting_pending = true;
   if (t.signal_exit_wakeup_ts >= 0) {
@@ -190,6 +191,10 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
   Cpu& cpu = cpus_[t.cpu];
+  // An update after a candidate record (NoteSignalExitCandidate): the thread ran on, so
+  // that wakeup was no exit's (a page fault's, say).
+  if (t.signal_exit_wakeup_ts >= 0 && e.c.ts - runtime > t.signal_exit_wakeup_ts) [[unlikely]]
+    t.signal_exit_wakeup_ts = -1;
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
   // comes well into do_exit()) is in the record if taskstats read the runtime after it;
   // the listener's wakeup, the only sign of the read, comes after both. The accounting

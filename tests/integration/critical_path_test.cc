@@ -162,7 +162,7 @@ TEST_F(CriticalPathTest, AnIntervalOutsideTheThreadsLifeSaysWhere) {
       RunCommand({CSTOOL_BINARY, "report", file_, "--critical-path", tid, "--from", "1000"});
   EXPECT_EQ(late.status, 2) << late.out;
   EXPECT_NE(late.err.find("--critical-path " + tid +
-                          ": --from 1000.000000 s is not before the thread's end at "),
+                          ": --from 1000.000000 s is not before the thread's last event at "),
             std::string::npos)
       << late.err;
   EXPECT_EQ(late.out, "");

@@ -1618,7 +1618,9 @@ TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
 // A fatal signal's exit begins with no exit syscall (do_exit() on the way back to user
 // mode after kill(2) returned): its record is taken at the listener's wakeup, its first
 // outside a syscall since kill(2), as for exit_group; without one, at sched_process_exit.
-// (`record -- sh -c 'kill -KILL $$'`: --check said the run after the record was in it.)
+// A tick between the two tells them apart: before the listener's record, after the
+// other. (`record -- sh -c 'kill -KILL $$'`: --check said the run after the record was in
+// it.)
 TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
   constexpr int64_t kKill = 62;  // x86_64
   for (const bool listener : {true, false}) {
@@ -1629,31 +1631,53 @@ TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
     s.Wake(21'000, 0, 10, 600, 1);  // in kill(2): no record
     s.SysExit(22'000, 0, 10, kKill);
     if (listener) s.Wake(25'000, 0, 10, 600, 1, 0, WakeupKind::kWaking);
+    s.StatRuntime(25'500, 0, 10, 15'500);  // a tick: accounted to 25'500
     s.Exit(26'000, 0, 10);
-    s.StatRuntime(40'000, 0, 10, 35'000);  // the tick: its update at 5'000, before the record
+    s.StatRuntime(40'000, 0, 10, 14'500);  // from 25'500
     s.Switch(41'000, 0, 10, kStateDead, 0);
     s.Finish(50'000);
     const Thread& t = *s.Report(10).thread;
     EXPECT_EQ(t.exit_record_ts, listener ? 25'000 : 26'000);
-    EXPECT_EQ(t.accounted_at_exit, 10'000) << "listener " << listener;
-    EXPECT_EQ(s.Report(10).counter_window.exit_ts, 10'000);
+    EXPECT_EQ(t.accounted_at_exit, listener ? 10'000 : 25'500) << "listener " << listener;
+    EXPECT_EQ(s.Report(10).counter_window.exit_ts, t.accounted_at_exit);
   }
 }
 
-// A wakeup outside a syscall that a later syscall follows is no exit's record.
-TEST(StateMachine, AWakeupBeforeALaterSyscallIsNoSignalExitRecord) {
-  Sim s(WithIncrements());
-  s.Switch(0, 0, 0, kR, 10);
-  s.StatRuntime(10'000, 0, 10, 10'000);
-  s.Wake(12'000, 0, 10, 600, 1);  // outside a syscall (a page fault's, say)
-  s.SysEnter(20'000, 0, 10, kRead);
-  s.SysExit(22'000, 0, 10, kRead);
-  s.Exit(26'000, 0, 10);
-  s.StatRuntime(40'000, 0, 10, 30'000);
-  s.Switch(41'000, 0, 10, kStateDead, 0);
-  s.Finish(50'000);
-  EXPECT_EQ(s.Report(10).thread->exit_record_ts, 26'000);
-  EXPECT_EQ(s.Report(10).thread->accounted_at_exit, 10'000);
+// A wakeup outside a syscall is no exit's record when a later syscall or a later update
+// of the thread's accounting shows it ran on; with no syscall events at all, or for a
+// kernel thread, nothing tells where an exit began: the record stays at
+// sched_process_exit with no cut, as before.
+TEST(StateMachine, AnOldWakeupIsNoSignalExitRecord) {
+  enum class Case { kLaterSyscall, kLaterUpdate, kNoSyscallEvents };
+  for (Case c : {Case::kLaterSyscall, Case::kLaterUpdate, Case::kNoSyscallEvents}) {
+    TraceCapabilities caps = WithIncrements();
+    caps.syscalls = c != Case::kNoSyscallEvents;
+    Sim s(caps);
+    s.Switch(0, 0, 0, kR, 10);
+    if (caps.syscalls) {
+      s.SysEnter(1'000, 0, 10, kRead);
+      s.SysExit(2'000, 0, 10, kRead);
+    }
+    s.StatRuntime(10'000, 0, 10, 10'000);
+    s.Wake(12'000, 0, 10, 600, 1);  // outside a syscall (a page fault's, say)
+    if (c == Case::kLaterSyscall) {
+      s.SysEnter(20'000, 0, 10, kRead);
+      s.SysExit(22'000, 0, 10, kRead);
+    }
+    if (c == Case::kLaterUpdate) {
+      s.StatRuntime(14'000, 0, 10, 4'000);  // 10'000 -> 14'000
+      s.StatRuntime(18'000, 0, 10, 4'000);  // from 14'000, after the wakeup: it ran on
+    }
+    s.Exit(26'000, 0, 10);
+    s.StatRuntime(40'000, 0, 10, 30'000);
+    s.Switch(41'000, 0, 10, kStateDead, 0);
+    s.Finish(50'000);
+    const Thread& t = *s.Report(10).thread;
+    EXPECT_EQ(t.exit_record_ts, 26'000) << static_cast<int>(c);
+    EXPECT_EQ(t.accounted_at_exit, caps.syscalls ? 10'000 + (c == Case::kLaterUpdate ? 8'000 : 0)
+                                                 : -1)
+        << static_cast<int>(c);
+  }
 }
 
 // A reschedule IPI long after the running task's last increment assumes one missing, but

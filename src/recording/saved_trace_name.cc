@@ -1,4 +1,4 @@
-#include "commands/saved_trace_name.h"
+#include "recording/saved_trace_name.h"
 
 #include <fmt/core.h>
 

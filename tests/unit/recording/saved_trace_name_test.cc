@@ -1,5 +1,5 @@
 // msa/irq -o saves a trace: a name like a report's output gets a warning, a trace's none.
-#include "commands/saved_trace_name.h"
+#include "recording/saved_trace_name.h"
 
 #include <gtest/gtest.h>
 
