@@ -101,6 +101,8 @@ class FastTraceFile : public TraceFileReader {
   virtual void ReadDeferredKallsyms() {}
   // What SavedComm reads first: the saved cmdlines text into saved_cmdlines_.
   virtual void ReadDeferredCmdlines() {}
+  // The saved cmdlines section's body (u64 size, the text) into saved_cmdlines_.
+  void KeepSavedCmdlines(ByteCursor& in);
   // The number of CPUs in the file (read at `at`).
   void SetCpus(uint32_t cpus, const ByteCursor& in, size_t at);
   // An option both versions store alike (CPUSTAT, TRACECLOCK, cstool's recording info);

@@ -58,13 +58,6 @@ void V6TraceFile::ReadPrintkFormats(ByteCursor& in) {
   in.Bytes(in.U32("printk formats size"), "printk formats");
 }
 
-// saved_cmdlines (pid -> comm as the kernel last saw it): kept as text for SavedComm,
-// not registered with libtraceevent (some 4 000 lines took 0.7 ms of a small file's
-// 23 ms report); a report's names come from the events but for threads none named.
-void V6TraceFile::KeepSavedCmdlines(ByteCursor& in) {
-  saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
-}
-
 void V6TraceFile::ReadCpuCount(ByteCursor& in) {
   const size_t cpus_at = in.pos();
   SetCpus(in.U32("CPU count"), in, cpus_at);

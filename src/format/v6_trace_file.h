@@ -27,7 +27,6 @@ class V6TraceFile final : public FastTraceFile {
   using BufferOption = BufferOptionHead;
   void Parse(const ReaderOptions& options);
   void ReadPrintkFormats(ByteCursor& in);
-  void KeepSavedCmdlines(ByteCursor& in);
   void ReadCpuCount(ByteCursor& in);
   void ReadOptions(ByteCursor& in, Sections& sections, std::vector<BufferOption>& buffers);
   void ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,

@@ -241,31 +241,33 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
   if (const uint64_t* p = at(kOptionCmdlines)) cmdlines_at_ = *p;
 }
 
-// Names only threads no event named: a damaged section leaves them unnamed.
-void V7TraceFile::ReadDeferredCmdlines() {
-  if (!cmdlines_at_) return;
-  const uint64_t at = *cmdlines_at_;
-  cmdlines_at_.reset();
+// A section read only when needed, once; `read` gets its bytes. Damage there only loses
+// what it holds, so it is no error.
+void V7TraceFile::ReadDeferredSection(std::optional<uint64_t>& at, uint16_t id,
+                                      std::string_view what,
+                                      const std::function<void(ByteCursor&)>& read) {
+  if (!at) return;
+  const uint64_t offset = *at;
+  at.reset();
   try {
     std::vector<uint8_t> storage;
-    ByteCursor in = OpenSection(at, kOptionCmdlines, "saved cmdlines", &storage);
-    saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
+    ByteCursor in = OpenSection(offset, id, what, &storage);
+    read(in);
   } catch (const Error&) {
   }
+}
+
+// Names only threads no event named: a damaged section leaves them unnamed.
+void V7TraceFile::ReadDeferredCmdlines() {
+  ReadDeferredSection(cmdlines_at_, kOptionCmdlines, "saved cmdlines",
+                      [this](ByteCursor& in) { KeepSavedCmdlines(in); });
 }
 
 // Symbols only name the addresses of kernel stacks (record --stacks): a damaged section
 // leaves them as addresses (report shows "0x..." frames) instead of failing.
 void V7TraceFile::ReadDeferredKallsyms() {
-  if (!kallsyms_at_) return;
-  const uint64_t at = *kallsyms_at_;
-  kallsyms_at_.reset();
-  try {
-    std::vector<uint8_t> storage;
-    ByteCursor in = OpenSection(at, kOptionKallsyms, "kallsyms", &storage);
-    ReadKallsyms(in);
-  } catch (const Error&) {
-  }
+  ReadDeferredSection(kallsyms_at_, kOptionKallsyms, "kallsyms",
+                      [this](ByteCursor& in) { ReadKallsyms(in); });
 }
 
 // The buffer asked for, else the top instance if it holds data, else the first other

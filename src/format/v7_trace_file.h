@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ class V7TraceFile final : public FastTraceFile {
  protected:
   void ReadDeferredKallsyms() override;
   void ReadDeferredCmdlines() override;
+  void ReadDeferredSection(std::optional<uint64_t>& at, uint16_t id, std::string_view what,
+                           const std::function<void(ByteCursor&)>& read);
 
  private:
   // What the options say about one ring buffer (a BUFFER option).

@@ -84,6 +84,16 @@ class TraceFileWriterTest : public ::testing::Test {
     return c;
   }
 
+  // The fixture's page as one zstd chunk of a v7 file's CPU data, in a file.
+  fs::path ZstdChunkFile() {
+    const fs::path chunk = dir_ / "cpu0.chunk";
+    std::unique_ptr<Compressor> zstd = MakeCompressor("zstd");
+    std::string out;
+    AppendChunk(*zstd, SchedSwitchPage(), out);
+    std::ofstream(chunk, std::ios::binary) << out;
+    return chunk;
+  }
+
   fs::path dir_;
   fs::path pages_;
 };
@@ -109,13 +119,7 @@ TEST_F(TraceFileWriterTest, OptionsCarryCpuStatsClockAndRecordingInfo) {
 
 // The saved cmdlines name a pid no event named, in v6 and v7 and through libtracecmd.
 TEST_F(TraceFileWriterTest, SavedCmdlinesNameAPid) {
-  const fs::path chunk = dir_ / "cpu0.chunk";
-  {
-    std::unique_ptr<Compressor> zstd = MakeCompressor("zstd");
-    std::string out;
-    AppendChunk(*zstd, SchedSwitchPage(), out);
-    std::ofstream(chunk, std::ios::binary) << out;
-  }
+  const fs::path chunk = ZstdChunkFile();
   for (const char* compression : {"", "zstd"}) {
     SCOPED_TRACE(*compression ? compression : "v6");
     TraceFileContents c = Contents();
@@ -173,13 +177,7 @@ int CountRecords(TraceFileReader& reader, int cpu) {
 TEST_F(TraceFileWriterTest, AnInstanceIsStoredBesideTheTopBufferForCstoolsReadersOnly) {
   // The top buffer holds the page on CPU 0, the instance "runtime" on CPU 1; v6 with the
   // pages in place, v7 with them in a zstd chunk.
-  const fs::path chunk = dir_ / "cpu0.chunk";
-  {
-    std::unique_ptr<Compressor> zstd = MakeCompressor("zstd");
-    std::string out;
-    AppendChunk(*zstd, SchedSwitchPage(), out);
-    std::ofstream(chunk, std::ios::binary) << out;
-  }
+  const fs::path chunk = ZstdChunkFile();
   for (const char* compression : {"", "zstd"}) {
     SCOPED_TRACE(*compression ? compression : "v6");
     TraceFileContents c = Contents();
