@@ -493,7 +493,9 @@ TEST_F(CountersTest, RecordSamplesEveryKthPageFault) {
 // run, and a vCPU the host stalls past a whole period gets one sample for the periods it
 // missed (measured with a CPU hog beside the worker: gaps of 0.91 P to 1.09 P, and up to
 // two gaps of 1.1-2.3 P in 200). The last expiry may still be pending when the thread
-// blocks (the kernel fires it in the next run, after the recording). So: every gap near
+// blocks (the kernel fires it in the next run, after the recording). A stall shorter than
+// a period only delays one expiry, and the next keeps the schedule: a gap of 0.36 P came
+// right after one longer than P under 40 ms of host steal. So: every gap near
 // P but the rare stall, and the samples reach to within 2 P of the end.
 TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
   constexpr uint64_t kPeriod = 1000000;
@@ -522,7 +524,13 @@ TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
   uint64_t last = 0;
   for (const json& o : ebs["overflows"]) {
     const uint64_t v = o["values"]["task-clock"].get<uint64_t>();
-    EXPECT_GE(v, last + kPeriod / 2) << "a sample " << v - last << " ns after the one before";
+    // A late expiry (a stall: the host stole the CPU) keeps the timer's schedule, so the
+    // next one comes early by as much: a short gap only right after a long one, the two
+    // together two periods.
+    const bool after_stall =
+        !gaps.empty() && gaps.back() > kPeriod && gaps.back() + (v - last) >= 2 * kPeriod * 9 / 10;
+    if (!after_stall)
+      EXPECT_GE(v, last + kPeriod / 2) << "a sample " << v - last << " ns after the one before";
     gaps.push_back(v - last);
     last = v;
   }
