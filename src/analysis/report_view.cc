@@ -203,11 +203,14 @@ void AddCounters(ReportView& view) {
     view.thread_counters.emplace(t.tid, std::move(t));
   // An exited thread's last sample is read after its exit, at the recorder's next look
   // (up to -T later): its counts are final, but its rates are per second of a span that
-  // ends at its final switch-out (the trace's), where its counters stopped.
+  // ends at its final switch-out (the trace's), where its counters stopped; a pid filter
+  // drops that switch once the thread left the followed pids, and then its exit record's
+  // instant (sched_process_exit at the latest) is the nearest the trace has.
   for (const ThreadReport* r : view.threads)
     if (auto it = view.thread_counters.find(r->thread->tid); it != view.thread_counters.end()) {
       CounterTotals& c = it->second;
-      const int64_t exit_ts = r->thread->exit_switch_ts;
+      const Thread& t = *r->thread;
+      const int64_t exit_ts = t.exit_switch_ts >= 0 ? t.exit_switch_ts : t.exit_record_ts;
       if (c.exited && exit_ts > c.first_ts && exit_ts < c.last_ts) c.last_ts = exit_ts;
     }
   std::vector<CounterTotals> shown;
