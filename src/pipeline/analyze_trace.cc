@@ -111,7 +111,7 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
 // Whether every increment of a followed thread is in the file: the unfiltered run-time
 // buffer beside the trace holds the contexts the trace leaves out, if every CPU was
 // recorded (tracing_cpumask drops the others' events in both), nothing was lost in either
-// buffer, and the recording was neither recovered nor cut short (pages are then missing
+// buffer, and the recording was neither recovered, cut short nor damaged (pages are then missing
 // with no loss marker). Losses only the pages show are found here for the buffer (whose
 // loss marker may come long after the gap) and while decoding for the trace.
 bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfiltered) {
@@ -131,7 +131,8 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
       for (const RawRecord& r : batch)
         if (r.is_loss()) return false;
   }
-  return true;
+  // Damage a salvaged buffer skipped or cut held increments too (pages with no marker).
+  return unfiltered->salvage_log().empty();
 }
 
 // How report -j N spends its threads. The serial work is decoding (with the merge) and
@@ -209,9 +210,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (unfiltered && reader->end_ts() > 0 &&
       (unfiltered->end_ts() == 0 || reader->end_ts() < unfiltered->end_ts()))
     unfiltered->EndAt(reader->end_ts());
-  caps.all_increments = caps.stat_runtime && cut_damage.empty() &&
-                        AllIncrementsInFile(*reader, unfiltered.get()) && unfiltered != nullptr &&
-                        unfiltered->salvage_log().empty();
+  caps.all_increments =
+      caps.stat_runtime && cut_damage.empty() && AllIncrementsInFile(*reader, unfiltered.get());
   if (const auto& info = reader->recording_info()) caps.wakelist_function = info->wakelist_function;
 
   auto result = std::make_unique<AnalyzedTrace>();

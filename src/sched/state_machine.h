@@ -211,6 +211,7 @@ class StateMachine final : public EventSink {
   void BeginSignalExit(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
   static bool ExitRecordUnsettled(const Thread& t);
+  static int64_t AccountedSoFar(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
   void SettleOut(Thread& t, int64_t end);
   void NoteUntracedSwitchOut(Thread& t, int64_t ts);

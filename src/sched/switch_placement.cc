@@ -91,11 +91,17 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   t.settle_in_from = -1;
 }
 
+// Where the kernel's accounting of `t` stands as the trace shows it: its run's increments
+// so far, else the run's start (-1: not running, or no start known).
+int64_t StateMachine::AccountedSoFar(const Thread& t) {
+  return t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+}
+
 // The dying thread's exit record (taskstats) was taken at `ts`: it holds the accounting
 // as of the kernel's last update before then.
 void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.exit_record_ts = ts;
-  t.accounted_at_record = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+  t.accounted_at_record = AccountedSoFar(t);
 }
 
 // A wakeup by `t` in task context outside any syscall: rare but for one case, a fatal
@@ -103,7 +109,7 @@ void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
 // taskstats_exit() wakes the listener right after it sampled the accounting.
 void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
   t.signal_exit_wakeup_ts = ts;
-  t.accounted_at_signal_exit_wakeup = t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
+  t.accounted_at_signal_exit_wakeup = AccountedSoFar(t);
 }
 
 // At sched_process_exit: an exit that no exit syscall began was a fatal signal's, since
@@ -142,8 +148,7 @@ void StateMachine::FlushHeld(Thread& t) {
   if (t.exit_accounting_pending) {  // no increment came after the exit began
     t.accounted_at_exit = t.exit_record_ts >= 0 && t.accounted_at_record >= 0
                               ? t.accounted_at_record
-                          : t.run_start >= 0 ? t.run_start + t.run_ns
-                                             : t.settle_in_from;
+                              : AccountedSoFar(t);
     t.exit_accounting_pending = false;
     DropEqualExitCandidate(t);
   }
