@@ -55,19 +55,20 @@ void ReplayBench(benchmark::State& state, const std::string& path, ReaderBackend
     state.SkipWithError("no v7 file (trace-cmd convert failed or is missing)");
     return;
   }
-  auto reader = OpenTraceFile(path, {backend, "", false, jobs});
+  auto reader = OpenTraceFile(path, {.backend = backend});
   EventDecoder decoder(reader->tep());
   EventSink sink;  // every Push* is a no-op
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    DecodeStats st = DecodeTrace(*reader, decoder, sink);
+    DecodeStats st = DecodeTrace(*reader, decoder, sink, {.decoding_threads = jobs});
     n += st.events;
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
 
-// The v6 and v7 runs over one grid: 2 and 64 CPUs, 1 and 2 jobs (threads reading, report
-// -j: above 1, the pages are read and decompressed ahead on jobs - 1 workers).
+// The v6 and v7 runs over one grid: 2 and 64 CPUs, 1 and 2 jobs (threads reading,
+// decompressing and decoding: above 1, each takes a share of the CPUs and this thread
+// merges the shares, DecodeOptions::decoding_threads).
 void CpusAndJobs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"cpus", "jobs"})
       ->ArgsProduct({{2, 64}, {1, 2}})

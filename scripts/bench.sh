@@ -69,9 +69,9 @@ done
   echo
   echo "== targets =="
   # Decoding on the 64-CPU file with 1 and 2 jobs: grows when 2 jobs decode at least 10 %
-  # more events per second (less is within the repetitions' spread). Pages in place (v6)
-  # are read and decoded by one thread whatever the jobs: with a second job the report's
-  # decoding thread runs beside its state machine (the report rows on that file).
+  # more events per second (less is within the repetitions' spread). With 2 jobs, two
+  # threads each read, decompress and decode half of the CPUs and this one merges them
+  # (DecodeOptions::decoding_threads; three threads on this machine's two vCPUs).
   awk '/cpus:64\/jobs:[12]\/real_time_median/ {
          for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
            v = $i; sub(/items_per_second=/, "", v); sub(/\/s$/, "", v)
@@ -81,7 +81,7 @@ done
        END { for (f = 0; f < 2; f++) { name = f ? "v7+zstd" : "v6"
                if (!((name, 1) in rate) || !((name, 2) in rate)) continue
                r = rate[name, 2] / rate[name, 1]
-               printf "decode_bench %s on the 64-CPU file grows with workers (-j 1 -> -j 2): %.1f -> %.1f M events/s, %.2fx -> %s\n",
+               printf "decode_bench %s on the 64-CPU file grows with workers (1 -> 2 decoding threads): %.1f -> %.1f M events/s, %.2fx -> %s\n",
                  name, rate[name, 1] / 1e6, rate[name, 2] / 1e6, r, (r >= 1.10 ? "PASS" : "FAIL") } }' \
     "$OUT/decode_bench.txt"
   grep -h '^TARGET' "$OUT/report_bench.txt" "$OUT/record_bench.txt" | sed 's/^TARGET //'

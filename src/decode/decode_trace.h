@@ -44,7 +44,28 @@ struct DecodeOptions {
   // on the same file), merged in time order: its increments done in another task's
   // context go to EventSink::PushUnfilteredRuntime.
   TraceFileReader* unfiltered_runtime = nullptr;
+  // Threads that read and decode, each a share of the CPUs' streams merged in time order,
+  // while the calling thread merges their shares into the sink (DecodeTraceInGroups). 1:
+  // the calling thread does everything. Used only for a reader whose CPUs can be read at
+  // once (TraceFileReader::ReadsCpusInParallel).
+  int decoding_threads = 1;
 };
+
+// What a pass over some of a file's CPUs counted, before FinishDecodeStats names it; the
+// tallies of passes over disjoint CPUs add up (Add).
+struct DecodeTally {
+  DecodeTally(int cpus, const EventDecoder& decoder);
+  void NoteSpan(int64_t first, int64_t last);
+  void Add(const DecodeTally& other);
+
+  DecodeStats stats;               // per-CPU counts, losses, unfiltered counts, span
+  std::vector<uint64_t> per_type;  // index = type id
+  uint64_t per_type_other = 0;     // records of a type id beyond the formats
+  bool seen = false;               // whether stats' span holds a data record's time
+};
+
+// The totals and names of `tally`, with `decoder`'s anomaly counters and missing events.
+DecodeStats FinishDecodeStats(DecodeTally tally, const EventDecoder& decoder);
 
 // Decodes every record of `reader` into `sink` in (ts, cpu) order, with LostEvents
 // before the first record after each gap. Throws cstool::Error on corrupt data.

@@ -94,33 +94,29 @@ class UnfilteredRuntimeSink final : public EventSink {
   Sink& sink_;
 };
 
-// DecodeTrace for a sink whose type is known here: its Push calls are direct (inlined
-// when final), which the state machine's hot loop needs; EventSink calls are virtual.
+// Decodes the records of `streams` (some or all of the file's CPUs), merged in (ts, cpu)
+// order, into `sink`, with the unfiltered run-time buffer's records between them when
+// `unfiltered_runtime` is set; counts into `tally` (DecodeTally::Start'ed for the file).
+// Direct Push calls for a sink whose type is known here (inlined when final), which the
+// state machine's hot loop needs; EventSink calls are virtual.
 template <typename Sink>
-inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
-                                 const DecodeOptions& options) {
-  const int cpus = reader.cpus();
-  std::vector<std::unique_ptr<CpuRecordStream>> streams;
-  streams.reserve(static_cast<size_t>(cpus));
-  for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
+void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
+                     TraceFileReader* unfiltered_runtime, EventDecoder& decoder, Sink& sink,
+                     bool decode, DecodeTally& tally) {
   RecordMerger merger(std::move(streams));
-  UnfilteredRuntimeFeed unfiltered(options.unfiltered_runtime, decoder);
+  UnfilteredRuntimeFeed unfiltered(unfiltered_runtime, decoder);
   UnfilteredRuntimeSink<Sink> unfiltered_sink(sink);
-
-  DecodeStats st;
-  st.events_per_cpu.assign(static_cast<size_t>(cpus), 0);
-  st.lost_per_cpu.assign(static_cast<size_t>(cpus), 0);
-  st.lost_gaps_per_cpu.assign(static_cast<size_t>(cpus), 0);
-  std::vector<uint64_t> per_type(static_cast<size_t>(decoder.max_type_id() + 1), 0);
-  uint64_t per_type_other = 0;
-  const bool decode = options.decode;
+  DecodeStats& st = tally.stats;
 
   // Hot loop: raw pointers and locals only.
   uint64_t* events_per_cpu = st.events_per_cpu.data();
-  uint64_t* type_counts = per_type.data();
-  const size_t ntypes = per_type.size();
-  int64_t first_ts = 0, final_ts = 0;
-  bool seen = false;
+  uint64_t* type_counts = tally.per_type.data();
+  const size_t ntypes = tally.per_type.size();
+  uint64_t per_type_other = 0;
+  // The span of the data records' times: the earliest and latest, which are the first and
+  // last merged unless a CPU's clock went backwards (then the same however many threads
+  // decoded).
+  int64_t first_ts = INT64_MAX, final_ts = INT64_MIN;
   auto push_unfiltered = [&](const RawRecord& r) {
     if (r.is_loss()) {
       st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
@@ -147,11 +143,9 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
         ++st.lost_gaps_unknown;
       return;
     }
-    if (!seen) [[unlikely]] {
+    if (r.ts < first_ts) [[unlikely]]
       first_ts = r.ts;
-      seen = true;
-    }
-    final_ts = r.ts;
+    if (r.ts > final_ts) final_ts = r.ts;
     ++events_per_cpu[cpu];
     const int type = decode ? decoder.DecodeTo(r, sink) : decoder.TypeOf(r);
     if (static_cast<size_t>(type) < ntypes) [[likely]]
@@ -160,26 +154,57 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
       ++per_type_other;
   });
   unfiltered.DrainBefore(INT64_MAX, push_unfiltered);
-  st.first_ts = first_ts;
-  st.last_ts = final_ts;
-
-  st.events = 0;
-  for (int cpu = 0; cpu < cpus; ++cpu) {
-    st.events += st.events_per_cpu[static_cast<size_t>(cpu)];
-    st.lost_events += st.lost_per_cpu[static_cast<size_t>(cpu)];
-  }
-  for (size_t t = 0; t < per_type.size(); ++t)
-    if (per_type[t] != 0) st.events_per_type[decoder.EventName(static_cast<int>(t))] += per_type[t];
-  if (per_type_other != 0) st.events_per_type["unknown"] += per_type_other;
-  const DecoderCounters& dc = decoder.counters();
-  if (dc.short_records != 0)
-    st.anomalies[std::string(NameOf(Anomaly::kShortRecord))] = dc.short_records;
-  if (dc.bad_strings != 0) st.anomalies[std::string(NameOf(Anomaly::kBadString))] = dc.bad_strings;
-  if (dc.unknown_type_ids != 0)
-    st.anomalies[std::string(NameOf(Anomaly::kUnknownEventType))] = dc.unknown_type_ids;
-  st.missing_events = decoder.missing_events();
-  return st;
+  tally.per_type_other += per_type_other;
+  if (first_ts <= final_ts) tally.NoteSpan(first_ts, final_ts);
 }
+
+// DecodeTrace for a sink whose type is known here: its Push calls are direct.
+template <typename Sink>
+inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
+                                 const DecodeOptions& options) {
+  const int cpus = reader.cpus();
+  std::vector<std::unique_ptr<CpuRecordStream>> streams;
+  streams.reserve(static_cast<size_t>(cpus));
+  for (int cpu = 0; cpu < cpus; ++cpu) streams.push_back(reader.OpenCpu(cpu));
+  DecodeTally tally(cpus, decoder);
+  DecodeStreamsTo(std::move(streams), options.unfiltered_runtime, decoder, sink, options.decode,
+                  tally);
+  return FinishDecodeStats(std::move(tally), decoder);
+}
+
+// Batches of about a thousand events, a few ahead: measured on a 4.3M-event ping-pong
+// recording, 8-16 KiB batches cost a third more (hand-overs), and 128 KiB ones with 8 or
+// more ahead outgrow the caches.
+inline constexpr size_t kDecodedBatchBytes = 64 * 1024;
+inline constexpr size_t kDecodedBatchesAhead = 4;
+
+// The body of a decoding thread: `decode(writer)` decodes into batches that go to `queue`;
+// the events decoded before an error go first, then the error, which the consumer rethrows
+// after them. A consumer that cancelled ends it quietly.
+template <typename Decode>
+void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode) {
+  std::exception_ptr error;
+  try {
+    EventBatchWriter writer(kDecodedBatchBytes,
+                            [&queue](EventBatch&& full) { return queue.Push(std::move(full)); });
+    try {
+      decode(writer);
+    } catch (const EventBatchQueueCancelled&) {
+      throw;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    writer.Flush();
+  } catch (const EventBatchQueueCancelled&) {
+  } catch (...) {
+    error = std::current_exception();
+  }
+  queue.Close(error);
+}
+
+// Hands a batch that was replayed back to its queue's producer; see base/cache_lines.h
+// for the eviction (without it, the two threads took 0.30 s where one alone took 0.19 s).
+inline void EvictReplayed(const EventBatch& batch) { EvictCacheLines(batch.data(), batch.size()); }
 
 // DecodeTraceTo with the decoding on a thread of its own: that thread reads, merges and
 // decodes into batches (EventBatchWriter) and the caller's thread replays them into
@@ -192,31 +217,12 @@ inline DecodeStats DecodeTraceTo(TraceFileReader& reader, EventDecoder& decoder,
 template <typename Sink>
 DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
                                 const DecodeOptions& options) {
-  // Batches of about a thousand events, a few ahead: measured on a 4.3M-event ping-pong
-  // recording, 8-16 KiB batches cost a third more (hand-overs), and 128 KiB ones with 8
-  // or more ahead outgrow the caches.
-  constexpr size_t kBatchBytes = 64 * 1024;
-  constexpr size_t kBatchesAhead = 4;
-  EventBatchQueue queue(kBatchesAhead);
+  EventBatchQueue queue(kDecodedBatchesAhead);
   DecodeStats stats;
   std::thread decoding([&] {
-    std::exception_ptr error;
-    try {
-      EventBatchWriter writer(kBatchBytes,
-                              [&queue](EventBatch&& full) { return queue.Push(std::move(full)); });
-      try {
-        stats = DecodeTraceTo(reader, decoder, writer, options);
-      } catch (const EventBatchQueueCancelled&) {
-        throw;
-      } catch (...) {
-        error = std::current_exception();
-      }
-      writer.Flush();  // the events decoded before an error go first
-    } catch (const EventBatchQueueCancelled&) {
-    } catch (...) {
-      error = std::current_exception();
-    }
-    queue.Close(error);
+    DecodeIntoQueue(queue, [&](EventBatchWriter& writer) {
+      stats = DecodeTraceTo(reader, decoder, writer, options);
+    });
   });
   // Whatever the sink throws, the decoding thread is stopped and joined before the
   // reader, decoder and queue it uses go.
@@ -231,9 +237,7 @@ DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, 
   EventBatch batch;
   while (queue.Pop(batch)) {
     ReplayEvents(batch, sink);
-    // Before the batch goes back to be refilled: see base/cache_lines.h (without this,
-    // the two threads took 0.30 s where one alone took 0.19 s).
-    EvictCacheLines(batch.data(), batch.size());
+    EvictReplayed(batch);
   }
   if (std::exception_ptr error = queue.error()) std::rethrow_exception(error);
   return stats;

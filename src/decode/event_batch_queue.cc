@@ -6,7 +6,8 @@
 
 namespace cstool {
 
-EventBatchQueue::EventBatchQueue(size_t depth) : depth_(std::max<size_t>(depth, 1)) {}
+EventBatchQueue::EventBatchQueue(size_t depth, bool spin)
+    : depth_(std::max<size_t>(depth, 1)), spin_(spin) {}
 
 template <typename Ready>
 void EventBatchQueue::SpinFor(Ready ready) {
@@ -24,10 +25,11 @@ void EventBatchQueue::SpinFor(Ready ready) {
 }
 
 EventBatch EventBatchQueue::Push(EventBatch&& full) {
-  SpinFor([&] {
-    return full_count_.load(std::memory_order_relaxed) < depth_ ||
-           finished_.load(std::memory_order_relaxed);
-  });
+  if (spin_)
+    SpinFor([&] {
+      return full_count_.load(std::memory_order_relaxed) < depth_ ||
+             finished_.load(std::memory_order_relaxed);
+    });
   std::unique_lock lock(mutex_);
   if (full_.size() >= depth_ && !cancelled_) {
     producer_waits_ = true;
@@ -59,10 +61,11 @@ void EventBatchQueue::Close(std::exception_ptr error) {
 }
 
 bool EventBatchQueue::Pop(EventBatch& batch) {
-  SpinFor([&] {
-    return full_count_.load(std::memory_order_relaxed) > 0 ||
-           finished_.load(std::memory_order_relaxed);
-  });
+  if (spin_)
+    SpinFor([&] {
+      return full_count_.load(std::memory_order_relaxed) > 0 ||
+             finished_.load(std::memory_order_relaxed);
+    });
   std::unique_lock lock(mutex_);
   if (batch.capacity() != 0) {  // moving it out leaves `batch` empty
     batch.clear();

@@ -23,7 +23,9 @@ struct EventBatchQueueCancelled {};
 
 class EventBatchQueue {
  public:
-  explicit EventBatchQueue(size_t depth);
+  // With `spin`, each side waits a little without sleeping before it sleeps: right when
+  // both threads have a core of their own, and a waste of the other's when they share one.
+  explicit EventBatchQueue(size_t depth, bool spin = true);
 
   // Queues `full`, waiting while `depth` batches wait already; returns an empty batch to
   // fill next (one handed back if there is one). Throws EventBatchQueueCancelled when the
@@ -49,6 +51,7 @@ class EventBatchQueue {
   static void SpinFor(Ready ready);
 
   const size_t depth_;
+  const bool spin_;
   // full_.size(), closed_ and cancelled_, for the spinning side to watch without the lock.
   std::atomic<size_t> full_count_{0};
   std::atomic<bool> finished_{false};

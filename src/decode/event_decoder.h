@@ -131,6 +131,13 @@ class EventDecoder {
   const TaskStateMap& task_states() const { return *task_states_; }
   const std::vector<std::string>& softirq_names() const { return softirq_names_; }
   const DecoderCounters& counters() const { return counters_; }
+  // Adds what another decoder of the same file counted (a share of the CPUs decoded on
+  // another thread).
+  void AddCounters(const DecoderCounters& c) {
+    counters_.short_records += c.short_records;
+    counters_.bad_strings += c.bad_strings;
+    counters_.unknown_type_ids += c.unknown_type_ids;
+  }
 
  private:
   std::string_view ReadString(const uint8_t* data, uint32_t size, const StringRef& s);

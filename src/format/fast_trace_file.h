@@ -49,6 +49,14 @@ class FastTraceFile : public TraceFileReader {
   const std::string& compression() const { return data_compression_; }
   bool data_compressed() const override { return !data_compression_.empty(); }
   void SetJobs(int jobs) override { jobs_ = jobs; }
+  // Each CPU's stream reads with pread or from the mapping, and the chunk budget is
+  // atomic; a salvage log is shared, and its notes must come in reading order.
+  bool ReadsCpusInParallel() const override { return !salvage_; }
+  uint64_t CpuDataBytes(int cpu) const override {
+    return cpu >= 0 && static_cast<size_t>(cpu) < cpu_data_.size()
+               ? cpu_data_[static_cast<size_t>(cpu)].size
+               : 0;
+  }
 
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);

@@ -151,6 +151,11 @@ class TraceFileReader {
   virtual bool data_compressed() const { return false; }
   // ReaderOptions::jobs, changed before the first OpenCpu (no effect after it).
   virtual void SetJobs(int /*jobs*/) {}
+  // Whether streams of different CPUs, once opened, may be read on different threads at
+  // once (DecodeOptions::decoding_threads).
+  virtual bool ReadsCpusInParallel() const { return false; }
+  // The bytes of `cpu`'s data in the file (compressed, if it is); 0 when unknown.
+  virtual uint64_t CpuDataBytes(int /*cpu*/) const { return 0; }
 
  protected:
   // The backend's stream over all records of `cpu`.

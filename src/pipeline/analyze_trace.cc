@@ -10,11 +10,13 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "check/kernel_match.h"
+#include "decode/decode_in_groups_inl.h"
 #include "decode/decode_trace_inl.h"
 #include "decode/event_decoder.h"
 #include "decode/kernel_symbols.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "pipeline/job_plan.h"
 #include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
 #include "pipeline/unrecorded_events.h"
@@ -135,24 +137,6 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
   return unfiltered->salvage_log().empty();
 }
 
-// How report -j N spends its threads. The serial work is decoding (with the merge) and
-// the analysis; reading ahead is per CPU. Measured on 2 vCPUs (4.3M-event ping-pong, -j 1
-// = 1.00): pages in place, a decoding thread 0.68 and reading ahead 0.95; zstd chunks,
-// reading ahead 0.67 and a decoding thread 0.80 (the decompression then stays with the
-// decoding), both together 1.1 (three busy threads on two cores). Pages in place are
-// not read ahead at all (the reader's choice, format/fast_trace_file.cc): with more jobs
-// a file of them gets the decoding thread only.
-struct JobPlan {
-  bool decode_thread = false;
-  int reading = 1;  // ReaderOptions::jobs of the thread that reads
-};
-
-JobPlan PlanJobs(int jobs, bool compressed) {
-  if (jobs <= 1) return {false, 1};
-  if (jobs == 2 && compressed) return {false, 2};
-  return {true, jobs - 1};
-}
-
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
@@ -178,7 +162,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   reader_options.decodes_event = &EventDecoder::Decodes;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
-  const JobPlan plan = PlanJobs(reader_options.jobs, reader->data_compressed());
+  const JobPlan plan = PlanJobs(reader_options.jobs, *reader);
   reader->SetJobs(plan.reading);
   EventDecoder decoder(reader->tep());
   // Kernel differences: a sched_switch layout without the fields every analysis needs
@@ -240,9 +224,12 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s, info->attach_seed_ts);
   const DecodeOptions decode_options{.unfiltered_runtime = unfiltered.get()};
-  DecodeStats stats = plan.decode_thread
-                          ? DecodeTraceOnThread(*reader, decoder, *result->machine, decode_options)
-                          : DecodeTraceTo(*reader, decoder, *result->machine, decode_options);
+  StateMachine& machine = *result->machine;
+  DecodeStats stats =
+      plan.decoding_shares > 1
+          ? DecodeTraceInGroups(*reader, decoder, machine, decode_options, plan.decoding_shares)
+      : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
+                           : DecodeTraceTo(*reader, decoder, machine, decode_options);
   // A recording with no event (an attached process asleep throughout) still lasted.
   // (Not past where a recording cut short holds every CPU's events.)
   int64_t end = stats.last_ts;

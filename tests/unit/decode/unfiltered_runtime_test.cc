@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/decode_in_groups_inl.h"
 #include "decode/decode_trace.h"
 #include "decode/decode_trace_inl.h"
 #include "decode/event_decoder.h"
@@ -104,14 +105,16 @@ struct Sequence : EventSink {
   }
 };
 
-// A v6 file in `dir`: a switch on each CPU and an increment in the top buffer, four
-// increments in the unfiltered one (two of them self-accounted).
+// A v6 file in `dir`: switches on each CPU and an increment in the top buffer, four
+// increments in the unfiltered one (two of them self-accounted), one of which has the
+// time of a switch on the other CPU.
 fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   Page top0, top1, unfiltered0, unfiltered1;
   top0.Switch(0, 0, 101);
   top0.Runtime(3'000, 101, 101, 3'000);  // 101's own: in the filtered trace
   top0.Switch(5'000, 101, 0);
   top1.Switch(2'000, 0, 102);
+  top1.Switch(4'000, 102, 0);
   unfiltered0.Runtime(3'000, 101, 101, 3'000);      // the same increment again: skipped
   unfiltered0.Runtime(4'000, 500, 101, 1'000);      // by 500's wakeup on CPU 0: handed on
   unfiltered0.Flush(4'500, 0, 0xffffffff813b4440);  // CPU 0's idle task flushes its wakelist
@@ -149,10 +152,11 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
       OpenTraceFile(file.string(), {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
   Sequence sink;
   const DecodeStats st = DecodeTrace(*reader, sink, {.unfiltered_runtime = unfiltered.get()});
-  EXPECT_EQ(sink.seen, (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101",
-                                                 "unfiltered@4000 101", "flush@4500 cpu0",
-                                                 "switch@5000", "unfiltered@5000 102"}));
-  EXPECT_EQ(st.events, 4u) << "the top buffer's records alone";
+  EXPECT_EQ(sink.seen,
+            (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101", "switch@4000",
+                                      "unfiltered@4000 101", "flush@4500 cpu0", "switch@5000",
+                                      "unfiltered@5000 102"}));
+  EXPECT_EQ(st.events, 5u) << "the top buffer's records alone";
   EXPECT_EQ(st.unfiltered_runtime_events, 2u);
   EXPECT_EQ(st.unfiltered_other_events, 1u);  // the flush
   EXPECT_EQ(st.unfiltered_runtime_lost, 0u);
@@ -164,6 +168,17 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
       DecodeTraceOnThread(*reader, decoder, threaded, {.unfiltered_runtime = unfiltered.get()});
   EXPECT_EQ(threaded.seen, sink.seen);
   EXPECT_EQ(st_threaded.unfiltered_runtime_events, 2u);
+
+  // And with each CPU decoded by a thread of its own (report -j 3): the unfiltered
+  // increment at 4000 (merged with CPU 0's share) still comes after CPU 1's switch of the
+  // same time.
+  Sequence grouped;
+  const DecodeStats st_grouped =
+      DecodeTraceInGroups(*reader, decoder, grouped, {.unfiltered_runtime = unfiltered.get()}, 2);
+  EXPECT_EQ(grouped.seen, sink.seen);
+  EXPECT_EQ(st_grouped.unfiltered_runtime_events, 2u);
+  EXPECT_EQ(st_grouped.unfiltered_other_events, 1u);
+  EXPECT_EQ(st_grouped.events, 5u);
   fs::remove_all(dir);
 }
 
@@ -184,8 +199,8 @@ TEST(UnfilteredRuntime, ABufferOptionCopiedIntoAnotherLayoutIsIgnored) {
   Sequence sink;
   const DecodeStats st = DecodeTrace(*reader, sink);
   EXPECT_EQ(sink.seen, (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101",
-                                                 "switch@5000"}));
-  EXPECT_EQ(st.events, 4u);
+                                                 "switch@4000", "switch@5000"}));
+  EXPECT_EQ(st.events, 5u);
   fs::remove_all(dir);
 }
 
