@@ -16,7 +16,7 @@
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same files, wall time
 //   BM_SyntheticReportProcess, BM_SyntheticTraceCmdProfile  the same two on the synthetic
 //                       4M-event file of 64 CPUs (bench/synthetic_file.h), v6: `-j 1` and
-//                       `-j 2`, peak RSS
+//                       `-j 2`, peak RSS; BM_SyntheticV7* the same on its v7+zstd conversion
 //   BM_Timeline         `cstool report FILE --timeline OUT.json` and `OUT.pftrace` (Perfetto
 //                       protobuf) on the v6 recording: wall time and the file's size (bytes
 //                       per traced event; target: the protobuf at most 60)
@@ -217,7 +217,7 @@ BENCHMARK(BM_TraceCmdProfile)
 
 // The synthetic file of 64 CPUs, made on first use (after the recordings), removed at exit.
 const bench::SyntheticFile& Synthetic64() {
-  static bench::SyntheticFile file(64, /*with_v7=*/false);
+  static bench::SyntheticFile file(64, /*with_v7=*/true);
   return file;
 }
 
@@ -239,6 +239,10 @@ const std::vector<ComparedFile>& ComparedFiles() {
       // Many CPUs: the merge of 64 streams, which the decoding thread (-j 2) takes off the
       // state machine's thread.
       {"Synthetic", [] { return Synthetic64().path(); },
+       [] { return static_cast<double>(bench::SyntheticFile::kEvents); }, 5, 3},
+      // The same as zstd chunks: with -j 2 two decoding shares each decompress and decode
+      // half of the CPUs.
+      {"SyntheticV7", [] { return Synthetic64().v7_path(); },
        [] { return static_cast<double>(bench::SyntheticFile::kEvents); }, 5, 3},
   };
   return files;
@@ -428,23 +432,25 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     targets.push_back(fmt::format("TARGET report {} -j 2 >= 1.7x faster than -j 1: {:.2f}x -> {}",
                                   fmt, scaling, verdict(scaling >= 1.7)));
   }
-  {
-    const double j1_s = m("BM_SyntheticReportProcess/jobs:1", "real_time_s");
-    const double j2_s = m("BM_SyntheticReportProcess/jobs:2", "real_time_s");
-    const double tc_s = m("BM_SyntheticTraceCmdProfile", "real_time_s");
+  for (const auto& [bench_name, fmt_name] :
+       {std::pair{"Synthetic", "v6"}, std::pair{"SyntheticV7", "v7+zstd"}}) {
+    const std::string base = fmt::format("BM_{}ReportProcess/jobs:", bench_name);
+    const double j1_s = m(base + "1", "real_time_s");
+    const double j2_s = m(base + "2", "real_time_s");
+    const double tc_s = m(fmt::format("BM_{}TraceCmdProfile", bench_name), "real_time_s");
     const double events = static_cast<double>(bench::SyntheticFile::kEvents);
-    std::printf("-- synthetic file of 64 CPUs (%.0f M events, v6) --\n", events / 1e6);
+    std::printf("-- synthetic file of 64 CPUs (%.0f M events, %s) --\n", events / 1e6, fmt_name);
     const double scaling = compare(j1_s, j2_s, tc_s, events).first;
     for (int jobs = 1; jobs <= 2; ++jobs) {
-      const std::string name = fmt::format("BM_SyntheticReportProcess/jobs:{}", jobs);
+      const std::string name = base + std::to_string(jobs);
       const double rss = m(name, "peak_rss_kb"), floor = m(name, "rss_floor_kb");
       // At the benchmark's own size the peak was not measured (bench_util.h).
       row(fmt::format("peak RSS -j {}", jobs), rss > floor ? rss / 1024.0 : -1, "MiB");
     }
     targets.push_back(fmt::format(
-        "TARGET report on the 64-CPU file grows with workers (-j 1 -> -j 2, at least 10 %): "
+        "TARGET report on the 64-CPU {} file grows with workers (-j 1 -> -j 2, at least 10 %): "
         "{:.2f}x -> {}",
-        scaling, verdict(scaling >= 1.10)));
+        fmt_name, scaling, verdict(scaling >= 1.10)));
   }
   {
     const double events = static_cast<double>(ManyFormats().events());

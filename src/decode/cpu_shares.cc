@@ -30,6 +30,7 @@ CpuShares ShareCpus(const TraceFileReader& reader, int shares) {
     out.cpus[to].push_back(cpu);
   }
   for (auto& list : out.cpus) std::sort(list.begin(), list.end());
+  out.bytes = held;
   size_t largest = 0;
   for (size_t s = 1; s < n; ++s)
     if (total != 0 ? held[s] > held[largest] : out.cpus[s].size() > out.cpus[largest].size())

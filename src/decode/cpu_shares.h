@@ -1,6 +1,7 @@
 // Which CPUs each decoding thread of DecodeTraceInGroups reads.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "format/trace_file_reader.h"
@@ -9,6 +10,7 @@ namespace cstool {
 
 struct CpuShares {
   std::vector<std::vector<int>> cpus;  // per share, in ascending order
+  std::vector<uint64_t> bytes;         // per share: its CPUs' data (0 when unknown)
   // The largest share's part of the file's CPU data (its bytes over all bytes; by CPUs
   // when the reader does not know the bytes).
   double largest_fraction = 1.0;

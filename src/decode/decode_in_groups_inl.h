@@ -1,23 +1,30 @@
 // DecodeTraceTo with the per-CPU work spread over threads (report -j N, on a file whose
-// CPUs can be read at once; pipeline/analyze_trace says when): each decoding thread
-// reads, merges and decodes a share of the CPUs (ShareCpus: about equal bytes; the first
-// share also takes the unfiltered run-time buffer) into batches of its own, and the caller's thread
-// merges the shares' batches in time order and replays them into `sink`. Reading, decompressing,
-// decoding and most of the merge of a 64-CPU file thus scale with the threads; the merge of G
-// shares and the sink are the serial part.
+// CPUs can be read at once; pipeline/job_plan says when): each decoding thread reads,
+// merges and decodes a share of the CPUs (ShareCpus: about equal bytes; the lightest
+// share also takes the unfiltered run-time buffer) into batches of its own, and the
+// caller's thread merges the shares' batches in time order and replays them into
+// `sink`. Reading, decompressing, decoding and most of the merge of a 64-CPU file thus
+// scale with the threads; the merge of the shares and the sink are the serial part.
 //
 //   decoding thread 0:  share 0's cpus -> merge -> decode -> batch ->|queue 0|--.
 //   decoding thread 1:  share 1's cpus -> merge -> decode -> batch ->|queue 1|--+-> merge
 //   ...                                                                          |  -> replay
 //   decoding thread G-1                                          ->|queue G-1|---'  -> sink
 //
-// The sink sees the same calls in the same order as with DecodeTraceTo: each share is in
-// (ts, cpu) order and the shares' CPUs are disjoint, so merging them by (ts, cpu) gives
-// the one order; an unfiltered record goes before the first record of a later time, that
-// is after every record of its own time (EntryOrder's rank). The counts are the same, and
-// an error of the file reaches the caller after the same events: a share's queue holds
-// everything decoded before its error, and the error is rethrown as soon as the merge
-// needs that share's next entry, which is where DecodeTraceTo's merge met it.
+// Why the sink sees the calls of DecodeTraceTo, in the same order. One merge of all CPUs
+// (RecordMerger) takes the smallest (ts, cpu) among the CPUs' next records each time;
+// the merge here takes the smallest among the shares' next entries, each share having
+// taken the smallest among its own CPUs: the same record every time, even where a CPU's
+// clock goes backwards, as long as every record leaves an entry (a record that makes no
+// call leaves a kNoCall one). An unfiltered record goes before the first record of a
+// later time, that is after every record of its own time (EntryOrder's rank). The
+// shares never tie: their CPUs differ, and one share has the unfiltered records.
+// An error of the file: one merge meets it when a CPU's next batch is needed, right
+// after that CPU's last record; a share meets it at the same record, and its entries
+// end there, so the error is rethrown as soon as the merge here needs that share's next
+// entry. An error before any record (a CPU's first batch) is rethrown only once every
+// share has begun, the one of the lowest CPU, as one merge would (it reads the CPUs'
+// first batches in order; the unfiltered buffer's before them).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +33,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -38,7 +46,7 @@
 namespace cstool {
 
 // Where an entry of a batch goes in the merge of the shares: every event struct starts
-// with the record's time and CPU (EventCommon, or LostEvents' own two fields).
+// with the record's time and CPU (EventCommon, or LostEvents' and RecordPlace's own).
 struct EntryOrder {
   int64_t ts = 0;
   int32_t rank = 0;  // 1 for the unfiltered buffer's records: after the others of their time
@@ -47,6 +55,7 @@ struct EntryOrder {
   static EntryOrder Of(const std::byte* entry) {
     static_assert(offsetof(EventCommon, ts) == 0 && offsetof(EventCommon, cpu) == 8);
     static_assert(offsetof(LostEvents, ts) == 0 && offsetof(LostEvents, cpu) == 8);
+    static_assert(offsetof(RecordPlace, ts) == 0 && offsetof(RecordPlace, cpu) == 8);
     EventBatch::Header h;
     std::memcpy(&h, entry, sizeof h);
     const std::byte* body = entry + sizeof h;
@@ -54,7 +63,8 @@ struct EntryOrder {
     std::memcpy(&o.ts, body, sizeof o.ts);
     std::memcpy(&o.cpu, body + 8, sizeof o.cpu);
     o.rank = h.tag == EventTag::kUnfilteredRuntime || h.tag == EventTag::kUnfilteredLost ||
-                     h.tag == EventTag::kUnfilteredWakelistFlush
+                     h.tag == EventTag::kUnfilteredWakelistFlush ||
+                     h.tag == EventTag::kNoCallUnfiltered
                  ? 1
                  : 0;
     return o;
@@ -64,28 +74,51 @@ struct EntryOrder {
   }
 };
 
+// A CPU's stream that notes its CPU when reading its next batch fails: which CPU's first
+// batch failed decides which error one merge would have met first.
+class FailureNotingStream final : public CpuRecordStream {
+ public:
+  FailureNotingStream(std::unique_ptr<CpuRecordStream> inner, int* failed_cpu)
+      : inner_(std::move(inner)), failed_cpu_(failed_cpu) {}
+  int cpu() const override { return inner_->cpu(); }
+  std::span<const RawRecord> NextBatch() override {
+    try {
+      return inner_->NextBatch();
+    } catch (...) {
+      if (*failed_cpu_ < 0) *failed_cpu_ = inner_->cpu();
+      throw;
+    }
+  }
+
+ private:
+  std::unique_ptr<CpuRecordStream> inner_;
+  int* failed_cpu_;
+};
+
 // One share's batches as they arrive, an entry at a time.
 class ShareCursor {
  public:
   // `evict`: EvictReplayed each batch before it goes back (see EventBatchQueue's `spin`).
   ShareCursor(EventBatchQueue& queue, bool evict) : queue_(&queue), evict_(evict) {}
-  // Moves to the next batch once the current one is replayed; false when the share is
-  // done. Rethrows the share's error once its last batch is replayed.
-  bool Refill() {
+
+  enum class State { kEntries, kDone, kFailed };
+  // Moves to the next batch once the current one is replayed.
+  State Refill() {
     if (evict_ && batch_.size() != 0) EvictReplayed(batch_);
-    if (!queue_->Pop(batch_)) {
-      if (std::exception_ptr error = queue_->error()) std::rethrow_exception(error);
-      return false;
-    }
+    if (!queue_->Pop(batch_)) return queue_->error() ? State::kFailed : State::kDone;
     at_ = batch_.data();
     end_ = at_ + batch_.size();
-    return true;
+    return State::kEntries;
   }
+  std::exception_ptr error() const { return queue_->error(); }
   EntryOrder order() const { return EntryOrder::Of(at_); }
-  // Replays entries while they come before `limit`; false when the share is done. The
-  // hot loop of the merge: the time alone decides but at a tie.
+
+  // Replays the next entry (the smallest of all shares': the caller chose this share),
+  // then the entries that come before `limit`; the hot loop of the merge, where the time
+  // alone decides but at a tie. Returns the share's state after them.
   template <typename Sink>
-  bool ReplayBefore(const EntryOrder& limit, Sink& sink) {
+  State ReplayBefore(const EntryOrder& limit, Sink& sink) {
+    at_ = ReplayEntry(at_, sink);
     for (;;) {
       const std::byte* at = at_;
       const std::byte* const end = end_;
@@ -94,21 +127,22 @@ class ShareCursor {
         std::memcpy(&ts, at + sizeof(EventBatch::Header), sizeof ts);
         if (ts > limit.ts || (ts == limit.ts && !(EntryOrder::Of(at) < limit))) {
           at_ = at;
-          return true;
+          return State::kEntries;
         }
         at = ReplayEntry(at, sink);
       }
       at_ = at;
-      if (!Refill()) return false;
+      if (State s = Refill(); s != State::kEntries) return s;
     }
   }
   // Replays the rest of the share.
   template <typename Sink>
-  void ReplayAll(Sink& sink) {
-    do {
+  State ReplayAll(Sink& sink) {
+    for (;;) {
       for (const std::byte* at = at_; at != end_;) at = ReplayEntry(at, sink);
       at_ = end_;
-    } while (Refill());
+      if (State s = Refill(); s != State::kEntries) return s;
+    }
   }
 
  private:
@@ -125,10 +159,16 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   const int cpus = reader.cpus();
   const CpuShares plan = ShareCpus(reader, threads);
   const size_t shares = plan.cpus.size();
+  const size_t feed_share = static_cast<size_t>(
+      std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
+  // Per share: the CPU whose first (or later) batch failed to read, as its stream noted.
+  std::vector<int> failed_cpu(shares, -1);
   // The streams are opened here, on one thread; each is then read by its share's alone.
   std::vector<std::vector<std::unique_ptr<CpuRecordStream>>> streams(shares);
   for (size_t s = 0; s < shares; ++s)
-    for (int cpu : plan.cpus[s]) streams[s].push_back(reader.OpenCpu(cpu));
+    for (int cpu : plan.cpus[s])
+      streams[s].push_back(
+          std::make_unique<FailureNotingStream>(reader.OpenCpu(cpu), &failed_cpu[s]));
   // A decoder counts what it meets: one per share, the caller's for the first. Built here:
   // building one looks formats up in the file's tep, which is not for two threads at once.
   std::vector<std::unique_ptr<EventDecoder>> own_decoders;
@@ -163,8 +203,9 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   for (size_t s = 0; s < shares; ++s) {
     joiner.threads.emplace_back([&, s] {
       DecodeIntoQueue(*queues[s], [&](EventBatchWriter& writer) {
-        DecodeStreamsTo(std::move(streams[s]), s == 0 ? options.unfiltered_runtime : nullptr,
-                        *decoders[s], writer, options.decode, tallies[s]);
+        DecodeStreamsTo(std::move(streams[s]),
+                        s == feed_share ? options.unfiltered_runtime : nullptr, *decoders[s],
+                        writer, options.decode, tallies[s]);
       });
     });
   }
@@ -172,10 +213,28 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   std::vector<ShareCursor> cursors;
   for (auto& q : queues) cursors.emplace_back(*q, own_cores);
   std::vector<ShareCursor*> live;
-  for (ShareCursor& c : cursors)
-    if (c.Refill()) live.push_back(&c);
-  // The share with the earliest entry replays until another share's entry comes first
-  // (shares never tie: their CPUs differ, and only the first has unfiltered records).
+  // Every share's first batch, or its error: of the errors met before any record, the one
+  // that one merge would have met first.
+  std::exception_ptr first_error;
+  EntryOrder first_error_order;
+  for (size_t s = 0; s < shares; ++s) {
+    const ShareCursor::State state = cursors[s].Refill();
+    if (state == ShareCursor::State::kEntries) live.push_back(&cursors[s]);
+    if (state != ShareCursor::State::kFailed) continue;
+    const EntryOrder o = failed_cpu[s] >= 0 ? EntryOrder{INT64_MIN, 0, failed_cpu[s]}
+                                            : EntryOrder{INT64_MIN, INT32_MIN, INT32_MIN};
+    if (!first_error || o < first_error_order) {
+      first_error = cursors[s].error();
+      first_error_order = o;
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+
+  auto ended = [&](ShareCursor& c, ShareCursor::State state) {
+    if (state == ShareCursor::State::kFailed) std::rethrow_exception(c.error());
+    return state == ShareCursor::State::kDone;
+  };
+  // The share with the smallest entry replays until another share's entry comes first.
   while (live.size() > 2) {
     size_t best = 0;
     EntryOrder best_order = live[0]->order();
@@ -190,11 +249,11 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
         limit = o;
       }
     }
-    if (!live[best]->ReplayBefore(limit, sink))
+    if (ended(*live[best], live[best]->ReplayBefore(limit, sink)))
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(best));
   }
   // Two shares (the common case, and where more end) take turns with one order computed
-  // per turn: the other's head has not moved.
+  // per turn: the other's next entry has not moved.
   if (live.size() == 2) {
     ShareCursor* first = live[0];
     ShareCursor* second = live[1];
@@ -205,14 +264,14 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
         std::swap(first, second);
         std::swap(first_order, second_order);
       }
-      if (!first->ReplayBefore(second_order, sink)) {
+      if (ended(*first, first->ReplayBefore(second_order, sink))) {
         live = {second};
         break;
       }
       first_order = first->order();
     }
   }
-  if (!live.empty()) live[0]->ReplayAll(sink);
+  if (!live.empty()) ended(*live[0], live[0]->ReplayAll(sink));
   joiner.Join();
 
   for (size_t s = 1; s < shares; ++s) {

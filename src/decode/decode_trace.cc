@@ -67,7 +67,9 @@ DecodeStats DecodeTrace(TraceFileReader& reader, EventSink& sink, const DecodeOp
 
 DecodeStats DecodeTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,
                         const DecodeOptions& options) {
-  if (options.decoding_threads > 1 && reader.ReadsCpusInParallel() && reader.cpus() > 1)
+  // Without decoding no record leaves an entry to merge by.
+  if (options.decoding_threads > 1 && options.decode && reader.ReadsCpusInParallel() &&
+      reader.cpus() > 1)
     return DecodeTraceInGroups(reader, decoder, sink, options, options.decoding_threads);
   return DecodeTraceTo(reader, decoder, sink, options);
 }

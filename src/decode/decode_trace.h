@@ -28,7 +28,9 @@ struct DecodeStats {
   uint64_t unfiltered_runtime_events = 0;
   uint64_t unfiltered_other_events = 0;
   uint64_t unfiltered_runtime_lost = 0;
-  int64_t first_ts = 0;  // of the first data record (0 if none)
+  // The earliest and the latest data record's time (0 if none): the first and last
+  // merged, unless a CPU's clock went backwards.
+  int64_t first_ts = 0;
   int64_t last_ts = 0;
   // Named decoding anomaly counters (model/anomalies.h): "short_record", "bad_string",
   // "unknown_event_type" (a CPU's time going backwards is the state machine's
@@ -47,7 +49,7 @@ struct DecodeOptions {
   // Threads that read and decode, each a share of the CPUs' streams merged in time order,
   // while the calling thread merges their shares into the sink (DecodeTraceInGroups). 1:
   // the calling thread does everything. Used only for a reader whose CPUs can be read at
-  // once (TraceFileReader::ReadsCpusInParallel).
+  // once (TraceFileReader::ReadsCpusInParallel), and only when decoding.
   int decoding_threads = 1;
 };
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "base/cache_lines.h"
@@ -96,7 +97,7 @@ class UnfilteredRuntimeSink final : public EventSink {
 
 // Decodes the records of `streams` (some or all of the file's CPUs), merged in (ts, cpu)
 // order, into `sink`, with the unfiltered run-time buffer's records between them when
-// `unfiltered_runtime` is set; counts into `tally` (DecodeTally::Start'ed for the file).
+// `unfiltered_runtime` is set; counts into `tally` (made for the file's CPUs).
 // Direct Push calls for a sink whose type is known here (inlined when final), which the
 // state machine's hot loop needs; EventSink calls are virtual.
 template <typename Sink>
@@ -107,6 +108,9 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
   UnfilteredRuntimeFeed unfiltered(unfiltered_runtime, decoder);
   UnfilteredRuntimeSink<Sink> unfiltered_sink(sink);
   DecodeStats& st = tally.stats;
+  // Batches keep the place of a record that made no call, for a merge of batches to put
+  // the others where one merge of the records would (decode/decode_in_groups_inl.h).
+  constexpr bool kKeepsPlaces = std::is_same_v<Sink, EventBatchWriter>;
 
   // Hot loop: raw pointers and locals only.
   uint64_t* events_per_cpu = st.events_per_cpu.data();
@@ -125,7 +129,14 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
       ++(decoder.KindOf(decoder.TypeOf(r)) == EventKind::kSchedStatRuntime
              ? st.unfiltered_runtime_events
              : st.unfiltered_other_events);
-      if (decode) decoder.Decode(r, unfiltered_sink);  // (no second DecodeTo inlined here)
+      if (!decode) return;
+      if constexpr (kKeepsPlaces) {
+        const uint64_t before = sink.entries();
+        decoder.Decode(r, unfiltered_sink);
+        if (sink.entries() == before) sink.PutNoCall({r.ts, r.cpu}, true);
+      } else {
+        decoder.Decode(r, unfiltered_sink);  // (no second DecodeTo inlined here)
+      }
     }
   };
   // Inlined into the merge (GCC would not, with the unfiltered buffer's branch in it).
@@ -148,10 +159,13 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
     if (r.ts > final_ts) final_ts = r.ts;
     ++events_per_cpu[cpu];
     const int type = decode ? decoder.DecodeTo(r, sink) : decoder.TypeOf(r);
-    if (static_cast<size_t>(type) < ntypes) [[likely]]
+    if (static_cast<size_t>(type) < ntypes) [[likely]] {
       ++type_counts[type];
-    else
+    } else {
       ++per_type_other;
+      if constexpr (kKeepsPlaces)
+        if (type < 0 && decode) sink.PutNoCall({r.ts, r.cpu}, false);  // too short: no call
+    }
   });
   unfiltered.DrainBefore(INT64_MAX, push_unfiltered);
   tally.per_type_other += per_type_other;

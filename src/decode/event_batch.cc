@@ -46,6 +46,7 @@ std::pair<T*, std::byte*> EventBatchWriter::Put(EventTag tag, const T& e, size_t
     batch_.Reserve(bytes);  // an event larger than a batch gets a batch of its own size
     p = batch_.Append(bytes);
   }
+  ++entries_;
   const EventBatch::Header h{tag, static_cast<uint32_t>(bytes)};
   std::memcpy(p, &h, sizeof h);
   T* copy = new (p + RoundUp(sizeof(EventBatch::Header))) T(e);
@@ -159,6 +160,10 @@ void EventBatchWriter::PushKernelStack(const KernelStack& e) {
 }
 
 void EventBatchWriter::PushLostEvents(const LostEvents& e) { PutCopying(EventTag::kLostEvents, e); }
+
+void EventBatchWriter::PutNoCall(const RecordPlace& place, bool unfiltered) {
+  Put(unfiltered ? EventTag::kNoCallUnfiltered : EventTag::kNoCall, place, 0);
+}
 
 void EventBatchWriter::PushOtherEvent(const EventCommon& c, int type_id) {
   Put(EventTag::kOtherEvent, OtherEvent{c, type_id}, 0);

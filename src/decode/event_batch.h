@@ -51,6 +51,15 @@ enum class EventTag : uint32_t {
   kLostEvents,
   kOtherEvent,
   kCsdFunctionEntry,
+  // No call: where a record that made none was (DecodeTraceInGroups merges by it).
+  kNoCall,
+  kNoCallUnfiltered,
+};
+
+// A kNoCall entry's body: the record's time and CPU, where every event has them.
+struct RecordPlace {
+  int64_t ts = 0;
+  int32_t cpu = 0;
 };
 
 // PushOtherEvent's two arguments as one entry.
@@ -142,6 +151,11 @@ class EventBatchWriter final : public EventSink {
   void PushLostEvents(const LostEvents& e) override;
   void PushOtherEvent(const EventCommon& c, int type_id) override;
   void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) override;
+  // A record that made no call (too short to decode, or not for the sink): kept as a
+  // place in the order for a merge of batches (decode/decode_in_groups_inl.h).
+  void PutNoCall(const RecordPlace& place, bool unfiltered);
+  // Entries written so far (which tells whether a record made a call).
+  uint64_t entries() const { return entries_; }
 
  private:
   // Copies `e` and the `extra` bytes its views point at into the batch; returns the copy
@@ -157,6 +171,7 @@ class EventBatchWriter final : public EventSink {
   size_t batch_bytes_;
   Handoff full_;
   EventBatch batch_;
+  uint64_t entries_ = 0;
 };
 
 // Makes on `sink` the call of the entry at `p`; returns the next entry. Inlined: the
@@ -205,6 +220,9 @@ template <typename Sink>
       sink.PushCsdFunctionEntry(o.e, o.type_id);
       break;
     }
+    case EventTag::kNoCall:
+    case EventTag::kNoCallUnfiltered:
+      break;
   }
   return p + h.bytes;
 }
