@@ -116,7 +116,6 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
   uint64_t* events_per_cpu = st.events_per_cpu.data();
   uint64_t* type_counts = tally.per_type.data();
   const size_t ntypes = tally.per_type.size();
-  uint64_t per_type_other = 0;
   // The span of the data records' times: the earliest and latest, which are the first and
   // last merged unless a CPU's clock went backwards (then the same however many threads
   // decoded).
@@ -139,6 +138,13 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
       }
     }
   };
+  // A type id beyond the formats, or none (too short: no call was made). Out of line,
+  // as the unfiltered buffer's records: the merge loop stays as it was measured.
+  auto other_type = [&](const RawRecord& r, int type) __attribute__((noinline)) {
+    ++tally.per_type_other;
+    if constexpr (kKeepsPlaces)
+      if (type < 0 && decode) sink.PutNoCall({r.ts, r.cpu}, false);
+  };
   // Inlined into the merge (GCC would not, with the unfiltered buffer's branch in it).
   merger.Run([&](const RawRecord& r) __attribute__((always_inline)) {
     if (unfiltered.next_ts() < r.ts) [[unlikely]]
@@ -159,16 +165,12 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
     if (r.ts > final_ts) final_ts = r.ts;
     ++events_per_cpu[cpu];
     const int type = decode ? decoder.DecodeTo(r, sink) : decoder.TypeOf(r);
-    if (static_cast<size_t>(type) < ntypes) [[likely]] {
+    if (static_cast<size_t>(type) < ntypes) [[likely]]
       ++type_counts[type];
-    } else {
-      ++per_type_other;
-      if constexpr (kKeepsPlaces)
-        if (type < 0 && decode) sink.PutNoCall({r.ts, r.cpu}, false);  // too short: no call
-    }
+    else
+      other_type(r, type);
   });
   unfiltered.DrainBefore(INT64_MAX, push_unfiltered);
-  tally.per_type_other += per_type_other;
   if (first_ts <= final_ts) tally.NoteSpan(first_ts, final_ts);
 }
 

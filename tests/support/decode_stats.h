@@ -1,11 +1,44 @@
-// Two decodings of one file (two readers, one thread or two) must count alike.
+// Two decodings of one file (two readers, one thread or more) must make the same calls
+// and count alike.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/errors.h"
 #include "decode/decode_trace.h"
+#include "decode/event_decoder.h"
+#include "format/trace_file_reader.h"
+#include "tests/support/call_log.h"
 
 namespace cstool::testing {
+
+// What one decoding of a file made: the sink's calls, the counts, and what the file's
+// damage threw (empty if nothing).
+struct Decoded {
+  std::vector<std::string> lines;
+  DecodeStats stats;
+  std::string error;
+};
+
+// Opens `path` with `options` and decodes it with `decode(reader, decoder, sink)`.
+template <typename Decode>
+Decoded DecodeLogged(const std::string& path, const ReaderOptions& options, Decode&& decode) {
+  Decoded d;
+  auto reader = OpenTraceFile(path, options);
+  EventDecoder decoder(reader->tep());
+  CallLog log;
+  try {
+    d.stats = decode(*reader, decoder, log);
+  } catch (const Error& e) {
+    d.error = e.what();
+  }
+  d.lines = std::move(log.lines);
+  return d;
+}
 
 inline void ExpectSameDecodeStats(const DecodeStats& a, const DecodeStats& b) {
   EXPECT_EQ(a.events, b.events);

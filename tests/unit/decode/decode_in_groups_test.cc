@@ -35,26 +35,14 @@ using ::cstool::testing::CallLog;
 
 const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
 
-struct Decoded {
-  std::vector<std::string> lines;
-  DecodeStats stats;
-  std::string error;  // what the file's damage threw, if anything
-};
+using ::cstool::testing::Decoded;
 
 // shares 1: DecodeTraceTo on this thread.
 Decoded Decode(const std::string& path, int shares) {
-  Decoded d;
-  auto reader = OpenTraceFile(path);
-  EventDecoder decoder(reader->tep());
-  CallLog log;
-  try {
-    d.stats = shares > 1 ? DecodeTraceInGroups(*reader, decoder, log, {}, shares)
-                         : DecodeTraceTo(*reader, decoder, log, {});
-  } catch (const Error& e) {
-    d.error = e.what();
-  }
-  d.lines = std::move(log.lines);
-  return d;
+  return testing::DecodeLogged(path, {}, [&](auto& reader, auto& decoder, auto& log) {
+    return shares > 1 ? DecodeTraceInGroups(reader, decoder, log, {}, shares)
+                      : DecodeTraceTo(reader, decoder, log, {});
+  });
 }
 
 void ExpectSameAsOneThread(const std::string& path, std::initializer_list<int> shares) {

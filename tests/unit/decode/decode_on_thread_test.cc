@@ -25,25 +25,13 @@ using ::cstool::testing::CallLog;
 
 const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
 
-struct Decoded {
-  std::vector<std::string> lines;
-  DecodeStats stats;
-  std::string error;  // what the file's damage threw, if anything
-};
+using ::cstool::testing::Decoded;
 
 Decoded Decode(const std::string& path, bool on_thread, int jobs = 1) {
-  Decoded d;
-  auto reader = OpenTraceFile(path, {.jobs = jobs});
-  EventDecoder decoder(reader->tep());
-  CallLog log;
-  try {
-    d.stats = on_thread ? DecodeTraceOnThread(*reader, decoder, log, {})
-                        : DecodeTraceTo(*reader, decoder, log, {});
-  } catch (const Error& e) {
-    d.error = e.what();
-  }
-  d.lines = std::move(log.lines);
-  return d;
+  return testing::DecodeLogged(path, {.jobs = jobs}, [&](auto& reader, auto& decoder, auto& log) {
+    return on_thread ? DecodeTraceOnThread(reader, decoder, log, {})
+                     : DecodeTraceTo(reader, decoder, log, {});
+  });
 }
 
 TEST(DecodeOnThread, TheSinkSeesTheSameCallsAndTheCountsAreTheSame) {
