@@ -14,8 +14,9 @@ namespace cstool {
 // format/fast_trace_file.cc). Where the CPUs' data splits evenly, decoding shares
 // (DecodeTraceInGroups: each reads, decompresses and decodes its own CPUs) take over
 // from 3 jobs on, and for compressed data from 2: on the synthetic 64-CPU zstd file,
-// callgrind puts the calling thread of read-ahead at 3.8 G instructions, and with two
-// shares at 1.7 G beside two of 1.3 G (wall, medians of 9: 0.77 against 0.61 s).
+// read-ahead leaves the decoding and the merge on the calling thread beside the state
+// machine, two shares only the state machine and the merge of two (wall, medians of 9:
+// 0.77 against 0.61 s; -j 1 0.82).
 struct JobPlan {
   bool decode_thread = false;
   int reading = 1;          // ReaderOptions::jobs of the thread that reads
