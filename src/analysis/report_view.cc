@@ -201,17 +201,21 @@ void AddCounters(ReportView& view) {
   view.counter_interval_ns = recording.interval_ns;
   for (CounterTotals& t : TotalsByThread(recording))
     view.thread_counters.emplace(t.tid, std::move(t));
-  // An exited thread's last sample is read after its exit, at the recorder's next look
-  // (up to -T later): its counts are final, but its rates are per second of a span that
-  // ends at its final switch-out (the trace's), where its counters stopped; a pid filter
-  // drops that switch once the thread left the followed pids, and then its exit record's
-  // instant (sched_process_exit at the latest) is the nearest the trace has.
+  // Rates are per second of the life the trace shows. An exited thread's last sample is
+  // read after its exit, at the recorder's next look (up to -T later): its counts are
+  // final, but the span ends at its final switch-out (the trace's), where its counters
+  // stopped; a pid filter drops that switch once the thread left the followed pids, and
+  // then its exit record's instant (sched_process_exit at the latest) is the nearest the
+  // trace has. A first sample is read when the recorder opens the counter, which can be
+  // well before the trace shows the thread (0.1-22 ms for a recorded command, the
+  // recorder's set-up between): the span starts where the thread's life in the trace does.
   for (const ThreadReport* r : view.threads)
     if (auto it = view.thread_counters.find(r->thread->tid); it != view.thread_counters.end()) {
       CounterTotals& c = it->second;
       const Thread& t = *r->thread;
       const int64_t exit_ts = t.exit_switch_ts >= 0 ? t.exit_switch_ts : t.exit_record_ts;
       if (c.exited && exit_ts > c.first_ts && exit_ts < c.last_ts) c.last_ts = exit_ts;
+      if (t.first_ts > c.first_ts && t.first_ts < c.last_ts) c.first_ts = t.first_ts;
     }
   std::vector<CounterTotals> shown;
   for (const ThreadReport* r : view.threads)
