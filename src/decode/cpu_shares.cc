@@ -6,6 +6,10 @@
 
 namespace cstool {
 
+bool CpusCanBeShared(const TraceFileReader& reader) {
+  return reader.ReadsCpusInParallel() && reader.cpus() > 1;
+}
+
 CpuShares ShareCpus(const TraceFileReader& reader, int shares) {
   const int cpus = reader.cpus();
   const size_t n = static_cast<size_t>(std::max(1, std::min(shares, cpus)));

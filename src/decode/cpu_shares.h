@@ -16,6 +16,10 @@ struct CpuShares {
   double largest_fraction = 1.0;
 };
 
+// Whether `reader`'s CPUs can be decoded in shares at all: more than one, and streams
+// that may be read on different threads at once.
+bool CpusCanBeShared(const TraceFileReader& reader);
+
 // The CPUs in `shares` shares (at most one per CPU) of about equal data: largest CPU
 // first, each to the share with the fewest bytes so far (at a tie, the fewest CPUs, then
 // the first), so that the threads get about equal work. With no sizes known this is

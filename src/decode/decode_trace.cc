@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "decode/cpu_shares.h"
 #include "decode/decode_in_groups_inl.h"
 #include "decode/decode_trace_inl.h"
 #include "decode/event_decoder.h"
@@ -68,8 +69,7 @@ DecodeStats DecodeTrace(TraceFileReader& reader, EventSink& sink, const DecodeOp
 DecodeStats DecodeTrace(TraceFileReader& reader, EventDecoder& decoder, EventSink& sink,
                         const DecodeOptions& options) {
   // Without decoding no record leaves an entry to merge by.
-  if (options.decoding_threads > 1 && options.decode && reader.ReadsCpusInParallel() &&
-      reader.cpus() > 1)
+  if (options.decoding_threads > 1 && options.decode && CpusCanBeShared(reader))
     return DecodeTraceInGroups(reader, decoder, sink, options, options.decoding_threads);
   return DecodeTraceTo(reader, decoder, sink, options);
 }

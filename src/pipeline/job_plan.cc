@@ -14,8 +14,8 @@ constexpr double kMaxShareOfData = 2.0 / 3;
 JobPlan PlanJobs(int jobs, const TraceFileReader& reader) {
   if (jobs <= 1) return {};
   const int shares = std::min(jobs == 2 ? 2 : jobs - 1, reader.cpus());
-  const bool even_shares = reader.ReadsCpusInParallel() && reader.cpus() > 1 &&
-                           ShareCpus(reader, shares).largest_fraction <= kMaxShareOfData;
+  const bool even_shares =
+      CpusCanBeShared(reader) && ShareCpus(reader, shares).largest_fraction <= kMaxShareOfData;
   if (even_shares && (jobs > 2 || reader.data_compressed())) return {false, 1, shares};
   if (jobs == 2 && reader.data_compressed()) return {false, 2, 1};
   return {true, jobs - 1, 1};
