@@ -117,10 +117,27 @@ void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
 void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
   if (!selected_(t)) return;
   Track& tr = TrackOf(t);
+  // The state machine reports a lost-events gap before the unknown time it makes.
   Slice slice{s, start, end};
+  slice.gap =
+      s == Microstate::kUnknown && std::binary_search(lost_ts_.begin(), lost_ts_.end(), end);
   if (!tr.held.empty() && tr.held.back().end == start) {
     Slice& last = tr.held.back();
-    if (OnCpuForSwitches(last.state) && !OnCpuForSwitches(s)) {
+    if (slice.gap) {
+      // A run that meets a lost-events gap was switched out there only if the switch is
+      // traced at the gap's start (the CPU's last record before it); a switch inside the
+      // gap was lost with its OnSwitch.
+      if (OnCpuForSwitches(last.state) && !last.gap) {
+        while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
+        if (!tr.unplaced.empty() && tr.unplaced.front().ts <= end) {
+          last.has_out = slice.has_after = true;
+          last.out = slice.after = tr.unplaced.front();
+          tr.unplaced.pop_front();
+        }
+      }
+    } else if (last.gap) {
+      // What follows a gap starts no switch-out of its own.
+    } else if (OnCpuForSwitches(last.state) && !OnCpuForSwitches(s)) {
       // A switch-out at `start`: traced at or after it.
       while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
       if (tr.unplaced.empty()) {
@@ -217,6 +234,8 @@ void TimelineObserver::OnIrq(const IrqInterval& iv) {
 }
 
 void TimelineObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t count) {
+  auto at = std::lower_bound(lost_ts_.begin(), lost_ts_.end(), ts);  // at the end, in time order
+  if (at == lost_ts_.end() || *at != ts) lost_ts_.insert(at, ts);
   NameCpu(cpu);
   sink_.Instant({.pid = kCpuPid,
                  .tid = CpuTid(cpu),

@@ -735,16 +735,31 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   Flag(Anomaly::kLostEvents, nullptr, e.count > 0 ? e.count : 1);
   // A remote increment of a thread on another CPU may be among the lost events.
   increments_complete_ = false;
-  // Anything that ran or waited on that CPU may have changed state unseen.
-  for (Thread& t : threads_.threads())
-    if (t.cpu == e.cpu && !t.freed) t.lost_touched = true;
+  // Before the unknown time below: observers tell a gap's unknown time by where it ends.
+  for (Observer* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, e.ts, e.count);
   Cpu& cpu = cpus_[e.cpu];
+  // The events were lost somewhere between this CPU's last record and the first after
+  // them (e.ts). Anything that ran or waited on that CPU may have changed state unseen
+  // then: that time is unknown, and each such thread resumes its last known state after.
+  const int64_t gap_from = cpu.last_ts > 0 ? cpu.last_ts : first_ts_;
+  for (Thread& t : threads_.threads()) {
+    if (t.cpu != e.cpu || t.freed) continue;
+    t.lost_touched = true;
+    MarkUnknown(t, std::max(gap_from, t.since), e.ts);
+  }
   ResetClock(cpu);
   cpu.rq_clock_ts = -1;
   SetCurrent(cpu, e.cpu, cpu.current, false, e.ts);
   cpu.irqs.Clear();
   cpu.resched.Reset();
-  for (Observer* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, e.ts, e.count);
+}
+
+void StateMachine::MarkUnknown(Thread& t, int64_t from, int64_t to) {
+  if (to <= from) return;
+  if (t.held_from >= 0) FlushHeld(t);  // the switch placement cannot reach across a gap
+  EmitSegment(t, t.state, t.abstract, t.since, from);
+  EmitSegment(t, Microstate::kUnknown, AbstractState::kNone, from, to);
+  t.since = to;
 }
 
 void StateMachine::CutSegments(int64_t ts) {

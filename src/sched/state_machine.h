@@ -175,6 +175,8 @@ class StateMachine final : public EventSink {
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
+  // [from, to) of `t` goes to kUnknown; its state resumes at `to`.
+  void MarkUnknown(Thread& t, int64_t from, int64_t to);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);

@@ -612,6 +612,51 @@ TEST(StateMachine, LostEventsFlagThreadsOfThatCpu) {
   EXPECT_TILED(s);
 }
 
+// Events lost on CPU 1 went missing between its last record (300) and the first after
+// them (500, where the loss is reported). What ran, waited or slept there may have
+// changed unseen then: that time is unknown for each such thread, and its last known
+// state resumes after the gap. CPU 0's thread is untouched.
+//
+//          0    100      250  300      500  550  600       900
+//   CPU 0: 10 runs ..............................................
+//   CPU 1: 30 runs | 20 runs   (sys) |  lost  | sys | usr | 40 runs
+//          30 sleeps in read from 100 ..................................
+//          40 woken by 20 at 250, waits . . . . . . . . . . | runs
+TEST(StateMachine, LostEventsMakeTheGapUnknown) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(0, 1, 0, kR, 30);
+  s.SysEnter(50, 1, 30, kRead);
+  s.Switch(100, 1, 30, kS, 20);
+  s.WakeBoth(250, 1, 20, 40, 1);
+  s.SysEnter(300, 1, 20, kWrite);  // CPU 1's last record before the gap
+  s.Lost(500, 1, 9);
+  s.SysExit(550, 1, 20, kWrite);
+  s.SysEnter(560, 1, 20, kRead);
+  s.Switch(600, 1, 20, kS, 40);
+  s.SysEnter(650, 1, 40, kWrite);
+  s.Finish(900);
+  // 20: unknown before it was first seen (0..100) and in the gap.
+  EXPECT_EQ(s.Micro(20, M::kUnknown), 100 + 200);
+  EXPECT_EQ(s.Micro(20, M::kUser), 200 + 10);  // 100..300, 550..560
+  EXPECT_EQ(s.Micro(20, M::kSys), 50 + 40);    // 500..550 (the write resumed), 560..600
+  EXPECT_EQ(s.Micro(20, M::kSleep), 300);
+  // 30: asleep in read from 100, unknown in the gap, asleep again after it.
+  EXPECT_EQ(s.Micro(30, M::kUnknown), 200);
+  EXPECT_EQ(s.Micro(30, M::kSleep), 200 + 400);
+  // 40: waiting for the CPU from 250; the gap cuts 300..500 out of that wait.
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 250 + 200);
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuWakeup), 50 + 100);
+  EXPECT_EQ(s.Micro(40, M::kUser), 50);
+  EXPECT_EQ(s.Micro(40, M::kSys), 250);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+  EXPECT_FALSE(s.Report(10).thread->lost_touched);
+  for (int tid : {20, 30, 40}) EXPECT_TRUE(s.Report(tid).thread->lost_touched) << tid;
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, SoftirqAndNmiStealTime) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
@@ -1674,8 +1719,8 @@ TEST(StateMachine, AnOldWakeupIsNoSignalExitRecord) {
     s.Finish(50'000);
     const Thread& t = *s.Report(10).thread;
     EXPECT_EQ(t.exit_record_ts, 26'000) << static_cast<int>(c);
-    EXPECT_EQ(t.accounted_at_exit, caps.syscalls ? 10'000 + (c == Case::kLaterUpdate ? 8'000 : 0)
-                                                 : -1)
+    EXPECT_EQ(t.accounted_at_exit,
+              caps.syscalls ? 10'000 + (c == Case::kLaterUpdate ? 8'000 : 0) : -1)
         << static_cast<int>(c);
   }
 }
