@@ -153,84 +153,72 @@ class ShareCursor {
   const std::byte* end_ = nullptr;
 };
 
-template <typename Sink>
-DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
-                                const DecodeOptions& options, int threads) {
-  const int cpus = reader.cpus();
-  const CpuShares plan = ShareCpus(reader, threads);
-  const size_t shares = plan.cpus.size();
-  const size_t feed_share = static_cast<size_t>(
-      std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
-  // Per share: the CPU whose first (or later) batch failed to read, as its stream noted.
-  std::vector<int> failed_cpu(shares, -1);
-  // The streams are opened here, on one thread; each is then read by its share's alone.
-  std::vector<std::vector<std::unique_ptr<CpuRecordStream>>> streams(shares);
-  for (size_t s = 0; s < shares; ++s)
-    for (int cpu : plan.cpus[s])
-      streams[s].push_back(
-          std::make_unique<FailureNotingStream>(reader.OpenCpu(cpu), &failed_cpu[s]));
-  // A decoder counts what it meets: one per share, the caller's for the first. Built here:
-  // building one looks formats up in the file's tep, which is not for two threads at once.
-  std::vector<std::unique_ptr<EventDecoder>> own_decoders;
-  std::vector<EventDecoder*> decoders{&decoder};
-  for (size_t s = 1; s < shares; ++s) {
-    own_decoders.push_back(std::make_unique<EventDecoder>(reader.tep()));
-    decoders.push_back(own_decoders.back().get());
-  }
-  std::vector<DecodeTally> tallies;
-  for (size_t s = 0; s < shares; ++s) tallies.emplace_back(cpus, decoder);
-  // Waiting without sleeping, and evicting the batches replayed, pay when every thread has
-  // a core of its own (as for DecodeTraceOnThread); with more threads than cores they
-  // take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs,
-  // over 1 thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with
-  // neither).
-  const bool own_cores = static_cast<int>(shares) + 1 <= UsableCpuCount();
-  std::vector<std::unique_ptr<EventBatchQueue>> queues;
-  for (size_t s = 0; s < shares; ++s)
-    queues.push_back(std::make_unique<EventBatchQueue>(kDecodedBatchesAhead, own_cores));
+// What one decoding thread owns: its CPUs' streams, a decoder and tally of its own, and
+// the queue it fills.
+struct DecodingShare {
+  std::vector<std::unique_ptr<CpuRecordStream>> streams;
+  int failed_cpu = -1;  // the CPU whose batch failed to read, as its stream noted
+  std::unique_ptr<EventDecoder> own_decoder;
+  EventDecoder* decoder = nullptr;
+  DecodeTally tally;
+  std::unique_ptr<EventBatchQueue> queue;
 
-  // Whatever the sink (or starting a thread) throws, every decoding thread is stopped and
-  // joined before the reader, decoders and queues it uses go.
-  struct Joiner {
-    std::vector<std::unique_ptr<EventBatchQueue>>& queues;
-    std::vector<std::thread> threads;
-    void Join() {
-      for (auto& q : queues) q->Cancel();
-      for (std::thread& t : threads) t.join();
-      threads.clear();
+  DecodingShare(int cpus, const EventDecoder& counting) : tally(cpus, counting) {}
+};
+
+// The shares are built here, on one thread; each is then used by its decoding thread
+// alone. The first share decodes with the caller's decoder; each other builds its own
+// here, as building one looks formats up in the file's tep, which is not for two
+// threads at once.
+inline std::vector<std::unique_ptr<DecodingShare>> OpenShares(TraceFileReader& reader,
+                                                              EventDecoder& decoder,
+                                                              const CpuShares& plan,
+                                                              bool own_cores) {
+  std::vector<std::unique_ptr<DecodingShare>> shares;
+  for (const std::vector<int>& cpus : plan.cpus) {
+    auto share = std::make_unique<DecodingShare>(reader.cpus(), decoder);
+    for (int cpu : cpus)
+      share->streams.push_back(
+          std::make_unique<FailureNotingStream>(reader.OpenCpu(cpu), &share->failed_cpu));
+    if (shares.empty()) {
+      share->decoder = &decoder;
+    } else {
+      share->own_decoder = std::make_unique<EventDecoder>(reader.tep());
+      share->decoder = share->own_decoder.get();
     }
-    ~Joiner() { Join(); }
-  } joiner{queues, {}};
-  for (size_t s = 0; s < shares; ++s) {
-    joiner.threads.emplace_back([&, s] {
-      DecodeIntoQueue(*queues[s], [&](EventBatchWriter& writer) {
-        DecodeStreamsTo(std::move(streams[s]),
-                        s == feed_share ? options.unfiltered_runtime : nullptr, *decoders[s],
-                        writer, options.decode, tallies[s]);
-      });
-    });
+    share->queue = std::make_unique<EventBatchQueue>(kDecodedBatchesAhead, own_cores);
+    shares.push_back(std::move(share));
   }
+  return shares;
+}
 
-  std::vector<ShareCursor> cursors;
-  for (auto& q : queues) cursors.emplace_back(*q, own_cores);
+// Every share's first batch, or its error: of the errors met before any record, the one
+// that one merge would have met first is rethrown. Returns the shares with entries.
+inline std::vector<ShareCursor*> BeginShares(
+    const std::vector<std::unique_ptr<DecodingShare>>& shares, std::vector<ShareCursor>& cursors) {
   std::vector<ShareCursor*> live;
-  // Every share's first batch, or its error: of the errors met before any record, the one
-  // that one merge would have met first.
   std::exception_ptr first_error;
   EntryOrder first_error_order;
-  for (size_t s = 0; s < shares; ++s) {
+  for (size_t s = 0; s < shares.size(); ++s) {
     const ShareCursor::State state = cursors[s].Refill();
     if (state == ShareCursor::State::kEntries) live.push_back(&cursors[s]);
     if (state != ShareCursor::State::kFailed) continue;
-    const EntryOrder o = failed_cpu[s] >= 0 ? EntryOrder{INT64_MIN, 0, failed_cpu[s]}
-                                            : EntryOrder{INT64_MIN, INT32_MIN, INT32_MIN};
+    const int cpu = shares[s]->failed_cpu;
+    const EntryOrder o =
+        cpu >= 0 ? EntryOrder{INT64_MIN, 0, cpu} : EntryOrder{INT64_MIN, INT32_MIN, INT32_MIN};
     if (!first_error || o < first_error_order) {
       first_error = cursors[s].error();
       first_error_order = o;
     }
   }
   if (first_error) std::rethrow_exception(first_error);
+  return live;
+}
 
+// Replays the live shares' entries into `sink` in merge order, to the end of every
+// share; a share's error is rethrown where its entries end.
+template <typename Sink>
+void MergeShares(std::vector<ShareCursor*> live, Sink& sink) {
   auto ended = [&](ShareCursor& c, ShareCursor::State state) {
     if (state == ShareCursor::State::kFailed) std::rethrow_exception(c.error());
     return state == ShareCursor::State::kDone;
@@ -273,13 +261,55 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
     }
   }
   if (!live.empty()) ended(*live[0], live[0]->ReplayAll(sink));
+}
+
+template <typename Sink>
+DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
+                                const DecodeOptions& options, int threads) {
+  const CpuShares plan = ShareCpus(reader, threads);
+  const size_t feed_share = static_cast<size_t>(
+      std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
+  // Waiting without sleeping, and evicting the batches replayed, pay when every thread has
+  // a core of its own (as for DecodeTraceOnThread); with more threads than cores they
+  // take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs,
+  // over 1 thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with
+  // neither).
+  const bool own_cores = static_cast<int>(plan.cpus.size()) + 1 <= UsableCpuCount();
+  std::vector<std::unique_ptr<DecodingShare>> shares = OpenShares(reader, decoder, plan, own_cores);
+
+  // Whatever the sink (or starting a thread) throws, every decoding thread is stopped and
+  // joined before the reader, decoders and queues it uses go.
+  struct Joiner {
+    const std::vector<std::unique_ptr<DecodingShare>>& shares;
+    std::vector<std::thread> threads;
+    void Join() {
+      for (auto& share : shares) share->queue->Cancel();
+      for (std::thread& t : threads) t.join();
+      threads.clear();
+    }
+    ~Joiner() { Join(); }
+  } joiner{shares, {}};
+  for (size_t s = 0; s < shares.size(); ++s) {
+    DecodingShare& share = *shares[s];
+    TraceFileReader* feed = s == feed_share ? options.unfiltered_runtime : nullptr;
+    joiner.threads.emplace_back([&share, feed, &options] {
+      DecodeIntoQueue(*share.queue, [&](EventBatchWriter& writer) {
+        DecodeStreamsTo(std::move(share.streams), feed, *share.decoder, writer, options.decode,
+                        share.tally);
+      });
+    });
+  }
+
+  std::vector<ShareCursor> cursors;
+  for (auto& share : shares) cursors.emplace_back(*share->queue, own_cores);
+  MergeShares(BeginShares(shares, cursors), sink);
   joiner.Join();
 
-  for (size_t s = 1; s < shares; ++s) {
-    decoder.AddCounters(decoders[s]->counters());
-    tallies[0].Add(tallies[s]);
+  for (size_t s = 1; s < shares.size(); ++s) {
+    decoder.AddCounters(shares[s]->decoder->counters());
+    shares[0]->tally.Add(shares[s]->tally);
   }
-  return FinishDecodeStats(std::move(tallies[0]), decoder);
+  return FinishDecodeStats(std::move(shares[0]->tally), decoder);
 }
 
 }  // namespace cstool
