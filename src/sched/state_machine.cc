@@ -79,7 +79,10 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   if (Thread* t = threads_.Find(tid)) [[likely]]
     return *t;
   // Alive since before the trace (or before its events reached us): unknown until now.
-  return NewThread(tid, comm, first_ts_, false);
+  Thread& t = NewThread(tid, comm, first_ts_, false);
+  // Its switches until now may have been among events lost before.
+  if (events_lost_) t.lost_touched = true;
+  return t;
 }
 
 void StateMachine::FirstOnCpu(const EventCommon& c) {
@@ -733,6 +736,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   cur_ts_ = e.ts;
   cur_cpu_ = e.cpu;
   Flag(Anomaly::kLostEvents, nullptr, e.count > 0 ? e.count : 1);
+  events_lost_ = true;
   // A remote increment of a thread on another CPU may be among the lost events.
   increments_complete_ = false;
   // Before the unknown time below: observers tell a gap's unknown time by where it ends.

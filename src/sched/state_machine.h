@@ -269,6 +269,7 @@ class StateMachine final : public EventSink {
   int64_t cur_ts_ = 0;
   int32_t cur_cpu_ = 0;
   int64_t first_ts_ = -1;
+  bool events_lost_ = false;  // the trace so far lost events (PushLostEvents)
   int64_t last_ts_ = 0;
   bool finished_ = false;
 };

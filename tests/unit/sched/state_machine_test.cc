@@ -612,6 +612,22 @@ TEST(StateMachine, LostEventsFlagThreadsOfThatCpu) {
   EXPECT_TILED(s);
 }
 
+// A thread first seen after a loss was alive before it, unseen: its switches then may
+// be among the lost events. One forked after the loss began after it.
+TEST(StateMachine, LostEventsFlagThreadsFirstSeenAfterThem) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Lost(50, 1, 7);
+  s.Switch(60, 1, 0, kR, 30);
+  s.Fork(70, 0, 10, 40, /*thread=*/false);
+  s.Switch(80, 0, 10, kR, 40);
+  s.Finish(100);
+  EXPECT_FALSE(s.Report(10).thread->lost_touched);
+  EXPECT_TRUE(s.Report(30).thread->lost_touched);
+  EXPECT_FALSE(s.Report(40).thread->lost_touched);
+  EXPECT_TILED(s);
+}
+
 // Events lost on CPU 1 went missing between its last record (300) and the first after
 // them (500, where the loss is reported). What ran, waited or slept there may have
 // changed unseen then: that time is unknown for each such thread, and its last known
