@@ -2,9 +2,7 @@
 // the file stays readable by trace-cmd, and corrupting the recorded kernel counters makes
 // the check fail with exit status 1.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,17 +11,19 @@
 #include "pipeline/kernel_agreement.h"
 #include "tests/support/kernel_agreement.h"
 #include "tests/support/patch_recording_info.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
 
-class CheckTest : public ::testing::Test {
+class CheckTest : public RecordingFixture {
  protected:
+  CheckTest() : RecordingFixture("cstool_check") {}
   void SetUp() override {
-    std::string why = TracefsUnavailableReason();
-    if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
-    file_ = "/tmp/cstool_check_" + std::to_string(getpid()) + ".dat";
+    RecordingFixture::SetUp();
+    if (IsSkipped()) return;
+    file_ = (dir_ / "check.dat").string();
     steal_before_ = ReadCpuSteal();
     CommandResult rec =
         RunCommand({CSTOOL_BINARY, "record", "-o", file_, "--",
@@ -31,9 +31,6 @@ class CheckTest : public ::testing::Test {
     steal_after_ = ReadCpuSteal();
     ASSERT_EQ(rec.status, 0) << rec.err;
     record_err_ = rec.err;
-  }
-  void TearDown() override {
-    if (!file_.empty()) std::remove(file_.c_str());
   }
 
   std::string file_;
@@ -207,17 +204,19 @@ TEST_F(CheckTest, StealIsNotNamedWithoutATimeDisagreement) {
 // comparison as for exit_group. Before, the whole last run was compared (a false FAIL
 // on on-CPU time by 0.8-1.7 ms on every such recording); measured since: 0.000 ms on
 // each of 5, and 0.002 ms on a run that met 1.5 ms of host steal.
-TEST(CheckSignalExit, ACommandKilledBySigkillAgreesWithTheKernel) {
-  std::string why = TracefsUnavailableReason();
-  if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
-  const std::string file = "/tmp/cstool_check_kill_" + std::to_string(getpid()) + ".dat";
+class CheckSignalExit : public RecordingFixture {
+ protected:
+  CheckSignalExit() : RecordingFixture("cstool_check_kill") {}
+};
+
+TEST_F(CheckSignalExit, ACommandKilledBySigkillAgreesWithTheKernel) {
+  const std::string file = (dir_ / "kill.dat").string();
   CommandResult rec =
       RunCommand({CSTOOL_BINARY, "record", "-o", file, "--", "sh", "-c",
                   "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; kill -KILL $$"});
   ASSERT_EQ(rec.status, 128 + 9) << rec.err;  // the command's, as a shell gives it
   EXPECT_NE(rec.err.find("the command was ended by signal 9"), std::string::npos) << rec.err;
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", file, "--check", "--format", "json"});
-  std::remove(file.c_str());
   const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
   ASSERT_EQ(check.at("compared").get<uint32_t>(), 1u) << check.dump(2);
   const nlohmann::json& t = check.at("threads").at(0);

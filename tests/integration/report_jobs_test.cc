@@ -2,30 +2,27 @@
 // decoded in shares on threads of their own (PlanJobs): every format byte-identical to
 // -j 1, for cstool's default zstd chunks and for pages in place.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "base/cpu_list.h"
 #include "format/trace_file_reader.h"
 #include "pipeline/job_plan.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
 
-class ReportJobsTest : public ::testing::Test {
+class ReportJobsTest : public RecordingFixture {
  protected:
+  ReportJobsTest() : RecordingFixture("cstool_report_jobs") {}
   void SetUp() override {
-    std::string why = TracefsUnavailableReason();
-    if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+    RecordingFixture::SetUp();
+    if (IsSkipped()) return;
     if (UsableCpuCount() < 2) GTEST_SKIP() << "needs two CPUs to keep both busy";
-    file_ = "/tmp/cstool_report_jobs_" + std::to_string(getpid()) + ".dat";
-  }
-  void TearDown() override {
-    if (!file_.empty()) std::remove(file_.c_str());
+    file_ = (dir_ / "jobs.dat").string();
   }
   std::string file_;
 };

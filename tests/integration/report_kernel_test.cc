@@ -6,30 +6,27 @@
 // passes `report --check`: per-thread agreement with taskstats and /proc samples
 // (check/kernel_check.h), and `record` says "kernel agrees: N/N threads".
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tests/support/kernel_agreement.h"
+#include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
 namespace {
 
-class ReportKernelTest : public ::testing::Test {
+class ReportKernelTest : public RecordingFixture {
  protected:
+  ReportKernelTest() : RecordingFixture("cstool_report_kernel") {}
   void SetUp() override {
-    std::string why = TracefsUnavailableReason();
-    if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
-    file_ = "/tmp/cstool_report_kernel_" + std::to_string(getpid()) + ".dat";
-  }
-  void TearDown() override {
-    if (!file_.empty()) std::remove(file_.c_str());
+    RecordingFixture::SetUp();
+    if (IsSkipped()) return;
+    file_ = (dir_ / "kernel.dat").string();
   }
 
   // Records the workload and returns the report JSON.
