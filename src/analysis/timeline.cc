@@ -117,31 +117,32 @@ void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
 void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
   if (!selected_(t)) return;
   Track& tr = TrackOf(t);
-  // The state machine reports a lost-events gap before the unknown time it makes.
+  // The state machine reports a lost-events gap, where it began, before the unknown time
+  // it makes from there.
   Slice slice{s, start, end};
-  slice.gap =
-      s == Microstate::kUnknown && std::binary_search(lost_ts_.begin(), lost_ts_.end(), end);
+  const bool gap_start =
+      s == Microstate::kUnknown && std::binary_search(lost_ts_.begin(), lost_ts_.end(), start);
   if (!tr.held.empty() && tr.held.back().end == start) {
     Slice& last = tr.held.back();
-    if (slice.gap) {
-      // A run that meets a lost-events gap was switched out there only if the switch is
-      // traced at the gap's start (the CPU's last record before it); a switch inside the
-      // gap was lost with its OnSwitch.
-      if (OnCpuForSwitches(last.state) && !last.gap) {
-        while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
-        if (!tr.unplaced.empty() && tr.unplaced.front().ts <= end) {
-          last.has_out = slice.has_after = true;
-          last.out = slice.after = tr.unplaced.front();
-          tr.unplaced.pop_front();
-        }
+    const bool into_gap = gap_start && last.state != Microstate::kUnknown;
+    if (into_gap && OnCpuForSwitches(last.state)) {
+      // A run that meets a lost-events gap ends with a switch only if one is traced right
+      // at the gap's start (the CPU's last record); one inside the gap was lost.
+      while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
+      if (!tr.unplaced.empty() && tr.unplaced.front().ts == start) {
+        last.has_out = slice.has_after = true;
+        last.out = slice.after = tr.unplaced.front();
+        tr.unplaced.pop_front();
+      } else {
+        last.awaits_out = !t.pending_switches.empty();  // its cause waits for the syscall
       }
-    } else if (last.gap) {
-      // What follows a gap starts no switch-out of its own.
     } else if (OnCpuForSwitches(last.state) && !OnCpuForSwitches(s)) {
-      // A switch-out at `start`: traced at or after it.
+      // A switch-out at `start`: traced at or after it. Unknown time (lost events, or
+      // before the thread was seen) is no sign of one still to come, unless a switch
+      // waits for the thread's syscall.
       while (!tr.unplaced.empty() && tr.unplaced.front().ts < start) tr.unplaced.pop_front();
       if (tr.unplaced.empty()) {
-        last.awaits_out = true;
+        last.awaits_out = last.state != Microstate::kUnknown || !t.pending_switches.empty();
       } else {
         last.has_out = slice.has_after = true;
         last.out = slice.after = tr.unplaced.front();

@@ -73,7 +73,6 @@ class TimelineObserver : public Observer {
     SwitchInfo out;
     bool has_after = false;  // starts with a switch-out; then `after` is it
     SwitchInfo after;
-    bool gap = false;  // the unknown time of a lost-events gap
   };
   struct Track {
     bool named = false;

@@ -49,6 +49,16 @@ void WakerObserver::RemoveWaiter(const Thread* t) {
 
 void WakerObserver::Flush(Waiter& w, int64_t ts) {
   if (ts <= w.mark) return;
+  // Lost events may have made its time unknown (or ended the wait unseen): only what its
+  // state shows as waiting counts.
+  if (w.thread->lost_touched) [[unlikely]] {
+    if (!IsWaitingForCpu(w.thread->state)) {
+      w.mark = ts;
+      return;
+    }
+    w.mark = std::max(w.mark, w.thread->since);
+    if (ts <= w.mark) return;
+  }
   const CpuView& cpu = Cpu(w.cpu);
   const WaitParty running = cpu.current ? WaitParty{cpu.current, {}}
                             : cpu.known ? WaitParty{nullptr, kPartyIdle}
@@ -86,6 +96,12 @@ void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_
       Flush(w, ts);
       w.cpu = to_cpu;
     }
+}
+
+// Before the state machine makes the waits there unknown: they are known up to here.
+void WakerObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t /*count*/) {
+  for (Waiter& w : waiters_)
+    if (w.cpu == cpu) Flush(w, ts);
 }
 
 void WakerObserver::OnTraceEnd(int64_t ts) {

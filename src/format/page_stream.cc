@@ -241,12 +241,16 @@ std::span<const RawRecord> PageRecordStream::NextBatch() {
     if (got == 0) continue;
     if (pending_lost_ != 0) {  // rare: shift the page's records to put the marker first
       std::memmove(out + n + 1, out + n, got * sizeof(RawRecord));
-      out[n] = RawRecord{out[n + 1].ts, nullptr, 0, cpu_, pending_lost_};
+      // Dated where the gap began, the CPU's last record before it: what other CPUs show
+      // after that comes after the loss.
+      const int64_t gap_from = n > 0 ? out[n - 1].ts : have_last_ts_ ? last_ts_ : out[n + 1].ts;
+      out[n] = RawRecord{gap_from, nullptr, 0, cpu_, pending_lost_};
       pending_lost_ = 0;
       ++n;
     }
     n += got;
     last_ts_ = out[n - 1].ts;
+    have_last_ts_ = true;
   }
   if (n == 0 && exhausted && pending_lost_ != 0) {  // losses after the last record
     Buffer()[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};

@@ -153,7 +153,8 @@ class PageRecordStream final : public CpuRecordStream {
   PageRun run_;
   uint64_t run_pos_ = 0;  // bytes of run_ decoded
   int64_t pending_lost_ = 0;
-  int64_t last_ts_ = 0;
+  int64_t last_ts_ = 0;  // of the latest record returned
+  bool have_last_ts_ = false;
   std::unique_ptr<RawRecord[]> buf_;  // allocated when the first page is decoded
 };
 

@@ -35,12 +35,15 @@ class TracecmdCpuStream final : public CpuRecordStream {
     while (out_.size() < kRecordsPerBatch) {
       TepRecordPtr r = pending_ ? std::move(pending_) : TepRecordPtr(tracecmd_read_data(in_, cpu_));
       if (!r) break;
+      const auto ts = static_cast<int64_t>(r->ts);
       if (r->missed_events != 0) {
+        // Dated where the gap began, as the native reader does.
         const int64_t lost = r->missed_events > 0 ? r->missed_events : -1;
-        out_.push_back(RawRecord{static_cast<int64_t>(r->ts), nullptr, 0, cpu_, lost});
+        out_.push_back(RawRecord{last_ts_ >= 0 ? last_ts_ : ts, nullptr, 0, cpu_, lost});
       }
-      out_.push_back(RawRecord{static_cast<int64_t>(r->ts), static_cast<const uint8_t*>(r->data),
+      out_.push_back(RawRecord{ts, static_cast<const uint8_t*>(r->data),
                                static_cast<uint32_t>(r->size), cpu_, 0});
+      last_ts_ = ts;
       held_.push_back(std::move(r));
     }
     return out_;
@@ -52,6 +55,7 @@ class TracecmdCpuStream final : public CpuRecordStream {
   TepRecordPtr pending_;
   std::vector<RawRecord> out_;
   std::vector<TepRecordPtr> held_;  // keeps the batch's data alive
+  int64_t last_ts_ = -1;            // of the latest record returned
 };
 
 }  // namespace

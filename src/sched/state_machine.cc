@@ -320,7 +320,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
   if (next) {
     if (next->on_cpu) {
-      Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
+      // (Its switch-out may have been among events lost there.)
+      if (next->lost_gap_at < 0) Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
       if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
           cpus_[next->cpu].current == next)
         SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
@@ -739,17 +740,21 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   events_lost_ = true;
   // A remote increment of a thread on another CPU may be among the lost events.
   increments_complete_ = false;
-  // Before the unknown time below: observers tell a gap's unknown time by where it ends.
-  for (Observer* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, e.ts, e.count);
+  // The events were lost after this CPU's last record (e.ts; a CPU without one lost them
+  // from the start) and before its next one. Whatever ran, waited or slept on it may have
+  // changed unseen meanwhile: that time is unknown until the thread's own next event, or,
+  // for a thread nothing shows, until the CPU's next record (CloseLostGap), where it
+  // resumes its last known state.
   Cpu& cpu = cpus_[e.cpu];
-  // The events were lost somewhere between this CPU's last record and the first after
-  // them (e.ts). Anything that ran or waited on that CPU may have changed state unseen
-  // then: that time is unknown, and each such thread resumes its last known state after.
-  const int64_t gap_from = cpu.last_ts > 0 ? cpu.last_ts : first_ts_;
+  const int64_t gap_from =
+      cpu.last_ts != INT64_MIN || first_ts_ < 0 ? e.ts : std::min(e.ts, first_ts_);
+  if (cpu.lost_gap_from < 0) cpu.lost_gap_from = gap_from;
+  // Before the unknown time below: observers tell a gap's unknown time by where it starts.
+  for (Observer* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, gap_from, e.count);
   for (Thread& t : threads_.threads()) {
     if (t.cpu != e.cpu || t.freed) continue;
     t.lost_touched = true;
-    MarkUnknown(t, std::max(gap_from, t.since), e.ts);
+    if (t.state != Microstate::kZombie) OpenLostGap(t, e.cpu, gap_from);  // only its reap is left
   }
   ResetClock(cpu);
   cpu.rq_clock_ts = -1;
@@ -758,12 +763,56 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   cpu.resched.Reset();
 }
 
-void StateMachine::MarkUnknown(Thread& t, int64_t from, int64_t to) {
-  if (to <= from) return;
+void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
+  const bool in_earlier_gap = t.lost_gap_at >= 0 && t.state == Microstate::kUnknown &&
+                              t.since == t.lost_gap_at && t.lost_gap_cpu == cpu_id;
+  if (in_earlier_gap) return;
   if (t.held_from >= 0) FlushHeld(t);  // the switch placement cannot reach across a gap
-  EmitSegment(t, t.state, t.abstract, t.since, from);
-  EmitSegment(t, Microstate::kUnknown, AbstractState::kNone, from, to);
-  t.since = to;
+  const int64_t from = std::max(ts, t.since);
+  t.state_before_gap = t.state;
+  t.abstract_before_gap = t.abstract;
+  t.waking_unqueued_before_gap = t.waking_unqueued;
+  Transition(t, Microstate::kUnknown, AbstractState::kNone, from);
+  t.lost_gap_at = from;
+  t.lost_gap_cpu = cpu_id;
+}
+
+// The CPU's first record after lost events. A thread the gap left unknown and nothing
+// has shown since resumes its state here, but the one that was running there is off it
+// now (if it still runs, its own next event says so), its state unknown until then. A
+// thread queued (or moved) here during the gap may have run unseen: its time since is
+// unknown too.
+void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
+  const int64_t gap_from = cpu.lost_gap_from;
+  cpu.lost_gap_from = -1;
+  for (Thread& t : threads_.threads()) {
+    if (t.freed) continue;
+    if (t.lost_gap_at >= 0 && t.lost_gap_cpu == cpu_id) {
+      const bool untouched = t.state == Microstate::kUnknown && t.since == t.lost_gap_at;
+      t.lost_gap_at = -1;
+      if (untouched) {
+        if (t.on_cpu) {
+          t.on_cpu = false;
+        } else {
+          Transition(t, t.state_before_gap, t.abstract_before_gap, std::max(ts, t.since));
+          t.waking_unqueued = t.waking_unqueued_before_gap;
+        }
+        continue;
+      }
+    }
+    const bool came_in_gap = t.cpu == cpu_id && !t.on_cpu && t.since >= gap_from && t.since < ts &&
+                             t.state != Microstate::kUnknown && t.state != Microstate::kZombie;
+    if (!came_in_gap) continue;
+    t.lost_touched = true;
+    if (t.held_from >= 0) FlushHeld(t);
+    const Microstate state = t.state;
+    const AbstractState abstract = t.abstract;
+    const bool waking_unqueued = t.waking_unqueued;
+    t.state = Microstate::kUnknown;  // the stretch since it came, then its state again
+    t.abstract = AbstractState::kNone;
+    Transition(t, state, abstract, ts);
+    t.waking_unqueued = waking_unqueued;
+  }
 }
 
 void StateMachine::CutSegments(int64_t ts) {

@@ -123,7 +123,7 @@ class StateMachine final : public EventSink {
     IrqNesting irqs;
     NeedResched resched;
     LastEvent last_event = LastEvent::kOther;
-    int64_t last_ts = 0;
+    int64_t last_ts = INT64_MIN;  // of its latest record (INT64_MIN: none yet)
     // The runqueue clock as the kernel last updated it here (a wakeup queueing a task on
     // this CPU, the tick, a switch), and whether a wakeup that found need-resched set
     // asked the next __schedule() to reuse it (rq_clock_skip_update()): then the kernel
@@ -148,6 +148,8 @@ class StateMachine final : public EventSink {
     // The latest wakelist flush here (the unfiltered run-time buffer's): the enqueues it
     // did read the runqueue clock right after it.
     int64_t wakelist_flush_ts = -1;
+    // Events were lost here after this time, and no record has come since (-1: none).
+    int64_t lost_gap_from = -1;
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -175,8 +177,10 @@ class StateMachine final : public EventSink {
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
   Microstate RunningState(const Thread& t, const Cpu& cpu) const;
   void Transition(Thread& t, Microstate next, AbstractState abstract, int64_t ts);
-  // [from, to) of `t` goes to kUnknown; its state resumes at `to`.
-  void MarkUnknown(Thread& t, int64_t from, int64_t to);
+  // Lost events on a CPU: its threads are unknown from the gap's start (OpenLostGap) to
+  // their next event or the CPU's next record (CloseLostGap, from Enter).
+  void OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts);
+  void CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);

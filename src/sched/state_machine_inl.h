@@ -41,6 +41,8 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   if (first_ts_ < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) [[unlikely]]
     FirstOnCpu(c);
   Cpu& cpu = cpus_[c.cpu];
+  if (cpu.lost_gap_from >= 0) [[unlikely]]
+    CloseLostGap(cpu, c.cpu, c.ts);
   cur_ts_ = c.ts;
   cur_cpu_ = c.cpu;
   if (c.ts < cpu.last_ts) [[unlikely]]

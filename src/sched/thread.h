@@ -203,6 +203,13 @@ struct Thread {
   // R preemption, which proves user mode) tells where the thread was.
   std::vector<Segment> pending_segments;
   std::vector<uint32_t> pending_switches;  // indexes into StateMachine's pending switch list
+  // A lost-events gap on its CPU left it `unknown` from lost_gap_at (-1: none open); if
+  // nothing shows it before that CPU's next record, it resumes this state there.
+  int64_t lost_gap_at = -1;
+  int32_t lost_gap_cpu = -1;
+  Microstate state_before_gap = Microstate::kUnknown;
+  AbstractState abstract_before_gap = AbstractState::kNone;
+  bool waking_unqueued_before_gap = false;
 };
 
 }  // namespace cstool

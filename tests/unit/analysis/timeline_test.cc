@@ -176,12 +176,14 @@ TEST_F(TimelineTest, SwitchOutSlicesCarryCauses) {
     if (Ns(s.at("ts")) + Ns(s.at("dur")) == 3100) {
       EXPECT_EQ(s.at("args").at("cause"), "preempt:tick");
       EXPECT_TRUE(s.at("args").contains("preempted_at"));
-      // CPU 1's next record comes after lost events: its wait is unknown until then.
-      ASSERT_LT(i + 2, slices101.size());
-      EXPECT_EQ(slices101[i + 1].at("name"), "unknown");
+      // It waits until CPU 1 loses events at 3500; from there it is unknown (nothing
+      // after shows it), and neither slice ends with a switch.
+      ASSERT_EQ(i + 3, slices101.size());
+      EXPECT_EQ(slices101[i + 1].at("name"), "preempted");
       EXPECT_EQ(Ns(slices101[i + 1].at("dur")), 400);
       EXPECT_FALSE(slices101[i + 1].contains("args"));
-      EXPECT_EQ(slices101[i + 2].at("name"), "preempted");
+      EXPECT_EQ(slices101[i + 2].at("name"), "unknown");
+      EXPECT_EQ(Ns(slices101[i + 2].at("ts")), 3500);
       EXPECT_FALSE(slices101[i + 2].contains("args"));
       saw_preempt = true;
     }

@@ -322,13 +322,15 @@ TEST(EventDecoder, LostEventsAndRecordingInfoRoundTrip) {
     CollectSink sink;
     DecodeStats st = DecodeTrace(*reader, sink);
     EXPECT_EQ(st.events, 4u);
+    // A loss is dated where its gap began: the CPU's record before it, or for a CPU
+    // with none, the first after it.
     ASSERT_EQ(sink.lost.size(), 2u);
-    EXPECT_EQ(sink.lost[0].cpu, 1);
-    EXPECT_EQ(sink.lost[0].ts, 150);
-    EXPECT_EQ(sink.lost[0].count, -1);
-    EXPECT_EQ(sink.lost[1].cpu, 0);
-    EXPECT_EQ(sink.lost[1].ts, 200);
-    EXPECT_EQ(sink.lost[1].count, 17);
+    EXPECT_EQ(sink.lost[0].cpu, 0);
+    EXPECT_EQ(sink.lost[0].ts, 100);
+    EXPECT_EQ(sink.lost[0].count, 17);
+    EXPECT_EQ(sink.lost[1].cpu, 1);
+    EXPECT_EQ(sink.lost[1].ts, 150);
+    EXPECT_EQ(sink.lost[1].count, -1);
     EXPECT_EQ(st.lost_per_cpu[0], 17u);
     EXPECT_EQ(st.lost_gaps_unknown, 1u);
     EXPECT_EQ(st.last_ts, static_cast<int64_t>(150 + (uint64_t{1} << 30)));
@@ -355,7 +357,8 @@ TEST(EventDecoder, LossBeforeEveryPageKeepsEveryRecordAndMarker) {
   ASSERT_EQ(sink.lost.size(), static_cast<size_t>(kRecords / kEvery));
   for (size_t i = 0; i < sink.lost.size(); ++i) {
     EXPECT_EQ(sink.lost[i].count, 3);
-    EXPECT_EQ(sink.lost[i].ts, static_cast<int64_t>(1000 + i * kEvery));
+    // Dated at the record before the gap (the first page's: at the first record).
+    EXPECT_EQ(sink.lost[i].ts, static_cast<int64_t>(i == 0 ? 1000 : 1000 + i * kEvery - 1));
   }
   EXPECT_EQ(st.lost_per_cpu[0], 3u * (kRecords / kEvery));
   std::filesystem::remove(path);
