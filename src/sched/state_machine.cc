@@ -71,6 +71,8 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
   }
   Thread& t = threads_.Add(tid, comm, ts, in_trace);
   if (!caps_.syscalls) t.syscall = kNotInSyscall;
+  // Alive unseen until now: its switches may have been among events lost before.
+  if (!in_trace && events_lost_) t.lost_touched = true;
   for (Observer* p : On(Hook::kThreadNew)) p->OnThreadNew(t);
   return t;
 }
@@ -79,10 +81,7 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   if (Thread* t = threads_.Find(tid)) [[likely]]
     return *t;
   // Alive since before the trace (or before its events reached us): unknown until now.
-  Thread& t = NewThread(tid, comm, first_ts_, false);
-  // Its switches until now may have been among events lost before.
-  if (events_lost_) t.lost_touched = true;
-  return t;
+  return NewThread(tid, comm, first_ts_, false);
 }
 
 void StateMachine::FirstOnCpu(const EventCommon& c) {
@@ -748,7 +747,11 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   Cpu& cpu = cpus_[e.cpu];
   const int64_t gap_from =
       cpu.last_ts != INT64_MIN || first_ts_ < 0 ? e.ts : std::min(e.ts, first_ts_);
-  if (cpu.lost_gap_from < 0) cpu.lost_gap_from = gap_from;
+  if (cpu.lost_gap_from < 0) {
+    cpu.lost_gap_from = gap_from;
+    cpu.last_ts_before_gap = cpu.last_ts;
+    cpu.last_ts = INT64_MAX;  // the next record closes the gap (EarlierThanLast)
+  }
   // Before the unknown time below: observers tell a gap's unknown time by where it starts.
   for (Observer* p : On(Hook::kLostEvents)) p->OnLostEvents(e.cpu, gap_from, e.count);
   for (Thread& t : threads_.threads()) {
@@ -782,6 +785,15 @@ void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
 // now (if it still runs, its own next event says so), its state unknown until then. A
 // thread queued (or moved) here during the gap may have run unseen: its time since is
 // unknown too.
+void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
+  if (cpu.lost_gap_from >= 0) {
+    const int64_t before = cpu.last_ts_before_gap;
+    CloseLostGap(cpu, c.cpu, c.ts);
+    if (c.ts >= before) return;
+  }
+  Flag(Anomaly::kTimeBackwards, nullptr);
+}
+
 void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
   const int64_t gap_from = cpu.lost_gap_from;
   cpu.lost_gap_from = -1;

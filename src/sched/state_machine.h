@@ -148,8 +148,10 @@ class StateMachine final : public EventSink {
     // The latest wakelist flush here (the unfiltered run-time buffer's): the enqueues it
     // did read the runqueue clock right after it.
     int64_t wakelist_flush_ts = -1;
-    // Events were lost here after this time, and no record has come since (-1: none).
+    // Events were lost here after this time, and no record has come since (-1: none);
+    // last_ts is then INT64_MAX, and this the time of the record before the gap.
     int64_t lost_gap_from = -1;
+    int64_t last_ts_before_gap = INT64_MIN;
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -181,6 +183,8 @@ class StateMachine final : public EventSink {
   // their next event or the CPU's next record (CloseLostGap, from Enter).
   void OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts);
   void CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts);
+  // A record earlier than the CPU's last: its clock went backwards, or the gap closes.
+  void EarlierThanLast(Cpu& cpu, const EventCommon& c);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);

@@ -41,12 +41,12 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   if (first_ts_ < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) [[unlikely]]
     FirstOnCpu(c);
   Cpu& cpu = cpus_[c.cpu];
-  if (cpu.lost_gap_from >= 0) [[unlikely]]
-    CloseLostGap(cpu, c.cpu, c.ts);
   cur_ts_ = c.ts;
   cur_cpu_ = c.cpu;
+  // Also how the first record after lost events shows: PushLostEvents set last_ts past
+  // any time, so that closing the gap costs the other records nothing.
   if (c.ts < cpu.last_ts) [[unlikely]]
-    Flag(Anomaly::kTimeBackwards, nullptr);
+    EarlierThanLast(cpu, c);
   cpu.last_ts = c.ts;
   if (c.ts > last_ts_) last_ts_ = c.ts;
   if (note_flags) NoteFlags(cpu, c.flags);
