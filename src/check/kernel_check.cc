@@ -214,6 +214,16 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
       AddNote(c, "times not judged: running or queued, unseen, at the start sample");
     }
   }
+  // The exit record samples the run time early in the exit; only the exit's syscall (or a
+  // fatal signal's exit after a syscall) shows where. Without it, the run after the
+  // record is in ONCPU and not in EXEC.
+  if (c.times_judged && at_exit && t.accounted_at_exit < 0) {
+    c.times_judged = false;
+    AddNote(c,
+            "times not judged: where the exit record read the run time is unknown (no exit "
+            "syscall in the trace: raw_syscalls not recorded, or the thread died inside a "
+            "syscall)");
+  }
   // Unknown time widens the tolerance; past the base tolerance it would hide anything.
   const int64_t base =
       std::min(tol.TimeFor(c.kernel.on_cpu_ns, 0), tol.TimeFor(c.kernel.wait_cpu_ns, 0));

@@ -67,8 +67,14 @@ class Fixture {
       if (r.thread) sel.push_back(&r);
     return CheckAgainstKernel(model, sel);
   }
-  // The trace saw the thread's sched_process_exit at `ts`.
+  // The trace saw the thread's sched_process_exit at `ts`, and its exit syscall placed
+  // the exit record's reading of the run time there.
   void Exit(ThreadReport& r, int64_t ts) {
+    ExitWithoutSyscall(r, ts);
+    threads[r.thread->id].accounted_at_exit = ts;
+  }
+  // The same without an exit syscall in the trace: nothing placed the record's reading.
+  void ExitWithoutSyscall(ThreadReport& r, int64_t ts) {
     threads[r.thread->id].exiting = true;
     r.counter_window.exit_ts = ts;
   }
@@ -473,6 +479,32 @@ TEST(KernelCheck, ExitRecordBeforeOrAfterATickInTheExitPicksItsCut) {
         << exec_ms << ": " << c.note;
     EXPECT_EQ(c.exit_adjust, 1u);
   }
+}
+
+// Without an exit syscall (no raw_syscalls events), where the exit record read the run
+// time is unknown: its last run may be in ONCPU and not in EXEC (a 0.7 ms run here), so
+// the times are not judged; the switches still are.
+TEST(KernelCheck, ExitRecordWithoutAnExitSyscallIsNotJudgedOnTimes) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 449 * kMs, 1, 0, 29 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r.counter_window.AddSwitch(120 * kMs, true);
+  f.ExitWithoutSyscall(r, 450 * kMs);
+  const ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_FALSE(c.times_judged);
+  EXPECT_TRUE(c.switches_ok);
+  EXPECT_NE(c.note.find("where the exit record read the run time is unknown"), std::string::npos)
+      << c.note;
+  // Off by one switch it still fails.
+  Fixture g;
+  g.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 449 * kMs, 2, 0, 29 * kMs, 0));
+  ThreadReport& r2 = g.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r2.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  r2.counter_window.AddSwitch(120 * kMs, true);
+  g.ExitWithoutSyscall(r2, 450 * kMs);
+  EXPECT_EQ(CompareThread(r2, g.Match(r2), {}).status, CheckStatus::kDisagree);
 }
 
 // A record stamped after the exit is preferred to one stamped before it.
