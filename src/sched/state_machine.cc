@@ -213,6 +213,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   const int64_t ts = e.c.ts;
   Thread* prev = e.prev_pid != 0 ? &EventThread(cpu, e.prev_pid, e.prev_comm) : nullptr;
   Thread* next = e.next_pid != 0 ? &Lookup(e.next_pid, e.next_comm) : nullptr;
+  // Without task_rename, an exec's new name shows first at the task's next switch.
+  if (!caps_.renames && prev && prev->comm != e.prev_comm) [[unlikely]]
+    prev->comm = std::string(e.prev_comm);
   // With a pid filter, switches between two unfollowed tasks are not recorded, so the
   // believed current may be stale; only a followed task on either side is a surprise.
   if (cpu.current_known && cpu.current == nullptr && prev && !prev->on_cpu) {
@@ -538,6 +541,7 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
+  if (t.comm != e.comm) t.comm = std::string(e.comm);  // its name at the end
   if (e.c.pid == e.pid && caps_.stat_runtime) BeginSignalExit(t, e.c.ts);
   if (t.exit_record_ts < 0) NoteExitRecord(t, e.c.ts);
   for (Observer* p : On(Hook::kExit)) p->OnExit(t, e.c.ts);

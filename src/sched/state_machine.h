@@ -32,6 +32,7 @@ struct TraceCapabilities {
   bool wakeup = true;       // sched:sched_wakeup
   bool irqs = true;         // irq:* and irq_vectors:*
   bool page_faults = true;  // exceptions:page_fault_*
+  bool renames = true;      // task:task_rename (else a comm shows at the thread's switches)
   // sched:sched_stat_runtime: the kernel's run-time increments place each switch exactly.
   bool stat_runtime = false;
   // Every increment of a followed thread is in the file, in every context (cstool's

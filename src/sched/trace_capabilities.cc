@@ -26,6 +26,7 @@ TraceCapabilities CapabilitiesOf(const EventDecoder& decoder) {
   };
   TraceCapabilities caps;
   caps.stat_runtime = decoder.Knows(EventKind::kSchedStatRuntime);
+  caps.renames = decoder.Knows(EventKind::kTaskRename);
   for (const EventFamily& f : EventFamilies())
     caps.*f.capability = f.any_event_suffices ? std::any_of(f.events.begin(), f.events.end(), has)
                                               : std::all_of(f.events.begin(), f.events.end(), has);

@@ -59,10 +59,11 @@ class Sim {
   }
 
   void Switch(int64_t ts, int cpu, int prev, uint16_t prev_state, int next, bool preempt = false,
-              std::string_view next_comm = "task", uint8_t flags = 0) {
+              std::string_view next_comm = "task", uint8_t flags = 0,
+              std::string_view prev_comm = "task") {
     SchedSwitch e;
     e.c = C(ts, cpu, prev, flags);
-    e.prev_comm = "task";
+    e.prev_comm = prev_comm;
     e.prev_pid = prev;
     e.prev_state = prev_state;
     e.prev_preempted = preempt;
@@ -139,10 +140,10 @@ class Sim {
   void SysExit(int64_t ts, int cpu, int tid, int64_t nr, uint8_t flags = 0, int64_t ret = 0) {
     sm_.PushSysExit({C(ts, cpu, tid, flags), nr, ret});
   }
-  void Exit(int64_t ts, int cpu, int tid) {
+  void Exit(int64_t ts, int cpu, int tid, std::string_view comm = "task") {
     SchedProcessExit e;
     e.c = C(ts, cpu, tid);
-    e.comm = "task";
+    e.comm = comm;
     e.pid = tid;
     sm_.PushSchedProcessExit(e);
   }

@@ -797,6 +797,27 @@ TEST(StateMachine, LostEventsCloseTheInterruptNesting) {
   EXPECT_TILED(s);
 }
 
+// Without task_rename events (trace-cmd -e sched, record --no-defaults -e sched), an
+// exec's new name shows first at the thread's switch-out; its exit names it too.
+TEST(StateMachine, WithoutRenameEventsAThreadIsNamedAtItsSwitchOutsAndExit) {
+  TraceCapabilities caps;
+  caps.renames = false;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10, false, "bash");
+  s.Switch(100, 0, 10, kR, 0, false, "task", 0, "true");
+  EXPECT_EQ(s.sm().threads().front().comm, "true");
+  s.Switch(200, 0, 0, kR, 10, false, "true");
+  s.Exit(300, 0, 10, "true2");
+  s.Finish(400);
+  EXPECT_EQ(s.Report(10).thread->comm, "true2");
+  // With them, a switch's comm renames no one (task_rename does).
+  Sim r;
+  r.Switch(0, 0, 0, kR, 10, false, "bash");
+  r.Switch(100, 0, 10, kR, 0, false, "task", 0, "true");
+  r.Finish(400);
+  EXPECT_EQ(r.Report(10).thread->comm, "bash");
+}
+
 TEST(StateMachine, SoftirqAndNmiStealTime) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
