@@ -48,6 +48,13 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
                     "(lost_events_touched) may be off",
                     lost, 100.0 * static_cast<double>(lost) / static_cast<double>(lost + t.events),
                     lost + t.events));
+  // ANOMALIES' lost_events counts what the trace's own loss markers say (one for a gap of
+  // unknown size); the total above also takes the kernel's count when it stopped.
+  if (auto it = t.anomalies.find("lost_events"); it != t.anomalies.end() && it->second < lost)
+    notes.push_back(fmt::format(
+        "the trace's loss markers account for {} of them (ANOMALIES lost_events, a gap of "
+        "unknown size counted as 1); the rest are in the kernel's overrun count at the end",
+        it->second));
   return notes;
 }
 
