@@ -49,8 +49,10 @@ void CriticalPathRecorder::OnWakeup(const WakeupEvent& w) {
   timelines_[w.wakee->id].wakes.push_back({w.ts, w.waker, w.from_irq, w.waker_known, w.irq_source});
 }
 
+// Sorted for LostWithin: a loss before a CPU's first record is dated at the trace's
+// start, after later losses of other CPUs may have come.
 void CriticalPathRecorder::OnLostEvents(int32_t /*cpu*/, int64_t ts, int64_t /*count*/) {
-  lost_ts_.push_back(ts);
+  lost_ts_.insert(std::upper_bound(lost_ts_.begin(), lost_ts_.end(), ts), ts);
 }
 
 const CriticalPathRecorder::Segment* CriticalPathRecorder::SegmentBefore(const Thread& t,

@@ -467,8 +467,14 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
         PerCpuShare(kChunkBytesAheadAllCpus, cpus_, kChunkBytesAheadMin, kChunkBytesAhead)};
     if (prefetch) source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
   }
-  return std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
-                                            per_batch, path_, salvage);
+  auto stream = std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
+                                                   per_batch, path_, salvage);
+  // None of a damaged CPU's data could be read: everything it recorded is lost, which the
+  // report shows as a loss from the start rather than as a CPU where nothing ran.
+  const std::vector<int>& cut = salvage_log_.cut_cpus();
+  if (salvage != nullptr && d.size == 0 && std::find(cut.begin(), cut.end(), cpu) != cut.end())
+    stream->LoseTheStart();
+  return stream;
 }
 
 }  // namespace cstool

@@ -140,6 +140,8 @@ class PageRecordStream final : public CpuRecordStream {
                    uint32_t pages_per_batch, const std::string& path, SalvageLog* salvage);
   int cpu() const override { return cpu_; }
   std::span<const RawRecord> NextBatch() override;
+  // The CPU's data was lost before its first page (damage): a gap of unknown size first.
+  void LoseTheStart() { pending_lost_ = -1; }
 
  private:
   RawRecord* Buffer();

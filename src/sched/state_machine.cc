@@ -85,8 +85,16 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
 }
 
 void StateMachine::FirstOnCpu(const EventCommon& c) {
-  if (first_ts_ < 0) first_ts_ = c.ts;
   if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+  if (first_ts_ >= 0) return;
+  first_ts_ = c.ts;
+  // Losses reported before any record (a CPU whose data could not be read at all) began
+  // with the trace.
+  std::vector<LostEvents> losses = std::move(losses_before_start_);
+  for (LostEvents& e : losses) {
+    e.ts = first_ts_;
+    PushLostEvents(e);
+  }
 }
 
 // With a pid filter, unfollowed tasks show up only partly (as the other side of a
@@ -125,6 +133,8 @@ void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t
   SetCurrent(cpu, cpu_id, t, true, ts);  // the CPU's view: what the trace shows ran there
   if (!t) return;
   const bool starts_run = !t->on_cpu;
+  if (open_lost_gaps_ > 0 && starts_run && t->cpu != cpu_id) [[unlikely]]
+    ForgetWaitInLostGap(*t);
   if (starts_run) {
     if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
       Flag(Anomaly::kEventFromSleepingThread, t);
@@ -320,6 +330,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   // The CPU's view (OnCpuCurrent) is what the trace shows ran there; the threads' times
   // are the kernel's (Thread::placement holds the difference).
   SetCurrent(cpu, e.c.cpu, next, true, ts, &sw, cause_pending);
+  if (next == nullptr && open_lost_gaps_ > 0) [[unlikely]]
+    LeaveIdleCpu(e.c.cpu, ts);
   if (next) {
     if (next->on_cpu) {
       // (Its switch-out may have been among events lost there.)
@@ -336,6 +348,8 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       next->state = Microstate::kWaitCpuPreempted;
     }
     if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
+    if (open_lost_gaps_ > 0 && next->cpu != e.c.cpu) [[unlikely]]
+      ForgetWaitInLostGap(*next);
     next->on_cpu = true;
     next->cpu = e.c.cpu;
     next->moved_asleep_at = -1;  // woken without the wakeup this was for
@@ -701,7 +715,11 @@ void StateMachine::PushSysExit(const SysExit& e) {
 // zombie to the end of the trace.
 void StateMachine::ReapZombie(int64_t pid, int64_t ts) {
   Thread* z = threads_.Find(static_cast<int32_t>(pid));
-  if (z == nullptr || z->freed || z->state != Microstate::kZombie) return;
+  // (Or exiting when events were lost: its final switch may have been among them. Else
+  // an exiting thread may still be on its way to that switch, on another CPU.)
+  const bool zombie = z != nullptr && (z->state == Microstate::kZombie ||
+                                       (z->exiting && z->lost_touched && !z->on_cpu));
+  if (z == nullptr || z->freed || !zombie) return;
   EndLifetime(*z, ts);
 }
 
@@ -736,6 +754,10 @@ void StateMachine::PushKernelStack(const KernelStack& e) {
 }
 
 void StateMachine::PushLostEvents(const LostEvents& e) {
+  if (first_ts_ < 0) {  // dated when the trace's first record says where it starts
+    losses_before_start_.push_back(e);
+    return;
+  }
   if (static_cast<size_t>(e.cpu) >= cpus_.size()) cpus_.resize(e.cpu + 1);
   cur_ts_ = e.ts;
   cur_cpu_ = e.cpu;
@@ -752,6 +774,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   const int64_t gap_from =
       cpu.last_ts != INT64_MIN || first_ts_ < 0 ? e.ts : std::min(e.ts, first_ts_);
   if (cpu.lost_gap_from < 0) {
+    ++open_lost_gaps_;
     cpu.lost_gap_from = gap_from;
     cpu.last_ts_before_gap = cpu.last_ts;
     cpu.last_ts = INT64_MAX;  // the next record closes the gap (EarlierThanLast)
@@ -765,15 +788,22 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   }
   ResetClock(cpu);
   cpu.rq_clock_ts = -1;
+  cpu.sleep_switch_prev = nullptr;  // a call chain after the gap is not that switch's
   SetCurrent(cpu, e.cpu, cpu.current, false, e.ts);
   cpu.irqs.Clear();
   cpu.resched.Reset();
 }
 
+bool StateMachine::InLostGapUntouched(const Thread& t) {
+  return t.lost_gap_at >= 0 && t.state == Microstate::kUnknown &&
+         t.abstract == AbstractState::kNone && t.since == t.lost_gap_at;
+}
+
 void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
-  const bool in_earlier_gap = t.lost_gap_at >= 0 && t.state == Microstate::kUnknown &&
-                              t.since == t.lost_gap_at && t.lost_gap_cpu == cpu_id;
-  if (in_earlier_gap) return;
+  if (InLostGapUntouched(t)) {  // still in an earlier gap: it resumes when this one ends
+    t.lost_gap_cpu = cpu_id;
+    return;
+  }
   if (t.held_from >= 0) FlushHeld(t);  // the switch placement cannot reach across a gap
   const int64_t from = std::max(ts, t.since);
   t.state_before_gap = t.state;
@@ -789,6 +819,30 @@ void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
 // now (if it still runs, its own next event says so), its state unknown until then. A
 // thread queued (or moved) here during the gap may have run unseen: its time since is
 // unknown too.
+// A CPU does not go idle with a task queued on it: one the model still has queued here
+// was moved elsewhere unseen, while another CPU was losing its events (where it may have
+// run). It is unknown from here to its next event.
+void StateMachine::LeaveIdleCpu(int32_t cpu_id, int64_t ts) {
+  for (Thread& t : threads_.threads()) {
+    if (t.cpu != cpu_id || t.on_cpu || t.freed || !IsWaitingForCpu(t.state)) continue;
+    t.lost_touched = true;
+    if (t.held_from >= 0) FlushHeld(t);
+    Transition(t, Microstate::kUnknown, AbstractState::kNone, std::max(ts, t.since));
+  }
+}
+
+// `t`, queued on a CPU while it was losing events, shows up on another: it may have run
+// there meanwhile, so its wait since is unknown.
+void StateMachine::ForgetWaitInLostGap(Thread& t) {
+  if (t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
+  const int64_t gap_from = cpus_[t.cpu].lost_gap_from;
+  if (gap_from < 0 || t.since < gap_from || !IsWaitingForCpu(t.state)) return;
+  t.lost_touched = true;
+  if (t.held_from >= 0) FlushHeld(t);
+  t.state = Microstate::kUnknown;  // what the caller's transition ends
+  t.abstract = AbstractState::kNone;
+}
+
 void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
   if (cpu.lost_gap_from >= 0) {
     const int64_t before = cpu.last_ts_before_gap;
@@ -801,14 +855,15 @@ void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
 void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
   const int64_t gap_from = cpu.lost_gap_from;
   cpu.lost_gap_from = -1;
+  --open_lost_gaps_;
   for (Thread& t : threads_.threads()) {
     if (t.freed) continue;
     if (t.lost_gap_at >= 0 && t.lost_gap_cpu == cpu_id) {
-      const bool untouched = t.state == Microstate::kUnknown && t.since == t.lost_gap_at;
+      const bool untouched = InLostGapUntouched(t);
       t.lost_gap_at = -1;
       if (untouched) {
         if (t.on_cpu) {
-          t.on_cpu = false;
+          if (cpu.current == &t && t.cpu == cpu_id) t.on_cpu = false;
         } else {
           Transition(t, t.state_before_gap, t.abstract_before_gap, std::max(ts, t.since));
           t.waking_unqueued = t.waking_unqueued_before_gap;
@@ -817,7 +872,7 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
       }
     }
     const bool came_in_gap = t.cpu == cpu_id && !t.on_cpu && t.since >= gap_from && t.since < ts &&
-                             t.state != Microstate::kUnknown && t.state != Microstate::kZombie;
+                             IsWaitingForCpu(t.state);
     if (!came_in_gap) continue;
     t.lost_touched = true;
     if (t.held_from >= 0) FlushHeld(t);
@@ -835,7 +890,9 @@ void StateMachine::CutSegments(int64_t ts) {
   for (Thread& t : threads_.threads()) {
     if (t.held_from >= 0) FlushHeld(t);
     if (t.freed || ts <= t.since) continue;
+    const bool in_gap = InLostGapUntouched(t);
     Transition(t, t.state, t.abstract, ts);
+    if (in_gap) t.lost_gap_at = ts;  // still untouched by anything but the cut
   }
 }
 
@@ -858,6 +915,15 @@ void StateMachine::Finish(int64_t end_ts) {
     // after. Since that wakeup or preemption, its state is unknown. (A system-wide
     // recording leaves out only switches between two of its own threads.)
     if (RunsUnseen(t) && !t.on_cpu && IsWaitingForCpu(t.state)) {
+      t.state = Microstate::kUnknown;
+      t.abstract = AbstractState::kNone;
+    }
+    // Queued on a CPU whose events were lost to the end (its data unreadable, say): it
+    // may have run there unseen since.
+    if (!t.on_cpu && t.cpu >= 0 && static_cast<size_t>(t.cpu) < cpus_.size() &&
+        cpus_[t.cpu].lost_gap_from >= 0 && t.since >= cpus_[t.cpu].lost_gap_from &&
+        t.state != Microstate::kZombie) {
+      t.lost_touched = true;
       t.state = Microstate::kUnknown;
       t.abstract = AbstractState::kNone;
     }

@@ -186,6 +186,10 @@ class StateMachine final : public EventSink {
   void CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts);
   // A record earlier than the CPU's last: its clock went backwards, or the gap closes.
   void EarlierThanLast(Cpu& cpu, const EventCommon& c);
+  // In a gap OpenLostGap began, with nothing shown of it since.
+  static bool InLostGapUntouched(const Thread& t);
+  void LeaveIdleCpu(int32_t cpu_id, int64_t ts);
+  void ForgetWaitInLostGap(Thread& t);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
@@ -278,7 +282,9 @@ class StateMachine final : public EventSink {
   int64_t cur_ts_ = 0;
   int32_t cur_cpu_ = 0;
   int64_t first_ts_ = -1;
-  bool events_lost_ = false;  // the trace so far lost events (PushLostEvents)
+  bool events_lost_ = false;                     // the trace so far lost events (PushLostEvents)
+  std::vector<LostEvents> losses_before_start_;  // reported before any record
+  int open_lost_gaps_ = 0;                       // CPUs with Cpu::lost_gap_from set
   int64_t last_ts_ = 0;
   bool finished_ = false;
 };

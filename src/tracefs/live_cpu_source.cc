@@ -91,14 +91,16 @@ size_t LiveCpuSource::Drain(size_t max_pages) {
       if (lost > 0) stats_.lost_events += static_cast<uint64_t>(lost);
       uint64_t page_ts = 0;
       std::memcpy(&page_ts, buf.data(), sizeof(page_ts));
-      page.records[0] = RawRecord{count > 0 ? page.records[1].ts : static_cast<int64_t>(page_ts),
-                                  nullptr, 0, cpu_, lost};
+      // Dated where the gap began, as the file readers do: this CPU's record before it.
+      const int64_t after = count > 0 ? page.records[1].ts : static_cast<int64_t>(page_ts);
+      page.records[0] = RawRecord{last_ts_ >= 0 ? last_ts_ : after, nullptr, 0, cpu_, lost};
       page.records.resize(count + 1);
     } else {
       page.records.erase(page.records.begin());
       page.records.resize(count);
     }
     stats_.events += count;
+    if (count > 0) last_ts_ = page.records.back().ts;
     ++stats_.pages;
     uint64_t commit = 0;
     std::memcpy(&commit, buf.data() + 8, sizeof(long));

@@ -83,6 +83,7 @@ class LiveCpuSource {
   int tee_fd_ = -1;
   PageSink sink_;
   CpuRecordStats stats_;
+  int64_t last_ts_ = -1;  // of the latest record read (a loss is dated there)
 };
 
 }  // namespace cstool

@@ -779,6 +779,98 @@ TEST(StateMachine, LostEventsBeforeACpusFirstRecordGoBackToTheStart) {
   EXPECT_TILED(s);
 }
 
+// 20, queued on CPU 1 before its events were lost, is switched in on CPU 0 inside the
+// gap, before any syscall said whether it runs in user or kernel mode: it runs there, and
+// CPU 1's next record must not take it off CPU 0.
+TEST(StateMachine, LostEventsLeaveAThreadRunningElsewhereOnItsCpu) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(0, 1, 0, kR, 20);
+  s.Switch(100, 1, 20, kR, 30, true);
+  s.SysEnter(300, 1, 30, kWrite);
+  s.Lost(300, 1, 9);
+  s.Switch(300, 0, 10, kR, 20, true);
+  s.SysExit(550, 1, 30, kWrite);  // closes CPU 1's gap
+  for (const Thread& t : s.sm().threads())
+    if (t.tid == 20) EXPECT_TRUE(t.on_cpu && t.cpu == 0);
+  s.SysEnter(600, 0, 20, kRead);  // 20 on CPU 0, as the model has it
+  s.Finish(900);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kEventFromSleepingThread), 0u);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 0u);
+  EXPECT_EQ(s.Micro(20, M::kUser), 100 + 300);  // 0..100 and 300..600 (the read settles it)
+  EXPECT_EQ(s.Micro(20, M::kSys), 300);
+  EXPECT_TILED(s);
+}
+
+// CPU 1's data could not be read at all (a loss reported before any record, never
+// closed). CPU 0 goes idle at 200 with 10 still queued there: it must have moved to CPU 1
+// unseen, and is unknown from there. 40, woken onto CPU 1 at 300, is unknown from then.
+TEST(StateMachine, AnUnreadableCpuMakesWhatWentThereUnknown) {
+  Sim s;
+  s.Lost(0, 1, -1);
+  s.Switch(10, 0, 0, kR, 10);
+  s.SysEnter(11, 0, 10, kWrite);
+  s.SysExit(12, 0, 10, kWrite);
+  s.Switch(100, 0, 10, kR, 20, true);
+  s.SysEnter(110, 0, 20, kRead);
+  s.Switch(200, 0, 20, kS, 0);
+  s.Wake(300, 0, 0, 40, 1, kFlagHardirq, WakeupKind::kWakeup);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 100);  // 100..200
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 700);           // 200..900
+  EXPECT_TRUE(s.Report(10).thread->lost_touched);
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 890);  // before it was seen, and from its wakeup
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuWakeup), 0);
+  EXPECT_TRUE(s.Report(40).thread->lost_touched);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kLostEvents), 1u);
+  EXPECT_TILED(s);
+}
+
+// 40 is woken onto CPU 1 while CPU 1 loses events, and shows up on CPU 0 before CPU 1's
+// next record: it may have run on CPU 1 in between, so its wait is unknown.
+TEST(StateMachine, AThreadQueuedInAGapAndSeenElsewhereWaitedUnknown) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(0, 1, 0, kR, 20);
+  s.SysEnter(300, 1, 20, kWrite);
+  s.Lost(300, 1, 9);
+  s.WakeBoth(350, 0, 10, 40, 1);
+  s.Switch(450, 0, 10, kR, 40, true);
+  s.SysEnter(460, 0, 40, kRead);
+  s.SysExit(550, 1, 20, kWrite);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 350 + 100);  // before it was seen; 350..450
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(40, M::kUser), 10);
+  EXPECT_TRUE(s.Report(40).thread->lost_touched);
+  EXPECT_TILED(s);
+}
+
+// 50 exits on CPU 1 right before its events are lost (its final switch among them); its
+// parent's wait4 then reaps it, which ends its life though the model never saw it a zombie.
+TEST(StateMachine, AThreadExitingIntoLostEventsIsReapedByItsParent) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWait4);
+  s.Switch(2, 0, 10, kS, 0);
+  s.Switch(0, 1, 0, kR, 50);
+  s.SysEnter(280, 1, 50, 231);  // exit_group
+  s.Exit(290, 1, 50);
+  s.Lost(290, 1, 9);
+  s.Switch(550, 1, 0, kR, 0);  // CPU 1's next record: idle
+  s.WakeBoth(560, 1, 0, 10, 0);
+  s.Switch(570, 0, 0, kR, 10);
+  s.SysExit(600, 0, 10, kWait4, 0, /*ret=*/50);
+  s.Finish(900);
+  EXPECT_EQ(s.Report(50).thread->end_ts, 600);
+  EXPECT_EQ(s.Micro(50, M::kUnknown), 600 - 290);
+  EXPECT_TILED(s);
+}
+
 // An interrupt open when CPU 1 lost events: whether it ended is unknown, so the time
 // after the gap is not the interrupt's. The interrupt's exit does not show which task
 // runs: 20 is unknown until its own next event.
