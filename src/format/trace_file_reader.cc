@@ -170,12 +170,22 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   const std::string_view got(head, static_cast<size_t>(f.gcount()));
   if (got.empty())
     throw Error(fmt::format("{}: empty file (0 bytes): no trace.dat header at offset 0", path));
+  // A file that ends inside its fixed header was cut short, whatever the bytes so far.
+  const bool ended = got.size() < sizeof(head);
+  auto truncated = [&] {
+    return Error(
+        fmt::format("{}: truncated at offset {} (the file header: file ends)", path, got.size()));
+  };
+  if (ended && got.size() < tracefile::kTraceDatMagic.size() &&
+      tracefile::kTraceDatMagic.substr(0, got.size()) == got)
+    throw truncated();
   if (got.size() < tracefile::kTraceDatMagic.size() ||
       got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
     throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path));
 
   // Refuse what no backend can read before libtracecmd sees a damaged header.
   const size_t version_end = got.find('\0', tracefile::kTraceDatMagic.size());
+  if (version_end == std::string_view::npos && ended) throw truncated();
   if (version_end == std::string_view::npos)
     throw Error(fmt::format("{}: corrupt file at offset {}: unterminated version string", path,
                             tracefile::kTraceDatMagic.size()));
@@ -184,9 +194,16 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   if (version != "6" && version != "7")
     throw Error(fmt::format("{}: unsupported trace.dat version \"{}\" at offset {}", path, version,
                             tracefile::kTraceDatMagic.size()));
-  if (version_end + 1 >= got.size() || static_cast<uint8_t>(got[version_end + 1]) > 1)
+  if (version_end + 1 >= got.size()) throw truncated();
+  if (static_cast<uint8_t>(got[version_end + 1]) > 1)
     throw Error(
         fmt::format("{}: corrupt file at offset {}: bad endianness byte", path, version_end + 1));
+  // The rest of the fixed header (long size, page size; v7's compression) cut short.
+  if (ended && !V6TraceFile::CanRead(got) && !V7TraceFile::CanRead(got)) {
+    const size_t fixed = version_end + 1 + 1 + 1 + 4;
+    if (got.size() < fixed || (version == "7" && got.find('\0', fixed) == std::string_view::npos))
+      throw truncated();
+  }
 
   // The own parsers when they can read the file, else libtracecmd.
   auto fast = [&]() -> std::unique_ptr<TraceFileReader> {

@@ -125,6 +125,19 @@ TEST_F(BadFile, HeaderSectionOfTwoToTheSixtyBytes) {
   EXPECT_NE(msg.find(fmt::format("offset {}", at + 20)), std::string::npos) << msg;
 }
 
+// A file cut anywhere in its first bytes says so, for v6 and v7 alike: not "bad magic",
+// "bad endianness byte" or a libtracecmd failure with no offset.
+TEST_F(BadFile, CutInTheFileHeaderIsTruncated) {
+  for (const char* fixture : {"small_v6.dat", "small_v7_zstd.dat"}) {
+    const std::string whole = ReadWholeFile(kFixtures + fixture);
+    for (size_t n = 1; n <= 64; ++n) {
+      const std::string msg = StrictError(whole.substr(0, n));
+      EXPECT_NE(msg.find("truncated at offset"), std::string::npos)
+          << fixture << " " << n << ": " << msg;
+    }
+  }
+}
+
 TEST_F(BadFile, CpuDataOffsetPastTheEnd) {
   for (const auto& d : data_) {
     if (d.size == 0) continue;
