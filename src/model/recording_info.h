@@ -91,6 +91,9 @@ struct RecordingInfo {
   // -a: the recorder's own threads, kept out of event tracing (set_event_notrace_pid, as
   // trace-cmd does); only other threads' switches and wakeups show them.
   std::vector<int32_t> untraced_tids;
+  // cstool irq: the recorder's own threads, traced (an interrupt on its CPU counts) but
+  // not the report's.
+  std::vector<int32_t> recorder_tids;
   // -C: the online CPUs left out. A thread's switches and time there are not in the trace.
   std::vector<int32_t> untraced_cpus;
   std::vector<std::string> missing_events;  // default events this kernel lacks
@@ -161,10 +164,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
                                                 system_wide, trace_clock, start_ts, end_ts, cpus,
-                                                threads, untraced_tids, missing_events, child,
-                                                attach_seeds, attach_seed_ts, kernel_counters,
-                                                perf_counters, recovered, window_start_ts, trigger,
-                                                ended_early, steal, steal_step_ns,
-                                                wakelist_function, untraced_cpus)
+                                                threads, untraced_tids, recorder_tids,
+                                                missing_events, child, attach_seeds, attach_seed_ts,
+                                                kernel_counters, perf_counters, recovered,
+                                                window_start_ts, trigger, ended_early, steal,
+                                                steal_step_ns, wakelist_function, untraced_cpus)
 
 }  // namespace cstool

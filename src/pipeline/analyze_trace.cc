@@ -152,7 +152,9 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
     if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
     if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
   }
-  policy.untraced_tids = info->untraced_tids;
+  policy.recorder_tids = info->untraced_tids;
+  policy.recorder_tids.insert(policy.recorder_tids.end(), info->recorder_tids.begin(),
+                              info->recorder_tids.end());
   if (info->system_wide || info->target_pids.empty()) return policy;
   policy.all = false;
   policy.root_pids = info->target_pids;

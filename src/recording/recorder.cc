@@ -604,6 +604,8 @@ void Recorder::StartTracing() {
     if (unfiltered_session_) unfiltered_session_->AddPids(own);
     threads_.Add(list);
     info_.untraced_tids.assign(own.begin(), own.end());
+  } else if (o_.system_wide) {
+    for (const auto& t : ListThreads(::getpid())) info_.recorder_tids.push_back(t.tid);
   }
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.

@@ -7,7 +7,7 @@ namespace cstool {
 ThreadTracker::ThreadTracker(TrackingPolicy policy) : policy_(std::move(policy)) {
   for (auto [tid, tgid] : policy_.known_tgids) tgid_hint_[tid] = tgid;
   // Searched for every new thread: an -a recording lists thousands.
-  std::sort(policy_.untraced_tids.begin(), policy_.untraced_tids.end());
+  std::sort(policy_.recorder_tids.begin(), policy_.recorder_tids.end());
   std::sort(policy_.kernel_threads.begin(), policy_.kernel_threads.end());
 }
 
@@ -17,7 +17,7 @@ bool ThreadTracker::IsTrackedRoot(int32_t tid) const {
 }
 
 bool ThreadTracker::IsReportable(int32_t tid, int32_t tgid) const {
-  if (std::binary_search(policy_.untraced_tids.begin(), policy_.untraced_tids.end(), tid))
+  if (std::binary_search(policy_.recorder_tids.begin(), policy_.recorder_tids.end(), tid))
     return false;
   return policy_.all || IsTrackedRoot(tid) || (tgid != 0 && IsTrackedRoot(tgid));
 }

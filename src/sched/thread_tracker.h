@@ -23,9 +23,10 @@ struct TrackingPolicy {
   bool all = true;                 // -a recordings and foreign files: every thread
   std::vector<int32_t> root_pids;  // processes followed, with their descendants
   std::vector<std::pair<int32_t, int32_t>> known_tgids;  // tid -> tgid from the recorder
-  // Threads that are never the report's even when `all`: the recorder's own, which it
-  // kept out of tracing (the model still follows them to know who holds each CPU).
-  std::vector<int32_t> untraced_tids;
+  // Threads that are never the report's even when `all`: the recorder's own, whether it
+  // kept them out of tracing or not (the model still follows them to know who holds
+  // each CPU).
+  std::vector<int32_t> recorder_tids;
   // Kernel threads the recorder listed (PF_KTHREAD), besides kthreadd.
   std::vector<int32_t> kernel_threads;
 };

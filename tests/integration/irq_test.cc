@@ -10,12 +10,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/cpu_list.h"
+#include "format/trace_file_reader.h"
 #include "interrupts/irq_affinity.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
@@ -84,6 +86,28 @@ TEST_F(IrqTest, JsonListsTheLocalTimerVectorWithPerCpuCounts) {
   EXPECT_EQ(sum, (*lt)["count"].get<uint64_t>());
   EXPECT_GE((*lt)["max_ns"].get<int64_t>(), (*lt)["mean_ns"].get<int64_t>());
   EXPECT_TRUE(j["tasks"].is_array());
+}
+
+// cstool irq traces its own threads too (an interrupt on their CPU is noise like any
+// other), lists them in the file, and leaves them out of every task table.
+TEST_F(IrqTest, TheRecordersOwnThreadsAreTracedButNotReported) {
+  const fs::path file =
+      fs::temp_directory_path() / ("cstool_irq_own_" + std::to_string(::getpid()) + ".dat");
+  CommandResult irq =
+      RunCommand({kCstool, "irq", "-N", "0.5", "--format", "json", "-o", file.string()});
+  ASSERT_EQ(irq.status, 0) << irq.err;
+  const auto info = OpenTraceFile(file.string())->recording_info();
+  CommandResult rep = RunCommand({kCstool, "report", file.string(), "--format", "json"});
+  fs::remove(file);
+  ASSERT_TRUE(info.has_value());
+  ASSERT_FALSE(info->recorder_tids.empty());
+  EXPECT_TRUE(info->untraced_tids.empty()) << "traced, not left out";
+  const std::set<int32_t> own(info->recorder_tids.begin(), info->recorder_tids.end());
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  for (const auto& t : nlohmann::json::parse(rep.out).at("threads"))
+    EXPECT_EQ(own.count(t.at("tid").get<int32_t>()), 0u) << t.at("tid");
+  for (const auto& t : nlohmann::json::parse(irq.out).at("tasks"))
+    EXPECT_EQ(own.count(t.at("tid").get<int32_t>()), 0u) << t.dump();
 }
 
 TEST_F(IrqTest, TimerInjectionRateAgreesWithAnIndependentIrqRecording) {

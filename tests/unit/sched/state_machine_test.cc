@@ -1067,7 +1067,7 @@ TEST(StateMachine, AnUnfollowedThreadSeenRunningAlsoRunsUnseen) {
 // own threads: one of them woken and not seen switched in by the end waits for a CPU.
 TEST(StateMachine, ARecordersOwnThreadQueuedAtTheEndOfASystemWideTraceWaits) {
   TrackingPolicy policy;
-  policy.untraced_tids = {10};
+  policy.recorder_tids = {10};
   Sim s({}, policy);
   s.Switch(0, 0, 0, kR, 20);
   s.WakeBoth(1'000, 0, 20, 10, 1);
@@ -1797,7 +1797,7 @@ TEST(StateMachine, WithMinusATheRecordersIncrementsFillTheGapsTheyMade) {
     TraceCapabilities caps = WithIncrements();
     caps.all_increments = true;
     TrackingPolicy policy;  // -a: every thread but the recorder's
-    policy.untraced_tids = {900};
+    policy.recorder_tids = {900};
     Sim s(caps, policy);
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
@@ -2144,7 +2144,7 @@ TEST(StateMachine, InterruptShowsTheUntracedSwitchFromIdle) {
 // tell when it switched; the next task's wait runs to the traced switch.
 TEST(StateMachine, UntracedPrevsRemoteIncrementDoesNotPlaceItsVoluntarySwitch) {
   TrackingPolicy policy;
-  policy.untraced_tids = {50};
+  policy.recorder_tids = {50};
   Sim s(WithIncrements(), policy);
   s.Switch(0, 1, 0, kR, 50);
   s.Switch(0, 0, 0, kR, 10);

@@ -35,7 +35,7 @@ TEST(ThreadTracker, FollowsRootsTheirThreadsAndHintedTgids) {
 }
 
 TEST(ThreadTracker, FollowingAllLeavesOutTheUntracedThreads) {
-  ThreadTracker threads({.all = true, .known_tgids = {{6, 5}}, .untraced_tids = {5, 6}});
+  ThreadTracker threads({.all = true, .known_tgids = {{6, 5}}, .recorder_tids = {5, 6}});
   EXPECT_FALSE(threads.Add(5, "cstool", 0, false).tracked);
   EXPECT_FALSE(threads.Add(6, "cstool", 0, false).tracked);
   EXPECT_TRUE(threads.Add(7, "other", 0, false).tracked);
