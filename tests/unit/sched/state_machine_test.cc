@@ -680,16 +680,22 @@ TEST(StateMachine, LostEventsMakeTheGapUnknown) {
   EXPECT_TILED(s);
 }
 
-// CPU 1 loses events and 20, running there, shows up on CPU 0 at 400: its switch-out
-// was among them. It is unknown only until then, and no anomaly says it ran twice.
-TEST(StateMachine, LostEventsEndAtTheThreadsNextEventOnAnotherCpu) {
-  Sim s;
+// 10 runs on CPU 0 (user mode, as its syscalls show) and 20 on CPU 1, in a write from
+// 300, CPU 1's last record before it loses events.
+void LoseCpuOneEventsAt300(Sim& s) {
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(1, 0, 10, kWrite);
   s.SysExit(2, 0, 10, kWrite);
   s.Switch(0, 1, 0, kR, 20);
   s.SysEnter(300, 1, 20, kWrite);
   s.Lost(300, 1, 9);
+}
+
+// CPU 1 loses events and 20, running there, shows up on CPU 0 at 400: its switch-out
+// was among them. It is unknown only until then, and no anomaly says it ran twice.
+TEST(StateMachine, LostEventsEndAtTheThreadsNextEventOnAnotherCpu) {
+  Sim s;
+  LoseCpuOneEventsAt300(s);
   s.Switch(400, 0, 10, kS, 20);
   s.SysExit(450, 0, 20, kWrite);
   s.Finish(900);
@@ -705,12 +711,7 @@ TEST(StateMachine, LostEventsEndAtTheThreadsNextEventOnAnotherCpu) {
 // rest of the CPU's data was damaged): its thread is unknown to the end.
 TEST(StateMachine, LostEventsWithNoRecordAfterLastToTheEnd) {
   Sim s;
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1, 0, 10, kWrite);
-  s.SysExit(2, 0, 10, kWrite);
-  s.Switch(0, 1, 0, kR, 20);
-  s.SysEnter(300, 1, 20, kWrite);
-  s.Lost(300, 1, 9);
+  LoseCpuOneEventsAt300(s);
   s.SysEnter(600, 0, 10, kRead);
   s.Finish(900);
   EXPECT_EQ(s.Micro(20, M::kUnknown), 600);
@@ -740,12 +741,7 @@ TEST(StateMachine, LostEventsTakeTheRunningThreadOffItsCpu) {
 // run there unseen, so its wait is unknown until CPU 1's next record, and waits after.
 TEST(StateMachine, LostEventsCoverAThreadQueuedInTheGap) {
   Sim s;
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1, 0, 10, kWrite);
-  s.SysExit(2, 0, 10, kWrite);
-  s.Switch(0, 1, 0, kR, 20);
-  s.SysEnter(300, 1, 20, kWrite);
-  s.Lost(300, 1, 9);
+  LoseCpuOneEventsAt300(s);
   s.WakeBoth(350, 0, 10, 40, 1);
   s.SysExit(550, 1, 20, kWrite);
   s.Switch(600, 1, 20, kS, 40);
@@ -832,12 +828,7 @@ TEST(StateMachine, AnUnreadableCpuMakesWhatWentThereUnknown) {
 // next record: it may have run on CPU 1 in between, so its wait is unknown.
 TEST(StateMachine, AThreadQueuedInAGapAndSeenElsewhereWaitedUnknown) {
   Sim s;
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1, 0, 10, kWrite);
-  s.SysExit(2, 0, 10, kWrite);
-  s.Switch(0, 1, 0, kR, 20);
-  s.SysEnter(300, 1, 20, kWrite);
-  s.Lost(300, 1, 9);
+  LoseCpuOneEventsAt300(s);
   s.WakeBoth(350, 0, 10, 40, 1);
   s.Switch(450, 0, 10, kR, 40, true);
   s.SysEnter(460, 0, 40, kRead);
