@@ -37,6 +37,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "sched/state_machine_inl.h"
 
@@ -90,7 +91,7 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
   first_ts_ = c.ts;
   // Losses reported before any record (a CPU whose data could not be read at all) began
   // with the trace.
-  std::vector<LostEvents> losses = std::move(losses_before_start_);
+  std::vector<LostEvents> losses = std::exchange(losses_before_start_, {});
   for (LostEvents& e : losses) {
     e.ts = first_ts_;
     PushLostEvents(e);
