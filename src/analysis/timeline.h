@@ -103,7 +103,7 @@ class TimelineObserver : public Observer {
   std::vector<const Thread*> threads_;           // by Thread::id, for the final flush
   std::unordered_map<int32_t, bool> processes_;  // pid -> named after its leader
   std::vector<bool> cpu_named_;
-  std::vector<int64_t> lost_ts_;  // where lost-events gaps ended, sorted
+  std::vector<int64_t> lost_ts_;  // where lost-events gaps began, sorted
   uint64_t next_flow_ = 1;
   bool cpus_process_named_ = false;
   bool keep_open_ = false;

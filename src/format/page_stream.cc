@@ -243,7 +243,7 @@ std::span<const RawRecord> PageRecordStream::NextBatch() {
       std::memmove(out + n + 1, out + n, got * sizeof(RawRecord));
       // Dated where the gap began, the CPU's last record before it: what other CPUs show
       // after that comes after the loss.
-      const int64_t gap_from = n > 0 ? out[n - 1].ts : have_last_ts_ ? last_ts_ : out[n + 1].ts;
+      const int64_t gap_from = have_last_ts_ ? last_ts_ : out[n + 1].ts;
       out[n] = RawRecord{gap_from, nullptr, 0, cpu_, pending_lost_};
       pending_lost_ = 0;
       ++n;

@@ -594,18 +594,20 @@ void Recorder::StartTracing() {
     r->Start();
     r->AvoidOwnCpu(online_);
   }
-  if (o_.system_wide && o_.exclude_self) {
-    // Like trace-cmd: the recorder's own activity is not part of "everything".
+  if (o_.system_wide) {
     auto list = ListThreads(::getpid());
     std::vector<int> own;
     own.reserve(list.size());
     for (const auto& t : list) own.push_back(t.tid);
-    for (TracefsSession* s : Sessions()) s->ExcludePids(own);
-    if (unfiltered_session_) unfiltered_session_->AddPids(own);
-    threads_.Add(list);
-    info_.untraced_tids.assign(own.begin(), own.end());
-  } else if (o_.system_wide) {
-    for (const auto& t : ListThreads(::getpid())) info_.recorder_tids.push_back(t.tid);
+    if (o_.exclude_self) {
+      // Like trace-cmd: the recorder's own activity is not part of "everything".
+      for (TracefsSession* s : Sessions()) s->ExcludePids(own);
+      if (unfiltered_session_) unfiltered_session_->AddPids(own);
+      threads_.Add(list);
+      info_.untraced_tids.assign(own.begin(), own.end());
+    } else {
+      info_.recorder_tids.assign(own.begin(), own.end());  // traced, not the report's
+    }
   }
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.

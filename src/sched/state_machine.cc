@@ -772,8 +772,7 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   // for a thread nothing shows, until the CPU's next record (CloseLostGap), where it
   // resumes its last known state.
   Cpu& cpu = cpus_[e.cpu];
-  const int64_t gap_from =
-      cpu.last_ts != INT64_MIN || first_ts_ < 0 ? e.ts : std::min(e.ts, first_ts_);
+  const int64_t gap_from = cpu.last_ts != INT64_MIN ? e.ts : std::min(e.ts, first_ts_);
   if (cpu.lost_gap_from < 0) {
     ++open_lost_gaps_;
     cpu.lost_gap_from = gap_from;
@@ -815,11 +814,6 @@ void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
   t.lost_gap_cpu = cpu_id;
 }
 
-// The CPU's first record after lost events. A thread the gap left unknown and nothing
-// has shown since resumes its state here, but the one that was running there is off it
-// now (if it still runs, its own next event says so), its state unknown until then. A
-// thread queued (or moved) here during the gap may have run unseen: its time since is
-// unknown too.
 // A CPU does not go idle with a task queued on it: one the model still has queued here
 // was moved elsewhere unseen, while another CPU was losing its events (where it may have
 // run). It is unknown from here to its next event.
@@ -832,16 +826,26 @@ void StateMachine::LeaveIdleCpu(int32_t cpu_id, int64_t ts) {
   }
 }
 
+// The state `t` has been in since `since` becomes unknown: the stretch the caller's next
+// transition ends (held segments before it stay as they were).
+void StateMachine::MakeOpenStretchUnknown(Thread& t) {
+  t.lost_touched = true;
+  if (t.held_from >= 0) FlushHeld(t);
+  t.state = Microstate::kUnknown;
+  t.abstract = AbstractState::kNone;
+}
+
+// Queued (or moved) onto its CPU while that CPU was losing events, and not seen since.
+bool StateMachine::QueuedInLostGap(const Thread& t) const {
+  if (t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return false;
+  const int64_t gap_from = cpus_[t.cpu].lost_gap_from;
+  return gap_from >= 0 && t.since >= gap_from && IsWaitingForCpu(t.state);
+}
+
 // `t`, queued on a CPU while it was losing events, shows up on another: it may have run
 // there meanwhile, so its wait since is unknown.
 void StateMachine::ForgetWaitInLostGap(Thread& t) {
-  if (t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
-  const int64_t gap_from = cpus_[t.cpu].lost_gap_from;
-  if (gap_from < 0 || t.since < gap_from || !IsWaitingForCpu(t.state)) return;
-  t.lost_touched = true;
-  if (t.held_from >= 0) FlushHeld(t);
-  t.state = Microstate::kUnknown;  // what the caller's transition ends
-  t.abstract = AbstractState::kNone;
+  if (QueuedInLostGap(t)) MakeOpenStretchUnknown(t);
 }
 
 void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
@@ -853,10 +857,12 @@ void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
   Flag(Anomaly::kTimeBackwards, nullptr);
 }
 
+// The CPU's first record after lost events. A thread the gap left unknown and nothing
+// has shown since resumes its state here, but the one that was running there is off it
+// now (if it still runs, its own next event says so), its state unknown until then. A
+// thread queued (or moved) here during the gap may have run unseen: its time since is
+// unknown too.
 void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
-  const int64_t gap_from = cpu.lost_gap_from;
-  cpu.lost_gap_from = -1;
-  --open_lost_gaps_;
   for (Thread& t : threads_.threads()) {
     if (t.freed) continue;
     if (t.lost_gap_at >= 0 && t.lost_gap_cpu == cpu_id) {
@@ -872,19 +878,16 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
         continue;
       }
     }
-    const bool came_in_gap = t.cpu == cpu_id && !t.on_cpu && t.since >= gap_from && t.since < ts &&
-                             IsWaitingForCpu(t.state);
-    if (!came_in_gap) continue;
-    t.lost_touched = true;
-    if (t.held_from >= 0) FlushHeld(t);
+    if (t.cpu != cpu_id || t.since >= ts || !QueuedInLostGap(t)) continue;
     const Microstate state = t.state;
     const AbstractState abstract = t.abstract;
     const bool waking_unqueued = t.waking_unqueued;
-    t.state = Microstate::kUnknown;  // the stretch since it came, then its state again
-    t.abstract = AbstractState::kNone;
+    MakeOpenStretchUnknown(t);  // the stretch since it came, then its state again
     Transition(t, state, abstract, ts);
     t.waking_unqueued = waking_unqueued;
   }
+  cpu.lost_gap_from = -1;
+  --open_lost_gaps_;
 }
 
 void StateMachine::CutSegments(int64_t ts) {
@@ -923,11 +926,8 @@ void StateMachine::Finish(int64_t end_ts) {
     // may have run there unseen since.
     if (!t.on_cpu && t.cpu >= 0 && static_cast<size_t>(t.cpu) < cpus_.size() &&
         cpus_[t.cpu].lost_gap_from >= 0 && t.since >= cpus_[t.cpu].lost_gap_from &&
-        t.state != Microstate::kZombie) {
-      t.lost_touched = true;
-      t.state = Microstate::kUnknown;
-      t.abstract = AbstractState::kNone;
-    }
+        t.state != Microstate::kZombie)
+      MakeOpenStretchUnknown(t);
     Transition(t, t.state, t.abstract, end_ts);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
     CloseOpenSyscall(t, end_ts);

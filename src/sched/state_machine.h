@@ -190,6 +190,8 @@ class StateMachine final : public EventSink {
   static bool InLostGapUntouched(const Thread& t);
   void LeaveIdleCpu(int32_t cpu_id, int64_t ts);
   void ForgetWaitInLostGap(Thread& t);
+  bool QueuedInLostGap(const Thread& t) const;
+  void MakeOpenStretchUnknown(Thread& t);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
