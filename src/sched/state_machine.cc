@@ -137,8 +137,11 @@ void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t
   if (open_lost_gaps_ > 0 && starts_run && t->cpu != cpu_id) [[unlikely]]
     ForgetWaitInLostGap(*t);
   if (starts_run) {
-    if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
+    if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state)) {
       Flag(Anomaly::kEventFromSleepingThread, t);
+      if (events_lost_ && IsSleeping(t->state)) [[unlikely]]
+        ForgetSleepAcrossLostGap(*t, in_ts);
+    }
     t->on_cpu = true;
   }
   t->cpu = cpu_id;
@@ -343,10 +346,13 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     } else if (IsSleeping(next->state) && next->state != Microstate::kStopped &&
                (caps_.waking || caps_.wakeup)) {
       // Switched in with no wakeup: schedule() found a signal pending and kept it on
-      // the runqueue (or the wakeup was lost). It was waiting for a CPU all along.
-      // (A trace without wakeup events cannot tell when a sleep ended: it lasts to here.)
-      Flag(Anomaly::kSwitchInWithoutWakeup, next);
-      next->state = Microstate::kWaitCpuPreempted;
+      // the runqueue, or the wakeup was among events lost. In the first case it was
+      // waiting for a CPU all along. (A trace without wakeup events cannot tell when a
+      // sleep ended: it lasts to here.)
+      if (!events_lost_ || !ForgetSleepAcrossLostGap(*next, in_ts)) [[likely]] {
+        Flag(Anomaly::kSwitchInWithoutWakeup, next);
+        next->state = Microstate::kWaitCpuPreempted;
+      }
     }
     if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
     if (open_lost_gaps_ > 0 && next->cpu != e.c.cpu) [[unlikely]]
@@ -848,6 +854,37 @@ void StateMachine::ForgetWaitInLostGap(Thread& t) {
   if (QueuedInLostGap(t)) MakeOpenStretchUnknown(t);
 }
 
+// `t`, believed asleep since it last changed state, runs with no wakeup seen. If some CPU
+// was losing events meanwhile, the wakeup may have been among them (a sched_waking is
+// recorded on the waker's CPU): from the first such loss to `ts` its time is unknown.
+// A sleep resumed where its CPU's gap ended (CloseLostGap) may have ended in that gap.
+// Returns whether there was one.
+bool StateMachine::ForgetSleepAcrossLostGap(Thread& t, int64_t ts) {
+  const bool resumed = t.resumed_after_gap_at == t.since;
+  int64_t from = FirstLossSince(resumed ? t.since - 1 : t.since);
+  if (from < 0) return false;
+  from = std::max(from, t.since);
+  if (from >= ts) return false;
+  t.lost_touched = true;
+  if (t.held_from >= 0) FlushHeld(t);
+  Transition(t, Microstate::kUnknown, AbstractState::kNone, from);
+  return true;
+}
+
+// The first time at or after `from` that some CPU was losing events (-1: none since). A
+// gap ends where its CPU's next record is: that record and what follows are seen.
+int64_t StateMachine::FirstLossSince(int64_t from) const {
+  int64_t first = INT64_MAX;
+  for (const Cpu& cpu : cpus_) {
+    if (cpu.lost_gap_from >= 0) first = std::min(first, std::max(cpu.lost_gap_from, from));
+    // Each CPU's gaps are in time order and apart: the first one still open at `from`.
+    const auto gap = std::partition_point(cpu.lost_gaps.begin(), cpu.lost_gaps.end(),
+                                          [from](const auto& g) { return g.second <= from; });
+    if (gap != cpu.lost_gaps.end()) first = std::min(first, std::max(gap->first, from));
+  }
+  return first == INT64_MAX ? -1 : first;
+}
+
 void StateMachine::EarlierThanLast(Cpu& cpu, const EventCommon& c) {
   if (cpu.lost_gap_from >= 0) {
     const int64_t before = cpu.last_ts_before_gap;
@@ -874,6 +911,7 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
         } else {
           Transition(t, t.state_before_gap, t.abstract_before_gap, std::max(ts, t.since));
           t.waking_unqueued = t.waking_unqueued_before_gap;
+          t.resumed_after_gap_at = t.since;
         }
         continue;
       }
@@ -886,6 +924,7 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
     Transition(t, state, abstract, ts);
     t.waking_unqueued = waking_unqueued;
   }
+  cpu.lost_gaps.emplace_back(cpu.lost_gap_from, ts);
   cpu.lost_gap_from = -1;
   --open_lost_gaps_;
 }

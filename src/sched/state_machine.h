@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/anomalies.h"
@@ -153,6 +154,8 @@ class StateMachine final : public EventSink {
     // last_ts is then INT64_MAX, and this the time of the record before the gap.
     int64_t lost_gap_from = -1;
     int64_t last_ts_before_gap = INT64_MIN;
+    // The gaps here that have closed, in time order: [from, to).
+    std::vector<std::pair<int64_t, int64_t>> lost_gaps;
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -190,6 +193,8 @@ class StateMachine final : public EventSink {
   static bool InLostGapUntouched(const Thread& t);
   void LeaveIdleCpu(int32_t cpu_id, int64_t ts);
   void ForgetWaitInLostGap(Thread& t);
+  bool ForgetSleepAcrossLostGap(Thread& t, int64_t ts);
+  int64_t FirstLossSince(int64_t from) const;
   bool QueuedInLostGap(const Thread& t) const;
   void MakeOpenStretchUnknown(Thread& t);
   void RefreshRunning(Cpu& cpu, int64_t ts);

@@ -210,6 +210,8 @@ struct Thread {
   Microstate state_before_gap = Microstate::kUnknown;
   AbstractState abstract_before_gap = AbstractState::kNone;
   bool waking_unqueued_before_gap = false;
+  // Where the CPU's next record resumed that state (a sleep's wakeup may be in the gap).
+  int64_t resumed_after_gap_at = -1;
 };
 
 }  // namespace cstool

@@ -755,6 +755,97 @@ TEST(StateMachine, LostEventsCoverAThreadQueuedInTheGap) {
   EXPECT_TILED(s);
 }
 
+// 40 sleeps in a read on CPU 0 from 100 while CPU 1 loses events in [300, 500). Its
+// wakeup may have been among them (a sched_waking is recorded on the waker's CPU), so
+// when it next runs with no wakeup seen it was asleep only until the loss began.
+void SleepWhileCpuOneLosesEvents(Sim& s) {
+  s.Switch(0, 0, 0, kR, 40);
+  s.SysEnter(50, 0, 40, kRead);
+  s.Switch(100, 0, 40, kS, 10);
+  s.Switch(110, 1, 0, kR, 20);
+  s.SysEnter(300, 1, 20, kWrite);
+  s.Lost(300, 1, 9);
+  s.SysExit(500, 1, 20, kWrite);  // CPU 1's next record
+}
+
+TEST(StateMachine, ASleeperSwitchedInWithoutAWakeupAfterALossWasUnknownFromIt) {
+  Sim s;
+  SleepWhileCpuOneLosesEvents(s);
+  s.Switch(700, 0, 10, kR, 40);
+  s.SysExit(750, 0, 40, kRead);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kSleep), 200);    // 100..300
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 400);  // 300..700, not a wait for a CPU
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.Micro(40, M::kSys), 50 + 50);
+  EXPECT_TRUE(s.Report(40).thread->lost_touched);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 0u);
+  EXPECT_TILED(s);
+}
+
+// The same sleeper first shows by its own event, its switch-in unrecorded.
+TEST(StateMachine, ASleepersFirstEventAfterALossEndsItsSleepWhereTheLossBegan) {
+  Sim s;
+  SleepWhileCpuOneLosesEvents(s);
+  s.SysExit(700, 0, 40, kRead);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kSleep), 200);
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 400);
+  EXPECT_TRUE(s.Report(40).thread->lost_touched);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kEventFromSleepingThread), 1u);
+  EXPECT_TILED(s);
+}
+
+// A loss that ended before the sleep began says nothing of its wakeup: switched in with
+// none, it waited for a CPU (a pending signal), as without any loss.
+TEST(StateMachine, ALossBeforeASleepLeavesItsSwitchInWithoutWakeupAWait) {
+  Sim s;
+  LoseCpuOneEventsAt300(s);
+  s.SysExit(500, 1, 20, kWrite);
+  s.SysEnter(550, 0, 10, kRead);
+  s.Switch(600, 0, 10, kS, 0);
+  s.Switch(800, 0, 0, kR, 10);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 200);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 0);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 1u);
+  EXPECT_TILED(s);
+}
+
+// 40 sleeps on CPU 1 when CPU 1 loses events: unknown through the gap, then its sleep
+// resumes at CPU 1's next record. Switched in with no wakeup, it may have been woken in
+// the gap: unknown from it.
+TEST(StateMachine, ASleepResumedAfterItsCpusLossMayHaveEndedInIt) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 40);
+  s.SysEnter(50, 1, 40, kRead);
+  s.Switch(100, 1, 40, kS, 20);
+  s.SysEnter(300, 1, 20, kWrite);
+  s.Lost(300, 1, 9);
+  s.SysExit(500, 1, 20, kWrite);
+  s.Switch(700, 0, 10, kR, 40);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kSleep), 200);
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 400);  // the gap 300..500, then 500..700
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 0u);
+  EXPECT_TILED(s);
+}
+
+// The record that ends CPU 1's gap is 20's own switch to sleep: the gap is before that
+// sleep, so its switch-in with no wakeup is a pending signal's wait for a CPU.
+TEST(StateMachine, ASleepBegunAtTheRecordEndingALossIsNotInIt) {
+  Sim s;
+  LoseCpuOneEventsAt300(s);
+  s.Switch(500, 1, 20, kS, 0);
+  s.Switch(800, 0, 10, kR, 20);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(20, M::kUnknown), 200);  // 300..500
+  EXPECT_EQ(s.Micro(20, M::kWaitCpuPreempted), 300);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 1u);
+  EXPECT_TILED(s);
+}
+
 // CPU 1's first record says events were lost before it: they were lost from the start,
 // so a thread queued there earlier (40, woken at 200 from CPU 0) may have run there.
 TEST(StateMachine, LostEventsBeforeACpusFirstRecordGoBackToTheStart) {
