@@ -168,7 +168,7 @@ struct CounterWindow {
   // span saw the exec runtime of `from`. Unlike the rest of the window this depends on
   // order: it must come before the segments it covers, which the state machine holds
   // until the increment (it flushes them unheld only after lost events or a run with
-  // thousands of segments and no increment; the cut then counts up to its own instant).
+  // tens of thousands of segments and no increment; the cut then counts up to its own instant).
   void NoteAccounted(int64_t from, int64_t to) {
     for (WindowCut& c : cuts)
       if (from <= c.ts && c.ts < to && c.on_cpu_to > c.ts) c.on_cpu_to = from;

@@ -12,7 +12,11 @@
 namespace cstool {
 
 constexpr size_t kMaxPendingSegments = 4096;
-constexpr size_t kMaxHeldSegments = 4096;
+// A thread's segments are held from one of the kernel's run-time increments to the next
+// (the tick makes one every 4 ms at HZ=250): hackbench's senders write for 3 ms between
+// two, 6 000 segments; the exit check needs them all held (the exit record may hold the
+// accounting of the increment before). 65 536 hold some 30 ms of back-to-back syscalls.
+constexpr size_t kMaxHeldSegments = 65536;
 // Between the runqueue clock read that an increment (sched_stat_runtime) is computed
 // with and the event itself: the enqueue and preemption check of a wakeup, or the start
 // of __schedule(); measured at 0.2-1.5 us on the reference VM. A larger gap between the

@@ -80,13 +80,19 @@ struct Thread {
     SegmentList& operator=(const SegmentList&) = default;
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    void clear() { size_ = 0; }
+    void clear() {
+      size_ = 0;
+      ReleaseLargeStore();
+    }
     void push_back(const Segment& s) {
       if (size_ == store_.size()) [[unlikely]]
         Grow();
       store_[size_++] = s;
     }
-    void truncate(size_t n) { size_ = std::min(n, size_); }
+    void truncate(size_t n) {
+      size_ = std::min(n, size_);
+      ReleaseLargeStore();
+    }
     Segment& operator[](size_t i) { return store_[i]; }
     Segment* begin() { return store_.data(); }
     Segment* end() { return store_.data() + size_; }
@@ -99,6 +105,14 @@ struct Thread {
 
    private:
     [[gnu::noinline]] void Grow() { store_.resize(store_.empty() ? 8 : 2 * store_.size()); }
+    // Emptied after a long run, the list gives its memory back: a run of thousands of
+    // syscalls between two increments would otherwise leave that much with every thread
+    // that once had one.
+    void ReleaseLargeStore() {
+      constexpr size_t kKeptCapacity = 1024;
+      if (size_ == 0 && store_.size() > kKeptCapacity) [[unlikely]]
+        store_ = {};
+    }
     std::vector<Segment> store_;
     size_t size_ = 0;
   };

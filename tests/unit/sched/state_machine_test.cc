@@ -1955,6 +1955,31 @@ TEST(StateMachine, ExitRecordHoldsOnlyTheUpdatesBeforeIt) {
   }
 }
 
+// hackbench's senders: after their last increment, 3 ms of 100-byte writes (6 000
+// segments) and the exit, whose record holds only that increment's accounting. The
+// window is cut there although the run since has more segments than a few thousand
+// (--check had put all of it in the record: +3 ms on-CPU).
+TEST(StateMachine, ExitRecordCutsARunOfThousandsOfSegmentsAtItsLastIncrement) {
+  Sim s(WithIncrements());
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+  int64_t ts = 10'000;
+  for (int i = 0; i < 3'000; ++i, ts += 1'000) {
+    s.SysEnter(ts + 100, 0, 10, kWrite);
+    s.SysExit(ts + 600, 0, 10, kWrite);
+  }
+  s.SysEnter(ts, 0, 10, kExitGroup);
+  s.Wake(ts + 5'000, 0, 10, 600, 1);  // the record
+  s.Exit(ts + 6'000, 0, 10);
+  s.StatRuntime(ts + 7'000, 0, 10, ts - 3'000);  // from 10'000
+  s.Switch(ts + 8'000, 0, 10, kStateZombie, 0);
+  s.Finish(ts + 9'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->accounted_at_exit, 10'000);
+  EXPECT_EQ(r.counter_window.exit_ts, 10'000);
+  EXPECT_EQ(r.counter_window.total.on_cpu_ns - r.counter_window.after_exit.on_cpu_ns, 10'000);
+}
+
 // A tick between the exit's start and the listener's wakeup: taskstats read the runtime
 // before or after it (the trace cannot tell), so the accounting before the tick is kept as
 // the record's other candidate, and the exit window is cut at both.
