@@ -25,11 +25,13 @@ class StateTrigger final : public LiveTrigger {
     return cstool::SchedulerEventsSuffice(observer_.condition());
   }
 
-  void Start(const TracefsSession& session, int file_cpus,
-             const std::vector<int32_t>& target_pids) override {
+  void Start(const TracefsSession& session, int file_cpus, const std::vector<int32_t>& target_pids,
+             const std::vector<ThreadIdentity>& known_threads) override {
     tep_ = LoadSessionTep(session, file_cpus);
     decoder_ = std::make_unique<EventDecoder>(tep_.get());
     TrackingPolicy policy;
+    for (const ThreadIdentity& t : known_threads)
+      if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
     if (!target_pids.empty()) {
       policy.all = false;
       policy.root_pids = target_pids;

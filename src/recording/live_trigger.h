@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "model/recording_info.h"
+
 namespace cstool {
 
 class LiveCpuSource;
@@ -27,10 +29,12 @@ class LiveTrigger {
   // Whether the scheduler events (EventSet::kScheduler) are all the condition needs;
   // otherwise its instance records the recording's whole event set.
   virtual bool SchedulerEventsSuffice() const = 0;
-  // Once, before tracing starts: the session's event formats and the followed
-  // processes (empty with -a: every thread).
+  // Once, before tracing starts: the session's event formats, the followed processes
+  // (empty with -a: every thread), and the threads /proc listed (their processes: a
+  // thread running before tracing began shows no fork to tell whose it is).
   virtual void Start(const TracefsSession& session, int file_cpus,
-                     const std::vector<int32_t>& target_pids) = 0;
+                     const std::vector<int32_t>& target_pids,
+                     const std::vector<ThreadIdentity>& known_threads) = 0;
   // Consumes every queued record with ts <= cut from `sources`, in time order;
   // returns the first time the condition held in them, if it did.
   virtual std::optional<TriggerHit> Feed(const std::vector<LiveCpuSource*>& sources,

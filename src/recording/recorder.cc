@@ -620,7 +620,7 @@ void Recorder::StartTracing() {
   ReadAttachSeeds();
   if (trigger_)
     trigger_->Start(*trigger_session_, file_cpus_,
-                    o_.system_wide ? std::vector<int32_t>{} : info_.target_pids);
+                    o_.system_wide ? std::vector<int32_t>{} : info_.target_pids, threads_.List());
   if (trigger_session_) trigger_session_->Start();
   if (kernel_window_) {
     kernel_window_->Start(MonotonicNowNs());

@@ -135,6 +135,39 @@ TEST_F(FlightTest, TriggerDumpsTheOneStall) {
   EXPECT_LT((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 1000000000);
 }
 
+// -p of a running process: its threads from before tracing (no fork in the trace says
+// whose they are) are the trigger's too. bursty's workers sleep 19 ms between 1 ms runs;
+// its main thread sleeps in pthread_join throughout, so only a worker can fire
+// `sleep>10ms` (before, none did: "no dump").
+TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
+  pid_t workload = ::fork();
+  if (workload == 0) {
+    ::execl(kWorkload.c_str(), kWorkload.c_str(), "bursty", "2", "4000", nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(workload, 0);
+  const fs::path tasks = fs::path("/proc") / std::to_string(workload) / "task";
+  for (int i = 0; i < 500; ++i) {
+    std::error_code ec;
+    const auto n = std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator{});
+    if (!ec && n >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const fs::path out = dir_ / "p.dat";
+  CommandResult r =
+      RunCommand({kCstool, "record", "--flight", "0.5", "--trigger", "sleep>10ms", "--max-dumps",
+                  "1", "-N", "3", "-p", std::to_string(workload), "-o", out.string()});
+  ::kill(workload, SIGKILL);
+  ::waitpid(workload, nullptr, 0);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(FilesStartingWith("p.dat"), std::vector<std::string>{"p.dat.1"}) << r.err;
+  nlohmann::json report = ReportJson(dir_ / "p.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const std::string trigger = report["trace"]["flight_dump"]["trigger"];
+  EXPECT_NE(trigger.find("sleep>10ms: tid "), std::string::npos) << trigger;
+  EXPECT_EQ(trigger.find("tid " + std::to_string(workload) + " "), std::string::npos) << trigger;
+}
+
 // SIGUSR1 to the recorder dumps the window, and the recording goes on.
 TEST_F(FlightTest, Sigusr1Dumps) {
   const fs::path out = dir_ / "s.dat";
