@@ -1,12 +1,43 @@
 // `cstool report`: option parsing only; the work is in commands/report_command.
+#include <charconv>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "cmd/commands.h"
 #include "cmd/reader_option.h"
 #include "commands/report_command.h"
 
 namespace cstool::cmd {
+
+namespace {
+
+// CLI11's PositiveNumber and NonNegativeNumber print their range, up to DBL_MAX in
+// 310 digits; these say what the option takes.
+CLI::Validator ThreadIdValidator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        int32_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size() && v > 0
+                   ? std::string()
+                   : "takes a thread id (a positive integer), not '" + s + "'";
+      },
+      "TID", "thread id");
+}
+
+CLI::Validator SecondsValidator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        double v = 0;
+        return CLI::detail::lexical_cast(s, v) && v >= 0
+                   ? std::string()
+                   : "takes seconds from the trace start (0 or more), not '" + s + "'";
+      },
+      "SECONDS", "seconds");
+}
+
+}  // namespace
 
 RunFn SetupReport(CLI::App& sub) {
   auto opts = std::make_shared<ReportOptions>();
@@ -64,16 +95,16 @@ RunFn SetupReport(CLI::App& sub) {
   auto* path = sub.add_option("--critical-path", opts->critical_path_tid,
                               "Print the critical path of thread TID instead of the tables: the "
                               "chain of wakers that explains its wall time")
-                   ->check(CLI::PositiveNumber);
+                   ->check(ThreadIdValidator());
   sub.add_option("--from", opts->path_from_s,
                  "Start of the --critical-path interval, in seconds from the trace start "
                  "(default: the thread's first event)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(SecondsValidator())
       ->needs(path);
   sub.add_option("--to", opts->path_to_s,
                  "End of the --critical-path interval, in seconds from the trace start "
                  "(default: the thread's end)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(SecondsValidator())
       ->needs(path);
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");

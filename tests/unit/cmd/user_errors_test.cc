@@ -258,6 +258,20 @@ TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
   EXPECT_TRUE(
       flight.err.starts_with("cstool record: --flight: takes a positive number of seconds\n"))
       << flight.err;
+  // CLI11's own number checks printed their range: up to DBL_MAX, in 310 digits.
+  for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--critical-path", "abc"},
+            "cstool report: --critical-path: takes a thread id (a positive integer), not 'abc'"},
+           {{"--critical-path", "0"},
+            "cstool report: --critical-path: takes a thread id (a positive integer), not '0'"},
+           {{"--critical-path", "12", "--from", "-1"},
+            "cstool report: --from: takes seconds from the trace start (0 or more), not '-1'"}}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "report", "x.dat"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult path = RunCommand(argv);
+    EXPECT_EQ(path.status, 2);
+    EXPECT_EQ(path.err, expected + "\nSee 'cstool report --help'.\n");
+  }
   CommandResult help = RunCommand({CSTOOL_BINARY, "report", "--help"});
   EXPECT_NE(help.out.find("--reader TEXT:{auto,fast,libtracecmd}=auto"), std::string::npos)
       << help.out;
