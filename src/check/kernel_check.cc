@@ -344,6 +344,7 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       case CheckStatus::kDisagree: {
         ++res.compared;
         if (!c.times_judged) break;
+        ++res.times_judged;
         NoteWorst(c.tid, c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.on_cpu_tolerance_ns,
                   &res.worst_on_cpu);
         {
@@ -436,10 +437,16 @@ std::string KernelCheckResult::Verdict() const {
   if (compared == 0)
     return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
+  // A verdict on switch counts alone must not read as one on the times too.
+  const std::string judged =
+      times_judged == compared
+          ? std::string()
+          : fmt::format("; times judged for {} of {} (the rest: switch counts only)", times_judged,
+                        compared);
   return fmt::format(
-             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}); worst "
-             "thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
-             verdict, agreeing, compared, compared, Considered(), others,
+             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
+             "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+             verdict, agreeing, compared, compared, Considered(), others, judged,
              WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
              static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +
          MissingEventsText();

@@ -130,6 +130,7 @@ struct KernelCheckResult {
   std::vector<ProcessCheck> processes;
   uint32_t compared = 0;  // agree + disagree
   uint32_t agreeing = 0;
+  uint32_t times_judged = 0;  // of `compared`: the rest had only their switch counts judged
   uint32_t lost = 0;
   uint32_t untraced = 0;
   uint32_t partial = 0;

@@ -134,6 +134,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       {"verdict", check.Verdict()},
       {"has_kernel_counters", check.has_counters},
       {"compared", check.compared},
+      {"times_judged", check.times_judged},
       {"agreeing", check.agreeing},
       {"partial", check.partial},
       {"lost_events", check.lost},

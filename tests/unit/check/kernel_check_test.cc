@@ -664,6 +664,12 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
   KernelCheckResult res = f.Check();
   EXPECT_TRUE(res.passed());
   EXPECT_EQ(res.worst_wait.tid, 0);  // unjudged times stay out of the worst thread
+  // And the verdict says that only switch counts were: a bare PASS read as one on times.
+  EXPECT_EQ(res.times_judged, 0u);
+  EXPECT_NE(res.Verdict().find(
+                "; times judged for 0 of 1 (the rest: switch counts only); worst thread: on-CPU -"),
+            std::string::npos)
+      << res.Verdict();
 
   w.AddSwitch(43 * kMs, false);  // one switch too many still fails
   EXPECT_EQ(CompareThread(r, f.Match(r), {}).status, CheckStatus::kDisagree);
