@@ -194,6 +194,7 @@ class StateMachine final : public EventSink {
   void LeaveIdleCpu(int32_t cpu_id, int64_t ts);
   void ForgetWaitInLostGap(Thread& t);
   bool ForgetSleepAcrossLostGap(Thread& t, int64_t ts);
+  void PickedUpByIdleCpu(Thread& t, int64_t ts);
   int64_t FirstLossSince(int64_t from) const;
   bool QueuedInLostGap(const Thread& t) const;
   void MakeOpenStretchUnknown(Thread& t);
