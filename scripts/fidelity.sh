@@ -58,6 +58,7 @@ workloads=(
   "fork-exec|-- sh -c 'for i in \$(seq 100); do /bin/true; done'"
   "pipeline|-- sh -c 'seq 1 300000 | cat | cat | wc -l >/dev/null'"
   "stop-cont|-- sh -c '$w cpubound 400 0 & p=\$!; sleep 0.1; kill -STOP \$p; sleep 0.1; kill -CONT \$p; wait'"
+  "hackbench|-b 32768 -- hackbench -g 4 -l 200"
   "attach|ATTACH $w phases 1500"
   "system-wide|SYSTEM"
 )

@@ -16,6 +16,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler  # report --timeline's Perfetto protobuf format
   libtracefs-doc libtraceevent-doc man-db
   chromium fonts-dejavu-core libpng-dev
+  rt-tests  # hackbench: the README's process-tree example and a make fidelity workload
   clang libclang-rt-14-dev llvm  # the sanitizer build and libFuzzer; llvm-symbolizer
 )
 
