@@ -148,6 +148,7 @@ class Observer {
   // The kernel added `thread`'s run time from `from` to `to` to its exec runtime (one
   // sched_stat_runtime increment, computed with the runqueue clock): between two such
   // updates, what /proc shows of it stands still. Before the segments up to `to` arrive.
+  // `to` INT64_MAX: no update after `from` to the trace's end (running at the end).
   virtual void OnRuntimeAccounted(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
   // While `thread` ran, the kernel's run-time clock stood still from `from` to `to`: the
   // host ran something else on the virtual CPU (steal), which exec runtime leaves out.

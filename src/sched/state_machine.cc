@@ -951,6 +951,14 @@ void StateMachine::Finish(int64_t end_ts) {
   for (Thread& t : threads_.threads()) {
     // Not run again by the end: most likely asleep (a preempted task soon runs again).
     EmitUntracedSwitchOut(t, true);
+    // Running at the end, with every increment in the trace: the kernel's accounting of
+    // it stands where its last one left it, and so did /proc's end sample, read while
+    // tracing was on (schedstat does not update a running task's). Told before its held
+    // segments arrive, as an increment would be.
+    if (t.on_cpu && t.tracked && increments_complete_ && caps_.stat_runtime) [[unlikely]]
+      if (const int64_t accounted = AccountedSoFar(t); accounted >= 0)
+        for (Observer* p : On(Hook::kRuntimeAccounted))
+          p->OnRuntimeAccounted(t, accounted, INT64_MAX);
     FlushHeld(t);
     if (t.freed) continue;
     // Outside a pid-filtered recording, a thread's switch-in is recorded only from a

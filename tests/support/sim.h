@@ -268,6 +268,11 @@ class Sim {
     if (!found) throw std::runtime_error("no thread " + std::to_string(tid));
     return *found;
   }
+  // A /proc sample of `tid` at `ts` (its window is cut there, CounterWindow::AddSample),
+  // registered before the segments around it arrive.
+  void SampleAt(int tid, int64_t ts) {
+    const_cast<ThreadReport&>(Report(tid)).counter_window.AddSample(ts, ts, ts);
+  }
   int64_t Micro(int tid, Microstate m) const {
     return Report(tid).microstates[static_cast<size_t>(m)];
   }

@@ -2007,6 +2007,31 @@ TEST(StateMachine, ExitRecordCutsARunOfThousandsOfSegmentsAtItsLastIncrement) {
   EXPECT_EQ(r.counter_window.total.on_cpu_ns - r.counter_window.after_exit.on_cpu_ns, 10'000);
 }
 
+// A thread still running when the recording ends, its last increment before /proc's end
+// sample (taken while tracing is on): the sample read its exec runtime as that increment
+// left it, so the window's cut counts its run up to there, not up to the sample. (An -a
+// recording's assembler, 1.8 ms after its last tick: +1.8 ms, --check DISAGREE.) With
+// increments possibly missing, the cut stays at the sample.
+TEST(StateMachine, AThreadRunningAtTheEndIsSampledAtItsLastIncrement) {
+  for (const bool complete : {true, false}) {
+    SCOPED_TRACE(complete);
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = complete;
+    Sim s(caps);
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1'000, 0, 10, kWrite);
+    s.SampleAt(10, 15'000);
+    s.SysExit(2'000, 0, 10, kWrite);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    s.SysEnter(16'000, 0, 10, kWrite);     // after the sample, no increment
+    s.SysExit(17'000, 0, 10, kWrite);
+    s.Finish(20'000);
+    const WindowCut* cut = s.Report(10).counter_window.Cut(15'000);
+    ASSERT_NE(cut, nullptr);
+    EXPECT_EQ(cut->before.on_cpu_ns, complete ? 10'000 : 15'000);
+  }
+}
+
 // A tick between the exit's start and the listener's wakeup: taskstats read the runtime
 // before or after it (the trace cannot tell), so the accounting before the tick is kept as
 // the record's other candidate, and the exit window is cut at both.
