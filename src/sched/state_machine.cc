@@ -305,10 +305,12 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       // preemption point (PREEMPT_NONE: the rest of an execve, say). With an unfollowed
       // next task nothing in the file tells (its increments are not in it): the kernel
       // switched at that clock, as its run delay showed for the exec'ing thread of each
-      // workload (0.05-0.3 ms each). With a followed one the gap stays steal.
+      // workload (0.05-0.3 ms each). With a followed one the gap stays steal, and so it
+      // does when a tick's increment closed it (its clock fresh; the switch it caused
+      // then reused that clock, with no increment of its own).
       Thread* settled_by = next != nullptr && next != prev ? next : nullptr;
       const int64_t gapped_event = prev->gap_clock_end + prev->gap_ns + kIncrementLagNs;
-      if (prev->gap_from >= 0 && next != nullptr && !next->tracked &&
+      if (prev->gap_from >= 0 && !prev->gap_clock_fresh && next != nullptr && !next->tracked &&
           ts - gapped_event <= kMaxIpiDelayNs) {
         switch_ts = std::min(kernel_ts, prev->gap_clock_end);
         prev->gap_from = -1;

@@ -299,6 +299,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
         t.gap_from = previous_end;
         t.gap_ns = reached - t.run_ns;
         t.gap_clock_end = t.run_start + t.run_ns;
+        t.gap_clock_fresh = (e.c.flags & kFlagHardirq) != 0;
       }
       t.run_ns = reached;
     }
