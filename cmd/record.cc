@@ -36,7 +36,8 @@ RunFn SetupRecord(CLI::App& sub) {
                "anyway)");
   CLI::Option* duration = AddDurationOption(
       sub, options->duration_s,
-      "Stop after this many seconds, > 0 (omit -N to stop when the command exits or on Ctrl-C)");
+      "Stop after this many seconds, > 0, sending the command SIGTERM as timeout(1) does "
+      "(omit -N to stop when the command exits or on Ctrl-C)");
   sub.add_option("-e,--event", options->events,
                  "Also record SYSTEM:EVENT (or a whole SYSTEM) (repeatable)")
       ->allow_extra_args(false);
@@ -60,7 +61,8 @@ RunFn SetupRecord(CLI::App& sub) {
                  "state, e.g. 'sleep>100ms', 'wait_cpu>5ms', 'sleep:futex>50ms'")
       ->type_name("COND");
   sub.add_option("--max-dumps", options->max_dumps,
-                 "With --flight: end the recording after N dumps (default 0: no limit)")
+                 "With --flight: end the recording after N dumps, as -N does (default 0: no "
+                 "limit)")
       ->type_name("N");
   auto max_size = std::make_shared<std::string>();
   sub.add_option("--max-size", *max_size,

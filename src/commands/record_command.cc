@@ -85,6 +85,7 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
   }
   if (options.flight_s > 0) {
     PrintFlightSummary(messages, result);
+    PrintChildEnding(messages, result.info.child);  // --max-dumps ends it like -N
     if (result.still_running_pid != 0)
       messages.Warning(fmt::format("command (pid {}) is still running", result.still_running_pid));
     return result.exit_status;
