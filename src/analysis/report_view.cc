@@ -1,6 +1,7 @@
 #include "analysis/report_view.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -161,6 +162,23 @@ std::vector<std::pair<std::string, uint64_t>> ReportView::Causes(const ThreadRep
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   return out;
+}
+
+bool ReportView::CpuTraced(int32_t cpu) const {
+  const TraceSummary& t = model->trace;
+  if (!t.has_recording_info) return true;
+  const std::vector<int32_t>& out = t.recording.untraced_cpus;
+  return std::find(out.begin(), out.end(), cpu) == out.end();
+}
+
+std::string ReportView::CpusText() const {
+  const TraceSummary& t = model->trace;
+  std::vector<int32_t> traced, left_out;
+  for (int32_t cpu = 0; cpu < t.cpus; ++cpu) (CpuTraced(cpu) ? traced : left_out).push_back(cpu);
+  if (left_out.empty()) return fmt::format("{} CPUs", t.cpus);
+  return fmt::format("{} {} (of {}; -C left out {} {})", traced.size() == 1 ? "CPU" : "CPUs",
+                     fmt::join(traced, ","), t.cpus, left_out.size() == 1 ? "CPU" : "CPUs",
+                     fmt::join(left_out, ","));
 }
 
 std::string ReportView::UngroupedNote() const {

@@ -93,6 +93,10 @@ struct ReportView {
 
   // What the header says when some threads could not be grouped; empty when none.
   std::string UngroupedNote() const;
+  // The file's CPUs for the summary line: "2 CPUs", or with -C "CPU 1 (of 2; -C left out
+  // CPU 0)": a CPU left out has an empty buffer in the file, not a traced one.
+  std::string CpusText() const;
+  bool CpuTraced(int32_t cpu) const;
 
   // The cause labels of r, largest count first.
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;

@@ -94,7 +94,7 @@ class HtmlWriter {
         << "<title>cstool report: " << Esc(t.file) << "</title>\n<style>" << kHtmlPageStyle
         << kStyle << "</style></head>\n<body>\n";
     os_ << "<h1>cstool report</h1>\n<p class=\"summary\">"
-        << Esc(fmt::format("{}: {} events on {} CPUs over {:.3f} s", t.file, t.events, t.cpus,
+        << Esc(fmt::format("{}: {} events on {} over {:.3f} s", t.file, t.events, view.CpusText(),
                            static_cast<double>(t.last_ts - t.first_ts) / 1e9));
     if (t.has_recording_info && !t.recording.command.empty()) {
       std::string cmd;

@@ -55,11 +55,12 @@ class TableOutput : public Output {
     uint64_t lost_total = 0;
     std::string lost;
     for (auto [cpu, n] : t.lost_events) {
+      if (!view.CpuTraced(cpu)) continue;
       lost_total += n;
       lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, n);
     }
-    os_ << fmt::format("{}: {} events on {} CPUs over {:.3f} s; lost events: {}\n", t.file,
-                       t.events, t.cpus, static_cast<double>(t.last_ts - t.first_ts) / 1e9,
+    os_ << fmt::format("{}: {} events on {} over {:.3f} s; lost events: {}\n", t.file, t.events,
+                       view.CpusText(), static_cast<double>(t.last_ts - t.first_ts) / 1e9,
                        lost.empty() ? "none recorded" : lost);
     if (t.has_recording_info && !t.recording.command.empty()) {
       std::string cmd;

@@ -210,6 +210,27 @@ TEST(ReportPipeline, CpusLeftOutOfTheRecordingAreNamed) {
       << ::testing::PrintToString(notes);
 }
 
+// The summary line names the traced CPUs, and lists lost events of those only (the left
+// out ones have empty buffers in the file: "on 4 CPUs; lost events: cpu0 0, cpu1 0, ...").
+TEST(ReportPipeline, TheSummaryLineCountsOnlyTheTracedCpus) {
+  SyntheticTrace t(kEvents, 4);
+  int sw = t.AddEvent("sched", "sched_switch");
+  int waking = t.AddEvent("sched", "sched_waking");
+  AddPingPong(t, sw, waking, 10, 1000000);
+  RecordingInfo info;
+  info.system_wide = true;
+  info.untraced_cpus = {1, 2, 3};
+  t.SetRecordingInfo(info);
+  const std::string path = TempPath("cpus_left_out_line");
+  t.Write(path);
+  CommandResult table = RunCommand({CSTOOL_BINARY, "report", path});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find(" on CPU 0 (of 4; -C left out CPUs 1,2,3) over "), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("; lost events: cpu0 0\n"), std::string::npos) << table.out;
+  std::remove(path.c_str());
+}
+
 TEST(ReportPipeline, LostEventsInTheMiddleAreCountedAndFlagTheThreads) {
   SyntheticTrace t(kEvents, 2);
   int sw = t.AddEvent("sched", "sched_switch");
