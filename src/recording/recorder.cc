@@ -217,6 +217,7 @@ class Recorder {
   void ReportProgress();
   void StopAndDrain();
   void ReapChild();
+  void SignalCommand(int sig);
   void CollectKernelCounters();
   // -c/-V: groups on the targets' threads not counted yet (a "start" sample each); the
   // final values of the ones that exited; every live thread at -T and at the end.
@@ -819,6 +820,14 @@ void Recorder::ReadLoop() {
 void Recorder::StopAndDrain() {
   for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
   std::set<int32_t> procs(info_.target_pids.begin(), info_.target_pids.end());
+  // The processes the targets started during the recording and still alive: their end
+  // samples are all the kernel says of them (a process that exited had its exit record).
+  if (!o_.system_wide)
+    for (int pid : info_.target_pids)
+      for (int child : DescendantsOf(pid)) {
+        threads_.Add(ListThreads(child));
+        procs.insert(child);
+      }
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);
@@ -841,6 +850,14 @@ void Recorder::StopAndDrain() {
   for (auto& r : unfiltered_readers_) r->StopAndFlush();
 }
 
+// Sends `sig` to the command and to the processes it started (which a shell would leave
+// running, untraced, after the recording), then to the command; timeout(1) reaches them
+// through a process group of its own, which would take the terminal from the command.
+void Recorder::SignalCommand(int sig) {
+  for (int descendant : DescendantsOf(child_->pid())) ::kill(descendant, sig);
+  child_->Signal(sig);
+}
+
 // Ends the child the way the recording ended, and keeps its exit status and counters.
 void Recorder::ReapChild() {
   signal_ = StopSignalScope::Received();
@@ -848,8 +865,8 @@ void Recorder::ReapChild() {
   if (!child_->reaped()) {
     // SIGTERM to cstool, or SIGINT sent with kill(2), does not reach the child by
     // itself; Ctrl-C on the terminal already did. -N ends the command like timeout(1).
-    if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) child_->Signal(signal_);
-    if (!signal_ && timed_out_) child_->Signal(SIGTERM);
+    if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) SignalCommand(signal_);
+    if (!signal_ && timed_out_) SignalCommand(SIGTERM);
     child_->ReapWithin(kChildGraceSeconds);
   }
   if (child_->reaped()) {

@@ -226,5 +226,29 @@ TEST_F(CheckSignalExit, ACommandKilledBySigkillAgreesWithTheKernel) {
   EXPECT_TRUE(t.at("ok").at("on_cpu").get<bool>()) << t.dump(2);
 }
 
+// -N ends a shell whose child spins on: the child, started during the recording and
+// alive at its end, has its end sample (it had none: "no kernel counters"), agrees with
+// the kernel, and gets the SIGTERM too (it ran on, untraced, after cstool returned).
+TEST_F(CheckSignalExit, AChildAliveAtTheEndIsCheckedAndEndedWithTheCommand) {
+  const std::string file = (dir_ / "child.dat").string();
+  const std::string spin = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload spin 100000 0";
+  CommandResult rec = RunCommand(
+      {CSTOOL_BINARY, "record", "-N", "0.5", "-o", file, "--", "sh", "-c", spin + "; true"});
+  ASSERT_EQ(rec.status, 128 + 15) << rec.err;
+  CommandResult left = RunCommand({"pgrep", "-f", spin});
+  EXPECT_NE(left.status, 0) << "still running: " << left.out;
+  if (left.status == 0) RunCommand({"pkill", "-f", spin});
+  CommandResult json = RunCommand({CSTOOL_BINARY, "report", file, "--check", "--format", "json"});
+  const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
+  EXPECT_EQ(check.at("without_counters").get<uint32_t>(), 0u) << check.dump(2);
+  bool child_checked = false;
+  for (const nlohmann::json& t : check.at("threads"))
+    if (t.at("comm") == "cstool_workload") {
+      child_checked = true;
+      EXPECT_EQ(t.at("status"), "agree") << t.dump(2);
+    }
+  EXPECT_TRUE(child_checked) << check.dump(2);
+}
+
 }  // namespace
 }  // namespace cstool::testing
