@@ -599,8 +599,13 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages
   if (!options.counters.empty()) ProbeEvents(ParseEventList(options.counters));
   WarnIfSavedTraceLooksLikeOutput(options.output, messages);
   if (!options.output.empty()) CheckCreatable(options.output);
+  MsaOptions process = options;
+  if (const int tgid = ProcessOfThread(options.pid); tgid != options.pid) {
+    messages.Warning(ThreadOfAnotherProcessNote(options.pid, tgid));
+    process.pid = tgid;
+  }
   StopSignalScope signals;
-  MsaDriver driver(options, out, in_place, messages);
+  MsaDriver driver(process, out, in_place, messages);
   return driver.Run();
 }
 

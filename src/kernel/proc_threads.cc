@@ -137,4 +137,21 @@ std::optional<ContextSwitches> ReadContextSwitches(int pid) {
   return cs;
 }
 
+int ProcessOfThread(int tid) {
+  std::ifstream in(fmt::format("/proc/{}/status", tid));
+  std::string line;
+  while (in && std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    int value = 0;
+    if (ls >> key >> value && key == "Tgid:" && value > 0) return value;
+  }
+  return tid;
+}
+
+std::string ThreadOfAnotherProcessNote(int tid, int tgid) {
+  return fmt::format("{} is a thread of process {} ({}): following the whole process", tid, tgid,
+                     ReadLine(fmt::format("/proc/{}/comm", tgid)));
+}
+
 }  // namespace cstool

@@ -35,6 +35,11 @@ std::vector<int> DescendantsOf(int pid);
 // What `record -p` and `msa` say when `pid` has descendants they do not follow (their
 // later forks are followed; the ones already there are not): names --children.
 std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descendants);
+// The process `tid` belongs to (Tgid of /proc/TID/status); `tid` itself when it leads
+// one, or cannot be read. /proc/TID of a non-leader thread exists too, and lists the
+// whole process's threads: -p TID follows the process, and must say so.
+int ProcessOfThread(int tid);
+std::string ThreadOfAnotherProcessNote(int tid, int tgid);
 // The state letter of /proc/PID/stat ('R', 'S', ...), or nullopt.
 std::optional<char> ProcessState(int pid);
 

@@ -484,7 +484,12 @@ void Recorder::StartTargets() {
     threads_.Add({{child_->pid(), child_->pid(), comm, static_cast<int32_t>(::getpid())}});
   }
   std::vector<int> pids = o_.pids;
-  for (int pid : o_.pids) {
+  for (int& pid : pids)
+    if (const int tgid = ProcessOfThread(pid); tgid != pid) {
+      messages_.Warning(fmt::format("-p {}", ThreadOfAnotherProcessNote(pid, tgid)));
+      pid = tgid;
+    }
+  for (int pid : std::vector<int>(pids)) {
     std::vector<int> descendants = DescendantsOf(pid);
     if (o_.children) {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
