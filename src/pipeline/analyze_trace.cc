@@ -16,6 +16,7 @@
 #include "decode/kernel_symbols.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
+#include "kernel/kernel_recording.h"
 #include "pipeline/job_plan.h"
 #include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
@@ -147,6 +148,17 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
+  // A thread that exited during the recording names its process in its exit record
+  // (taskstats): that groups it where the file shows no fork's flags (recorded without
+  // task:task_newtask). First, so that the recorder's own lists override a reused tid.
+  try {
+    const KernelRecording kernel = KernelRecording::FromJson(info->kernel_counters);
+    for (const KernelTaskCounters& c : kernel.counters.records())
+      if (c.source == KernelTaskCounters::Source::kTaskstatsExit && c.tgid != 0)
+        policy.known_tgids.emplace_back(c.tid, c.tgid);
+  } catch (const Error&) {
+    // Malformed counters: --check reports them; the grouping goes without.
+  }
   // A system-wide recording lists every thread too: their tgids group the report.
   for (const ThreadIdentity& t : info->threads) {
     if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kernel/kernel_recording.h"
 #include "model/events.h"
 #include "pipeline/analyze_trace.h"
 #include "tests/support/run_command.h"
@@ -229,6 +230,30 @@ TEST(ReportPipeline, TheSummaryLineCountsOnlyTheTracedCpus) {
       << table.out;
   EXPECT_NE(table.out.find("; lost events: cpu0 0\n"), std::string::npos) << table.out;
   std::remove(path.c_str());
+}
+
+// A file without task:task_newtask (record --no-defaults -e sched) shows no fork's
+// flags: a thread that exited names its process only in its exit record (taskstats),
+// which now groups it ("processes could not be grouped", PID "-" before).
+TEST(ReportPipeline, AnExitRecordNamesTheProcessOfAThreadTheFileDoesNot) {
+  SyntheticTrace t(kEvents, 1);
+  int sw = t.AddEvent("sched", "sched_switch");
+  int waking = t.AddEvent("sched", "sched_waking");
+  AddPingPong(t, sw, waking, 10, 1000000);
+  KernelRecording kernel;
+  KernelTaskCounters exit_record;
+  exit_record.tid = 200;
+  exit_record.tgid = 100;
+  exit_record.source = KernelTaskCounters::Source::kTaskstatsExit;
+  kernel.counters.Add(exit_record);
+  RecordingInfo info;
+  info.kernel_counters = kernel.ToJson();
+  t.SetRecordingInfo(info);
+  auto analyzed = AnalyzeSynthetic(t, "exit_record_tgid");
+  int grouped = 0;
+  for (const ThreadReport& r : analyzed->model.threads)
+    if (r.thread && r.thread->tid == 200) grouped += r.thread->tgid == 100 ? 1 : 0;
+  EXPECT_EQ(grouped, 1);
 }
 
 TEST(ReportPipeline, LostEventsInTheMiddleAreCountedAndFlagTheThreads) {
