@@ -1,5 +1,6 @@
 // `cstool report`: option parsing only; the work is in commands/report_command.
 #include <charconv>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -30,7 +31,7 @@ CLI::Validator SecondsValidator() {
   return CLI::Validator(
       [](std::string& s) {
         double v = 0;
-        return CLI::detail::lexical_cast(s, v) && v >= 0
+        return CLI::detail::lexical_cast(s, v) && v >= 0 && std::isfinite(v)
                    ? std::string()
                    : "takes seconds from the trace start (0 or more), not '" + s + "'";
       },

@@ -30,8 +30,10 @@ class StateTrigger final : public LiveTrigger {
     tep_ = LoadSessionTep(session, file_cpus);
     decoder_ = std::make_unique<EventDecoder>(tep_.get());
     TrackingPolicy policy;
-    for (const ThreadIdentity& t : known_threads)
+    for (const ThreadIdentity& t : known_threads) {
       if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
+      if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
+    }
     if (!target_pids.empty()) {
       policy.all = false;
       policy.root_pids = target_pids;

@@ -672,8 +672,8 @@ bool Recorder::ShouldStop() {
     child_->TryReap();
     return true;
   }
-  if (!child_ && !o_.system_wide && !o_.pids.empty() &&
-      std::none_of(o_.pids.begin(), o_.pids.end(), ProcessExists))
+  if (!child_ && !o_.system_wide && !info_.target_pids.empty() &&
+      std::none_of(info_.target_pids.begin(), info_.target_pids.end(), ProcessExists))
     return true;
   if (budget_ && budget_->exhausted() && ended_early_.empty()) {
     ended_early_ = !budget_->disk_full() && budget_->limit() == size_limit_
@@ -827,12 +827,11 @@ void Recorder::StopAndDrain() {
   std::set<int32_t> procs(info_.target_pids.begin(), info_.target_pids.end());
   // The processes the targets started during the recording and still alive: their end
   // samples are all the kernel says of them (a process that exited had its exit record).
-  if (!o_.system_wide)
-    for (int pid : info_.target_pids)
-      for (int child : DescendantsOf(pid)) {
-        threads_.Add(ListThreads(child));
-        procs.insert(child);
-      }
+  for (int pid : info_.target_pids)
+    for (int child : DescendantsOf(pid)) {
+      threads_.Add(ListThreads(child));
+      procs.insert(child);
+    }
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);
@@ -855,9 +854,9 @@ void Recorder::StopAndDrain() {
   for (auto& r : unfiltered_readers_) r->StopAndFlush();
 }
 
-// Sends `sig` to the command and to the processes it started (which a shell would leave
-// running, untraced, after the recording), then to the command; timeout(1) reaches them
-// through a process group of its own, which would take the terminal from the command.
+// Sends `sig` to the processes the command started (a shell would leave them running,
+// untraced, after the recording), then to the command. timeout(1) reaches them through a
+// process group of its own, which would take the terminal from an interactive command.
 void Recorder::SignalCommand(int sig) {
   for (int descendant : DescendantsOf(child_->pid())) ::kill(descendant, sig);
   child_->Signal(sig);

@@ -137,11 +137,10 @@ void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t
   if (open_lost_gaps_ > 0 && starts_run && t->cpu != cpu_id) [[unlikely]]
     ForgetWaitInLostGap(*t);
   if (starts_run) {
-    if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state)) {
+    if (t->state != Microstate::kUnknown && !IsWaitingForCpu(t->state))
       Flag(Anomaly::kEventFromSleepingThread, t);
-      if (events_lost_ && IsSleeping(t->state)) [[unlikely]]
-        ForgetSleepAcrossLostGap(*t, in_ts);
-    }
+    if (events_lost_ && Asleep(*t)) [[unlikely]]
+      ForgetSleepAcrossLostGap(*t, in_ts);
     t->on_cpu = true;
   }
   t->cpu = cpu_id;
@@ -345,16 +344,16 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
           cpus_[next->cpu].current == next)
         SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
+    } else if (events_lost_ && Asleep(*next) && (caps_.waking || caps_.wakeup) &&
+               ForgetSleepAcrossLostGap(*next, in_ts)) [[unlikely]] {
+      // Its wakeup may have been among events lost meanwhile: unknown since (the rule).
     } else if (IsSleeping(next->state) && next->state != Microstate::kStopped &&
                (caps_.waking || caps_.wakeup)) {
-      // Switched in with no wakeup: schedule() found a signal pending and kept it on
-      // the runqueue, or the wakeup was among events lost. In the first case it was
-      // waiting for a CPU all along. (A trace without wakeup events cannot tell when a
-      // sleep ended: it lasts to here.)
-      if (!events_lost_ || !ForgetSleepAcrossLostGap(*next, in_ts)) [[likely]] {
-        Flag(Anomaly::kSwitchInWithoutWakeup, next);
-        next->state = Microstate::kWaitCpuPreempted;
-      }
+      // Switched in with no wakeup (and none lost): schedule() found a signal pending
+      // and kept it on the runqueue. It was waiting for a CPU all along. (A trace
+      // without wakeup events cannot tell when a sleep ended: it lasts to here.)
+      Flag(Anomaly::kSwitchInWithoutWakeup, next);
+      next->state = Microstate::kWaitCpuPreempted;
     }
     if (next->comm != e.next_comm) next->comm = std::string(e.next_comm);
     if (open_lost_gaps_ > 0 && next->cpu != e.c.cpu) [[unlikely]]
@@ -862,15 +861,22 @@ void StateMachine::ForgetWaitInLostGap(Thread& t) {
 // A sleep resumed where its CPU's gap ended (CloseLostGap) may have ended in that gap.
 // Returns whether there was one.
 bool StateMachine::ForgetSleepAcrossLostGap(Thread& t, int64_t ts) {
-  const bool resumed = t.resumed_after_gap_at == t.since;
-  int64_t from = FirstLossSince(resumed ? t.since - 1 : t.since);
+  const int64_t began = StretchBegan(t);
+  const bool resumed = t.resumed_after_gap_at == began;
+  int64_t from = FirstLossSince(resumed ? began - 1 : began);
   if (from < 0) return false;
-  from = std::max(from, t.since);
+  from = std::max(from, t.since);  // (what came before a cut was reported already)
   if (from >= ts) return false;
   t.lost_touched = true;
   if (t.held_from >= 0) FlushHeld(t);
   Transition(t, Microstate::kUnknown, AbstractState::kNone, from);
   return true;
+}
+
+// Where `t`'s current stretch of one state began: its `since`, unless an interval cut
+// (CutSegments) moved that on without a change of state.
+int64_t StateMachine::StretchBegan(const Thread& t) {
+  return t.cut_at >= 0 && t.cut_at == t.since ? t.stretch_began : t.since;
 }
 
 // The first time at or after `from` that some CPU was losing events (-1: none since). A
@@ -926,7 +932,7 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
     Transition(t, state, abstract, ts);
     t.waking_unqueued = waking_unqueued;
   }
-  cpu.lost_gaps.emplace_back(cpu.lost_gap_from, ts);
+  cpu.lost_gaps.emplace_back(cpu.lost_gap_from, std::max(ts, cpu.lost_gap_from));
   cpu.lost_gap_from = -1;
   --open_lost_gaps_;
 }
@@ -936,7 +942,10 @@ void StateMachine::CutSegments(int64_t ts) {
     if (t.held_from >= 0) FlushHeld(t);
     if (t.freed || ts <= t.since) continue;
     const bool in_gap = InLostGapUntouched(t);
+    const int64_t began = StretchBegan(t);
     Transition(t, t.state, t.abstract, ts);
+    t.cut_at = ts;
+    t.stretch_began = began;
     if (in_gap) t.lost_gap_at = ts;  // still untouched by anything but the cut
   }
 }

@@ -194,8 +194,9 @@ class StateMachine final : public EventSink {
   void LeaveIdleCpu(int32_t cpu_id, int64_t ts);
   void ForgetWaitInLostGap(Thread& t);
   bool ForgetSleepAcrossLostGap(Thread& t, int64_t ts);
-  void PickedUpByIdleCpu(Thread& t, int64_t ts);
+  void PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts);
   int64_t FirstLossSince(int64_t from) const;
+  static int64_t StretchBegan(const Thread& t);
   bool QueuedInLostGap(const Thread& t) const;
   void MakeOpenStretchUnknown(Thread& t);
   void RefreshRunning(Cpu& cpu, int64_t ts);

@@ -64,8 +64,8 @@ struct Thread {
   };
   // Segments in time order. Appending runs for about every event of a running thread
   // whose run-time increments are traced, so it is inline: std::vector's push_back
-  // compiled to a call here (4 % of a report's instructions). The storage only grows;
-  // `size()` is what is in use.
+  // compiled to a call here (4 % of a report's instructions). The storage grows, and is
+  // given back only when a large one empties; `size()` is what is in use.
   class SegmentList {
    public:
     SegmentList() = default;
@@ -229,6 +229,10 @@ struct Thread {
   bool waking_unqueued_before_gap = false;
   // Where the CPU's next record resumed that state (a sleep's wakeup may be in the gap).
   int64_t resumed_after_gap_at = -1;
+  // msa's interval cuts end a stretch without changing state: where the last cut was
+  // made, and where the stretch it cut had begun (StateMachine::StretchBegan).
+  int64_t cut_at = -1;
+  int64_t stretch_began = -1;
 };
 
 }  // namespace cstool

@@ -243,9 +243,9 @@ TEST_F(CheckSignalExit, AChildAliveAtTheEndIsCheckedAndEndedWithTheCommand) {
   EXPECT_EQ(check.at("without_counters").get<uint32_t>(), 0u) << check.dump(2);
   bool child_checked = false;
   for (const nlohmann::json& t : check.at("threads"))
-    if (t.at("comm") == "cstool_workload") {
+    if (t.at("comm") == "cstool_workload") {  // compared; its times are fidelity's business
       child_checked = true;
-      EXPECT_EQ(t.at("status"), "agree") << t.dump(2);
+      EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
     }
   EXPECT_TRUE(child_checked) << check.dump(2);
 }

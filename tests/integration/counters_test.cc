@@ -331,19 +331,21 @@ TEST_F(CountersTest, RecordCountsTheIoOfAThreadThatExited) {
 // The recorder opens counters when it finds a thread: new threads at its next look, new
 // processes at its /proc scan (every 0.5 s). The report says what that left out (a user
 // saw counts 10-90 % low next to time(1) with nothing but a short SPAN): here a child
-// (/bin/true, a millisecond) that ended before any scan, and the workload's new threads.
+// (/bin/true, a millisecond, some 30 ms in after a loop of the shell's own: between two
+// scans) that no scan saw. (How late the workload's new threads were counted depends on
+// where the recorder's 10 ms look falls, so their note is not asserted.)
 TEST_F(CountersTest, CountersOpenedLateOrNeverAreNoted) {
   const fs::path trace = dir_ / "late.dat";
-  testing::CommandResult rec =
-      testing::RunCommand({kCstool, "record", "-c", "task-clock", "-o", trace.string(), "--", "sh",
-                           "-c", "/bin/true; exec " + kWorkload + " mutex 4 2000"});
+  testing::CommandResult rec = testing::RunCommand(
+      {kCstool, "record", "-c", "task-clock", "-o", trace.string(), "--", "sh", "-c",
+       "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; /bin/true; exec " + kWorkload +
+           " mutex 4 2000"});
   ASSERT_EQ(rec.status, 0) << rec.err;
   testing::CommandResult r =
       testing::RunCommand({kCstool, "report", trace.string(), "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string notes = json::parse(r.out)["trace"]["counter_notes"].dump();
   EXPECT_NE(notes.find("1 thread that ran has no counters"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("counted from up to"), std::string::npos) << notes;
 }
 
 // A command's last sample is read after it exited (when the recorder next looks, or at

@@ -257,6 +257,8 @@ class Sim {
     sm_.AddObserver(observers_.back().get());
   }
   void Finish(int64_t ts) { sm_.Finish(ts); }
+  // msa's interval boundary: every thread's open stretch is cut at `ts`.
+  void Cut(int64_t ts) { sm_.CutSegments(ts); }
   // Extra analyses (e.g. the timeline export) run after the report observers.
   void AddObserver(Observer* observer) { sm_.AddObserver(observer); }
 

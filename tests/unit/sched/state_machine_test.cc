@@ -783,6 +783,42 @@ TEST(StateMachine, ASleeperSwitchedInWithoutAWakeupAfterALossWasUnknownFromIt) {
   EXPECT_TILED(s);
 }
 
+// msa cuts every open stretch at its interval boundaries: a cut inside the sleep does not
+// hide where the sleep began (the loss at 300 was during it). What came before the cut
+// was reported already; from the cut on the time is unknown.
+TEST(StateMachine, AnIntervalCutInsideTheSleepKeepsTheLossRule) {
+  Sim s;
+  SleepWhileCpuOneLosesEvents(s);
+  s.Cut(600);
+  s.Switch(700, 0, 10, kR, 40);
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 100);  // 600..700
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 0u);
+  EXPECT_TILED(s);
+}
+
+// A sleep whose syscall is not known yet (a thread asleep since before the trace) is a
+// sleep too: its lost wakeup makes it unknown from the loss.
+TEST(StateMachine, AnUnresolvedSleepAfterALossIsUnknownFromIt) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(100, 0, 10, kS, 40);  // first seen here: asleep since before the trace
+  s.Switch(100, 0, 40, kS, 10);  // 40 sleeps, in what is not known
+  s.Switch(110, 1, 0, kR, 20);
+  s.SysEnter(300, 1, 20, kWrite);
+  s.Lost(300, 1, 9);
+  s.SysExit(500, 1, 20, kWrite);
+  s.Switch(700, 0, 10, kR, 40);
+  s.SysExit(750, 0, 40, kRead);  // it was in read(2): the sleep resolves
+  s.Finish(900);
+  EXPECT_EQ(s.Micro(40, M::kSleep), 200);          // 100..300
+  EXPECT_EQ(s.Micro(40, M::kUnknown), 100 + 400);  // before it was seen; 300..700
+  EXPECT_EQ(s.Micro(40, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchInWithoutWakeup), 0u);
+  EXPECT_TILED(s);
+}
+
 // The same sleeper first shows by its own event, its switch-in unrecorded.
 TEST(StateMachine, ASleepersFirstEventAfterALossEndsItsSleepWhereTheLossBegan) {
   Sim s;
@@ -1844,16 +1880,28 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
 //   CPU0:  10 on CPU -------------------------------------------| incr  ==> 500 (R)
 //   incr:  [0, 10'000)  [10'000, 40'000) at 300'500
 TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
-  enum class Case { kUnfollowedNext, kFollowedNext, kIncrementLongBefore, kTicksIncrement };
+  enum class Case {
+    kUnfollowedNext,
+    kFollowedNext,
+    kIncrementLongBefore,
+    kTicksIncrement,
+    kSoftirqsIncrement,
+    kRemoteIncrement
+  };
   for (const Case c : {Case::kUnfollowedNext, Case::kFollowedNext, Case::kIncrementLongBefore,
-                       Case::kTicksIncrement}) {
+                       Case::kTicksIncrement, Case::kSoftirqsIncrement, Case::kRemoteIncrement}) {
     SCOPED_TRACE(static_cast<int>(c));
     Sim s = FollowingWithEveryIncrement(c == Case::kFollowedNext ? std::vector<int32_t>{10, 500}
                                                                  : std::vector<int32_t>{10});
     s.Switch(0, 0, 0, kR, 10);
     s.StatRuntime(10'500, 0, 10, 10'000);
-    s.StatRuntime(300'500, 0, 10, 30'000,  // to 40'000
-                  c == Case::kTicksIncrement ? kFlagHardirq : 0);
+    const uint8_t flags = c == Case::kTicksIncrement      ? kFlagHardirq
+                          : c == Case::kSoftirqsIncrement ? kFlagSoftirq
+                                                          : 0;
+    if (c == Case::kRemoteIncrement)  // a wakeup on CPU 1 updating 10 on CPU 0
+      s.StatRuntime(300'500, 1, 10, 30'000, 0, 11);
+    else
+      s.StatRuntime(300'500, 0, 10, 30'000, flags);  // to 40'000
     const int64_t switch_at = c == Case::kIncrementLongBefore ? 600'000 : 301'000;
     s.Switch(switch_at, 0, 10, kR, 500);
     s.Finish(700'000);
