@@ -25,18 +25,18 @@ class StateTrigger final : public LiveTrigger {
     return cstool::SchedulerEventsSuffice(observer_.condition());
   }
 
-  void Start(const TracefsSession& session, int file_cpus, const std::vector<int32_t>& target_pids,
-             const std::vector<ThreadIdentity>& known_threads) override {
+  void Start(const TracefsSession& session, int file_cpus, const TriggerScope& scope) override {
     tep_ = LoadSessionTep(session, file_cpus);
     decoder_ = std::make_unique<EventDecoder>(tep_.get());
     TrackingPolicy policy;
-    for (const ThreadIdentity& t : known_threads) {
+    for (const ThreadIdentity& t : scope.known_threads) {
       if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
       if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
     }
-    if (!target_pids.empty()) {
+    policy.recorder_tids = scope.recorder_tids;
+    if (!scope.target_pids.empty()) {
       policy.all = false;
-      policy.root_pids = target_pids;
+      policy.root_pids = scope.target_pids;
     }
     machine_ =
         std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_), std::move(policy));

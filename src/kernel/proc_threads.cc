@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <signal.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -43,18 +44,40 @@ std::optional<StatFields> ReadProcStat(int pid) {
   return ParseProcStat(ReadLine(fmt::format("/proc/{}/stat", pid)));
 }
 
-}  // namespace
+// The numbers /proc/PID/status gives for `keys` ("Tgid:", ...), in their order; a key
+// the file lacks (or a file that cannot be read) leaves its number nullopt.
+template <size_t N>
+std::array<std::optional<uint64_t>, N> ReadStatusNumbers(
+    int pid, const std::array<std::string_view, N>& keys) {
+  std::array<std::optional<uint64_t>, N> out;
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (in && std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    uint64_t value = 0;
+    if (!(ls >> key >> value)) continue;
+    for (size_t i = 0; i < N; ++i)
+      if (key == keys[i]) out[i] = value;
+  }
+  return out;
+}
 
-std::vector<ThreadIdentity> ListThreads(int pid) {
+// The threads of /proc/PID/task, labelled with their process `tgid`.
+std::vector<ThreadIdentity> ThreadsOf(int pid, int tgid) {
   std::vector<ThreadIdentity> out;
   const std::optional<StatFields> stat = ReadProcStat(pid);
   const int ppid = stat ? stat->ppid : 0;
   const bool kernel_thread = stat && stat->kernel_thread();
   for (int tid : NumericEntries(fmt::format("/proc/{}/task", pid)))
     out.push_back(
-        {tid, pid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid, kernel_thread});
+        {tid, tgid, ReadLine(fmt::format("/proc/{}/task/{}/comm", pid, tid)), ppid, kernel_thread});
   return out;
 }
+
+}  // namespace
+
+std::vector<ThreadIdentity> ListThreads(int pid) { return ThreadsOf(pid, ProcessOfThread(pid)); }
 
 std::optional<StatFields> ParseProcStat(std::string_view text) {
   // "pid (comm) S ppid ..." — comm may hold spaces and parentheses: use the last ')'.
@@ -83,24 +106,31 @@ std::optional<StatFields> ParseProcStat(std::string_view text) {
 
 std::vector<ThreadIdentity> ListAllThreads() {
   std::vector<ThreadIdentity> out;
-  for (int pid : NumericEntries("/proc")) {
-    auto threads = ListThreads(pid);
+  for (int pid : NumericEntries("/proc")) {  // readdir of /proc lists processes only
+    auto threads = ThreadsOf(pid, pid);
     out.insert(out.end(), threads.begin(), threads.end());
   }
   return out;
 }
 
-std::vector<int> DescendantsOf(int pid) {
-  std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
+ProcessParents ProcessParents::Read() {
+  ProcessParents parents;
   for (int p : NumericEntries("/proc"))
-    if (std::optional<StatFields> stat = ReadProcStat(p)) parent_of.emplace_back(p, stat->ppid);
+    if (std::optional<StatFields> stat = ReadProcStat(p))
+      parents.parent_of_.emplace_back(p, stat->ppid);
+  return parents;
+}
+
+std::vector<int> ProcessParents::DescendantsOf(int pid) const {
   std::vector<int> out{pid};
   for (size_t i = 0; i < out.size(); ++i)
-    for (auto [p, ppid] : parent_of)
+    for (auto [p, ppid] : parent_of_)
       if (ppid == out[i]) out.push_back(p);
   out.erase(out.begin());
   return out;
 }
+
+std::vector<int> DescendantsOf(int pid) { return ProcessParents::Read().DescendantsOf(pid); }
 
 std::string UnfollowedDescendantsWarning(int pid, const std::vector<int>& descendants) {
   const bool one = descendants.size() == 1;
@@ -120,33 +150,15 @@ std::optional<char> ProcessState(int pid) {
 }
 
 std::optional<ContextSwitches> ReadContextSwitches(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  if (!in) return std::nullopt;
-  ContextSwitches cs;
-  int found = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string key;
-    uint64_t value = 0;
-    if (!(ls >> key >> value)) continue;
-    if (key == "voluntary_ctxt_switches:") cs.voluntary = value, ++found;
-    if (key == "nonvoluntary_ctxt_switches:") cs.involuntary = value, ++found;
-  }
-  if (found != 2) return std::nullopt;
-  return cs;
+  const auto [voluntary, involuntary] =
+      ReadStatusNumbers<2>(pid, {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"});
+  if (!voluntary || !involuntary) return std::nullopt;
+  return ContextSwitches{*voluntary, *involuntary};
 }
 
 int ProcessOfThread(int tid) {
-  std::ifstream in(fmt::format("/proc/{}/status", tid));
-  std::string line;
-  while (in && std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string key;
-    int value = 0;
-    if (ls >> key >> value && key == "Tgid:" && value > 0) return value;
-  }
-  return tid;
+  const auto [tgid] = ReadStatusNumbers<1>(tid, {"Tgid:"});
+  return tgid && *tgid > 0 ? static_cast<int>(*tgid) : tid;
 }
 
 std::string ThreadOfAnotherProcessNote(int tid, int tgid) {

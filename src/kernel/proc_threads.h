@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/recording_info.h"
@@ -24,13 +25,26 @@ struct StatFields {
 };
 std::optional<StatFields> ParseProcStat(std::string_view text);
 
-// Threads of process `pid` (from /proc/PID/task); empty if it is gone.
+// Threads of the process `pid` belongs to (from /proc/PID/task, which for a thread that
+// does not lead its process lists the whole process too), each with that process's tgid;
+// empty if it is gone.
 std::vector<ThreadIdentity> ListThreads(int pid);
 // Every thread on the system.
 std::vector<ThreadIdentity> ListAllThreads();
 bool ProcessExists(int pid);
-// The processes descended from `pid` (children, their children, ...), from the PPid of
-// every /proc/PID/stat, parents before children; empty if it has none.
+// The parent of every process, from one walk of /proc/*/stat: a walk reads a file per
+// process, so a caller asking about several processes reads them once.
+class ProcessParents {
+ public:
+  static ProcessParents Read();
+  // The processes descended from `pid` (children, their children, ...), parents before
+  // children; empty if it has none.
+  std::vector<int> DescendantsOf(int pid) const;
+
+ private:
+  std::vector<std::pair<int, int>> parent_of_;  // (pid, ppid)
+};
+// ProcessParents::Read().DescendantsOf(pid).
 std::vector<int> DescendantsOf(int pid);
 // What `record -p` and `msa` say when `pid` has descendants they do not follow (their
 // later forks are followed; the ones already there are not): names --children.

@@ -23,18 +23,25 @@ struct TriggerHit {
   std::string what;  // e.g. "sleep>100ms: tid 1234 (worker) slept 200.1 ms"
 };
 
+// Whose events a trigger evaluates.
+struct TriggerScope {
+  std::vector<int32_t> target_pids;  // the followed processes; empty with -a: every thread
+  // The threads /proc listed (their processes: a thread running before tracing began
+  // shows no fork to tell whose it is).
+  std::vector<ThreadIdentity> known_threads;
+  // The recorder's own threads, which -a may trace (where the kernel cannot leave them
+  // out): never the condition's, as they are never the report's.
+  std::vector<int32_t> recorder_tids;
+};
+
 class LiveTrigger {
  public:
   virtual ~LiveTrigger() = default;
   // Whether the scheduler events (EventSet::kScheduler) are all the condition needs;
   // otherwise its instance records the recording's whole event set.
   virtual bool SchedulerEventsSuffice() const = 0;
-  // Once, before tracing starts: the session's event formats, the followed processes
-  // (empty with -a: every thread), and the threads /proc listed (their processes: a
-  // thread running before tracing began shows no fork to tell whose it is).
-  virtual void Start(const TracefsSession& session, int file_cpus,
-                     const std::vector<int32_t>& target_pids,
-                     const std::vector<ThreadIdentity>& known_threads) = 0;
+  // Once, before tracing starts: the session's event formats and whose events count.
+  virtual void Start(const TracefsSession& session, int file_cpus, const TriggerScope& scope) = 0;
   // Consumes every queued record with ts <= cut from `sources`, in time order;
   // returns the first time the condition held in them, if it did.
   virtual std::optional<TriggerHit> Feed(const std::vector<LiveCpuSource*>& sources,

@@ -489,8 +489,9 @@ void Recorder::StartTargets() {
       messages_.Warning(fmt::format("-p {}", ThreadOfAnotherProcessNote(pid, tgid)));
       pid = tgid;
     }
+  const ProcessParents parents = ProcessParents::Read();
   for (int pid : std::vector<int>(pids)) {
-    std::vector<int> descendants = DescendantsOf(pid);
+    std::vector<int> descendants = parents.DescendantsOf(pid);
     if (o_.children) {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
     } else if (!descendants.empty()) {
@@ -624,9 +625,14 @@ void Recorder::StartTracing() {
   // thread read as R that fell asleep before tracing began stayed `preempted` until its
   // next switch-in: 14 ms of wait the kernel never counted).
   ReadAttachSeeds();
-  if (trigger_)
-    trigger_->Start(*trigger_session_, file_cpus_,
-                    o_.system_wide ? std::vector<int32_t>{} : info_.target_pids, threads_.List());
+  if (trigger_) {
+    TriggerScope scope{.target_pids = o_.system_wide ? std::vector<int32_t>{} : info_.target_pids,
+                       .known_threads = threads_.List(),
+                       .recorder_tids = info_.untraced_tids};
+    scope.recorder_tids.insert(scope.recorder_tids.end(), info_.recorder_tids.begin(),
+                               info_.recorder_tids.end());
+    trigger_->Start(*trigger_session_, file_cpus_, scope);
+  }
   if (trigger_session_) trigger_session_->Start();
   if (kernel_window_) {
     kernel_window_->Start(MonotonicNowNs());
@@ -827,8 +833,9 @@ void Recorder::StopAndDrain() {
   std::set<int32_t> procs(info_.target_pids.begin(), info_.target_pids.end());
   // The processes the targets started during the recording and still alive: their end
   // samples are all the kernel says of them (a process that exited had its exit record).
+  const ProcessParents parents = ProcessParents::Read();
   for (int pid : info_.target_pids)
-    for (int child : DescendantsOf(pid)) {
+    for (int child : parents.DescendantsOf(pid)) {
       threads_.Add(ListThreads(child));
       procs.insert(child);
     }
@@ -929,9 +936,11 @@ void Recorder::ReadExitedCounters(int64_t now) {
 
 void Recorder::FollowCounters(int64_t now, bool with_descendants) {
   ReadExitedCounters(now);
-  if (with_descendants)  // the /proc walk costs more: at the thread scans only
+  if (with_descendants) {  // the /proc walk costs more: at the thread scans only
+    const ProcessParents parents = ProcessParents::Read();
     for (int pid : info_.target_pids)
-      for (int child : DescendantsOf(pid)) counter_processes_.insert(child);
+      for (int child : parents.DescendantsOf(pid)) counter_processes_.insert(child);
+  }
   for (int pid : info_.target_pids) counter_processes_.insert(pid);
   for (int pid : counter_processes_)
     for (const ThreadIdentity& t : ListThreads(pid)) {
