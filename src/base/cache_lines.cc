@@ -1,6 +1,9 @@
 #include "base/cache_lines.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -20,6 +23,17 @@ bool HasClflushopt() {
 }
 #endif
 
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t Median(std::array<int64_t, EvictionChoice::kRoundsEach> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 void EvictCacheLines(const void* p, size_t bytes) {
@@ -37,6 +51,26 @@ void EvictCacheLines(const void* p, size_t bytes) {
   (void)p;
   (void)bytes;
 #endif
+}
+
+EvictionChoice::EvictionChoice(Clock now) : now_(now ? std::move(now) : Clock(SteadyNowNs)) {}
+
+bool EvictionChoice::Evict() {
+  if (decision_ != Decision::kTrying) return decision_ == Decision::kEvict;
+  const int64_t call = calls_++;
+  if (call < kWarmup) return false;
+  const int64_t t = now_();
+  const int64_t in_trial = call - kWarmup;
+  const int64_t round = in_trial / kRound;
+  if (in_trial % kRound == 0) {
+    if (round > 0) rounds_[(round - 1) % 2][(round - 1) / 2] = t - round_began_;
+    round_began_ = t;
+    if (round == 2 * kRoundsEach) {
+      decision_ = Median(rounds_[1]) < Median(rounds_[0]) ? Decision::kEvict : Decision::kKeep;
+      return decision_ == Decision::kEvict;
+    }
+  }
+  return round % 2 == 1;
 }
 
 }  // namespace cstool

@@ -98,13 +98,15 @@ class FailureNotingStream final : public CpuRecordStream {
 // One share's batches as they arrive, an entry at a time.
 class ShareCursor {
  public:
-  // `evict`: EvictReplayed each batch before it goes back (see EventBatchQueue's `spin`).
-  ShareCursor(EventBatchQueue& queue, bool evict) : queue_(&queue), evict_(evict) {}
+  // `eviction` (null: none) decides whether each batch is evicted before it goes back
+  // (see EventBatchQueue's `spin`).
+  ShareCursor(EventBatchQueue& queue, EvictionChoice* eviction)
+      : queue_(&queue), eviction_(eviction) {}
 
   enum class State { kEntries, kDone, kFailed };
   // Moves to the next batch once the current one is replayed.
   State Refill() {
-    if (evict_ && batch_.size() != 0) EvictReplayed(batch_);
+    if (eviction_ != nullptr && batch_.size() != 0 && eviction_->Evict()) EvictReplayed(batch_);
     if (!queue_->Pop(batch_)) return queue_->error() ? State::kFailed : State::kDone;
     at_ = batch_.data();
     end_ = at_ + batch_.size();
@@ -147,7 +149,7 @@ class ShareCursor {
 
  private:
   EventBatchQueue* queue_;
-  bool evict_;
+  EvictionChoice* eviction_;
   EventBatch batch_;
   const std::byte* at_ = nullptr;
   const std::byte* end_ = nullptr;
@@ -269,8 +271,8 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   const CpuShares plan = ShareCpus(reader, threads);
   const size_t feed_share = static_cast<size_t>(
       std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
-  // Waiting without sleeping, and evicting the batches replayed, pay when every thread has
-  // a core of its own (as for DecodeTraceOnThread); with more threads than cores they
+  // Waiting without sleeping, and evicting the batches replayed (where that pays), pay when every
+  // thread has a core of its own (as for DecodeTraceOnThread); with more threads than cores they
   // take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs,
   // over 1 thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with
   // neither).
@@ -300,8 +302,9 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
     });
   }
 
+  EvictionChoice eviction;  // the calling thread's, for every share's batches
   std::vector<ShareCursor> cursors;
-  for (auto& share : shares) cursors.emplace_back(*share->queue, own_cores);
+  for (auto& share : shares) cursors.emplace_back(*share->queue, own_cores ? &eviction : nullptr);
   MergeShares(BeginShares(shares, cursors), sink);
   joiner.Join();
 

@@ -112,7 +112,8 @@ class PrefetchedSource final : public PageSource {
     bool wake = false;
     // It goes back to a worker to be refilled (see base/cache_lines.h); still the
     // reader's alone, so outside the lock.
-    EvictCacheLines(buffer.bytes().data(), buffer.bytes().size());
+    if (!buffer.bytes().empty() && eviction_.Evict())
+      EvictCacheLines(buffer.bytes().data(), buffer.bytes().size());
     {
       std::unique_lock lock(lane.mutex);
       if (!buffer.bytes().empty()) lane.free.push_back(std::move(buffer));
@@ -151,6 +152,7 @@ class PrefetchedSource final : public PageSource {
   PagePrefetcher& owner_;
   std::shared_ptr<PagePrefetcher::Lane> lane_;
   SalvageLog* salvage_;
+  EvictionChoice eviction_;  // for the buffers this lane hands back, on the reader's thread
 };
 
 PagePrefetcher::PagePrefetcher(int workers) {
