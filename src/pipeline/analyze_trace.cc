@@ -145,6 +145,18 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
   return unfiltered->salvage_log().empty();
 }
 
+// Where a cstool recording ended: when tracing stopped (or where one cut short still
+// holds every CPU's events), 0 when the file does not say. Up to there, what ran, waited or
+// slept at its last event went on doing so (a switch would be in the trace): a command
+// still asleep when -N ended the recording, an attached process asleep throughout. The
+// stop time is read on the monotonic clock: on another trace clock it is not comparable.
+int64_t RecordingEnd(const TraceFileReader& reader) {
+  const std::optional<RecordingInfo>& info = reader.recording_info();
+  if (!info) return 0;
+  if (reader.end_ts() > 0) return reader.end_ts();
+  return info->trace_clock == "mono" || info->attach_seed_ts > 0 ? info->end_ts : 0;
+}
+
 TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   TrackingPolicy policy;
   if (!info) return policy;
@@ -251,11 +263,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           ? DecodeTraceInGroups(*reader, decoder, machine, decode_options, plan.decoding_shares)
       : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
-  // A recording with no event (an attached process asleep throughout) still lasted.
-  // (Not past where a recording cut short holds every CPU's events.)
-  int64_t end = stats.last_ts;
-  if (const auto& info = reader->recording_info(); info && info->attach_seed_ts > 0)
-    end = std::max(end, reader->end_ts() > 0 ? reader->end_ts() : info->end_ts);
+  const int64_t end = std::max(stats.last_ts, RecordingEnd(*reader));
   result->machine->Finish(end);
   result->machine->NameUnnamedThreads([&reader](int32_t tid) { return reader->SavedComm(tid); });
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
@@ -280,12 +288,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.events = stats.events;
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;
-  t.last_ts = stats.last_ts;
+  t.last_ts = end;
   if (const auto& info = reader->recording_info();
       info && info->attach_seed_ts > 0) {  // the attached threads' rows start there
     t.first_ts =
         stats.events > 0 ? std::min(stats.first_ts, info->attach_seed_ts) : info->attach_seed_ts;
-    t.last_ts = end;
   }
   t.missing_events = decoder.missing_events();
   if (foreign) {

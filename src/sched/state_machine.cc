@@ -986,10 +986,16 @@ void StateMachine::Finish(int64_t end_ts) {
         cpus_[t.cpu].lost_gap_from >= 0 && t.since >= cpus_[t.cpu].lost_gap_from &&
         t.state != Microstate::kZombie)
       MakeOpenStretchUnknown(t);
-    Transition(t, t.state, t.abstract, end_ts);
+    // Exited and not reaped in the trace: its parent's wait comes after the last event
+    // (the recorder's for the command, after tracing stops, which is when the targets
+    // have exited), so the stretch from there to the stop is the recorder's reaction,
+    // not the program's: its life ends with the trace's events.
+    const int64_t until =
+        t.state == Microstate::kZombie ? std::min(end_ts, std::max(last_ts_, t.since)) : end_ts;
+    Transition(t, t.state, t.abstract, until);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
-    CloseOpenSyscall(t, end_ts);
-    t.end_ts = end_ts;
+    CloseOpenSyscall(t, until);
+    t.end_ts = until;
   }
   threads_.ResolveGroups();
   for (Observer* p : On(Hook::kTraceEnd)) p->OnTraceEnd(end_ts);

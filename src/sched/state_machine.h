@@ -89,7 +89,8 @@ class StateMachine final : public EventSink {
   void PushOtherEvent(const EventCommon& c, int type_id) override;
   void PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) override;
 
-  // Closes every open segment at `end_ts` (the end of the trace window).
+  // Closes every open segment at `end_ts` (the end of the trace window: where the
+  // recording stopped, or its last event), an exited thread's at the last event.
   void Finish(int64_t end_ts);
 
   // Names the threads no event named (seen only as an event's task) by `saved_comm`

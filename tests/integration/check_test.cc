@@ -250,5 +250,43 @@ TEST_F(CheckSignalExit, AChildAliveAtTheEndIsCheckedAndEndedWithTheCommand) {
   EXPECT_TRUE(child_checked) << check.dump(2);
 }
 
+// -N ends the recording while the command sleeps: it slept until tracing stopped (a
+// switch would be in the trace), not until its last event. The report took the end of
+// the trace for the end of a command's recording: a 0.5 s recording of `sleep 6` was
+// "over 0.001 s", its thread 1.1 ms long and 0.5 % asleep. The stop time is on the
+// monotonic clock: on another trace clock ("boot" here) the last event stays the end.
+TEST_F(CheckSignalExit, ACommandAsleepWhenTheRecordingEndsSleptUntilTheStop) {
+  const std::string file = (dir_ / "asleep.dat").string();
+  CommandResult rec =
+      RunCommand({CSTOOL_BINARY, "record", "-N", "0.5", "-o", file, "--", "sleep", "6"});
+  ASSERT_EQ(rec.status, 128 + 15) << rec.err;
+  int64_t stopped = 0;
+  ASSERT_EQ(PatchRecordingInfo(
+                file, [&](nlohmann::json& info) { stopped = info.at("end_ts").get<int64_t>(); }),
+            "");
+  auto report = [&] {
+    CommandResult json = RunCommand({CSTOOL_BINARY, "report", file, "--format", "json"});
+    return nlohmann::json::parse(json.out);
+  };
+  const nlohmann::json r = report();
+  const nlohmann::json& trace = r.at("trace");
+  EXPECT_EQ(trace.at("first_ts").get<int64_t>() + trace.at("duration_ns").get<int64_t>(), stopped);
+  ASSERT_EQ(r.at("threads").size(), 1u) << r.at("threads").dump(2);
+  const nlohmann::json& sleep = r.at("threads").at(0);
+  EXPECT_FALSE(sleep.at("exited").get<bool>());
+  // The command is released as tracing starts (its first event opens the trace), and
+  // -N stops it 0.5 s later; the sleep began within its first milliseconds.
+  const int64_t duration = trace.at("duration_ns").get<int64_t>();
+  EXPECT_GT(duration, 400'000'000);
+  const int64_t life = sleep.at("lifetime_ns").get<int64_t>();
+  EXPECT_GT(life, duration * 9 / 10);
+  EXPECT_GT(sleep.at("microstates_ns").at("sleep").get<int64_t>(), life * 9 / 10) << sleep.dump(2);
+
+  ASSERT_EQ(PatchRecordingInfo(file, [](nlohmann::json& info) { info["trace_clock"] = "boot"; }),
+            "");
+  const nlohmann::json local = report();
+  EXPECT_LT(local.at("trace").at("duration_ns").get<int64_t>(), duration / 10);
+}
+
 }  // namespace
 }  // namespace cstool::testing
