@@ -63,6 +63,9 @@ void IrqSummaryObserver::Fill(IrqReport& report) const {
   report.tasks.clear();
   for (const auto& [id, acc] : tasks_) {
     if (acc.summary.count == 0 && acc.summary.LostNs() == 0) continue;
+    // Not the recording's (the recorder's own threads): their interrupts count in the
+    // sources, and the task table is about the workload.
+    if (!acc.thread->tracked) continue;
     IrqTaskSummary t = acc.summary;
     t.tid = acc.thread->tid;
     t.pid = acc.thread->tgid != 0 ? acc.thread->tgid : acc.thread->tid;

@@ -14,6 +14,7 @@ Thread MakeThread(uint32_t id, int32_t tid, int32_t tgid, const char* comm) {
   t.tid = tid;
   t.tgid = tgid;
   t.comm = comm;
+  t.tracked = true;  // the recording's
   return t;
 }
 
@@ -87,6 +88,24 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
   EXPECT_EQ(r.tasks[1].tid, 100);
   EXPECT_EQ(r.tasks[1].LostNs(), 500);
   EXPECT_EQ(r.tasks[1].sources.at("vector:local_timer").count, 2u);
+}
+
+// The recorder's own threads (traced by cstool irq, not the recording's): their
+// interrupts count in the sources, and they are no row of the task table.
+TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
+  Thread recorder = MakeThread(2, 300, 300, "cstool");
+  recorder.tracked = false;
+  Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &recorder);
+  observer_.OnStateSegment(recorder, Microstate::kIrq, 1000, 1400);
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 2000, 2100);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.sources.size(), 1u);
+  EXPECT_EQ(r.sources[0].count, 2u);
+  EXPECT_EQ(r.sources[0].time_ns, 500);
+  ASSERT_EQ(r.tasks.size(), 1u);
+  EXPECT_EQ(r.tasks[0].tid, 100);
 }
 
 TEST_F(IrqSummaryTest, JsonListsPerCpuCountsAndIrqNumbers) {
