@@ -55,6 +55,9 @@ class TimelineSink {
   virtual void Instant(const TimelineInstant& i) = 0;
   // A wakeup arrow; ids are unique.
   virtual void Flow(uint64_t id, const TimelineFlowEnd& from, const TimelineFlowEnd& to) = 0;
+  // The tracefs clock the times are read on ("mono", "boot", ...), before any event;
+  // unknown (not called) for files that do not say.
+  virtual void TraceClock(std::string_view /*clock*/) {}
   // Writes what is held and ends the file; later calls are ignored.
   virtual void Close() = 0;
 };

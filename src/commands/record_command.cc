@@ -19,6 +19,7 @@
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
 #include "recording/recovery.h"
+#include "tracefs/tracefs_session.h"
 
 namespace cstool {
 namespace {
@@ -105,6 +106,8 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
 }
 
 int RunDump(int pid, Messages& messages) {
+  // A flight recorder is found by its tracefs instance, which only who may trace can see.
+  TracefsSession::CheckAccess();
   std::vector<FlightRecorderProcess> running = RunningFlightRecorders();
   const FlightRecorderProcess* target = nullptr;
   for (const FlightRecorderProcess& r : running)

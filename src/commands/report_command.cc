@@ -194,13 +194,15 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   // The export's kernel_check table is the check's result.
   std::unique_ptr<AnalyzedTrace> analyzed;
   try {
-    analyzed = AnalyzeTrace(options.file, syscalls,
-                            {.explain_anomalies = options.explain_anomalies,
-                             .salvage = options.salvage,
-                             .reader = options.reader,
-                             .jobs = options.jobs,
-                             .counter_windows = options.check || tables,
-                             .extra_observers = observers});
+    analyzed = AnalyzeTrace(
+        options.file, syscalls,
+        {.explain_anomalies = options.explain_anomalies,
+         .salvage = options.salvage,
+         .reader = options.reader,
+         .jobs = options.jobs,
+         .counter_windows = options.check || tables,
+         .extra_observers = observers,
+         .on_open = [&exports](const RecordingInfo* info) { exports.TraceOpened(info); }});
   } catch (const DamagedDataError& e) {
     throw Error(fmt::format("{} (--salvage reports what the file still holds)", e.what()));
   }

@@ -76,6 +76,10 @@ std::vector<Observer*> ReportExports::observers() const {
   return out;
 }
 
+void ReportExports::TraceOpened(const RecordingInfo* info) {
+  if (timeline_writer_ && info != nullptr) timeline_writer_->TraceClock(info->trace_clock);
+}
+
 void ReportExports::KeepTimelineOpen() {
   if (timeline_) timeline_->KeepOpen();
 }

@@ -12,6 +12,7 @@
 
 #include "analysis/report_view.h"
 #include "base/output_file.h"
+#include "model/recording_info.h"
 #include "model/syscall_table.h"
 #include "sched/observer.h"
 
@@ -39,6 +40,8 @@ class ReportExports {
   std::vector<Observer*> observers() const;
   // report --critical-path: the timeline stays open at the trace end for the path.
   void KeepTimelineOpen();
+  // The file is open (its cstool recording information, or null): the timeline's clock.
+  void TraceOpened(const RecordingInfo* info);
   void AddCriticalPath(const CriticalPath& path);
   // After the analysis: writes the HTML page and checks every file was written. Returns
   // what the user should know of them (an HTML range with nothing in it).

@@ -3,7 +3,7 @@
 // traces. Every event is small because each track is a packet sequence of its own:
 //  - the sequence's first packet clears its incremental state and sets its defaults:
 //    the track (so no event names it) and an incremental clock (clock 64, defined
-//    equal to BOOTTIME, the trace's clock, by a ClockSnapshot: the trace clock's values
+//    equal to the trace clock (MONOTONIC for cstool's "mono") by a ClockSnapshot: its values
 //    come out unchanged), so a timestamp is the delta from the sequence's previous
 //    one (2-3 bytes instead of 7);
 //  - names, argument keys and argument strings are interned per sequence (iids), each
@@ -168,6 +168,15 @@ class ProtoTimelineWriter : public TimelineSink {
     t.dirty = true;
   }
 
+  // The builtin clock of the tracefs one: cstool records on "mono"; a clock Perfetto has
+  // no builtin for ("local", "global", ...) stays BOOTTIME, the clock of Perfetto's own
+  // ftrace data, which none of them equals exactly.
+  void TraceClock(std::string_view clock) override {
+    trace_clock_ = clock == "mono"       ? pb::BUILTIN_CLOCK_MONOTONIC
+                   : clock == "mono_raw" ? pb::BUILTIN_CLOCK_MONOTONIC_RAW
+                                         : pb::BUILTIN_CLOCK_BOOTTIME;
+  }
+
   void Slice(const TimelineSlice& s) override {
     if (closed_) return;
     Track& t = TrackOf(s.pid, s.tid);
@@ -292,10 +301,10 @@ class ProtoTimelineWriter : public TimelineSink {
     incremental->set_clock_id(kIncrementalClock);
     incremental->set_timestamp(0);
     incremental->set_is_incremental(true);
-    pb::ClockSnapshot::Clock* boottime = clocks->add_clocks();
-    boottime->set_clock_id(pb::BUILTIN_CLOCK_BOOTTIME);
-    boottime->set_timestamp(0);
-    clocks->set_primary_trace_clock(pb::BUILTIN_CLOCK_BOOTTIME);
+    pb::ClockSnapshot::Clock* trace_clock = clocks->add_clocks();
+    trace_clock->set_clock_id(trace_clock_);
+    trace_clock->set_timestamp(0);
+    clocks->set_primary_trace_clock(trace_clock_);
     WritePacket(packet_);
     t.last_ts = 0;
   }
@@ -466,6 +475,7 @@ class ProtoTimelineWriter : public TimelineSink {
   std::deque<Track> tracks_;
   std::unordered_map<uint64_t, size_t> track_index_;
   uint64_t next_uuid_ = 1;
+  pb::BuiltinClock trace_clock_ = pb::BUILTIN_CLOCK_BOOTTIME;
   uint32_t next_sequence_ = kDescriptorSequence + 1;
   bool closed_ = false;
 };

@@ -253,6 +253,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& p : result->observers) result->machine->AddObserver(p.get());
   for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
 
+  if (options.on_open) {
+    const std::optional<RecordingInfo>& info = reader->recording_info();
+    options.on_open(info ? &*info : nullptr);
+  }
   if (const auto& info = reader->recording_info())
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s, info->attach_seed_ts);

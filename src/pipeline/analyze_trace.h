@@ -3,6 +3,7 @@
 // report's observers, and fill the report model.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct AnalyzeOptions {
   // so only when asked for.
   bool counter_windows = false;
   std::vector<Observer*> extra_observers;  // owned by the caller, run after the report's own
+  // Called once the file is open, before its first event is analysed, with its cstool
+  // recording information (null for files cstool did not make).
+  std::function<void(const RecordingInfo*)> on_open;
 };
 
 // Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files (with

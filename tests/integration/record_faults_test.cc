@@ -344,6 +344,14 @@ TEST_F(Unprivileged, RecordSaysWhatPrivilegeItNeeds) {
   EXPECT_FALSE(fs::exists(dir_ / "x.dat"));
 }
 
+// --dump finds a flight recorder by its tracefs instance, which nobody cannot see: it
+// said "no flight recorder is running" whether one ran or not.
+TEST_F(Unprivileged, DumpSaysWhatPrivilegeItNeeds) {
+  CommandResult r = RunCommand(AsNobody({kCstool, "record", "--dump"}));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("cstool record: needs root (or CAP_PERFMON"), std::string::npos) << r.err;
+}
+
 TEST_F(Unprivileged, ReportReadsAReadableFile) {
   const fs::path copy = dir_ / "golden.dat";
   fs::copy_file(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat", copy);
