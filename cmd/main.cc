@@ -88,7 +88,15 @@ int Main(int argc, char** argv) {
   // Like git: name the unknown command instead of CLI11's generic complaint.
   if (argc > 1 && argv[1][0] != '-' && subapps.count(argv[1]) == 0 &&
       std::string_view(argv[1]) != "help") {
-    fmt::print(stderr, "cstool: '{}' is not a cstool command. See 'cstool --help'.\n", argv[1]);
+    // Words a user of the manual pages would try: the commands that do those things.
+    static const std::map<std::string_view, std::string_view> kDoneBy = {
+        {"export", "cstool report FILE --format sqlite|jsonl -o OUT (man 5 cstool-export)"},
+        {"timeline", "cstool report FILE --timeline OUT.pftrace"},
+        {"check", "cstool report FILE --check"},
+        {"dump", "cstool record --dump"}};
+    const auto done_by = kDoneBy.find(argv[1]);
+    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", argv[1],
+               done_by == kDoneBy.end() ? "" : fmt::format("; that is {}", done_by->second));
     return static_cast<int>(ExitCode::kUsage);
   }
   try {

@@ -30,6 +30,8 @@ struct DiffThread {
 struct DiffRecording {
   std::string file;
   std::vector<DiffThread> threads;
+  std::vector<std::string> command;         // argv of `record -- CMD`, empty otherwise
+  std::vector<std::string> missing_events;  // default events the file lacks
 };
 
 // The threads of `view` (its selection: the recorded workload, or all threads).

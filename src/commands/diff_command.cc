@@ -1,16 +1,20 @@
 #include "commands/diff_command.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "analysis/diff.h"
 #include "analysis/diff_input.h"
 #include "analysis/report_view.h"
 #include "base/errors.h"
 #include "base/output_file.h"
+#include "export/trace_id.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
 #include "pipeline/analyze_trace.h"
@@ -34,7 +38,65 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
   ViewOptions view_options;
   view_options.all_threads = options.all_threads;
   ReportView view = BuildView(analyzed->model, syscalls, view_options);
-  return DiffRecordingOf(view, file);
+  DiffRecording recording = DiffRecordingOf(view, file);
+  recording.command = analyzed->model.trace.recording.command;
+  recording.missing_events = analyzed->model.trace.missing_events;
+  std::sort(recording.missing_events.begin(), recording.missing_events.end());
+  return recording;
+}
+
+// A run counts once: the same recording twice on a side (a copy, or one path given
+// twice) would have no spread, and every difference would look beyond the noise. On both
+// sides it is allowed (nothing changes), and said.
+void CheckEachRecordingOnce(const DiffOptions& options, Messages& messages) {
+  auto check_side = [](const std::vector<std::string>& files, const char* side) {
+    std::map<std::string, std::string> ids;
+    for (const std::string& f : files)
+      if (auto [it, added] = ids.emplace(TraceIdOf(f), f); !added)
+        throw Error(fmt::format("{} and {} are the same recording, both on the {} side: each "
+                                "run counts once in the spread",
+                                it->second, f, side),
+                    ExitCode::kUsage);
+    return ids;
+  };
+  const auto base = check_side(options.base_files, "base");
+  const auto after = check_side(options.new_files, "new");
+  for (const auto& [id, file] : base)
+    if (auto it = after.find(id); it != after.end())
+      messages.Warning(
+          fmt::format("{} (base) and {} (new) are the same recording", file, it->second));
+}
+
+std::string CommandText(const std::vector<std::string>& argv) {
+  return argv.empty() ? "(no command)" : fmt::format("{}", fmt::join(argv, " "));
+}
+
+// Differences that come from how the sides were recorded, not from the program: events
+// one file lacks (their times and counts read as zero there), or other commands.
+void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
+                                   const std::vector<DiffRecording>& after, Messages& messages) {
+  const DiffRecording& first = base.front();
+  auto differs = [&first](const DiffRecording& r) {
+    return r.missing_events != first.missing_events;
+  };
+  auto other = std::find_if(base.begin(), base.end(), differs);
+  if (other == base.end()) other = std::find_if(after.begin(), after.end(), differs);
+  if (other != base.end() && other != after.end()) {
+    auto list = [](const std::vector<std::string>& events) {
+      return events.empty() ? std::string("none") : fmt::format("{}", fmt::join(events, ", "));
+    };
+    messages.Warning(fmt::format(
+        "{} and {} were recorded with different events (missing: {}; and {}): what those "
+        "events measure differs by how the files were recorded, not by the change",
+        first.file, other->file, list(first.missing_events), list(other->missing_events)));
+  }
+  std::set<std::vector<std::string>> base_commands, new_commands;
+  for (const DiffRecording& r : base) base_commands.insert(r.command);
+  for (const DiffRecording& r : after) new_commands.insert(r.command);
+  if (base_commands != new_commands && base_commands.size() == 1 && new_commands.size() == 1)
+    messages.Warning(fmt::format("the sides ran different commands: base `{}`, new `{}`",
+                                 CommandText(*base_commands.begin()),
+                                 CommandText(*new_commands.begin())));
 }
 
 }  // namespace
@@ -59,6 +121,7 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
                     ExitCode::kUsage);
       throw Error(fmt::format("{}: no such file", f), ExitCode::kUsage);
     }
+  CheckEachRecordingOnce(options, messages);
   std::optional<OutputFile> html;
   if (!options.html.empty()) html.emplace(options.html);
   SyscallTable syscalls;
@@ -67,6 +130,7 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
     base.push_back(Load(f, options, syscalls, messages));
   for (const std::string& f : options.new_files)
     after.push_back(Load(f, options, syscalls, messages));
+  WarnAboutRecordingDifferences(base, after, messages);
   const DiffResult result = DiffRecordings(base, after);
   if (!result.subjects.empty() && std::none_of(result.subjects.begin(), result.subjects.end(),
                                                [](const DiffSubject& s) { return s.matched(); }))

@@ -4,6 +4,7 @@
 //   CSTOOL_UPDATE_GOLDEN=1 build/cstool_unit_tests --gtest_filter='DiffCommand.*Golden*'
 // and review the diff.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/files.h"
+#include "tests/support/patch_recording_info.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -33,9 +35,20 @@ nlohmann::json DiffJson(std::vector<std::string> args) {
   return nlohmann::json::parse(r.out);
 }
 
+// A second run with the same events: the fixture with another byte in its recording
+// information (the version that wrote it), which no number depends on.
+std::string SameEventsOtherFile(const std::string& fixture, const std::string& name) {
+  const std::string copy =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+  std::filesystem::copy_file(fixture, copy, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(PatchRecordingInfo(copy, [](nlohmann::json& info) { info["tool_version"] = "x"; }), "");
+  return copy;
+}
+
 TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   const std::string f = kFixtures + "golden_mutex.dat";
-  const nlohmann::json j = DiffJson({f, f, "--", f, f});
+  const std::string g = SameEventsOtherFile(f, "again.dat");
+  const nlohmann::json j = DiffJson({f, g, "--", f, g});
   ASSERT_GT(j["changes"].size(), 10u);
   for (const auto& row : j["changes"]) {
     EXPECT_EQ(row["change"], 0.0) << row.dump();
@@ -51,13 +64,65 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   EXPECT_TRUE(j["threads"]["new_only"].empty());
 
   // The table says so too, in every section.
-  CommandResult table = Diff({f, f, "--", f, f});
+  CommandResult table = Diff({f, g, "--", f, g});
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_EQ(table.out.find("\n* "), std::string::npos) << table.out;
   EXPECT_NE(
       table.out.find("MICROSTATES BY THREAD (share in % of the thread's lifetime)\nno change"),
       std::string::npos)
       << table.out;
+  // Each is on both sides, and that is said.
+  EXPECT_NE(table.err.find(f + " (base) and " + f + " (new) are the same recording"),
+            std::string::npos)
+      << table.err;
+  std::filesystem::remove(g);
+}
+
+// A run counts once in a side's spread: the same recording twice on a side, by one path
+// or a copy, would flag every difference as beyond the noise.
+TEST(DiffCommand, TheSameRecordingTwiceOnASideIsRefused) {
+  const std::string f = kFixtures + "golden_mutex.dat";
+  const std::string copy =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_copy.dat"))
+          .string();
+  std::filesystem::copy_file(f, copy, std::filesystem::copy_options::overwrite_existing);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{f, f, "--", f}, {f, "--", f, copy}}) {
+    CommandResult r = Diff(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("are the same recording, both on the"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("each run counts once"), std::string::npos) << r.err;
+  }
+  std::filesystem::remove(copy);
+}
+
+// Sides recorded differently: what one lacks reads as a change, so the diff says so; and
+// it names the commands when the sides ran different ones.
+TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
+  const std::string f = kFixtures + "golden_mutex.dat";
+  const std::string other =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_other.dat"))
+          .string();
+  std::filesystem::copy_file(f, other, std::filesystem::copy_options::overwrite_existing);
+  ASSERT_EQ(PatchRecordingInfo(other,
+                               [](nlohmann::json& info) {
+                                 info["command"] = std::vector<std::string>{"./w", "b"};
+                               }),
+            "");
+  CommandResult commands = Diff({f, "--", other});
+  EXPECT_EQ(commands.status, 0) << commands.err;
+  EXPECT_NE(commands.err.find("the sides ran different commands: base "
+                              "`./build/workloads/cstool_workload mutex 2 40`, new `./w b`"),
+            std::string::npos)
+      << commands.err;
+  CommandResult events = Diff({f, "--", kFixtures + "small_v6.dat"});
+  EXPECT_EQ(events.status, 0) << events.err;
+  EXPECT_NE(events.err.find("small_v6.dat were recorded with different events (missing: none; "
+                            "and exceptions:page_fault_kernel, exceptions:page_fault_user, "
+                            "nmi:nmi_handler)"),
+            std::string::npos)
+      << events.err;
+  std::filesystem::remove(other);
 }
 
 TEST(DiffCommand, OneRecordingPerSideFlagsNothing) {
@@ -141,6 +206,12 @@ TEST(DiffCommand, UsageErrors) {
       << late_option.err;
   EXPECT_EQ(Diff({"--", f}).status, 2);  // no BASE side
   EXPECT_EQ(Diff({"--format", "xml", f, "--", f}).status, 2);
+  // A negative row count is no count (it listed every row, as 0 does).
+  CommandResult negative = Diff({"--limit", "-1", f, "--", f});
+  EXPECT_EQ(negative.status, 2);
+  EXPECT_NE(negative.err.find("--limit: takes a number of rows (0: all), not '-1'"),
+            std::string::npos)
+      << negative.err;
   CommandResult missing = Diff({f, "--", "/nonexistent.dat"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("/nonexistent.dat"), std::string::npos) << missing.err;

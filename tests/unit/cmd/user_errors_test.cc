@@ -159,6 +159,19 @@ TEST(IrqAffinity, ANonexistentIrqIsRefusedWithItsReason) {
 }
 
 // Item 7: errors say why, and what to do next.
+// A command that is not one names the one that does it, where the manual pages suggest
+// a word (cstool-export(5)); any other is only named.
+TEST(TerseErrors, AnUnknownCommandNamesTheOneThatDoesIt) {
+  CommandResult exp = RunCommand({CSTOOL_BINARY, "export", "x.dat"});
+  EXPECT_EQ(exp.status, 2);
+  EXPECT_EQ(exp.err,
+            "cstool: 'export' is not a cstool command; that is cstool report FILE --format "
+            "sqlite|jsonl -o OUT (man 5 cstool-export). See 'cstool --help'.\n");
+  CommandResult other = RunCommand({CSTOOL_BINARY, "frob"});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_EQ(other.err, "cstool: 'frob' is not a cstool command. See 'cstool --help'.\n");
+}
+
 TEST(TerseErrors, MissingFileSaysWhy) {
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", "/nonexistent/cstool-test.dat"});
   EXPECT_EQ(r.status, 1);
