@@ -55,6 +55,9 @@ class ZstdCompressor final : public Compressor {
     // Level 1: ring-buffer pages compress about as well at 1 as at the default 3, and
     // the recorder must keep up with the kernel.
     ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_compressionLevel, 1);
+    // A frame checksum, which every zstd reader (libtracecmd's too) verifies: without it a
+    // flipped bit in stored data decompresses silently into other events.
+    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_checksumFlag, 1);
   }
   size_t Bound(size_t size) const override { return ZSTD_compressBound(size); }
   size_t Compress(std::span<const uint8_t> in, std::span<uint8_t> out) override {
