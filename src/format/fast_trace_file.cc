@@ -426,6 +426,10 @@ void FastTraceFile::KeepCpuStats(const Sections& sections) {
     cpu_stats_ = it->second;
 }
 
+std::string FastTraceFile::DataLabel() const {
+  return buffer_name_.empty() ? path_ : fmt::format("{} (buffer {})", path_, buffer_name_);
+}
+
 std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
@@ -456,9 +460,10 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
     const uint64_t share =
         PerCpuShare(kReadRunBytesAllCpus, cpus_, kReadRunBytesMin, kReadRunBytes);
     const uint64_t run_bytes = std::max<uint64_t>(share / page_size_ * page_size_, page_size_);
-    source = std::make_unique<ReadPageSource>(data_fd_.get(), path_, d.offset, d.size, run_bytes);
+    source =
+        std::make_unique<ReadPageSource>(data_fd_.get(), DataLabel(), d.offset, d.size, run_bytes);
   } else {
-    source = std::make_unique<ChunkPageSource>(file_, d.offset, page_size_,
+    source = std::make_unique<ChunkPageSource>(file_, DataLabel(), d.offset, page_size_,
                                                MakeDecompressor(data_compression_), cpu, source_log,
                                                ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
     // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
@@ -468,7 +473,7 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
     if (prefetch) source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
   }
   auto stream = std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
-                                                   per_batch, path_, salvage);
+                                                   per_batch, DataLabel(), salvage);
   // None of a damaged CPU's data could be read: everything it recorded is lost, which the
   // report shows as a loss from the start rather than as a CPU where nothing ran.
   const std::vector<int>& cut = salvage_log_.cut_cpus();

@@ -61,6 +61,8 @@ class FastTraceFile : public TraceFileReader {
  protected:
   FastTraceFile(const std::string& path, const ReaderOptions& options);
   std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) override;
+  // The file's path in messages about its data, with the buffer's name if not the top one.
+  std::string DataLabel() const;
 
   // Sanity limit: a larger CPU number can only come from a corrupt file.
   static constexpr uint32_t kMaxCpus = 1u << 16;

@@ -87,10 +87,11 @@ PageRun ReadPageSource::NextRun(PageBuffer& buffer) {
 
 // ---- ChunkPageSource -------------------------------------------------------------
 
-ChunkPageSource::ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
-                                 std::unique_ptr<Decompressor> decompressor, int cpu,
-                                 SalvageLog* salvage, ChunkBudget budget)
+ChunkPageSource::ChunkPageSource(const MappedFile& file, std::string label, uint64_t offset,
+                                 uint32_t page_size, std::unique_ptr<Decompressor> decompressor,
+                                 int cpu, SalvageLog* salvage, ChunkBudget budget)
     : file_(file),
+      label_(std::move(label)),
       pos_(offset),
       released_(offset),
       // trace-cmd 3.1's stated size leaves out the 4-byte chunk count, so the chunk table
@@ -108,7 +109,7 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
     file_.Release(released_, pos_ - released_);
     released_ = pos_;
   }
-  const std::string& path = file_.path();
+  const std::string& path = label_;
   auto cut_short = [&](const std::string& what) {
     if (salvage_ == nullptr) throw DamagedDataError(what);
     salvage_->AddCut(cpu_, fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));

@@ -106,7 +106,8 @@ struct ChunkBudget {
 // by the end of the file is read up to the cut; without one, both throw.
 class ChunkPageSource final : public PageSource {
  public:
-  ChunkPageSource(const MappedFile& file, uint64_t offset, uint32_t page_size,
+  // `label` names the data in messages (the file, and its buffer if not the top one).
+  ChunkPageSource(const MappedFile& file, std::string label, uint64_t offset, uint32_t page_size,
                   std::unique_ptr<Decompressor> decompressor, int cpu, SalvageLog* salvage,
                   ChunkBudget budget);
   PageRun NextRun(PageBuffer& buffer) override;
@@ -116,6 +117,7 @@ class ChunkPageSource final : public PageSource {
   bool LoadChunk(PageBuffer& buffer, int64_t* lost_before);
 
   const MappedFile& file_;
+  std::string label_;
   uint64_t pos_;  // next chunk header
   uint64_t released_;
   uint64_t end_;

@@ -291,6 +291,32 @@ TEST_F(RecordFaults, ACutCopyIsSalvagedWithoutItsRunTimeBuffer) {
   }
 }
 
+// Cut inside the run-time buffer's last chunk (its data ends the file's): the error
+// names the buffer, not only a CPU (which read as the trace's), and --salvage says what
+// it skipped there (increments: its numbers changed with no word before).
+TEST_F(RecordFaults, DamageInTheRunTimeBufferIsNamedAndSaid) {
+  const fs::path out = dir_ / "whole.dat";
+  CommandResult rec = RunCommand(
+      {kCstool, "record", "--compress", "-o", out, "--", kWorkload, "pingpong", "2000", "0"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const std::string image = ReadWholeFile(out);
+  const fs::path cut = dir_ / "cut.dat";
+  // The buffer's last chunk (some 400 bytes for this workload) ends some 120 bytes before
+  // the file does: 250 off the end cut into it.
+  std::ofstream(cut, std::ios::binary) << image.substr(0, image.size() - 250);
+  CommandResult strict = RunCommand({kCstool, "report", cut});
+  EXPECT_NE(strict.status, 0);
+  EXPECT_NE(strict.err.find(cut.string() + " (buffer cstool_runtime): truncated at offset"),
+            std::string::npos)
+      << strict.err;
+  CommandResult salvaged = RunCommand({kCstool, "report", "--salvage", cut});
+  EXPECT_EQ(salvaged.status, 0) << salvaged.err;
+  EXPECT_NE(salvaged.err.find("warning: salvaged: " + cut.string() +
+                              " (buffer cstool_runtime): truncated at offset"),
+            std::string::npos)
+      << salvaged.err;
+}
+
 TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
   const fs::path out = dir_ / "x.dat";
   Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "2000", "1000"},
