@@ -253,6 +253,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& p : result->observers) result->machine->AddObserver(p.get());
   for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
 
+  result->machine->SetSavedComm([&reader](int32_t tid) { return reader->SavedComm(tid); });
   if (options.on_open) {
     const std::optional<RecordingInfo>& info = reader->recording_info();
     options.on_open(info ? &*info : nullptr);
@@ -269,7 +270,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
   const int64_t end = std::max(stats.last_ts, RecordingEnd(*reader));
   result->machine->Finish(end);
-  result->machine->NameUnnamedThreads([&reader](int32_t tid) { return reader->SavedComm(tid); });
+  result->machine->SetSavedComm({});  // the reader goes with this function
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:
   // the sites appear where stacks of sleeps were found.
   model.has_stacks = !model.stacks.empty();

@@ -70,6 +70,11 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
     Flag(Anomaly::kTidReusedWithoutFree, old);
     EndLifetime(*old, ts);
   }
+  std::string saved;
+  if (comm.empty() && tid > 0 && saved_comm_) [[unlikely]] {
+    saved = saved_comm_(tid);
+    comm = saved;
+  }
   Thread& t = threads_.Add(tid, comm, ts, in_trace);
   if (!caps_.syscalls) t.syscall = kNotInSyscall;
   // Alive unseen until now: its switches may have been among events lost before.
@@ -948,11 +953,6 @@ void StateMachine::CutSegments(int64_t ts) {
     t.stretch_began = began;
     if (in_gap) t.lost_gap_at = ts;  // still untouched by anything but the cut
   }
-}
-
-void StateMachine::NameUnnamedThreads(const std::function<std::string(int32_t)>& saved_comm) {
-  for (Thread& t : threads_.threads())
-    if (t.comm.empty() && t.tid > 0) t.comm = saved_comm(t.tid);
 }
 
 void StateMachine::Finish(int64_t end_ts) {

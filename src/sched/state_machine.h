@@ -93,9 +93,12 @@ class StateMachine final : public EventSink {
   // recording stopped, or its last event), an exited thread's at the last event.
   void Finish(int64_t end_ts);
 
-  // Names the threads no event named (seen only as an event's task) by `saved_comm`
-  // (the file's saved cmdlines; "" leaves one unnamed).
-  void NameUnnamedThreads(const std::function<std::string(int32_t tid)>& saved_comm);
+  // Where a thread no event names (seen first as an event's task) gets its name: the
+  // file's saved cmdlines ("" leaves one unnamed), from its creation on, so that what
+  // observers write as they go (a timeline's tracks) has it too. Unset: none; set before
+  // the first event, and unset before what it reads goes.
+  using SavedComm = std::function<std::string(int32_t tid)>;
+  void SetSavedComm(SavedComm saved_comm) { saved_comm_ = std::move(saved_comm); }
 
   // Live use (msa): emits every thread's state in progress up to `ts` as a segment and
   // starts a new one, so per-interval sums are complete at an interval boundary.
@@ -289,6 +292,7 @@ class StateMachine final : public EventSink {
   IrqNames irq_names_;
   AnomalyCounters anomalies_;
   AnomalyLog anomaly_log_;
+  SavedComm saved_comm_;
   int64_t cur_ts_ = 0;
   int32_t cur_cpu_ = 0;
   int64_t first_ts_ = -1;

@@ -520,6 +520,16 @@ TEST(ProtoTimeline, ReportWritesBothFormatsAlike) {
   }
   // A third of the JSON's size or less.
   EXPECT_LE(pf_bytes.size() * 3, js_text.size());
+  // Threads no event names (5329, the fixture's recorder) are named from the saved
+  // cmdlines from the start, as in the report, not " 5329" and " (process unknown)".
+  for (const auto& [key, name] : json_tl.thread_names)
+    EXPECT_FALSE(name.starts_with(" ")) << key.second << " '" << name << "'";
+  for (const auto& [pid, name] : json_tl.process_names)
+    EXPECT_FALSE(name.starts_with(" ")) << pid << " '" << name << "'";
+  for (const auto& [key, slices] : json_tl.slices)
+    if (key.first == TimelineObserver::kCpuPid)
+      for (const SliceRecord& slice : slices)
+        EXPECT_FALSE(slice.name.starts_with(" ")) << "'" << slice.name << "'";
 
   // cstool records on the monotonic clock ("mono"), not on BOOTTIME: after a suspend
   // they differ, and another Perfetto trace would be merged misaligned.
