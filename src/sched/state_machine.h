@@ -216,6 +216,7 @@ class StateMachine final : public EventSink {
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);
   void RequestClockSkip(Cpu& cpu);
+  bool ClockStoodStillAtSwitch(const Thread& next, const Thread& prev, int64_t measured) const;
   void NoteRemoteReschedule(Cpu& cpu, int64_t ts);
   void NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int64_t waking_ts,
                                 int64_t wakeup_ts, bool is_waking);

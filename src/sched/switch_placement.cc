@@ -255,6 +255,10 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // one lag of each other they are the same clock.
     if (start > t.settle_in_from && start - t.settle_in_from <= kIncrementLagNs)
       start = t.settle_in_from;
+    const int64_t stood_still_to = start;
+    if (t.settles_out_of && e.c.cpu == t.cpu && e.c.pid == t.tid &&
+        ClockStoodStillAtSwitch(t, *t.settles_out_of, start))
+      start = t.settles_out_of->settle_out_default;
     SettleIn(t, start);
     if (t.settles_out_of) {  // the task it preempted stopped at the same clock
       SettleOut(*t.settles_out_of, start);
@@ -262,6 +266,10 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     }
     t.run_start = start;
     t.run_ns = runtime;
+    if (stood_still_to > start) {  // steal at the start of the run: kept as on-CPU
+      NoteStolen(t, start, stood_still_to);
+      t.run_ns += stood_still_to - start;
+    }
   } else if (t.run_start >= 0) {
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
@@ -322,6 +330,33 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // thread out at that increment's clock, before it.
   const int64_t final_to = t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted;
   if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
+}
+
+// A preemption, with every increment in the file: the preempted task's last increment
+// (its own at __schedule(), or the wakeup's whose clock __schedule() reused) ends its run
+// at the clock the switch was made with, and the next task's run is counted from that
+// same clock. When the next task's first increment nonetheless starts later, by more
+// than a lag, the task clock stood still in between (steal: the host ran something else
+// on this vCPU; the kernel leaves it out of both tasks' exec runtime, and counts it in
+// the preempted task's run delay). Then both switched at the preempted task's clock, and
+// the stretch is steal in the new run, not the preempted task's run time:
+//
+//   trace:   prev ---- incr(prev) ...... (vCPU stolen) ...... switch prev ==> next .. incr(next, r)
+//   kernel:  prev ---|  next: clock stood still (steal) ........................ r ...|
+//                    ^ the switch for both (settle_out_default)      measured = t(incr) - r
+//
+// Only from the new task's own first increment, on its CPU (one done remotely, by a
+// wakeup on another CPU, is late by more than a lag); not when the new task's wait began
+// after that clock (it cannot have been switched in before its wakeup); not with an
+// increment assumed at a reschedule IPI or a gap pending (the settled end then tells them
+// apart), nor where an increment may be missing (an unfollowed task's, or after lost
+// events): then the new task's first increment is the better clock.
+bool StateMachine::ClockStoodStillAtSwitch(const Thread& next, const Thread& prev,
+                                           int64_t measured) const {
+  return increments_complete_ && next.tracked && prev.tracked && !prev.settle_out_gap &&
+         prev.settle_out_from == prev.settle_out_default &&
+         prev.settle_out_default >= next.settle_in_from &&
+         measured > prev.settle_out_default + kIncrementLagNs;
 }
 
 void StateMachine::ConfirmGap(Thread& t, int64_t end) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -35,14 +36,21 @@ nlohmann::json DiffJson(std::vector<std::string> args) {
   return nlohmann::json::parse(r.out);
 }
 
-// A second run with the same events: the fixture with another byte in its recording
-// information (the version that wrote it), which no number depends on.
-std::string SameEventsOtherFile(const std::string& fixture, const std::string& name) {
+// A copy of `fixture` in the temporary directory, its recording information edited by
+// `edit` (nothing else in the file changes).
+std::string EditedCopy(const std::string& fixture, const std::string& name,
+                       const std::function<void(nlohmann::json&)>& edit) {
   const std::string copy =
       (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
   std::filesystem::copy_file(fixture, copy, std::filesystem::copy_options::overwrite_existing);
-  EXPECT_EQ(PatchRecordingInfo(copy, [](nlohmann::json& info) { info["tool_version"] = "x"; }), "");
+  EXPECT_EQ(PatchRecordingInfo(copy, edit), "");
   return copy;
+}
+
+// A second run with the same events: another byte in the recording information (the
+// version that wrote it), which no number depends on.
+std::string SameEventsOtherFile(const std::string& fixture, const std::string& name) {
+  return EditedCopy(fixture, name, [](nlohmann::json& info) { info["tool_version"] = "x"; });
 }
 
 TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
@@ -82,10 +90,7 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
 // or a copy, would flag every difference as beyond the noise.
 TEST(DiffCommand, TheSameRecordingTwiceOnASideIsRefused) {
   const std::string f = kFixtures + "golden_mutex.dat";
-  const std::string copy =
-      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_copy.dat"))
-          .string();
-  std::filesystem::copy_file(f, copy, std::filesystem::copy_options::overwrite_existing);
+  const std::string copy = EditedCopy(f, "copy.dat", [](nlohmann::json&) {});  // same bytes
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{f, f, "--", f}, {f, "--", f, copy}}) {
     CommandResult r = Diff(args);
@@ -100,15 +105,9 @@ TEST(DiffCommand, TheSameRecordingTwiceOnASideIsRefused) {
 // it names the commands when the sides ran different ones.
 TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
   const std::string f = kFixtures + "golden_mutex.dat";
-  const std::string other =
-      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_other.dat"))
-          .string();
-  std::filesystem::copy_file(f, other, std::filesystem::copy_options::overwrite_existing);
-  ASSERT_EQ(PatchRecordingInfo(other,
-                               [](nlohmann::json& info) {
-                                 info["command"] = std::vector<std::string>{"./w", "b"};
-                               }),
-            "");
+  const std::string other = EditedCopy(f, "other.dat", [](nlohmann::json& info) {
+    info["command"] = std::vector<std::string>{"./w", "b"};
+  });
   CommandResult commands = Diff({f, "--", other});
   EXPECT_EQ(commands.status, 0) << commands.err;
   EXPECT_NE(commands.err.find("the sides ran different commands: base "

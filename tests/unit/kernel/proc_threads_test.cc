@@ -16,39 +16,51 @@
 namespace cstool {
 namespace {
 
+// A thread of this process that waits until the test is done with it.
+class OtherThread {
+ public:
+  OtherThread()
+      : worker_([this] {
+          tid_ = static_cast<int>(::syscall(SYS_gettid));
+          while (!done_) std::this_thread::yield();
+        }) {
+    while (tid_ == 0) std::this_thread::yield();
+  }
+  ~OtherThread() {
+    done_ = true;
+    worker_.join();
+  }
+  int tid() const { return tid_; }
+
+ private:
+  std::atomic<int> tid_{0};
+  std::atomic<bool> done_{false};
+  std::thread worker_;  // last: started once the flags are
+};
+
 // /proc/TID exists for a non-leader thread too (and lists the whole process's threads):
 // `record -p TID` must learn the process from Tgid, not take the TID for it.
 TEST(ProcThreads, AThreadsProcessIsItsTgid) {
-  std::atomic<int> tid{0};
-  std::atomic<bool> done{false};
-  std::thread worker([&] {
-    tid = static_cast<int>(::syscall(SYS_gettid));
-    while (!done) std::this_thread::yield();
-  });
-  while (tid == 0) std::this_thread::yield();
+  OtherThread other;
+  const int tid = other.tid();
   EXPECT_EQ(ProcessOfThread(tid), ::getpid());
   EXPECT_EQ(ProcessOfThread(::getpid()), ::getpid());
   EXPECT_EQ(ThreadOfAnotherProcessNote(tid, ::getpid())
                 .find(std::to_string(tid) + " is a thread of process " +
                       std::to_string(::getpid()) + " ("),
             0u);
-  done = true;
-  worker.join();
 }
 
 // Listed through a thread that does not lead it, the process's threads still carry its
 // tgid (a recording's thread list groups them by it).
 TEST(ProcThreads, ThreadsListedThroughANonLeaderCarryTheProcessTgid) {
-  std::atomic<int> tid{0};
-  std::atomic<bool> done{false};
-  std::thread worker([&] {
-    tid = static_cast<int>(::syscall(SYS_gettid));
-    while (!done) std::this_thread::yield();
-  });
-  while (tid == 0) std::this_thread::yield();
-  const std::vector<ThreadIdentity> threads = ListThreads(tid);
-  done = true;
-  worker.join();
+  std::vector<ThreadIdentity> threads;
+  int tid = 0;
+  {
+    OtherThread other;
+    tid = other.tid();
+    threads = ListThreads(tid);
+  }
   ASSERT_GE(threads.size(), 2u);
   bool saw_worker = false, saw_leader = false;
   for (const ThreadIdentity& t : threads) {

@@ -1867,6 +1867,48 @@ TEST(StateMachine, AGapThatTheNextTaskCoversWasALateEventNotSteal) {
   }
 }
 
+// Steal at a preemption: 10 wakes 11 with need-resched set (11 will preempt it at that
+// wakeup's clock), then the host takes the vCPU for 500 us before the switch. With every
+// increment in the file, 10's wakeup increment is the last of its run, and 11's first is
+// measured from the same clock: it counts 2 us, not 502. The kernel charged neither with
+// the 500 us and counted them in 10's run delay; the switch was at 10'000 for both, and
+// the stretch is steal in 11's run. Without every increment (10's last may be missing),
+// or from an increment done remotely, the next task's first increment places the switch
+// (at 510'000), as before. (A pid-filtered ping-pong under a build: 10's on-CPU +0.504 ms
+// and run delay -0.502 ms, kernel check FAIL.)
+//
+//   CPU0:  11 | 10 ---- incr, wake 11 (need-resched) ... stolen ... switch 10 ==> 11 .. incr 11
+//          0  1'000     10'000                                      510'000           512'000
+//          (10 switched in at 11's last increment's clock, 1'000; traced at 1'100)
+TEST(StateMachine, StealBetweenAWakeupAndThePreemptionItAskedForIsTheNextRunsSteal) {
+  enum class Case { kEveryIncrement, kNotEvery, kRemoteFirstIncrement };
+  for (const Case c : {Case::kEveryIncrement, Case::kNotEvery, Case::kRemoteFirstIncrement}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = c != Case::kNotEvery;
+    Sim s(caps, Following({10, 11}));
+    s.Switch(0, 0, 0, kR, 11);
+    s.StatRuntime(1'000, 0, 11, 1'000);
+    s.Switch(1'100, 0, 11, kS, 10);
+    s.SysExit(1'200, 0, 10, kRead);       // 10 returns to user space
+    s.StatRuntime(10'000, 0, 10, 9'000);  // the wakeup's update of 10: from 1'000
+    s.WakeBoth(10'000, 0, 10, 11, 0, kFlagNeedResched);
+    s.Switch(510'000, 0, 10, kR, 11, /*preempt=*/true);
+    if (c == Case::kRemoteFirstIncrement)
+      s.StatRuntime(512'000, 1, 11, 2'000, 0, 12);  // from CPU 1, by a wakeup there
+    else
+      s.StatRuntime(512'000, 0, 11, 2'000);
+    s.Finish(520'000);
+    const bool at_wakeup = c == Case::kEveryIncrement;
+    const int64_t ran_to = at_wakeup ? 10'000 : 510'000;  // 10's run, as the kernel had it
+    EXPECT_EQ(s.Micro(10, M::kSys) + s.Micro(10, M::kUser), ran_to - 1'000);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 520'000 - ran_to);
+    EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), ran_to - 10'000);
+    EXPECT_EQ(s.Report(11).placement.stolen_ns, at_wakeup ? 500'000 : 0);
+    EXPECT_TILED(s);
+  }
+}
+
 // A gap closed by the increment at a preemption: the clock stood still, or the switch
 // reused the clock of a wakeup the trace did not see (it asked for the reschedule long
 // before, and the task ran on in the kernel to its next preemption point: the end of an
