@@ -32,6 +32,7 @@ struct DiffRecording {
   std::vector<DiffThread> threads;
   std::vector<std::string> command;         // argv of `record -- CMD`, empty otherwise
   std::vector<std::string> missing_events;  // default events the file lacks
+  bool recorded_by_cstool = false;          // its recording information is in the file
 };
 
 // The threads of `view` (its selection: the recorded workload, or all threads).

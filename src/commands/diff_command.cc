@@ -41,6 +41,7 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
   DiffRecording recording = DiffRecordingOf(view, file);
   recording.command = analyzed->model.trace.recording.command;
   recording.missing_events = analyzed->model.trace.missing_events;
+  recording.recorded_by_cstool = analyzed->model.trace.has_recording_info;
   std::sort(recording.missing_events.begin(), recording.missing_events.end());
   return recording;
 }
@@ -49,10 +50,18 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
 // twice) would have no spread, and every difference would look beyond the noise. On both
 // sides it is allowed (nothing changes), and said.
 void CheckEachRecordingOnce(const DiffOptions& options, Messages& messages) {
-  auto check_side = [](const std::vector<std::string>& files, const char* side) {
+  // Only files of one size can be one recording: the others are not read for it.
+  std::map<uintmax_t, int> sizes;
+  for (const auto* side : {&options.base_files, &options.new_files})
+    for (const std::string& f : *side) ++sizes[std::filesystem::file_size(f)];
+  auto id_of = [&sizes](const std::string& f) {
+    const uintmax_t size = std::filesystem::file_size(f);
+    return sizes[size] > 1 ? TraceIdOf(f) : fmt::format("size {} of {}", size, f);
+  };
+  auto check_side = [&id_of](const std::vector<std::string>& files, const char* side) {
     std::map<std::string, std::string> ids;
     for (const std::string& f : files)
-      if (auto [it, added] = ids.emplace(TraceIdOf(f), f); !added)
+      if (auto [it, added] = ids.emplace(id_of(f), f); !added)
         throw Error(fmt::format("{} and {} are the same recording, both on the {} side: each "
                                 "run counts once in the spread",
                                 it->second, f, side),
@@ -75,13 +84,16 @@ std::string CommandText(const std::vector<std::string>& argv) {
 // one file lacks (their times and counts read as zero there), or other commands.
 void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
                                    const std::vector<DiffRecording>& after, Messages& messages) {
+  // (A file cstool did not record lists what its events did not show, which varies with
+  // what ran: only cstool's recordings say what they were recorded without.)
   const DiffRecording& first = base.front();
-  auto differs = [&first](const DiffRecording& r) {
-    return r.missing_events != first.missing_events;
-  };
-  auto other = std::find_if(base.begin(), base.end(), differs);
-  if (other == base.end()) other = std::find_if(after.begin(), after.end(), differs);
-  if (other != base.end() && other != after.end()) {
+  const DiffRecording* other = nullptr;
+  for (const auto* side : {&base, &after})
+    for (const DiffRecording& r : *side)
+      if (other == nullptr && first.recorded_by_cstool && r.recorded_by_cstool &&
+          r.missing_events != first.missing_events)
+        other = &r;
+  if (other != nullptr) {
     auto list = [](const std::vector<std::string>& events) {
       return events.empty() ? std::string("none") : fmt::format("{}", fmt::join(events, ", "));
     };

@@ -316,7 +316,28 @@ void FastTraceFile::KeepSavedCmdlines(ByteCursor& in) {
   saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
 }
 
+void FastTraceFile::PrepareSavedComms() {
+  if (saved_comms_prepared_) return;
+  ReadDeferredCmdlines();
+  std::string_view text = saved_cmdlines_;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    const std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    int32_t pid = 0;
+    const auto [at, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
+    if (ec != std::errc() || at == line.data() + line.size() || *at != ' ') continue;
+    // The first line of a pid, as SavedComm reads it.
+    saved_comms_.try_emplace(pid, line.substr(static_cast<size_t>(at - line.data()) + 1));
+  }
+  saved_comms_prepared_ = true;
+}
+
 std::string FastTraceFile::SavedComm(int32_t pid) {
+  if (saved_comms_prepared_) {
+    const auto it = saved_comms_.find(pid);
+    return it == saved_comms_.end() ? std::string() : it->second;
+  }
   ReadDeferredCmdlines();
   const std::string key = fmt::format("{} ", pid);
   for (size_t at = 0; at < saved_cmdlines_.size();) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/errors.h"
@@ -37,6 +38,7 @@ class FastTraceFile : public TraceFileReader {
   tep_handle* tep() const override { return tep_.get(); }
   void LoadKernelSymbols() override;
   std::string SavedComm(int32_t pid) override;
+  void PrepareSavedComms() override;
 
   // Where each CPU's data lies: whole pages in place, or (compression() not empty) its
   // chunk table.
@@ -137,11 +139,13 @@ class FastTraceFile : public TraceFileReader {
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
   bool salvage_ = false;
-  int jobs_ = 1;                               // ReaderOptions::jobs
-  bool records_only_ = false;                  // ReaderOptions::records_only
-  ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
-  std::string kallsyms_;                       // not yet loaded (LoadKernelSymbols)
-  std::string saved_cmdlines_;                 // "<pid> <comm>\n" lines (SavedComm)
+  int jobs_ = 1;                                          // ReaderOptions::jobs
+  bool records_only_ = false;                             // ReaderOptions::records_only
+  ReaderOptions::DecodesEvent decodes_event_;             // ReaderOptions::decodes_event
+  std::string kallsyms_;                                  // not yet loaded (LoadKernelSymbols)
+  std::string saved_cmdlines_;                            // "<pid> <comm>\n" lines (SavedComm)
+  std::unordered_map<int32_t, std::string> saved_comms_;  // PrepareSavedComms: the same
+  bool saved_comms_prepared_ = false;
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;

@@ -165,6 +165,12 @@ std::string TracecmdTraceFile::SavedComm(int32_t pid) {
   return comm != nullptr ? comm : "";
 }
 
+// libtraceevent sorts its registered cmdlines at the first lookup, and only reads them
+// after: that first lookup is made here, before any other thread uses tep().
+void TracecmdTraceFile::PrepareSavedComms() {
+  if (tep_handle* handle = tep()) tep_data_comm_from_pid(handle, 1);
+}
+
 std::unique_ptr<CpuRecordStream> TracecmdTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));

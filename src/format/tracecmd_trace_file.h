@@ -19,6 +19,7 @@ class TracecmdTraceFile final : public TraceFileReader {
   const char* backend_name() const override { return "libtracecmd"; }
   tep_handle* tep() const override;
   std::string SavedComm(int32_t pid) override;
+  void PrepareSavedComms() override;
 
  protected:
   std::unique_ptr<CpuRecordStream> OpenCpuRecords(int cpu) override;

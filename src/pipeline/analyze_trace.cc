@@ -135,21 +135,27 @@ bool AllIncrementsInFile(const TraceFileReader& reader, TraceFileReader* unfilte
       return false;
   for (const auto& [cpu, stats] : reader.cpu_stats())
     if (stats.overrun + stats.dropped > 0) return false;
-  for (int cpu = 0; cpu < unfiltered->cpus(); ++cpu) {
+  // This pass notes the damage the decoding pass will note again: each once.
+  const size_t noted = unfiltered->salvage_log().entries().size();
+  bool complete = true;
+  for (int cpu = 0; cpu < unfiltered->cpus() && complete; ++cpu) {
     std::unique_ptr<CpuRecordStream> stream = unfiltered->OpenCpu(cpu);
-    for (auto batch = stream->NextBatch(); !batch.empty(); batch = stream->NextBatch())
+    for (auto batch = stream->NextBatch(); !batch.empty() && complete; batch = stream->NextBatch())
       for (const RawRecord& r : batch)
-        if (r.is_loss()) return false;
+        if (r.is_loss()) complete = false;
   }
   // Damage a salvaged buffer skipped or cut held increments too (pages with no marker).
-  return unfiltered->salvage_log().empty();
+  complete = complete && unfiltered->salvage_log().empty();
+  unfiltered->ForgetSalvageNotesFrom(noted);
+  return complete;
 }
 
 // Where a cstool recording ended: when tracing stopped (or where one cut short still
 // holds every CPU's events), 0 when the file does not say. Up to there, what ran, waited or
 // slept at its last event went on doing so (a switch would be in the trace): a command
 // still asleep when -N ended the recording, an attached process asleep throughout. The
-// stop time is read on the monotonic clock: on another trace clock it is not comparable.
+// stop time is read on the monotonic clock: on another trace clock it is comparable only
+// where the recording attached (its start was read on that clock too, and kept so).
 int64_t RecordingEnd(const TraceFileReader& reader) {
   const std::optional<RecordingInfo>& info = reader.recording_info();
   if (!info) return 0;
@@ -253,6 +259,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& p : result->observers) result->machine->AddObserver(p.get());
   for (Observer* p : options.extra_observers) result->machine->AddObserver(p);
 
+  reader->PrepareSavedComms();
   result->machine->SetSavedComm([&reader](int32_t tid) { return reader->SavedComm(tid); });
   if (options.on_open) {
     const std::optional<RecordingInfo>& info = reader->recording_info();
@@ -374,11 +381,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.damage.insert(t.damage.end(), cut_damage.begin(), cut_damage.end());
   t.damage.insert(t.damage.end(), unfiltered_damage.begin(), unfiltered_damage.end());
   // What salvage skipped in the buffer read beside the trace: increments, whose absence
-  // moves switch instants and times as much as the trace's own damage. (Its streams were
-  // read twice, the check of every increment first: each entry once.)
+  // moves switch instants and times as much as the trace's own damage.
   if (unfiltered)
-    for (const std::string& d : unfiltered->salvage_log().entries())
-      if (std::find(t.damage.begin(), t.damage.end(), d) == t.damage.end()) t.damage.push_back(d);
+    t.damage.insert(t.damage.end(), unfiltered->salvage_log().entries().begin(),
+                    unfiltered->salvage_log().entries().end());
   return result;
 }
 

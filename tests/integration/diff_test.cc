@@ -119,5 +119,27 @@ TEST_F(DiffRecordings, DifferentCommandsAreToldTheyShareNothing) {
   EXPECT_EQ(same.err.find("on both sides"), std::string::npos) << same.err;
 }
 
+// One side recorded without the syscall and interrupt events: its zero syscall times
+// would read as a change; the diff says the files were recorded differently.
+TEST_F(DiffRecordings, SidesRecordedWithDifferentEventsAreSaid) {
+  std::string why = TracefsUnavailableReason();
+  if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+  const std::string full = "/tmp/cstool_diff_" + std::to_string(getpid()) + "_full.dat";
+  const std::string sched = "/tmp/cstool_diff_" + std::to_string(getpid()) + "_sched.dat";
+  files_.push_back(full);
+  files_.push_back(sched);
+  ASSERT_EQ(RunCommand({CSTOOL_BINARY, "record", "-o", full, "--", "true"}).status, 0);
+  ASSERT_EQ(RunCommand({CSTOOL_BINARY, "record", "--no-defaults", "-e", "sched", "-o", sched, "--",
+                        "true"})
+                .status,
+            0);
+  CommandResult apart = RunCommand({CSTOOL_BINARY, "diff", full, "--", sched});
+  EXPECT_EQ(apart.status, 0) << apart.err;
+  EXPECT_NE(apart.err.find(full + " and " + sched + " were recorded with different events"),
+            std::string::npos)
+      << apart.err;
+  EXPECT_NE(apart.err.find("raw_syscalls:sys_enter"), std::string::npos) << apart.err;
+}
+
 }  // namespace
 }  // namespace cstool::testing
