@@ -29,10 +29,7 @@ class StateTrigger final : public LiveTrigger {
     tep_ = LoadSessionTep(session, file_cpus);
     decoder_ = std::make_unique<EventDecoder>(tep_.get());
     TrackingPolicy policy;
-    for (const ThreadIdentity& t : scope.known_threads) {
-      if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
-      if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
-    }
+    policy.AddKnownThreads(scope.known_threads);
     policy.recorder_tids = scope.recorder_tids;
     if (!scope.target_pids.empty()) {
       policy.all = false;

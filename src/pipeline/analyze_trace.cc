@@ -178,13 +178,8 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
     // Malformed counters: --check reports them; the grouping goes without.
   }
   // A system-wide recording lists every thread too: their tgids group the report.
-  for (const ThreadIdentity& t : info->threads) {
-    if (t.tgid != 0) policy.known_tgids.emplace_back(t.tid, t.tgid);
-    if (t.kernel_thread) policy.kernel_threads.push_back(t.tid);
-  }
-  policy.recorder_tids = info->untraced_tids;
-  policy.recorder_tids.insert(policy.recorder_tids.end(), info->recorder_tids.begin(),
-                              info->recorder_tids.end());
+  policy.AddKnownThreads(info->threads);
+  policy.recorder_tids = info->RecorderThreads();
   if (info->system_wide || info->target_pids.empty()) return policy;
   policy.all = false;
   policy.root_pids = info->target_pids;

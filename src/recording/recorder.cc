@@ -628,9 +628,7 @@ void Recorder::StartTracing() {
   if (trigger_) {
     TriggerScope scope{.target_pids = o_.system_wide ? std::vector<int32_t>{} : info_.target_pids,
                        .known_threads = threads_.List(),
-                       .recorder_tids = info_.untraced_tids};
-    scope.recorder_tids.insert(scope.recorder_tids.end(), info_.recorder_tids.begin(),
-                               info_.recorder_tids.end());
+                       .recorder_tids = info_.RecorderThreads()};
     trigger_->Start(*trigger_session_, file_cpus_, scope);
   }
   if (trigger_session_) trigger_session_->Start();

@@ -29,6 +29,15 @@ struct TrackingPolicy {
   std::vector<int32_t> recorder_tids;
   // Kernel threads the recorder listed (PF_KTHREAD), besides kthreadd.
   std::vector<int32_t> kernel_threads;
+
+  // What the recorder's /proc listing tells: each thread's process, and which are kernel
+  // threads (a thread running before tracing began shows no fork to tell).
+  void AddKnownThreads(const std::vector<ThreadIdentity>& threads) {
+    for (const ThreadIdentity& t : threads) {
+      if (t.tgid != 0) known_tgids.emplace_back(t.tid, t.tgid);
+      if (t.kernel_thread) kernel_threads.push_back(t.tid);
+    }
+  }
 };
 
 class ThreadTracker {
