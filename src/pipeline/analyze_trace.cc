@@ -270,7 +270,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           ? DecodeTraceInGroups(*reader, decoder, machine, decode_options, plan.decoding_shares)
       : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
-  const int64_t end = std::max(stats.last_ts, RecordingEnd(*reader));
+  // Past the last event only while something recorded lives on: once the workload has
+  // exited, the rest is the recorder's reaction to that.
+  const int64_t end = result->machine->FollowedThreadAlive()
+                          ? std::max(stats.last_ts, RecordingEnd(*reader))
+                          : stats.last_ts;
   result->machine->Finish(end);
   result->machine->SetSavedComm({});  // the reader goes with this function
   // Files by trace-cmd carry the kernel_stack format whether or not stacks were traced:

@@ -955,6 +955,12 @@ void StateMachine::CutSegments(int64_t ts) {
   }
 }
 
+bool StateMachine::FollowedThreadAlive() const {
+  for (const Thread& t : threads_.threads())
+    if (t.tracked && !t.exiting && !t.freed && t.state != Microstate::kZombie) return true;
+  return false;
+}
+
 void StateMachine::Finish(int64_t end_ts) {
   if (finished_) return;
   finished_ = true;

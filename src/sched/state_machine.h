@@ -92,6 +92,8 @@ class StateMachine final : public EventSink {
   // Closes every open segment at `end_ts` (the end of the trace window: where the
   // recording stopped, or its last event), an exited thread's at the last event.
   void Finish(int64_t end_ts);
+  // Whether a thread of the recorded workload has not exited (so far).
+  bool FollowedThreadAlive() const;
 
   // Where a thread no event names (seen first as an event's task) gets its name: the
   // file's saved cmdlines ("" leaves one unnamed), from its creation on, so that what
