@@ -327,27 +327,16 @@ void FastTraceFile::PrepareSavedComms() {
     int32_t pid = 0;
     const auto [at, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
     if (ec != std::errc() || at == line.data() + line.size() || *at != ' ') continue;
-    // The first line of a pid, as SavedComm reads it.
+    // A pid's first line counts.
     saved_comms_.try_emplace(pid, line.substr(static_cast<size_t>(at - line.data()) + 1));
   }
   saved_comms_prepared_ = true;
 }
 
 std::string FastTraceFile::SavedComm(int32_t pid) {
-  if (saved_comms_prepared_) {
-    const auto it = saved_comms_.find(pid);
-    return it == saved_comms_.end() ? std::string() : it->second;
-  }
-  ReadDeferredCmdlines();
-  const std::string key = fmt::format("{} ", pid);
-  for (size_t at = 0; at < saved_cmdlines_.size();) {
-    size_t end = saved_cmdlines_.find('\n', at);
-    if (end == std::string::npos) end = saved_cmdlines_.size();
-    const std::string_view line(saved_cmdlines_.data() + at, end - at);
-    if (line.starts_with(key)) return std::string(line.substr(key.size()));
-    at = end + 1;
-  }
-  return {};
+  PrepareSavedComms();
+  const auto it = saved_comms_.find(pid);
+  return it == saved_comms_.end() ? std::string() : it->second;
 }
 
 void FastTraceFile::LoadKernelSymbols() {

@@ -111,7 +111,7 @@ class FastTraceFile : public TraceFileReader {
   // What LoadKernelSymbols reads first: a v7 file's kallsyms section, decompressed only
   // when a stack needs it.
   virtual void ReadDeferredKallsyms() {}
-  // What SavedComm reads first: the saved cmdlines text into saved_cmdlines_.
+  // What PrepareSavedComms reads first: the saved cmdlines text into saved_cmdlines_.
   virtual void ReadDeferredCmdlines() {}
   // The saved cmdlines section's body (u64 size, the text) into saved_cmdlines_.
   void KeepSavedCmdlines(ByteCursor& in);
