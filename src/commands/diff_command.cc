@@ -54,9 +54,14 @@ void CheckEachRecordingOnce(const DiffOptions& options, Messages& messages) {
   std::map<uintmax_t, int> sizes;
   for (const auto* side : {&options.base_files, &options.new_files})
     for (const std::string& f : *side) ++sizes[std::filesystem::file_size(f)];
-  auto id_of = [&sizes](const std::string& f) {
-    const uintmax_t size = std::filesystem::file_size(f);
-    return sizes[size] > 1 ? TraceIdOf(f) : fmt::format("size {} of {}", size, f);
+  std::map<std::string, std::string> id_by_file;  // one on both sides is read once
+  auto id_of = [&sizes, &id_by_file](const std::string& f) {
+    auto [it, added] = id_by_file.try_emplace(f);
+    if (added) {
+      const uintmax_t size = std::filesystem::file_size(f);
+      it->second = sizes[size] > 1 ? TraceIdOf(f) : fmt::format("size {} of {}", size, f);
+    }
+    return it->second;
   };
   auto check_side = [&id_of](const std::vector<std::string>& files, const char* side) {
     std::map<std::string, std::string> ids;
