@@ -110,6 +110,10 @@ struct RecordingInfo {
   // before was given up by design, not lost) and `trigger` says what asked for it.
   int64_t window_start_ts = 0;
   std::string trigger;
+  // A dump's target threads as /proc showed them just before the window was taken: any
+  // change of state after that read is an event in the window, so one with no event in
+  // it was in that state for the whole window (a thread blocked throughout has a row).
+  std::vector<AttachSeed> window_seeds;
   // Why the recording stopped before its command ended ("the disk was full", "--max-size
   // reached"), empty otherwise; the trace ends at end_ts.
   std::string ended_early;
@@ -168,12 +172,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
-                                                system_wide, trace_clock, start_ts, end_ts, cpus,
-                                                threads, untraced_tids, recorder_tids,
-                                                missing_events, child, attach_seeds, attach_seed_ts,
-                                                kernel_counters, perf_counters, recovered,
-                                                window_start_ts, trigger, ended_early, steal,
-                                                steal_step_ns, wakelist_function, untraced_cpus)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
+    RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
+    cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,
+    attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger,
+    window_seeds, ended_early, steal, steal_step_ns, wakelist_function, untraced_cpus)
 
 }  // namespace cstool

@@ -260,9 +260,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     const std::optional<RecordingInfo>& info = reader->recording_info();
     options.on_open(info ? &*info : nullptr);
   }
-  if (const auto& info = reader->recording_info())
+  if (const auto& info = reader->recording_info()) {
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s, info->attach_seed_ts);
+    if (info->window_start_ts > 0) result->machine->BeginAt(info->window_start_ts);
+  }
   const DecodeOptions decode_options{.unfiltered_runtime = unfiltered.get()};
   StateMachine& machine = *result->machine;
   DecodeStats stats =
@@ -270,6 +272,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           ? DecodeTraceInGroups(*reader, decoder, machine, decode_options, plan.decoding_shares)
       : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
+  if (const auto& info = reader->recording_info(); info && info->window_start_ts > 0)
+    for (const AttachSeed& s : info->window_seeds)
+      machine.SeedUnseenThread(s, info->window_start_ts);
   // Past the last event only while something recorded lives on: once the workload has
   // exited, the rest is the recorder's reaction to that.
   const int64_t end = result->machine->FollowedThreadAlive()
@@ -300,11 +305,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.cpus = reader->cpus();
   t.first_ts = stats.first_ts;
   t.last_ts = end;
-  if (const auto& info = reader->recording_info();
-      info && info->attach_seed_ts > 0) {  // the attached threads' rows start there
-    t.first_ts =
-        stats.events > 0 ? std::min(stats.first_ts, info->attach_seed_ts) : info->attach_seed_ts;
-  }
+  // Attached threads' rows start where they were read, a dump's at its window's start.
+  if (const int64_t begun = result->machine->first_ts(); begun >= 0)
+    t.first_ts = stats.events > 0 ? std::min(stats.first_ts, begun) : begun;
   t.missing_events = decoder.missing_events();
   if (foreign) {
     const std::vector<std::string> noted = UnrecordedNotedEvents(stats, caps);
@@ -344,8 +347,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (info && info->window_start_ts != 0)
     t.notes.push_back(fmt::format(
         "flight-recorder dump ({}): the kept window starts at {}.{:09} (trace clock), {:.3f} s "
-        "before its end; earlier history was overwritten by design, not lost, and threads "
-        "already alive then start as unknown",
+        "before its end; earlier history was overwritten by design, not lost; threads alive "
+        "then start as unknown, and a target's thread with no event in the window is in "
+        "the state /proc showed just before the dump",
         info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
         static_cast<double>(info->end_ts - info->window_start_ts) / 1e9));
   if (info && !info->ended_early.empty())

@@ -199,6 +199,7 @@ class Recorder {
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
+  std::vector<AttachSeed> TargetSeeds(bool with_child) const;
   bool flight() const { return o_.flight_s > 0; }
   // The instance that records the file's events: the flight window's current one with
   // --flight.
@@ -587,12 +588,18 @@ void Recorder::UpdateBudget() {
 // -p: each target thread's state just before tracing starts, stamped after the reads
 // (and before any event): the report starts the threads in it.
 void Recorder::ReadAttachSeeds() {
-  for (int pid : info_.target_pids) {
-    if (child_ && pid == child_->pid()) continue;
-    for (const ThreadSeed& t : ReadProcSeed(pid).threads)
-      info_.attach_seeds.push_back(t.ToAttachSeed());
-  }
+  info_.attach_seeds = TargetSeeds(false);  // the command's child starts in the trace
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
+}
+
+// Every thread of the target processes as /proc shows it now.
+std::vector<AttachSeed> Recorder::TargetSeeds(bool with_child) const {
+  std::vector<AttachSeed> seeds;
+  for (int pid : info_.target_pids) {
+    if (!with_child && child_ && pid == child_->pid()) continue;
+    for (const ThreadSeed& t : ReadProcSeed(pid).threads) seeds.push_back(t.ToAttachSeed());
+  }
+  return seeds;
 }
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
@@ -738,6 +745,9 @@ void Recorder::FlightTick() {
 void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+  // Before the window is taken: a thread that changes state after this read has an
+  // event in the window, so a seed stands only for a thread the window never shows.
+  std::vector<AttachSeed> window_seeds = TargetSeeds(true);
   int64_t now = 0;
   std::optional<FlightWindow> window;
   try {
@@ -755,6 +765,7 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   info.child = ChildCounters{.pid = info_.child.pid};
   info.attach_seeds.clear();
   info.attach_seed_ts = 0;
+  info.window_seeds = std::move(window_seeds);
   TraceFileContents contents = contents_;
   contents.saved_cmdlines = SavedCmdlines(info.threads);
   contents.cpus.resize(static_cast<size_t>(file_cpus_));

@@ -10,7 +10,7 @@
 namespace cstool {
 
 void StateMachine::SeedThread(const AttachSeed& seed, int64_t ts) {
-  if (first_ts_ < 0) first_ts_ = ts;
+  BeginAt(ts);
   threads_.HintTgid(seed.tid, seed.tgid);
   Thread& t = NewThread(seed.tid, seed.comm, ts, false);
   t.tgid = seed.tgid;
@@ -52,6 +52,11 @@ void StateMachine::SeedThread(const AttachSeed& seed, int64_t ts) {
   AbstractState abstract;
   t.state = causes_.SleepState(bits, t, &abstract);
   t.abstract = abstract;
+}
+
+void StateMachine::SeedUnseenThread(const AttachSeed& seed, int64_t ts) {
+  if (threads_.Find(seed.tid) != nullptr) return;
+  SeedThread(seed, ts);
 }
 
 }  // namespace cstool

@@ -90,10 +90,9 @@ Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
   return NewThread(tid, comm, first_ts_, false);
 }
 
-void StateMachine::FirstOnCpu(const EventCommon& c) {
-  if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+void StateMachine::BeginAt(int64_t ts) {
   if (first_ts_ >= 0) return;
-  first_ts_ = c.ts;
+  first_ts_ = ts;
   // Losses reported before any record (a CPU whose data could not be read at all) began
   // with the trace.
   std::vector<LostEvents> losses = std::exchange(losses_before_start_, {});
@@ -101,6 +100,11 @@ void StateMachine::FirstOnCpu(const EventCommon& c) {
     e.ts = first_ts_;
     PushLostEvents(e);
   }
+}
+
+void StateMachine::FirstOnCpu(const EventCommon& c) {
+  if (static_cast<size_t>(c.cpu) >= cpus_.size()) cpus_.resize(c.cpu + 1);
+  BeginAt(c.ts);
 }
 
 // With a pid filter, unfollowed tasks show up only partly (as the other side of a

@@ -109,6 +109,13 @@ class StateMachine final : public EventSink {
   // Live use: a thread that exists before the first event, in the state /proc showed at
   // `ts` (the state letter R/S/D/T/t/Z/I, the syscall from /proc/TID/syscall).
   void SeedThread(const AttachSeed& seed, int64_t ts);
+  // The trace begins at `ts` (its first record; before it, a flight dump's window start
+  // or the time attached threads were read): threads alive then start there. Only the
+  // first call counts.
+  void BeginAt(int64_t ts);
+  // After the last event: a thread the trace never showed was in the state /proc showed
+  // at the end (nothing changed it: that would be an event) from `ts` on.
+  void SeedUnseenThread(const AttachSeed& seed, int64_t ts);
 
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.

@@ -168,6 +168,60 @@ TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
   EXPECT_EQ(trigger.find("tid " + std::to_string(workload) + " "), std::string::npos) << trigger;
 }
 
+// A dump of a -p process whose main thread sleeps in pthread_join throughout (bursty):
+// no event of it is in the window, yet it has its row, asleep on the futex for the whole
+// window, and every thread's lifetime is the window (they ended at the last event and
+// began at their first, and the main thread was missing: "0.989 s", two rows).
+TEST_F(FlightTest, ATargetThreadWithoutEventsInTheWindowHasItsRow) {
+  pid_t workload = ::fork();
+  if (workload == 0) {
+    ::execl(kWorkload.c_str(), kWorkload.c_str(), "bursty", "2", "6000", nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(workload, 0);
+  const fs::path tasks = fs::path("/proc") / std::to_string(workload) / "task";
+  for (int i = 0; i < 500; ++i) {
+    std::error_code ec;
+    const auto n = std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator{});
+    if (!ec && n >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const fs::path out = dir_ / "w.dat";
+  pid_t recorder =
+      StartRecorder({"--flight", "0.5", "-p", std::to_string(workload), "-o", out.string()});
+  ASSERT_GT(recorder, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(::kill(recorder, SIGUSR1), 0);
+  for (int i = 0; i < 500 && FilesStartingWith("w.dat").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(recorder, SIGINT);
+  const int recorder_status = Wait(recorder);
+  ::kill(workload, SIGKILL);
+  ::waitpid(workload, nullptr, 0);
+  ASSERT_EQ(recorder_status, 0) << testing::ReadWholeFile(dir_ / "recorder.log");
+  ASSERT_EQ(FilesStartingWith("w.dat"), std::vector<std::string>{"w.dat.1"});
+
+  nlohmann::json report = ReportJson(dir_ / "w.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& trace = report["trace"];
+  const int64_t start = trace["flight_dump"]["window_start_ts"];
+  const int64_t end = trace["flight_dump"]["window_end_ts"];
+  EXPECT_EQ(end - start, 500000000);
+  EXPECT_EQ(trace["first_ts"].get<int64_t>(), start);
+  EXPECT_EQ(trace["duration_ns"].get<int64_t>(), end - start);
+  int rows = 0;
+  for (const auto& t : report["threads"]) {
+    if (t["pid"] != workload) continue;
+    ++rows;
+    EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), end - start) << t.dump();
+    if (t["tid"] == workload) {
+      EXPECT_EQ(t["microstates_ns"]["sleep_futex"].get<int64_t>(), end - start) << t.dump();
+    }
+  }
+  EXPECT_EQ(rows, 3) << report["threads"].dump();
+}
+
 // --max-dumps ends the recording as -N does: the command gets SIGTERM, and the summary
 // says so (it said nothing, and cstool's 143 was a puzzle).
 TEST_F(FlightTest, MaxDumpsEndsTheCommandAndSaysSo) {
