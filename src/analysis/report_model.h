@@ -146,6 +146,7 @@ struct TraceSummary {
   int32_t cpus = 0;
   int64_t first_ts = 0;
   int64_t last_ts = 0;
+  std::string trace_clock;                  // as the file names it ("mono", "local"); "": unknown
   std::map<int32_t, uint64_t> lost_events;  // per CPU (always listed, even 0)
   std::map<std::string, uint64_t> anomalies;
   std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"

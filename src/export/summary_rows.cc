@@ -23,7 +23,7 @@ void WriteTrace(const TraceSummary& t, RowSink& sink) {
                        t.last_ts,
                        t.last_ts - t.first_ts,
                        U(lost),
-                       info ? Value{std::string_view(t.recording.trace_clock)} : Value{},
+                       !t.trace_clock.empty() ? Value{std::string_view(t.trace_clock)} : Value{},
                        info && !command.empty() ? Value{std::string_view(command)} : Value{},
                        std::string_view(Version())};
   sink.Add(Table::kTrace, row);

@@ -224,11 +224,11 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["salvaged"] = true;
     trace["damage"] = t.damage;
   }
+  trace["trace_clock"] = t.trace_clock.empty() ? nlohmann::json() : nlohmann::json(t.trace_clock);
   if (t.has_recording_info) {
     trace["command"] = t.recording.command;
     trace["target_pids"] = t.recording.target_pids;
     trace["system_wide"] = t.recording.system_wide;
-    trace["trace_clock"] = t.recording.trace_clock;
     if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
     if (t.recording.window_start_ts != 0)
       trace["flight_dump"] = {{"window_start_ts", t.recording.window_start_ts},

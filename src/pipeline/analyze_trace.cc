@@ -27,6 +27,27 @@
 namespace cstool {
 namespace {
 
+// Files by trace-cmd are mostly on ftrace's default clock, `local`; a few clocks do not
+// even count nanoseconds. The analysis takes timestamps as synchronised nanoseconds.
+std::string TraceClockNote(const std::string& clock) {
+  if (clock == "local" || clock == "perf")
+    return fmt::format(
+        "the trace clock is '{}' (per CPU, not synchronised across CPUs by the kernel): the "
+        "order of events on different CPUs and the times between them (a wakeup and a "
+        "switch-in on another CPU) hold as far as the CPUs' clocks agree, as they do with a "
+        "stable TSC; cstool records with 'mono'",
+        clock);
+  if (clock == "counter" || clock == "uptime" || clock == "x86-tsc" || clock == "ppc-tb")
+    return fmt::format(
+        "the trace clock is '{}', whose timestamps are not nanoseconds ({}): the times in "
+        "this report are in its units, not in ns",
+        clock,
+        clock == "counter"  ? "an event counter"
+        : clock == "uptime" ? "jiffies"
+                            : "CPU cycles or timebase ticks");
+  return {};
+}
+
 std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSummary& t) {
   std::vector<std::string> notes;
   if (!caps.syscalls)
@@ -40,6 +61,7 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   if (!caps.irqs) notes.push_back("no irq events: interrupt time is included in user/sys");
   if (!caps.page_faults)
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
+  if (std::string note = TraceClockNote(t.trace_clock); !note.empty()) notes.push_back(note);
   uint64_t lost = 0;
   for (auto [cpu, n] : t.lost_events) lost += n;
   // The share says how much of a marked thread's numbers the trace still shows.
@@ -303,6 +325,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                           result->machine->enqueues_after_flush()};
   t.events = stats.events;
   t.cpus = reader->cpus();
+  t.trace_clock = reader->trace_clock();
+  if (t.trace_clock.empty() && reader->recording_info())
+    t.trace_clock = reader->recording_info()->trace_clock;
   t.first_ts = stats.first_ts;
   t.last_ts = end;
   // Attached threads' rows start where they were read, a dump's at its window's start.

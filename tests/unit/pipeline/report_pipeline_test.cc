@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kernel/kernel_recording.h"
 #include "model/events.h"
@@ -87,6 +88,38 @@ TEST(ReportPipeline, SchedOnlyFileStillReportsAndSaysWhatIsMissing) {
   EXPECT_NE(out.out.find("MISSING EVENTS:"), std::string::npos);
   EXPECT_NE(out.out.find("NOTE: no raw_syscalls events"), std::string::npos);
   std::remove(path.c_str());
+}
+
+// A file's trace clock is the report's (JSON trace.trace_clock), and one the analysis
+// cannot take as synchronised nanoseconds is said: trace-cmd's default `local` is per CPU,
+// `counter` counts events.
+TEST(ReportPipeline, TheTraceClockIsNamedAndAClockNotInSyncIsSaid) {
+  struct Case {
+    std::string clock, note;
+  };
+  for (const Case& c : std::vector<Case>{{"local", "not synchronised"},
+                                         {"counter", "not nanoseconds (an event counter)"},
+                                         {"mono", ""},
+                                         {"global", ""}}) {
+    SCOPED_TRACE(c.clock);
+    SyntheticTrace t(kEvents, 1);
+    t.SetTraceClock(c.clock);
+    AddPingPong(t, t.AddEvent("sched", "sched_switch"), t.AddEvent("sched", "sched_waking"), 4,
+                1000000);
+    auto analyzed = AnalyzeSynthetic(t, "clock");
+    const TraceSummary& s = analyzed->model.trace;
+    EXPECT_EQ(s.trace_clock, c.clock);
+    const auto said = std::find_if(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+      return n.starts_with("the trace clock is");
+    });
+    if (c.note.empty()) {
+      EXPECT_EQ(said, s.notes.end()) << *said;
+    } else {
+      ASSERT_NE(said, s.notes.end());
+      EXPECT_NE(said->find("'" + c.clock + "'"), std::string::npos) << *said;
+      EXPECT_NE(said->find(c.note), std::string::npos) << *said;
+    }
+  }
 }
 
 // trace-cmd extract stores the format of every event the kernel has, recorded or not: in a
