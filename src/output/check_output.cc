@@ -107,6 +107,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["kernel"] = QuantitiesJson(c.kernel);
       j["unknown_ns"] = c.unknown_ns;
       j["final_switches_excluded"] = c.exit_adjust;
+      j["on_cpu_after_exit_record_ns"] = c.exit_cut_on_cpu_ns;
       j["switches_during_reads"] = c.switches_during_reads;
       j["switches_placed_after_reads"] = c.switches_placed_after_reads;
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};

@@ -281,6 +281,28 @@ TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
   EXPECT_EQ((w.total - w.after_exit).voluntary, 1u);
 }
 
+// The run after the exit record read the run time is in the THREADS table's on-CPU time
+// but not in ONCPU: the row says how much (a third of a thread's time went unjudged
+// behind a PASS with only "final switch excluded" shown).
+TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 1, 0, 30 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 460 * kMs, true);
+  r.counter_window.AddSwitch(200 * kMs, true);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 130 * kMs);
+  f.Exit(r, 130 * kMs);
+  r.counter_window.AddSegment(Microstate::kSys, 130 * kMs, 132'790'000);
+  r.counter_window.AddSwitch(133 * kMs, true);
+
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
+  EXPECT_EQ(c.exit_cut_on_cpu_ns, 2'790'000);
+  EXPECT_NE(c.note.find("ONCPU leaves out its last 2.790 ms on CPU, after the exit record"),
+            std::string::npos)
+      << c.note;
+}
+
 TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 10, 2, 30 * kMs, 4 * kMs));
