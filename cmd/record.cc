@@ -64,6 +64,9 @@ RunFn SetupRecord(CLI::App& sub) {
                  "With --flight: end the recording after N dumps, as -N does (default 0: no "
                  "limit)")
       ->type_name("N");
+  sub.add_flag("--dump-at-end", options->dump_at_end,
+               "With --flight: also dump the last window when the recording ends (the "
+               "command's end, -N, Ctrl-C)");
   auto max_size = std::make_shared<std::string>();
   sub.add_option("--max-size", *max_size,
                  "Stop cleanly when the file would grow past SIZE (e.g. 500M, 2G); the file "
@@ -104,7 +107,7 @@ RunFn SetupRecord(CLI::App& sub) {
                  "at each thread's exit or the end)");
   for (const char* name :
        {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress",
-        "--flight", "--trigger", "--max-dumps", "--max-size", "--recover"})
+        "--flight", "--trigger", "--max-dumps", "--dump-at-end", "--max-size", "--recover"})
     dump_option->excludes(sub.get_option(name));
   dump_option->excludes(command);
   dump_option->excludes(duration);

@@ -48,8 +48,8 @@ void ValidateRecordOptions(const RecordOptions& o) {
                 ExitCode::kUsage);
   if (o.flight_s < 0 || !std::isfinite(o.flight_s))
     throw Error("--flight takes a positive number of seconds", ExitCode::kUsage);
-  if (o.flight_s == 0 && (o.max_dumps != 0 || !o.trigger.empty()))
-    throw Error("--trigger and --max-dumps go with --flight SECS", ExitCode::kUsage);
+  if (o.flight_s == 0 && (o.max_dumps != 0 || !o.trigger.empty() || o.dump_at_end))
+    throw Error("--trigger, --max-dumps and --dump-at-end go with --flight SECS", ExitCode::kUsage);
   if (o.max_dumps < 0) throw Error("--max-dumps must be 0 (no limit) or more", ExitCode::kUsage);
   if (o.flight_s > 0 && o.max_size != 0)
     throw Error("--max-size limits a normal recording; a flight recorder writes only dumps",

@@ -41,7 +41,10 @@ struct RecordOptions {
   // --flight SECS: keep the last SECS seconds (in the kernel) and write them only on a
   // trigger (SIGUSR1, `record --dump`, --trigger) as "<output>.<N>"; 0 = a normal recording.
   double flight_s = 0;
-  int max_dumps = 0;    // --max-dumps: end the recording after that many dumps; 0 = no limit
+  int max_dumps = 0;  // --max-dumps: end the recording after that many dumps; 0 = no limit
+  // --dump-at-end: one more dump when the recording ends (the command's end, -N, Ctrl-C),
+  // as perf's --overwrite writes its buffer at exit.
+  bool dump_at_end = false;
   std::string trigger;  // --trigger COND (parsed by the command; its text goes into the dumps)
   // The most kernel memory a CPU's flight window buffer may grow to.
   size_t flight_cap_bytes = size_t{512} << 20;

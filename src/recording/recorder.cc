@@ -832,6 +832,9 @@ void Recorder::ReadLoop() {
     ReportProgress();
     std::this_thread::sleep_for(kLoopTick);
   }
+  // (Not after --max-dumps: that many were asked for.)
+  if (flight() && o_.dump_at_end && !dumps_done_)
+    WriteDump({MonotonicNowNs(), "end of the recording"});
   if (listener_ != nullptr) listener_->Stopped();
 }
 

@@ -222,6 +222,33 @@ TEST_F(FlightTest, ATargetThreadWithoutEventsInTheWindowHasItsRow) {
   EXPECT_EQ(rows, 3) << report["threads"].dump();
 }
 
+// --dump-at-end: the window held when the command ends is written too (it was given up:
+// "no dump (nothing written)"), and only then, with no trigger or signal.
+TEST_F(FlightTest, DumpAtEndWritesTheLastWindow) {
+  const fs::path out = dir_ / "e.dat";
+  CommandResult r = RunCommand({kCstool, "record", "--flight", "0.5", "--dump-at-end", "-o",
+                                out.string(), "--", kWorkload, "stall", "700", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(FilesStartingWith("e.dat"), std::vector<std::string>{"e.dat.1"}) << r.err;
+  EXPECT_NE(r.err.find("(end of the recording)"), std::string::npos) << r.err;
+  nlohmann::json report = ReportJson(dir_ / "e.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& dump = report["trace"]["flight_dump"];
+  EXPECT_EQ(dump["trigger"], "end of the recording");
+  EXPECT_EQ(dump["window_end_ts"].get<int64_t>() - dump["window_start_ts"].get<int64_t>(),
+            500000000);
+  // The window ends after the command did: its exit is in it.
+  const nlohmann::json* staller = ThreadNamed(report, "staller");
+  ASSERT_NE(staller, nullptr) << report.dump();
+  EXPECT_TRUE((*staller)["exited"].get<bool>()) << staller->dump();
+
+  // Without a flight recorder there is no window to dump.
+  CommandResult usage = RunCommand(
+      {kCstool, "record", "--dump-at-end", "-o", (dir_ / "u.dat").string(), "--", "true"});
+  EXPECT_EQ(usage.status, 2) << usage.err;
+  EXPECT_NE(usage.err.find("go with --flight"), std::string::npos) << usage.err;
+}
+
 // --max-dumps ends the recording as -N does: the command gets SIGTERM, and the summary
 // says so (it said nothing, and cstool's 143 was a puzzle).
 TEST_F(FlightTest, MaxDumpsEndsTheCommandAndSaysSo) {
