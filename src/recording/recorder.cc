@@ -213,6 +213,7 @@ class Recorder {
   int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
   void FlightTick();
   void WriteDump(const TriggerHit& hit);
+  std::optional<std::filesystem::path> KeepPreviousOutput();
   void ReadLoop();
   bool ShouldStop();
   void ReportProgress();
@@ -331,6 +332,14 @@ void Recorder::Prepare() {
 
   if (std::filesystem::is_directory(output_))
     throw Error(fmt::format("output '{}' is a directory", output_.string()), ExitCode::kUsage);
+  // The file is written beside it and renamed over it: a device or FIFO (-o /dev/null)
+  // would be replaced by a regular file.
+  if (std::error_code ec;
+      std::filesystem::exists(output_, ec) && !std::filesystem::is_regular_file(output_, ec))
+    throw Error(fmt::format("output '{}' is not a regular file (the recording is written beside "
+                            "it and renamed over it)",
+                            output_.string()),
+                ExitCode::kUsage);
   if (const int pid = LiveRecorderOf(output_))
     throw Error(fmt::format("a recording into '{}' is in progress (cstool pid {}); choose "
                             "another output (-o)",
@@ -1016,6 +1025,25 @@ void Recorder::SampleCounters(int64_t now, const char* kind) {
 
 // The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
 // stats, and the recording info as cstool's option.
+// An earlier recording under the same name is not lost to this one: it becomes NAME.old
+// (replacing an older one), as perf record keeps perf.data.old. Only a regular file with
+// something in it: `-o /dev/null` stays what it is.
+std::optional<std::filesystem::path> Recorder::KeepPreviousOutput() {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(output_, ec) ||
+      std::filesystem::file_size(output_, ec) == 0 || ec)
+    return std::nullopt;
+  std::filesystem::path old = output_.string() + ".old";
+  std::filesystem::rename(output_, old, ec);
+  if (ec) {
+    messages_.Warning(fmt::format("cannot keep the previous {} as {}: {}; it is overwritten",
+                                  output_.string(), old.string(), ec.message()));
+    return std::nullopt;
+  }
+  messages_.Status(fmt::format("the previous {} is kept as {}", output_.string(), old.string()));
+  return old;
+}
+
 void Recorder::WriteFile() {
   if (flight()) return;  // the dumps were the files
   TraceFileContents& contents = contents_;
@@ -1070,9 +1098,13 @@ void Recorder::WriteFile() {
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::optional<std::filesystem::path> previous = KeepPreviousOutput();
   try {
     WriteTraceFile(output_, contents);
   } catch (const Error& e) {
+    std::error_code ec;  // (best effort: the error below is what matters)
+    if (previous && !std::filesystem::exists(output_, ec))
+      std::filesystem::rename(*previous, output_, ec);
     // The pages stay where they are, with the note `record --recover` needs.
     for (auto& r : readers_) r->KeepFile();
     for (auto& r : unfiltered_readers_) r->KeepFile();

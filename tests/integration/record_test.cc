@@ -180,6 +180,29 @@ TEST_F(RecordTest, ExitStatusIsTheChilds) {
   EXPECT_EQ(r.err.find("the command"), std::string::npos) << r.err;
 }
 
+// A second recording under the same name keeps the first as NAME.old (it was silently
+// overwritten), as perf record does. Not a device: the file is renamed over the output,
+// and `-o /dev/null` made /dev/null a regular file (it is refused).
+TEST_F(RecordTest, ARecordingAlreadyThereIsKeptAsOld) {
+  const fs::path out = dir_ / "same.dat";
+  Result r = Record({"-o", out, "--", "/bin/sh", "-c", "exit 3"});
+  ASSERT_EQ(r.status, 3) << r.err;
+  EXPECT_FALSE(fs::exists(out.string() + ".old"));
+  r = Record({"-o", out, "--", "/bin/true"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("the previous " + out.string() + " is kept as " + out.string() + ".old"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(WEXITSTATUS(Info(out.string() + ".old").child.wait_status), 3);
+  EXPECT_EQ(WEXITSTATUS(Info(out).child.wait_status), 0);
+
+  r = Record({"-o", "/dev/null", "--", "/bin/true"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("output '/dev/null' is not a regular file"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_FALSE(fs::exists("/dev/null.old"));
+}
+
 TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   fs::path out = dir_ / "pp.dat";
   Result r = Record({"-o", out, "--", kWorkload, "pingpong", "2000"});
