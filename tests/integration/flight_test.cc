@@ -84,6 +84,24 @@ class FlightTest : public testing::RecordingFixture {
     return pid;
   }
 
+  // Starts `cstool_workload bursty 2 MS` (two workers, the main thread in pthread_join)
+  // and returns its pid once its three threads exist.
+  static pid_t StartBursty(const std::string& ms) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(kWorkload.c_str(), kWorkload.c_str(), "bursty", "2", ms.c_str(), nullptr);
+      _exit(127);
+    }
+    const fs::path tasks = fs::path("/proc") / std::to_string(pid) / "task";
+    for (int i = 0; pid > 0 && i < 500; ++i) {
+      std::error_code ec;
+      const auto n = std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator{});
+      if (!ec && n >= 3) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pid;
+  }
+
   static int Wait(pid_t pid) {
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -140,19 +158,8 @@ TEST_F(FlightTest, TriggerDumpsTheOneStall) {
 // its main thread sleeps in pthread_join throughout, so only a worker can fire
 // `sleep>10ms` (before, none did: "no dump").
 TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
-  pid_t workload = ::fork();
-  if (workload == 0) {
-    ::execl(kWorkload.c_str(), kWorkload.c_str(), "bursty", "2", "4000", nullptr);
-    _exit(127);
-  }
+  const pid_t workload = StartBursty("4000");
   ASSERT_GT(workload, 0);
-  const fs::path tasks = fs::path("/proc") / std::to_string(workload) / "task";
-  for (int i = 0; i < 500; ++i) {
-    std::error_code ec;
-    const auto n = std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator{});
-    if (!ec && n >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   const fs::path out = dir_ / "p.dat";
   CommandResult r =
       RunCommand({kCstool, "record", "--flight", "0.5", "--trigger", "sleep>10ms", "--max-dumps",
@@ -173,19 +180,8 @@ TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
 // window, and every thread's lifetime is the window (they ended at the last event and
 // began at their first, and the main thread was missing: "0.989 s", two rows).
 TEST_F(FlightTest, ATargetThreadWithoutEventsInTheWindowHasItsRow) {
-  pid_t workload = ::fork();
-  if (workload == 0) {
-    ::execl(kWorkload.c_str(), kWorkload.c_str(), "bursty", "2", "6000", nullptr);
-    _exit(127);
-  }
+  const pid_t workload = StartBursty("6000");
   ASSERT_GT(workload, 0);
-  const fs::path tasks = fs::path("/proc") / std::to_string(workload) / "task";
-  for (int i = 0; i < 500; ++i) {
-    std::error_code ec;
-    const auto n = std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator{});
-    if (!ec && n >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   const fs::path out = dir_ / "w.dat";
   pid_t recorder =
       StartRecorder({"--flight", "0.5", "-p", std::to_string(workload), "-o", out.string()});
