@@ -194,11 +194,6 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                               static_cast<double>(c.asleep_queued_ns) / 1e6));
   }
   // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
-  if (constexpr int64_t kNotedCutNs = 10'000; c.exit_cut_on_cpu_ns >= kNotedCutNs) {
-    AddNote(c, fmt::format("ONCPU leaves out its last {:.3f} ms on CPU, after the exit record "
-                           "read the run time (early in the exit)",
-                           static_cast<double>(c.exit_cut_on_cpu_ns) / 1e6));
-  }
   if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
     AddNote(c,
             fmt::format(

@@ -27,7 +27,17 @@ std::string StatusText(const ThreadCheck& c) {
          Problems(c.switches_ok, c.on_cpu_ok || !c.times_judged, c.wait_ok || !c.times_judged) +
          ")";
   if (!c.note.empty()) s += ": " + c.note;
-  if (c.exit_adjust > 0) s += fmt::format(" [final switch excluded: {}]", c.exit_adjust);
+  // What the exit record leaves out: the final switch, and the run after the record read
+  // the run time (the THREADS table holds it; a third of a thread's time was seen cut).
+  if (c.exit_adjust > 0 || c.exit_cut_on_cpu_ns > 0) {
+    s += " [";
+    if (c.exit_adjust > 0) s += fmt::format("final switch excluded: {}", c.exit_adjust);
+    if (c.exit_adjust > 0 && c.exit_cut_on_cpu_ns > 0) s += "; ";
+    if (c.exit_cut_on_cpu_ns > 0)
+      s +=
+          fmt::format("{:.3f} ms run after the exit record not in ONCPU", Ms(c.exit_cut_on_cpu_ns));
+    s += "]";
+  }
   return s;
 }
 

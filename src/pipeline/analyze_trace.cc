@@ -37,14 +37,12 @@ std::string TraceClockNote(const std::string& clock) {
         "switch-in on another CPU) hold as far as the CPUs' clocks agree, as they do with a "
         "stable TSC; cstool records with 'mono'",
         clock);
-  if (clock == "counter" || clock == "uptime" || clock == "x86-tsc" || clock == "ppc-tb")
+  // (x86-tsc files usually carry trace-cmd's TSC2NSEC option, which the reader applies.)
+  if (clock == "counter" || clock == "uptime")
     return fmt::format(
         "the trace clock is '{}', whose timestamps are not nanoseconds ({}): the times in "
         "this report are in its units, not in ns",
-        clock,
-        clock == "counter"  ? "an event counter"
-        : clock == "uptime" ? "jiffies"
-                            : "CPU cycles or timebase ticks");
+        clock, clock == "counter" ? "an event counter" : "jiffies");
   return {};
 }
 
@@ -79,6 +77,19 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
         "unknown size counted as 1); the rest are in the kernel's overrun count at the end",
         it->second));
   return notes;
+}
+
+// Why a flight dump's window may not show every change of state of the target's threads
+// (a thread with no event in it may then have run unseen, so its /proc state at the dump
+// does not stand for the window); empty when it shows them all.
+std::string DumpWindowBlindSpot(const RecordingInfo& info, const TraceCapabilities& caps, bool lost,
+                                bool cut) {
+  if (!info.untraced_cpus.empty())
+    return fmt::format("CPU {} was not recorded (-C)", FormatCpuList(info.untraced_cpus));
+  if (!caps.waking && !caps.wakeup) return "no wakeup events were recorded";
+  if (lost) return "events were lost";
+  if (cut) return "the file was read only in part";
+  return {};
 }
 
 // Steal time the recording met (a virtual machine's host ran something else): said once,
@@ -294,9 +305,14 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           ? DecodeTraceInGroups(*reader, decoder, machine, decode_options, plan.decoding_shares)
       : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
-  if (const auto& info = reader->recording_info(); info && info->window_start_ts > 0)
-    for (const AttachSeed& s : info->window_seeds)
-      machine.SeedUnseenThread(s, info->window_start_ts);
+  std::string dump_blind_spot;
+  if (const auto& info = reader->recording_info(); info && !info->window_seeds.empty()) {
+    dump_blind_spot = DumpWindowBlindSpot(*info, caps, machine.events_lost(),
+                                          !cut_damage.empty() || reader->end_ts() > 0);
+    if (dump_blind_spot.empty())
+      for (const AttachSeed& s : info->window_seeds)
+        machine.SeedUnseenThread(s, info->window_start_ts);
+  }
   // Past the last event only while something recorded lives on: once the workload has
   // exited, the rest is the recorder's reaction to that.
   const int64_t end = result->machine->FollowedThreadAlive()
@@ -377,6 +393,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "the state /proc showed just before the dump",
         info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
         static_cast<double>(info->end_ts - info->window_start_ts) / 1e9));
+  if (!dump_blind_spot.empty())
+    t.notes.push_back(fmt::format(
+        "a target's thread with no event in the window has no row: {}, so it may have run "
+        "unseen",
+        dump_blind_spot));
   if (info && !info->ended_early.empty())
     t.notes.push_back(fmt::format(
         "the recording ends early: {}; the events up to then are complete, and the kernel's "

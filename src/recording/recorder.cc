@@ -601,13 +601,20 @@ void Recorder::ReadAttachSeeds() {
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// Every thread of the target processes as /proc shows it now.
+// Every thread of the target processes as /proc shows it now; `with_child`: the
+// command's too, and of the processes it started (all traced: they forked while tracing
+// followed forks).
 std::vector<AttachSeed> Recorder::TargetSeeds(bool with_child) const {
+  std::vector<int> pids;
+  for (int pid : info_.target_pids)
+    if (with_child || !child_ || pid != child_->pid()) pids.push_back(pid);
+  if (with_child && child_)
+    for (int descendant : DescendantsOf(child_->pid())) pids.push_back(descendant);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   std::vector<AttachSeed> seeds;
-  for (int pid : info_.target_pids) {
-    if (!with_child && child_ && pid == child_->pid()) continue;
+  for (int pid : pids)
     for (const ThreadSeed& t : ReadProcSeed(pid).threads) seeds.push_back(t.ToAttachSeed());
-  }
   return seeds;
 }
 

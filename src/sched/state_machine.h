@@ -128,6 +128,7 @@ class StateMachine final : public EventSink {
   bool increments_complete() const { return increments_complete_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
   int64_t first_ts() const { return first_ts_; }
+  bool events_lost() const { return events_lost_; }
   int64_t last_ts() const { return last_ts_; }
 
  private:

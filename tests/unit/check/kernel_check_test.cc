@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <sstream>
 #include <tuple>
 
 #include "analysis/counter_window.h"
 #include "base/errors.h"
 #include "check/kernel_match.h"
 #include "kernel/kernel_recording.h"
+#include "output/check_output.h"
 
 namespace cstool {
 namespace {
@@ -283,7 +285,7 @@ TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
 
 // The run after the exit record read the run time is in the THREADS table's on-CPU time
 // but not in ONCPU: the row says how much (a third of a thread's time went unjudged
-// behind a PASS with only "final switch excluded" shown).
+// behind an "agree" with only "final switch excluded" shown).
 TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 1, 0, 30 * kMs, 0));
@@ -298,9 +300,13 @@ TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   EXPECT_EQ(c.status, CheckStatus::kAgree);
   EXPECT_EQ(c.traced.on_cpu_ns, 30 * kMs);
   EXPECT_EQ(c.exit_cut_on_cpu_ns, 2'790'000);
-  EXPECT_NE(c.note.find("ONCPU leaves out its last 2.790 ms on CPU, after the exit record"),
+  KernelCheckResult res = f.Check();
+  std::ostringstream table;
+  RenderCheckTable(res, table);
+  EXPECT_NE(table.str().find("[final switch excluded: 1; 2.790 ms run after the exit record "
+                             "not in ONCPU]"),
             std::string::npos)
-      << c.note;
+      << table.str();
 }
 
 TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
