@@ -81,8 +81,9 @@ struct ThreadCheck {
   CheckQuantities kernel;
   int64_t unknown_ns = 0;    // traced time of unknown state inside the window
   uint64_t exit_adjust = 0;  // switches at/after sched_process_exit left out
-  // On-CPU time traced after the exit record read the run time (early in the exit), left
-  // out of traced.on_cpu_ns: the table's on-CPU time holds it, EXEC does not.
+  // On-CPU time the kernel had not yet accounted when the exit record read the run time
+  // (the run since its last update, early in the exit), left out of traced.on_cpu_ns: the
+  // table's on-CPU time holds it, EXEC does not.
   int64_t exit_cut_on_cpu_ns = 0;
   // Switches traced while /proc read the counts of the start or end sample (either side
   // of the counts), and how many of them the traced counts place after the read.

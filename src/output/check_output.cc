@@ -27,15 +27,16 @@ std::string StatusText(const ThreadCheck& c) {
          Problems(c.switches_ok, c.on_cpu_ok || !c.times_judged, c.wait_ok || !c.times_judged) +
          ")";
   if (!c.note.empty()) s += ": " + c.note;
-  // What the exit record leaves out: the final switch, and the run after the record read
-  // the run time (the THREADS table holds it; a third of a thread's time was seen cut).
+  // What the exit record leaves out: the final switch, and the run the kernel had not yet
+  // accounted when the record was taken (the THREADS table holds it; a third of a
+  // thread's time was seen cut).
   if (c.exit_adjust > 0 || c.exit_cut_on_cpu_ns > 0) {
     s += " [";
     if (c.exit_adjust > 0) s += fmt::format("final switch excluded: {}", c.exit_adjust);
     if (c.exit_adjust > 0 && c.exit_cut_on_cpu_ns > 0) s += "; ";
     if (c.exit_cut_on_cpu_ns > 0)
-      s +=
-          fmt::format("{:.3f} ms run after the exit record not in ONCPU", Ms(c.exit_cut_on_cpu_ns));
+      s += fmt::format("{:.3f} ms run not yet accounted at the exit record",
+                       Ms(c.exit_cut_on_cpu_ns));
     s += "]";
   }
   return s;
@@ -117,7 +118,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["kernel"] = QuantitiesJson(c.kernel);
       j["unknown_ns"] = c.unknown_ns;
       j["final_switches_excluded"] = c.exit_adjust;
-      j["on_cpu_after_exit_record_ns"] = c.exit_cut_on_cpu_ns;
+      j["on_cpu_unaccounted_at_exit_record_ns"] = c.exit_cut_on_cpu_ns;
       j["switches_during_reads"] = c.switches_during_reads;
       j["switches_placed_after_reads"] = c.switches_placed_after_reads;
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};

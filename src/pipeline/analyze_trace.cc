@@ -314,8 +314,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         machine.SeedUnseenThread(s, info->window_start_ts);
   }
   // Past the last event only while something recorded lives on: once the workload has
-  // exited, the rest is the recorder's reaction to that.
-  const int64_t end = result->machine->FollowedThreadAlive()
+  // exited, the rest is the recorder's reaction to that. A dump is of its whole window.
+  const bool dump = reader->recording_info() && reader->recording_info()->window_start_ts > 0;
+  const int64_t end = dump || result->machine->FollowedThreadAlive()
                           ? std::max(stats.last_ts, RecordingEnd(*reader))
                           : stats.last_ts;
   result->machine->Finish(end);
@@ -413,9 +414,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         FormatCpuList(info->untraced_cpus)));
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(
-        "the recorder's own {} threads were not traced (as trace-cmd leaves itself out) and are "
+        "the recorder's own {} thread{} not traced (as trace-cmd leaves itself out) and {} "
         "not in the report; --all-threads shows what other threads' events tell of them",
-        info->untraced_tids.size()));
+        info->untraced_tids.size(), info->untraced_tids.size() == 1 ? " was" : "s were",
+        info->untraced_tids.size() == 1 ? "is" : "are"));
   if (std::string note = UnplacedThreadsNote(*result->machine, decoder, info); !note.empty())
     t.notes.push_back(note);
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);

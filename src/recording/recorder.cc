@@ -199,7 +199,8 @@ class Recorder {
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
-  std::vector<AttachSeed> TargetSeeds(bool with_child) const;
+  std::vector<int> FollowedProcesses() const;
+  static std::vector<AttachSeed> SeedsOf(const std::vector<int>& pids);
   bool flight() const { return o_.flight_s > 0; }
   // The instance that records the file's events: the flight window's current one with
   // --flight.
@@ -597,21 +598,26 @@ void Recorder::UpdateBudget() {
 // -p: each target thread's state just before tracing starts, stamped after the reads
 // (and before any event): the report starts the threads in it.
 void Recorder::ReadAttachSeeds() {
-  info_.attach_seeds = TargetSeeds(false);  // the command's child starts in the trace
+  std::vector<int> pids;  // the command's child starts in the trace
+  for (int pid : info_.target_pids)
+    if (!child_ || pid != child_->pid()) pids.push_back(pid);
+  info_.attach_seeds = SeedsOf(pids);
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// Every thread of the target processes as /proc shows it now; `with_child`: the
-// command's too, and of the processes it started (all traced: they forked while tracing
-// followed forks).
-std::vector<AttachSeed> Recorder::TargetSeeds(bool with_child) const {
-  std::vector<int> pids;
-  for (int pid : info_.target_pids)
-    if (with_child || !child_ || pid != child_->pid()) pids.push_back(pid);
-  if (with_child && child_)
+// The processes traced now: the targets, and the ones the command started (they forked
+// while tracing followed forks).
+std::vector<int> Recorder::FollowedProcesses() const {
+  std::vector<int> pids = info_.target_pids;
+  if (child_)
     for (int descendant : DescendantsOf(child_->pid())) pids.push_back(descendant);
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
+// Every thread of `pids` as /proc shows it now.
+std::vector<AttachSeed> Recorder::SeedsOf(const std::vector<int>& pids) {
   std::vector<AttachSeed> seeds;
   for (int pid : pids)
     for (const ThreadSeed& t : ReadProcSeed(pid).threads) seeds.push_back(t.ToAttachSeed());
@@ -760,10 +766,13 @@ void Recorder::FlightTick() {
 // formats and threads; no kernel counters (they cover the whole run, not the window).
 void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
-  for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+  // (A process the command started before the window has no fork in it: listed here, it
+  // is the report's to follow.)
+  const std::vector<int> followed = FollowedProcesses();
+  for (int pid : followed) threads_.Add(ListThreads(pid));
   // Before the window is taken: a thread that changes state after this read has an
   // event in the window, so a seed stands only for a thread the window never shows.
-  std::vector<AttachSeed> window_seeds = TargetSeeds(true);
+  std::vector<AttachSeed> window_seeds = SeedsOf(followed);
   int64_t now = 0;
   std::optional<FlightWindow> window;
   try {
@@ -782,6 +791,7 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   info.attach_seeds.clear();
   info.attach_seed_ts = 0;
   info.window_seeds = std::move(window_seeds);
+  info.target_pids = followed;
   TraceFileContents contents = contents_;
   contents.saved_cmdlines = SavedCmdlines(info.threads);
   contents.cpus.resize(static_cast<size_t>(file_cpus_));

@@ -245,6 +245,31 @@ TEST_F(FlightTest, DumpAtEndWritesTheLastWindow) {
   EXPECT_NE(usage.err.find("go with --flight"), std::string::npos) << usage.err;
 }
 
+// A process the command started before the window (no fork of it in the window) is the
+// report's too: its threads' rows were missing, even when its thread was the trigger's.
+// And the span is the window whole, whether or not the workload is alive at its end.
+TEST_F(FlightTest, AProcessTheCommandStartedBeforeTheWindowIsReported) {
+  const fs::path out = dir_ / "c.dat";
+  CommandResult r =
+      RunCommand({kCstool, "record", "--flight", "0.5", "--dump-at-end", "-N", "1.5", "-o",
+                  out.string(), "--", "sh", "-c", kWorkload + " bursty 2 5000; true"});
+  ASSERT_EQ(FilesStartingWith("c.dat"), std::vector<std::string>{"c.dat.1"}) << r.err;
+  nlohmann::json report = ReportJson(dir_ / "c.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& trace = report["trace"];
+  EXPECT_EQ(trace["duration_ns"].get<int64_t>(), 500000000);
+  const nlohmann::json* sh = ThreadNamed(report, "sh");
+  ASSERT_NE(sh, nullptr) << report["threads"].dump();
+  int workload_rows = 0;
+  for (const auto& t : report["threads"])
+    if (t["pid"] != (*sh)["pid"]) {
+      ++workload_rows;
+      EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), 500000000) << t.dump();
+    }
+  EXPECT_EQ(workload_rows, 3) << report["threads"].dump();  // bursty: main and two workers
+  EXPECT_EQ(trace["target_pids"].size(), 2u) << trace["target_pids"].dump();
+}
+
 // --max-dumps ends the recording as -N does: the command gets SIGTERM, and the summary
 // says so (it said nothing, and cstool's 143 was a puzzle).
 TEST_F(FlightTest, MaxDumpsEndsTheCommandAndSaysSo) {

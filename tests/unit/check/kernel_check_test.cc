@@ -283,9 +283,9 @@ TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
   EXPECT_EQ((w.total - w.after_exit).voluntary, 1u);
 }
 
-// The run after the exit record read the run time is in the THREADS table's on-CPU time
-// but not in ONCPU: the row says how much (a third of a thread's time went unjudged
-// behind an "agree" with only "final switch excluded" shown).
+// The run the kernel had not accounted when the exit record read the run time is in the
+// THREADS table's on-CPU time but not in ONCPU: the row says how much (a third of a thread's time
+// went unjudged behind an "agree" with only "final switch excluded" shown).
 TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 1, 0, 30 * kMs, 0));
@@ -303,8 +303,8 @@ TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   KernelCheckResult res = f.Check();
   std::ostringstream table;
   RenderCheckTable(res, table);
-  EXPECT_NE(table.str().find("[final switch excluded: 1; 2.790 ms run after the exit record "
-                             "not in ONCPU]"),
+  EXPECT_NE(table.str().find("[final switch excluded: 1; 2.790 ms run not yet accounted at "
+                             "the exit record]"),
             std::string::npos)
       << table.str();
 }
