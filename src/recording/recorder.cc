@@ -199,7 +199,7 @@ class Recorder {
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
-  std::vector<int> FollowedProcesses() const;
+  std::vector<int> FollowedProcesses(bool with_exited) const;
   static std::vector<AttachSeed> SeedsOf(const std::vector<int>& pids);
   bool flight() const { return o_.flight_s > 0; }
   // The instance that records the file's events: the flight window's current one with
@@ -264,6 +264,9 @@ class Recorder {
   std::string ended_early_;           // why the budget ended the recording
   std::vector<CpuStealReading> steal_at_start_;
   ThreadTable threads_;
+  // --flight with a command: every process it started that a scan saw, for the dumps'
+  // targets (one that exited before a dump may still have events in its window).
+  std::set<int> command_descendants_;
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
 
@@ -605,10 +608,13 @@ void Recorder::ReadAttachSeeds() {
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// The processes traced now: the targets, and the ones the command started (they forked
-// while tracing followed forks).
-std::vector<int> Recorder::FollowedProcesses() const {
+// The processes traced: the targets, and the ones the command started (they forked while
+// tracing followed forks); `with_exited`: also those an earlier scan saw (their pids may
+// be another process's by now).
+std::vector<int> Recorder::FollowedProcesses(bool with_exited) const {
   std::vector<int> pids = info_.target_pids;
+  if (with_exited)
+    pids.insert(pids.end(), command_descendants_.begin(), command_descendants_.end());
   if (child_)
     for (int descendant : DescendantsOf(child_->pid())) pids.push_back(descendant);
   std::sort(pids.begin(), pids.end());
@@ -768,11 +774,11 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   // (A process the command started before the window has no fork in it: listed here, it
   // is the report's to follow.)
-  const std::vector<int> followed = FollowedProcesses();
-  for (int pid : followed) threads_.Add(ListThreads(pid));
+  const std::vector<int> alive = FollowedProcesses(false);
+  for (int pid : alive) threads_.Add(ListThreads(pid));
   // Before the window is taken: a thread that changes state after this read has an
   // event in the window, so a seed stands only for a thread the window never shows.
-  std::vector<AttachSeed> window_seeds = SeedsOf(followed);
+  std::vector<AttachSeed> window_seeds = SeedsOf(alive);
   int64_t now = 0;
   std::optional<FlightWindow> window;
   try {
@@ -791,7 +797,7 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   info.attach_seeds.clear();
   info.attach_seed_ts = 0;
   info.window_seeds = std::move(window_seeds);
-  info.target_pids = followed;
+  info.target_pids = FollowedProcesses(true);
   TraceFileContents contents = contents_;
   contents.saved_cmdlines = SavedCmdlines(info.threads);
   contents.cpus.resize(static_cast<size_t>(file_cpus_));
@@ -840,6 +846,8 @@ void Recorder::ReadLoop() {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+      if (flight() && child_)
+        for (int descendant : DescendantsOf(child_->pid())) command_descendants_.insert(descendant);
       last_scan = Clock::now();
       scanned = true;
     }

@@ -246,28 +246,32 @@ TEST_F(FlightTest, DumpAtEndWritesTheLastWindow) {
 }
 
 // A process the command started before the window (no fork of it in the window) is the
-// report's too: its threads' rows were missing, even when its thread was the trigger's.
-// And the span is the window whole, whether or not the workload is alive at its end.
+// report's too: its threads' rows were missing, even when its thread was the trigger's;
+// so is one that exited before the dump (`sleep`, ending inside the window). And the span
+// is the window whole, whether or not the workload is alive at its end.
 TEST_F(FlightTest, AProcessTheCommandStartedBeforeTheWindowIsReported) {
   const fs::path out = dir_ / "c.dat";
   CommandResult r =
-      RunCommand({kCstool, "record", "--flight", "0.5", "--dump-at-end", "-N", "1.5", "-o",
-                  out.string(), "--", "sh", "-c", kWorkload + " bursty 2 5000; true"});
+      RunCommand({kCstool, "record", "--flight", "1", "--dump-at-end", "-N", "2", "-o",
+                  out.string(), "--", "sh", "-c", kWorkload + " bursty 2 5000 & sleep 1.5; wait"});
   ASSERT_EQ(FilesStartingWith("c.dat"), std::vector<std::string>{"c.dat.1"}) << r.err;
   nlohmann::json report = ReportJson(dir_ / "c.dat.1");
   ASSERT_FALSE(report.is_discarded());
   const nlohmann::json& trace = report["trace"];
-  EXPECT_EQ(trace["duration_ns"].get<int64_t>(), 500000000);
+  EXPECT_EQ(trace["duration_ns"].get<int64_t>(), 1000000000);
+  EXPECT_EQ(trace["target_pids"].size(), 3u) << trace["target_pids"].dump();
   const nlohmann::json* sh = ThreadNamed(report, "sh");
+  const nlohmann::json* sleep = ThreadNamed(report, "sleep");
   ASSERT_NE(sh, nullptr) << report["threads"].dump();
-  int workload_rows = 0;
+  ASSERT_NE(sleep, nullptr) << report["threads"].dump();
+  EXPECT_TRUE((*sleep)["exited"].get<bool>()) << sleep->dump();
+  int workload_rows = 0;  // bursty: main and two workers, alive all along
   for (const auto& t : report["threads"])
-    if (t["pid"] != (*sh)["pid"]) {
+    if (t["pid"] != (*sh)["pid"] && t["pid"] != (*sleep)["pid"]) {
       ++workload_rows;
-      EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), 500000000) << t.dump();
+      EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), 1000000000) << t.dump();
     }
-  EXPECT_EQ(workload_rows, 3) << report["threads"].dump();  // bursty: main and two workers
-  EXPECT_EQ(trace["target_pids"].size(), 2u) << trace["target_pids"].dump();
+  EXPECT_EQ(workload_rows, 3) << report["threads"].dump();
 }
 
 // --max-dumps ends the recording as -N does: the command gets SIGTERM, and the summary
