@@ -142,14 +142,14 @@ struct RecordingInfo {
   static uint64_t LostEvents(const CpuRecordStats& c) {
     return std::max(c.lost_events, c.overrun) + c.dropped;
   }
-  // Up to when every CPU's events are in the file: the first page a CPU read but could
-  // not write (CpuRecordStats::unwritten_from_ts). 0: all were written.
   // The recorder's own threads, traced or not: never a report's.
   std::vector<int32_t> RecorderThreads() const {
     std::vector<int32_t> all = untraced_tids;
     all.insert(all.end(), recorder_tids.begin(), recorder_tids.end());
     return all;
   }
+  // Up to when every CPU's events are in the file: the first page a CPU read but could
+  // not write (CpuRecordStats::unwritten_from_ts). 0: all were written.
   int64_t CompleteUntilTs() const {
     int64_t until = 0;
     for (const auto& c : cpus)

@@ -242,7 +242,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                       "context switches cannot be reconstructed",
                       file, m.substr(kSwitchField.size(), m.size() - kSwitchField.size() - 1)));
   TraceCapabilities caps = CapabilitiesOf(decoder);
-  const bool foreign = !reader->recording_info();
+  const std::optional<RecordingInfo>& info = reader->recording_info();  // cstool's files
+  const bool foreign = !info;
   std::vector<std::string> unrecorded;
   if (foreign) {
     reader->SetJobs(1);  // the scan's streams read nothing ahead
@@ -263,12 +264,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     unfiltered->EndAt(reader->end_ts());
   caps.all_increments =
       caps.stat_runtime && cut_damage.empty() && AllIncrementsInFile(*reader, unfiltered.get());
-  if (const auto& info = reader->recording_info()) caps.wakelist_function = info->wakelist_function;
+  if (info) caps.wakelist_function = info->wakelist_function;
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;
-  result->machine =
-      std::make_unique<StateMachine>(syscalls, caps, PolicyFor(reader->recording_info()));
+  result->machine = std::make_unique<StateMachine>(syscalls, caps, PolicyFor(info));
   if (options.explain_anomalies) {
     constexpr size_t kMaxDetails = 10000;
     result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
@@ -278,7 +278,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                         tid >= 0 ? fmt::format(" tid {}", tid) : "", NameOf(a)));
     });
   }
-  if (const auto& info = reader->recording_info()) {  // observers may read it
+  if (info) {  // observers may read it
     model.trace.has_recording_info = true;
     model.trace.recording = *info;
   }
@@ -289,11 +289,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
 
   reader->PrepareSavedComms();
   result->machine->SetSavedComm([&reader](int32_t tid) { return reader->SavedComm(tid); });
-  if (options.on_open) {
-    const std::optional<RecordingInfo>& info = reader->recording_info();
-    options.on_open(info ? &*info : nullptr);
-  }
-  if (const auto& info = reader->recording_info()) {
+  if (options.on_open) options.on_open(info ? &*info : nullptr);
+  if (info) {
     for (const AttachSeed& s : info->attach_seeds)
       result->machine->SeedThread(s, info->attach_seed_ts);
     if (info->window_start_ts > 0) result->machine->BeginAt(info->window_start_ts);
@@ -306,7 +303,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       : plan.decode_thread ? DecodeTraceOnThread(*reader, decoder, machine, decode_options)
                            : DecodeTraceTo(*reader, decoder, machine, decode_options);
   std::string dump_blind_spot;
-  if (const auto& info = reader->recording_info(); info && !info->window_seeds.empty()) {
+  if (info && !info->window_seeds.empty()) {
     dump_blind_spot = DumpWindowBlindSpot(*info, caps, machine.events_lost(),
                                           !cut_damage.empty() || reader->end_ts() > 0);
     if (dump_blind_spot.empty())
@@ -315,7 +312,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   }
   // Past the last event only while something recorded lives on: once the workload has
   // exited, the rest is the recorder's reaction to that. A dump is of its whole window.
-  const bool dump = reader->recording_info() && reader->recording_info()->window_start_ts > 0;
+  const bool dump = info && info->window_start_ts > 0;
   const int64_t end = dump || result->machine->FollowedThreadAlive()
                           ? std::max(stats.last_ts, RecordingEnd(*reader))
                           : stats.last_ts;
@@ -343,8 +340,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   t.events = stats.events;
   t.cpus = reader->cpus();
   t.trace_clock = reader->trace_clock();
-  if (t.trace_clock.empty() && reader->recording_info())
-    t.trace_clock = reader->recording_info()->trace_clock;
+  if (t.trace_clock.empty() && info) t.trace_clock = info->trace_clock;
   t.first_ts = stats.first_ts;
   t.last_ts = end;
   // Attached threads' rows start where they were read, a dump's at its window's start.
@@ -358,7 +354,6 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (const std::string& e : unrecorded)  // irq_vectors:* may be missing as a format too
     if (std::find(t.missing_events.begin(), t.missing_events.end(), e) == t.missing_events.end())
       t.missing_events.push_back(e);
-  const auto& info = reader->recording_info();
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
     // The same loss can show in page headers and in the stop-time stats: take the larger.
     uint64_t in_pages =

@@ -199,7 +199,7 @@ class Recorder {
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
-  std::vector<int> FollowedProcesses(bool with_exited) const;
+  std::vector<int> ScanCommandDescendants();
   static std::vector<AttachSeed> SeedsOf(const std::vector<int>& pids);
   bool flight() const { return o_.flight_s > 0; }
   // The instance that records the file's events: the flight window's current one with
@@ -608,18 +608,13 @@ void Recorder::ReadAttachSeeds() {
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// The processes traced: the targets, and the ones the command started (they forked while
-// tracing followed forks); `with_exited`: also those an earlier scan saw (their pids may
-// be another process's by now).
-std::vector<int> Recorder::FollowedProcesses(bool with_exited) const {
-  std::vector<int> pids = info_.target_pids;
-  if (with_exited)
-    pids.insert(pids.end(), command_descendants_.begin(), command_descendants_.end());
-  if (child_)
-    for (int descendant : DescendantsOf(child_->pid())) pids.push_back(descendant);
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  return pids;
+// The processes the command started (traced: they forked while tracing followed forks)
+// as /proc shows them now; each is kept in command_descendants_ too.
+std::vector<int> Recorder::ScanCommandDescendants() {
+  if (!child_) return {};
+  std::vector<int> now = DescendantsOf(child_->pid());
+  command_descendants_.insert(now.begin(), now.end());
+  return now;
 }
 
 // Every thread of `pids` as /proc shows it now.
@@ -774,7 +769,8 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   // (A process the command started before the window has no fork in it: listed here, it
   // is the report's to follow.)
-  const std::vector<int> alive = FollowedProcesses(false);
+  std::vector<int> alive = ScanCommandDescendants();
+  alive.insert(alive.end(), info_.target_pids.begin(), info_.target_pids.end());
   for (int pid : alive) threads_.Add(ListThreads(pid));
   // Before the window is taken: a thread that changes state after this read has an
   // event in the window, so a seed stands only for a thread the window never shows.
@@ -797,7 +793,11 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   info.attach_seeds.clear();
   info.attach_seed_ts = 0;
   info.window_seeds = std::move(window_seeds);
-  info.target_pids = FollowedProcesses(true);
+  // The targets, and what the command started: alive or seen by an earlier scan (its pid
+  // may be another process's by now, so it gave no seed).
+  std::set<int> targets(info_.target_pids.begin(), info_.target_pids.end());
+  targets.insert(command_descendants_.begin(), command_descendants_.end());
+  info.target_pids.assign(targets.begin(), targets.end());
   TraceFileContents contents = contents_;
   contents.saved_cmdlines = SavedCmdlines(info.threads);
   contents.cpus.resize(static_cast<size_t>(file_cpus_));
@@ -846,8 +846,7 @@ void Recorder::ReadLoop() {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
-      if (flight() && child_)
-        for (int descendant : DescendantsOf(child_->pid())) command_descendants_.insert(descendant);
+      if (flight()) ScanCommandDescendants();
       last_scan = Clock::now();
       scanned = true;
     }
@@ -1048,8 +1047,6 @@ void Recorder::SampleCounters(int64_t now, const char* kind) {
         {r.tid, r.tgid, r.ts, r.exited ? "exit" : kind, r.values, r.scaled});
 }
 
-// The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
-// stats, and the recording info as cstool's option.
 // An earlier recording under the same name is not lost to this one: it becomes NAME.old
 // (replacing an older one), as perf record keeps perf.data.old. Only a regular file with
 // something in it: `-o /dev/null` stays what it is.
@@ -1069,6 +1066,8 @@ std::optional<std::filesystem::path> Recorder::KeepPreviousOutput() {
   return old;
 }
 
+// The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and
+// stats, and the recording info as cstool's option.
 void Recorder::WriteFile() {
   if (flight()) return;  // the dumps were the files
   TraceFileContents& contents = contents_;
