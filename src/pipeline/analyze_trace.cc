@@ -385,10 +385,13 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.notes.push_back(fmt::format(
         "flight-recorder dump ({}): the kept window starts at {}.{:09} (trace clock), {:.3f} s "
         "before its end; earlier history was overwritten by design, not lost; threads alive "
-        "then start as unknown, and a target's thread with no event in the window is in "
-        "the state /proc showed just before the dump",
+        "then start as unknown{}",
         info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
-        static_cast<double>(info->end_ts - info->window_start_ts) / 1e9));
+        static_cast<double>(info->end_ts - info->window_start_ts) / 1e9,
+        // (Else the note below says why such a thread has no row.)
+        dump_blind_spot.empty() ? ", and a target's thread with no event in the window is in "
+                                  "the state /proc showed just before the dump"
+                                : ""));
   if (!dump_blind_spot.empty())
     t.notes.push_back(fmt::format(
         "a target's thread with no event in the window has no row: {}, so it may have run "
