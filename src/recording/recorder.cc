@@ -199,7 +199,7 @@ class Recorder {
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   void StartTracing();
   void ReadAttachSeeds();
-  std::vector<int> ScanCommandDescendants();
+  std::vector<int> ScanTargetDescendants();
   static std::vector<AttachSeed> SeedsOf(const std::vector<int>& pids);
   bool flight() const { return o_.flight_s > 0; }
   // The instance that records the file's events: the flight window's current one with
@@ -264,9 +264,12 @@ class Recorder {
   std::string ended_early_;           // why the budget ended the recording
   std::vector<CpuStealReading> steal_at_start_;
   ThreadTable threads_;
-  // --flight with a command: every process it started that a scan saw, for the dumps'
-  // targets (one that exited before a dump may still have events in its window).
-  std::set<int> command_descendants_;
+  // --flight: every process the targets started that a scan saw, for the dumps' targets
+  // (one that exited before a dump may still have events in its window).
+  std::set<int> target_descendants_;
+  // -p without --children: the target's processes already there, which tracing does not
+  // follow, nor the processes they start.
+  std::set<int> unfollowed_descendants_;
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
 
@@ -510,6 +513,7 @@ void Recorder::StartTargets() {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
     } else if (!descendants.empty()) {
       messages_.Warning(UnfollowedDescendantsWarning(pid, descendants));
+      unfollowed_descendants_.insert(descendants.begin(), descendants.end());
     }
   }
   std::sort(pids.begin(), pids.end());
@@ -608,13 +612,15 @@ void Recorder::ReadAttachSeeds() {
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// The processes the command started (traced: they forked while tracing followed forks)
-// as /proc shows them now; each is kept in command_descendants_ too.
-std::vector<int> Recorder::ScanCommandDescendants() {
-  if (!child_) return {};
-  std::vector<int> now = DescendantsOf(child_->pid());
-  command_descendants_.insert(now.begin(), now.end());
-  return now;
+// The processes the targets started (traced: they forked while tracing followed forks),
+// as /proc shows them now; each is kept in target_descendants_ too.
+std::vector<int> Recorder::ScanTargetDescendants() {
+  const ProcessParents parents = ProcessParents::Read();
+  std::set<int> now;
+  for (int pid : info_.target_pids)
+    for (int p : parents.DescendantsOf(pid, unfollowed_descendants_)) now.insert(p);
+  target_descendants_.insert(now.begin(), now.end());
+  return {now.begin(), now.end()};
 }
 
 // Every thread of `pids` as /proc shows it now.
@@ -767,10 +773,11 @@ void Recorder::FlightTick() {
 // formats and threads; no kernel counters (they cover the whole run, not the window).
 void Recorder::WriteDump(const TriggerHit& hit) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
-  // (A process the command started before the window has no fork in it: listed here, it
+  // (A process the targets started before the window has no fork in it: listed here, it
   // is the report's to follow.)
-  std::vector<int> alive = ScanCommandDescendants();
-  alive.insert(alive.end(), info_.target_pids.begin(), info_.target_pids.end());
+  std::set<int> alive_set(info_.target_pids.begin(), info_.target_pids.end());
+  for (int pid : ScanTargetDescendants()) alive_set.insert(pid);
+  const std::vector<int> alive(alive_set.begin(), alive_set.end());
   for (int pid : alive) threads_.Add(ListThreads(pid));
   // Before the window is taken: a thread that changes state after this read has an
   // event in the window, so a seed stands only for a thread the window never shows.
@@ -793,10 +800,10 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   info.attach_seeds.clear();
   info.attach_seed_ts = 0;
   info.window_seeds = std::move(window_seeds);
-  // The targets, and what the command started: alive or seen by an earlier scan (its pid
-  // may be another process's by now, so it gave no seed).
+  // The targets, and what they started: alive or seen by an earlier scan (its pid may be
+  // another process's by now, so it gave no seed).
   std::set<int> targets(info_.target_pids.begin(), info_.target_pids.end());
-  targets.insert(command_descendants_.begin(), command_descendants_.end());
+  targets.insert(target_descendants_.begin(), target_descendants_.end());
   info.target_pids.assign(targets.begin(), targets.end());
   TraceFileContents contents = contents_;
   contents.saved_cmdlines = SavedCmdlines(info.threads);
@@ -846,7 +853,7 @@ void Recorder::ReadLoop() {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
-      if (flight()) ScanCommandDescendants();
+      if (flight()) ScanTargetDescendants();
       last_scan = Clock::now();
       scanned = true;
     }

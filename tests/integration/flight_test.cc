@@ -1,6 +1,7 @@
 // `cstool record --flight` (the flight recorder) and `--max-size`, for real
 // on this kernel: each test records a workload and checks the files with
 // `cstool report --format json`. Skips (with the reason) when tracefs cannot be used.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,12 +13,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/errors.h"
+#include "kernel/proc_threads.h"
 #include "tests/support/files.h"
 #include "tests/support/recording_fixture.h"
 #include "tests/support/run_command.h"
@@ -272,6 +275,80 @@ TEST_F(FlightTest, AProcessTheCommandStartedBeforeTheWindowIsReported) {
       EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), 1000000000) << t.dump();
     }
   EXPECT_EQ(workload_rows, 3) << report["threads"].dump();
+}
+
+// A -p target's processes are the dump's too: one it started after tracing began (followed:
+// its fork was before the window) has its rows, as a command's does; one it had already
+// started (not followed without --children) has none, nor is it a target.
+TEST_F(FlightTest, AProcessAnAttachedTargetStartedIsReported) {
+  const fs::path go = dir_ / "go";
+  const std::string script = fmt::format(
+      "{0} bursty 2 8000 & while [ ! -e {1} ]; do sleep 0.02; done; {0} bursty 2 8000 & wait",
+      kWorkload, go.string());
+  const pid_t sh = ::fork();
+  if (sh == 0) {
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(sh, 0);
+  auto bursty_children = [sh] {
+    std::vector<int> out;
+    for (int pid : DescendantsOf(sh))
+      if (testing::ReadWholeFile(fs::path("/proc") / std::to_string(pid) / "comm") ==
+          "cstool_workload\n")
+        out.push_back(pid);
+    return out;
+  };
+  for (int i = 0; i < 500 && bursty_children().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::vector<int> before = bursty_children();
+  ASSERT_EQ(before.size(), 1u);
+  const fs::path out = dir_ / "a.dat";
+  pid_t recorder = StartRecorder(
+      {"--flight", "0.5", "--dump-at-end", "-p", std::to_string(sh), "-o", out.string()});
+  ASSERT_GT(recorder, 0);
+  // Tracing follows the shell once its pid is in the filter and tracing is on (the
+  // instance is made with tracing off before the pids go in).
+  const fs::path instance = testing::kTracefsInstances / ("cstool-" + std::to_string(recorder));
+  bool following = false;
+  for (int i = 0; i < 2000 && !following; ++i) {
+    following = testing::ReadWholeFile(instance / "tracing_on") == "1\n" &&
+                testing::ReadWholeFile(instance / "set_event_pid").find(std::to_string(sh)) !=
+                    std::string::npos;
+    if (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(following) << testing::ReadWholeFile(dir_ / "recorder.log");
+  { std::ofstream(go.string()) << ""; }
+  for (int i = 0; i < 500 && bursty_children().size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::vector<int> after = bursty_children();
+  ASSERT_EQ(after.size(), 2u);
+  const int later = after[0] == before[0] ? after[1] : after[0];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // its fork: before the window
+  ::kill(recorder, SIGINT);
+  const int recorder_status = Wait(recorder);
+  for (int pid : after) ::kill(pid, SIGKILL);
+  ::kill(sh, SIGKILL);
+  ::waitpid(sh, nullptr, 0);
+  ASSERT_EQ(recorder_status, 0) << testing::ReadWholeFile(dir_ / "recorder.log");
+  ASSERT_EQ(FilesStartingWith("a.dat"), std::vector<std::string>{"a.dat.1"});
+
+  nlohmann::json report = ReportJson(dir_ / "a.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const nlohmann::json& trace = report["trace"];
+  const std::vector<int> targets = trace["target_pids"].get<std::vector<int>>();
+  EXPECT_NE(std::find(targets.begin(), targets.end(), later), targets.end()) << trace.dump();
+  EXPECT_EQ(std::find(targets.begin(), targets.end(), before[0]), targets.end()) << trace.dump();
+  int later_rows = 0, before_rows = 0;
+  for (const auto& t : report["threads"]) {
+    if (t["pid"] == later) {
+      ++later_rows;
+      EXPECT_EQ(t["lifetime_ns"].get<int64_t>(), 500000000) << t.dump();
+    }
+    before_rows += t["pid"] == before[0];
+  }
+  EXPECT_EQ(later_rows, 3) << report["threads"].dump();
+  EXPECT_EQ(before_rows, 0) << report["threads"].dump();
 }
 
 // --max-dumps ends the recording as -N does: the command gets SIGTERM, and the summary
