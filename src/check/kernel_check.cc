@@ -55,11 +55,14 @@ void NoteWorst(int32_t tid, int64_t traced, int64_t kernel, int64_t tolerance,
   const double of_tolerance =
       static_cast<double>(std::llabs(diff)) / static_cast<double>(std::max<int64_t>(tolerance, 1));
   if (worst->tid != 0 && of_tolerance <= worst->of_tolerance) return;
-  *worst = {tid, diff, Pct(diff, kernel), of_tolerance};
+  *worst = {tid, diff, Pct(diff, kernel), of_tolerance, kernel};
 }
 
 std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w) {
   if (w.tid == 0) return fmt::format("{} -", what);
+  if (w.kernel_ns == 0)
+    return fmt::format("{} {:+.3f} ms (the kernel's: 0, tid {})", what,
+                       static_cast<double>(w.diff_ns) / 1e6, w.tid);
   return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, static_cast<double>(w.diff_ns) / 1e6,
                      w.pct, w.tid);
 }

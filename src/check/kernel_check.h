@@ -145,6 +145,7 @@ struct KernelCheckResult {
     int64_t diff_ns = 0;  // traced - kernel
     double pct = 0;       // of the kernel value
     double of_tolerance = 0;
+    int64_t kernel_ns = 0;  // the kernel value (0: no percentage of it)
   };
   WorstThread worst_on_cpu;
   WorstThread worst_wait;

@@ -1,8 +1,10 @@
 #include "output/check_output.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <string>
+#include <vector>
 
 namespace cstool {
 namespace {
@@ -18,6 +20,15 @@ std::string Problems(bool switches_ok, bool on_cpu_ok, bool wait_ok) {
   add(on_cpu_ok, "on-cpu");
   add(wait_ok, "wait");
   return out;
+}
+
+// "thread 12" or "threads 12, 13": those of the process that disagree.
+std::string DisagreeingThreads(const KernelCheckResult& check, const ProcessCheck& p) {
+  std::vector<int32_t> tids;
+  for (const ThreadCheck& c : check.threads)
+    if (c.pid == p.pid && c.status == CheckStatus::kDisagree) tids.push_back(c.tid);
+  if (tids.empty()) return {};
+  return fmt::format("{} {}", tids.size() == 1 ? "thread" : "threads", fmt::join(tids, ", "));
 }
 
 std::string StatusText(const ThreadCheck& c) {
@@ -89,6 +100,8 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
       std::string status(CheckStatusName(p.status));
       if (p.status == CheckStatus::kAgree || p.status == CheckStatus::kDisagree) {
         std::string bad = Problems(p.switches_ok, p.on_cpu_ok, p.wait_ok);
+        // The sums may agree while a thread does not: the row is its threads' worst.
+        if (bad.empty() && p.status == CheckStatus::kDisagree) bad = DisagreeingThreads(check, p);
         if (!bad.empty()) status += " (" + bad + ")";
       }
       os << Row(std::to_string(p.pid), fmt::format("{}thr", p.threads), p.comm, "sum", p.traced,
@@ -101,7 +114,10 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
 
 nlohmann::json WorstJson(const KernelCheckResult::WorstThread& w) {
   if (w.tid == 0) return nullptr;
-  return {{"tid", w.tid}, {"diff_ns", w.diff_ns}, {"diff_pct", w.pct}};
+  // (No percentage of a kernel value of 0.)
+  return {{"tid", w.tid},
+          {"diff_ns", w.diff_ns},
+          {"diff_pct", w.kernel_ns != 0 ? nlohmann::json(w.pct) : nlohmann::json()}};
 }
 
 nlohmann::json CheckToJson(const KernelCheckResult& check) {

@@ -309,6 +309,38 @@ TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
       << table.str();
 }
 
+// A process row whose sums agree while one of its threads does not says which thread
+// ("DISAGREE" alone read as the sums'); a worst thread whose kernel value is 0 has no
+// percentage ("+0.00%" read as no difference).
+TEST(KernelCheck, AProcessRowNamesItsDisagreeingThreadAndAZeroKernelValueHasNoPercentage) {
+  KernelCheckResult res;
+  res.has_counters = true;
+  res.compared = 2;
+  res.agreeing = 1;
+  ThreadCheck a;
+  a.tid = 11;
+  a.pid = 10;
+  a.status = CheckStatus::kAgree;
+  ThreadCheck b = a;
+  b.tid = 12;
+  b.status = CheckStatus::kDisagree;
+  res.threads = {a, b};
+  ProcessCheck p;
+  p.pid = 10;
+  p.threads = 2;
+  p.status = CheckStatus::kDisagree;
+  p.switches_ok = p.on_cpu_ok = p.wait_ok = true;
+  res.processes = {p};
+  res.worst_on_cpu = {12, 733'000, 0.0, 3.6, 0};
+  std::ostringstream table;
+  RenderCheckTable(res, table);
+  EXPECT_NE(table.str().find("DISAGREE (thread 12)"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("on-CPU +0.733 ms (the kernel's: 0, tid 12)"), std::string::npos)
+      << table.str();
+  EXPECT_TRUE(CheckToJson(res)["worst_thread"]["on_cpu"]["diff_pct"].is_null())
+      << CheckToJson(res).dump();
+}
+
 TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 10, 2, 30 * kMs, 4 * kMs));
