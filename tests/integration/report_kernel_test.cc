@@ -170,8 +170,20 @@ TEST_F(ReportKernelTest, PipePingPongAcrossCpus) {
   const auto& proc = CheckAgainstKernel(report);
   EXPECT_GE(Cause(proc, "sleep:read"), 5000u);
   const auto& flushes = report.at("trace").at("wakelist_flushes");
-  EXPECT_GT(flushes.at("flushes").get<uint64_t>(), 0u) << flushes.dump();
-  EXPECT_GT(flushes.at("enqueues_after_flush").get<uint64_t>(), 0u) << flushes.dump();
+  // The kernel queues a wakeup on the wakelist of a CPU that is idle: one a thread waited
+  // behind idle on. With other load on both CPUs (a build beside the tests) none is, and
+  // there are no flushes to see; the check above holds either way.
+  int64_t waited_behind_idle = 0;
+  for (const auto& t : report.at("threads"))
+    for (const auto& w : t.at("waited_behind"))
+      if (w.value("source", "") == "idle") waited_behind_idle += w.at("time_ns").get<int64_t>();
+  if (waited_behind_idle > 0) {
+    EXPECT_GT(flushes.at("flushes").get<uint64_t>(), 0u) << flushes.dump();
+    EXPECT_GT(flushes.at("enqueues_after_flush").get<uint64_t>(), 0u) << flushes.dump();
+  } else {
+    std::cout << "[ NOTE     ] no CPU was idle at a wakeup (other load on every CPU): no "
+                 "wakelist flushes to check\n";
+  }
   for (const auto& t : report.at("check").at("threads"))
     EXPECT_LE(t.at("enqueue_maybe_earlier_ns").get<int64_t>(),
               t.at("wait_maybe_more_ns").get<int64_t>());
