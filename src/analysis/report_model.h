@@ -166,6 +166,7 @@ struct TraceSummary {
     uint64_t lost_events = 0;
     uint64_t increments_used = 0;
     bool all_increments = false;
+    uint64_t migrations_used = 0;  // moves of followed threads only it had
   } unfiltered_runtime;
   // The wakelist flushes `record` traced (RecordingInfo::wakelist_function), and the
   // enqueues dated at their sched_wakeup that one of them bounded.

@@ -64,6 +64,7 @@ struct EntryOrder {
     std::memcpy(&o.cpu, body + 8, sizeof o.cpu);
     o.rank = h.tag == EventTag::kUnfilteredRuntime || h.tag == EventTag::kUnfilteredLost ||
                      h.tag == EventTag::kUnfilteredWakelistFlush ||
+                     h.tag == EventTag::kUnfilteredMigrateTask ||
                      h.tag == EventTag::kNoCallUnfiltered
                  ? 1
                  : 0;

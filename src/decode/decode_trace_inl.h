@@ -80,8 +80,8 @@ class UnfilteredRuntimeFeed {
   size_t next_ = 0;
 };
 
-// Hands the unfiltered run-time buffer's increments and wakelist flushes on as such; its
-// other records (none when cstool recorded it) are dropped.
+// Hands the unfiltered run-time buffer's increments, wakelist flushes and moves on as such;
+// its other records (none when cstool recorded it) are dropped.
 template <typename Sink>
 class UnfilteredRuntimeSink final : public EventSink {
  public:
@@ -89,6 +89,9 @@ class UnfilteredRuntimeSink final : public EventSink {
   void PushSchedStatRuntime(const SchedStatRuntime& e) override { sink_.PushUnfilteredRuntime(e); }
   void PushCsdFunctionEntry(const CsdFunctionEntry& e, int /*type_id*/) override {
     sink_.PushUnfilteredWakelistFlush(e);
+  }
+  void PushSchedMigrateTask(const SchedMigrateTask& e) override {
+    sink_.PushUnfilteredMigrateTask(e);
   }
 
  private:

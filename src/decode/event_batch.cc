@@ -99,6 +99,10 @@ void EventBatchWriter::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
   PutCopying(EventTag::kUnfilteredWakelistFlush, e);
 }
 
+void EventBatchWriter::PushUnfilteredMigrateTask(const SchedMigrateTask& e) {
+  PutCopying(EventTag::kUnfilteredMigrateTask, e, &SchedMigrateTask::comm);
+}
+
 void EventBatchWriter::PushSchedProcessFork(const SchedProcessFork& e) {
   PutCopying(EventTag::kSchedProcessFork, e, &SchedProcessFork::parent_comm,
              &SchedProcessFork::child_comm);

@@ -33,6 +33,7 @@ enum class EventTag : uint32_t {
   kUnfilteredRuntime,
   kUnfilteredLost,
   kUnfilteredWakelistFlush,
+  kUnfilteredMigrateTask,
   kSchedProcessFork,
   kTaskNewtask,
   kTaskRename,
@@ -133,6 +134,7 @@ class EventBatchWriter final : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
+  void PushUnfilteredMigrateTask(const SchedMigrateTask& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -193,6 +195,7 @@ template <typename Sink>
     CSTOOL_REPLAY(kUnfilteredRuntime, SchedStatRuntime, PushUnfilteredRuntime)
     CSTOOL_REPLAY(kUnfilteredLost, LostEvents, PushUnfilteredLost)
     CSTOOL_REPLAY(kUnfilteredWakelistFlush, CsdFunctionEntry, PushUnfilteredWakelistFlush)
+    CSTOOL_REPLAY(kUnfilteredMigrateTask, SchedMigrateTask, PushUnfilteredMigrateTask)
     CSTOOL_REPLAY(kSchedProcessFork, SchedProcessFork, PushSchedProcessFork)
     CSTOOL_REPLAY(kTaskNewtask, TaskNewtask, PushTaskNewtask)
     CSTOOL_REPLAY(kTaskRename, TaskRename, PushTaskRename)

@@ -245,6 +245,9 @@ class EventSink {
   virtual void PushUnfilteredLost(const LostEvents&) {}
   // A wakelist flush from that buffer (CsdFunctionEntry).
   virtual void PushUnfilteredWakelistFlush(const CsdFunctionEntry&) {}
+  // A move of a task between CPUs from that buffer: done in a context the trace leaves out
+  // (the idle task's, another process's wakeup, the load balancer's).
+  virtual void PushUnfilteredMigrateTask(const SchedMigrateTask&) {}
   virtual void PushSchedProcessFork(const SchedProcessFork&) {}
   virtual void PushTaskNewtask(const TaskNewtask&) {}
   virtual void PushTaskRename(const TaskRename&) {}

@@ -240,6 +240,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
           {"other_context_increments", t.unfiltered_runtime.other_context_increments},
           {"lost_events", t.unfiltered_runtime.lost_events},
           {"increments_used", t.unfiltered_runtime.increments_used},
+          {"migrations_used", t.unfiltered_runtime.migrations_used},
           {"all_increments", t.unfiltered_runtime.all_increments}};
     if (t.wakelist_flushes.traced)
       trace["wakelist_flushes"] = {

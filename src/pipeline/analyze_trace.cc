@@ -330,9 +330,12 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   TraceSummary& t = model.trace;
   t.file = file;
   if (unfiltered) {
-    t.unfiltered_runtime = {true, stats.unfiltered_runtime_events, stats.unfiltered_runtime_lost,
+    t.unfiltered_runtime = {true,
+                            stats.unfiltered_runtime_events,
+                            stats.unfiltered_runtime_lost,
                             result->machine->unfiltered_increments_used(),
-                            result->machine->increments_complete()};
+                            result->machine->increments_complete(),
+                            result->machine->unfiltered_migrations_used()};
   }
   if (caps.wakelist_function != 0)
     t.wakelist_flushes = {true, result->machine->wakelist_flushes(),
@@ -377,6 +380,14 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "the unfiltered run-time buffer lost {} events: increments done in unfollowed tasks' "
         "contexts may be missing there (a larger -b helps)",
         t.unfiltered_runtime.lost_events));
+  // (An older cstool's recording: the moves were only in the trace.)
+  if (info && !info->system_wide && !info->unfiltered_migrations &&
+      stats.events_per_type.contains("sched:sched_migrate_task"))
+    t.notes.push_back(
+        "this pid-filtered recording has the moves between CPUs done in the followed threads' "
+        "own contexts only (it was made before `record` kept the others beside the trace): "
+        "migrations miss those done by the idle task, other processes' wakeups and the load "
+        "balancer");
   if (info && info->recovered)
     t.notes.push_back(
         "recovered from a recording that was killed (record --recover): no kernel counters, no "

@@ -440,6 +440,8 @@ void Recorder::OpenSession() {
 // then moves in the trace with no sign. A second instance records sched_stat_runtime in
 // every context but the followed tasks' (theirs are in the trace already: the two pid
 // lists are each other's complement); the report takes from it the followed tasks'.
+// The same filter drops the moves of a followed task done elsewhere (a wakeup from the
+// idle task or another process, the load balancer): sched_migrate_task goes there too.
 //
 // -a leaves out only the recorder's own contexts (StartTracing); they do such increments
 // too, when the recorder wakes one of its threads on another CPU. There the instance
@@ -459,6 +461,12 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
       o_.system_wide ? std::min(main.buffer_kb, kRecorderContextsBufferKb) : main.buffer_kb;
   config.cpus = main.cpus;
   config.extra_events = {runtime.Full()};
+  const EventName migrate{"sched", "sched_migrate_task"};
+  if (std::any_of(session_->events().begin(), session_->events().end(),
+                  [&](const EventName& e) { return e.Full() == migrate.Full(); })) {
+    config.extra_events.push_back(migrate.Full());
+    info_.unfiltered_migrations = true;
+  }
   // Idle context is never in a pid-filtered trace: its wakelist flushes come here.
   const std::optional<uint64_t> wakelist =
       o_.system_wide ? std::nullopt : TraceableWakelistFunction();

@@ -26,9 +26,12 @@ struct SwitchEvent {
 
 struct WakeupEvent {
   int64_t ts = 0;
-  int32_t cpu = 0;                // where the wakeup ran
-  int32_t target_cpu = 0;         // where the wakee will run
-  const Thread* waker = nullptr;  // null when woken from interrupt context or by idle
+  int32_t cpu = 0;         // where the wakeup ran
+  int32_t target_cpu = 0;  // where the wakee will run
+  // Null when woken from interrupt context or by idle. A sched_wakeup that completes a
+  // wakeup begun while the wakee still ran (its wakelist flush, in an interrupt) is the
+  // sched_waking's task's.
+  const Thread* waker = nullptr;
   const Thread* wakee = nullptr;
   bool from_irq = false;
   bool new_task = false;  // sched_wakeup_new

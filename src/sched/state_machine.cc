@@ -282,6 +282,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
                  s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone, ts);
     }
     if (sw.voluntary) {
+      // A waking before its last change of state did not end this sleep.
+      if (prev->early_waker != nullptr && prev->early_waking_ts < prev->since)
+        prev->early_waker = nullptr;
       sw.cause = causes_.Voluntary(e.prev_state, *prev);
       AbstractState abstract;
       Microstate s = causes_.SleepState(e.prev_state, *prev, &abstract);
@@ -397,6 +400,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
   const int64_t waking_ts = wakee.waking_unqueued && !wakee.on_cpu ? wakee.since : -1;
+  if (e.kind == WakeupKind::kWaking && wakee.on_cpu) {
+    wakee.early_waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+    wakee.early_waking_ts = e.c.ts;
+  }
 
   // The wakee becomes runnable at sched_waking (the first sign), or at sched_wakeup
   // when the trace has no sched_waking.
@@ -434,18 +441,27 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
         e.kind == WakeupKind::kWakeup ? EnqueueClock(e.target_cpu, wakee, e.c.ts) : e.c.ts;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
-    Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+    const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+    bool by_irq = from_irq;
+    bool waker_known = cpu.current_known;
+    // This completes a wakeup a task began while the wakee still ran: that task's.
+    if (e.kind == WakeupKind::kWakeup && wakee.early_waker != nullptr) {
+      waker = wakee.early_waker;
+      by_irq = false;
+      waker_known = true;
+    }
+    wakee.early_waker = nullptr;
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
     WakeupEvent w{
-        e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, from_irq, e.kind == WakeupKind::kWakeupNew};
-    if (from_irq) {
+        e.c.ts, e.c.cpu, e.target_cpu, waker, &wakee, by_irq, e.kind == WakeupKind::kWakeupNew};
+    if (by_irq) {
       const std::string* name = cpu.irqs.InnermostName();
       w.irq_source = name                              ? std::string_view(*name)
                      : (e.c.flags & kFlagNmi)          ? "nmi"
                      : (e.c.flags & kFlagHardirq) != 0 ? "irq"
                                                        : "softirq";
     }
-    w.waker_known = cpu.current_known;
+    w.waker_known = waker_known;
     w.blocked_state = blocked_state;
     w.blocked_since = blocked_since;
     for (Observer* p : On(Hook::kWakeup)) p->OnWakeup(w);
@@ -504,9 +520,23 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
 }
 
 void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
-  Cpu& cpu = Enter(e.c);
-  (void)cpu;
-  Thread& t = Lookup(e.pid, e.comm);
+  Enter(e.c);
+  Migrate(Lookup(e.pid, e.comm), e);
+}
+
+// A move done in a context the trace leaves out (the unfiltered buffer's): a followed
+// thread's, as in the trace; the context itself is not the model's to follow (as with
+// PushUnfilteredRuntime), nor is a thread the trace has not named yet.
+void StateMachine::PushUnfilteredMigrateTask(const SchedMigrateTask& e) {
+  if (const Thread* context = threads_.Find(e.c.pid); context != nullptr && context->tracked)
+    return;
+  Thread* t = threads_.Find(e.pid);
+  if (t == nullptr || !t->tracked) return;
+  ++unfiltered_migrations_used_;
+  Migrate(*t, e);
+}
+
+void StateMachine::Migrate(Thread& t, const SchedMigrateTask& e) {
   // Only a task still on its runqueue is moved (a sleeping one is placed at its wakeup,
   // after sched_waking): asleep and moved, it is queued there from now on.
   if (!t.on_cpu && Asleep(t) && caps_.waking && t.moved_asleep_at < 0 && t.seen_running)

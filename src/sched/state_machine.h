@@ -70,6 +70,7 @@ class StateMachine final : public EventSink {
   void PushUnfilteredRuntime(const SchedStatRuntime& e) override;
   void PushUnfilteredLost(const LostEvents& e) override;
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override;
+  void PushUnfilteredMigrateTask(const SchedMigrateTask& e) override;
   void PushSchedProcessFork(const SchedProcessFork& e) override;
   void PushTaskNewtask(const TaskNewtask& e) override;
   void PushTaskRename(const TaskRename& e) override;
@@ -120,6 +121,7 @@ class StateMachine final : public EventSink {
   const std::deque<Thread>& threads() const { return threads_.threads(); }
   // Increments of followed threads that only the unfiltered run-time buffer had.
   uint64_t unfiltered_increments_used() const { return unfiltered_increments_used_; }
+  uint64_t unfiltered_migrations_used() const { return unfiltered_migrations_used_; }
   // The wakelist flushes seen (NoteWakelistFlush), and the enqueues dated at their event
   // that one of them bounded.
   uint64_t wakelist_flushes() const { return wakelist_flushes_; }
@@ -192,6 +194,8 @@ class StateMachine final : public EventSink {
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void NoteEnqueued(Thread& wakee, int64_t enqueued, const EnqueueDating& dating = {});
+  // `t` moved between CPUs, as `e` shows (from the trace or the unfiltered buffer).
+  void Migrate(Thread& t, const SchedMigrateTask& e);
   void NoteWakelistFlush(const CsdFunctionEntry& e);
   int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);
@@ -274,6 +278,7 @@ class StateMachine final : public EventSink {
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;
   uint64_t unfiltered_increments_used_ = 0;
+  uint64_t unfiltered_migrations_used_ = 0;
   uint64_t wakelist_flushes_ = 0;
   uint64_t enqueues_after_flush_ = 0;
   // caps_.all_increments until either buffer shows lost events.

@@ -211,6 +211,13 @@ struct Thread {
   int64_t syscall_start = 0;
   bool syscall_enter_seen = false;
   uint32_t last_waker = UINT32_MAX;
+  // A task's sched_waking of this thread while it still ran (on its way to sleep, so the
+  // kernel queues the wakeup to complete once it is off its CPU, often in the wakelist
+  // interrupt there): that task is the waker of the sleep its sched_wakeup ends. Null when
+  // none is pending; cleared at its next switch-in, and at a sleep that began after a
+  // change of state the waking came before (ttwu found it still runnable then).
+  const Thread* early_waker = nullptr;
+  int64_t early_waking_ts = -1;
   // The thread whose fork created this one (sched_process_fork), null when the trace does
   // not show it: a child process's parent process is the creator's thread group.
   const Thread* forked_by = nullptr;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -459,6 +460,82 @@ TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
     if (l.event == "sys_enter") seen.insert(l.pid);
   EXPECT_FALSE(seen.empty());
   for (int p : seen) EXPECT_TRUE(known.count(p)) << p;
+}
+
+// Moves done in a context the pid filter leaves out are the followed thread's too: a
+// spinning thread, pinned to one CPU at a time, is moved N times by another process's
+// sched_setaffinity (done by the CPU's stopper thread, or by this process when it is
+// queued, never in its own context). Each change of CPU is exactly one move, and with
+// one allowed CPU at a time the balancer makes none: the report counts N, as the
+// kernel does (se.nr_migrations, where /proc shows it). Before the unfiltered buffer took
+// the moves, it counted none of them.
+TEST_F(RecordTest, MovesDoneByAnotherTaskAreCounted) {
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two online CPUs";
+  const pid_t spinner =
+      Spawn({kWorkload, "spin", "1000000", "0"}, dir_ / "spin.out", dir_ / "spin.err");
+  const fs::path sched = fs::path("/proc") / std::to_string(spinner) / "sched";
+  auto kernel_migrations = [&]() -> int64_t {
+    std::ifstream in(sched);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("se.nr_migrations", 0) == 0) return std::stoll(l.substr(l.find(':') + 1));
+    return -1;  // no CONFIG_SCHED_DEBUG
+  };
+  auto pin = [&](int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return ::sched_setaffinity(spinner, sizeof set, &set);
+  };
+  // The workload pins itself to CPU 0 first: wait until it runs.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream in(fs::path("/proc") / std::to_string(spinner) / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && stat.compare(paren + 2, 1, "R") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(pin(0), 0);
+  const fs::path out = dir_ / "moves.dat";
+  const pid_t recorder = Spawn({kCstool, "record", "-p", std::to_string(spinner), "-o", out},
+                               dir_ / "rec.out", dir_ / "rec.err");
+  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(recorder));
+  bool following = false;
+  for (int i = 0; i < 2000 && !following; ++i) {
+    following = ReadWholeFile(instance / "tracing_on") == "1\n" &&
+                ReadWholeFile(instance / "set_event_pid").find(std::to_string(spinner)) !=
+                    std::string::npos;
+    if (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(following) << ReadWholeFile(dir_ / "rec.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const int64_t kernel_before = kernel_migrations();
+  constexpr int kMoves = 10;
+  for (int i = 1; i <= kMoves; ++i) {
+    ASSERT_EQ(pin(i % 2), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const int64_t kernel_after = kernel_migrations();
+  ::kill(recorder, SIGINT);
+  int status = 0;
+  ::waitpid(recorder, &status, 0);
+  ::kill(spinner, SIGKILL);
+  ::waitpid(spinner, nullptr, 0);
+  ASSERT_EQ(DecodeStatus(status), 0) << ReadWholeFile(dir_ / "rec.err");
+  EXPECT_TRUE(Info(out).unfiltered_migrations);
+  if (kernel_before >= 0) {
+    EXPECT_EQ(kernel_after - kernel_before, kMoves);
+  }
+
+  const Result r = Run({kCstool, "report", out.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  const nlohmann::json* row = nullptr;
+  for (const auto& t : report["threads"])
+    if (t["tid"] == spinner) row = &t;
+  ASSERT_NE(row, nullptr) << r.out;
+  EXPECT_EQ((*row)["migrations"].get<int64_t>(), kMoves) << row->dump();
+  EXPECT_GE(report["trace"]["unfiltered_runtime"]["migrations_used"].get<int64_t>(), kMoves);
 }
 
 // A process tree asleep throughout (a shell waiting for two sleeps): -p alone records

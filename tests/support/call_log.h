@@ -41,6 +41,10 @@ class CallLog : public EventSink {
   void PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) override {
     Add("unfiltered_flush", e.c, fmt::format("{} {}", e.func, e.csd));
   }
+  void PushUnfilteredMigrateTask(const SchedMigrateTask& e) override {
+    Add("unfiltered_migrate", e.c,
+        fmt::format("{} {} {} {}", e.comm, e.pid, e.orig_cpu, e.dest_cpu));
+  }
   void PushUnfilteredLost(const LostEvents& e) override {
     lines.push_back(fmt::format("unfiltered_lost {} {} {}", e.ts, e.cpu, e.count));
   }

@@ -125,6 +125,16 @@ class Sim {
     m.dest_cpu = to;
     sm_.PushSchedMigrateTask(m);
   }
+  // The same move from the unfiltered buffer beside a pid-filtered trace.
+  void UnfilteredMigrate(int64_t ts, int cpu, int running, int tid, int from, int to) {
+    SchedMigrateTask m;
+    m.c = C(ts, cpu, running);
+    m.comm = "task";
+    m.pid = tid;
+    m.orig_cpu = from;
+    m.dest_cpu = to;
+    sm_.PushUnfilteredMigrateTask(m);
+  }
   // task:task_rename (prctl PR_SET_NAME, or the comm an exec gives).
   void Rename(int64_t ts, int cpu, int tid, std::string_view comm) {
     TaskRename r;

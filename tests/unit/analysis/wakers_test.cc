@@ -68,6 +68,47 @@ TEST(Wakers, WokenByAThreadAndByAnIrq) {
   EXPECT_EQ(r.waited_behind.size(), 2u);
 }
 
+// Woken on its way to sleep: 11's sched_waking (on CPU 1) comes while 10 still runs on
+// CPU 0, so the kernel queues the wakeup on CPU 0's wakelist; 10's switch-out follows,
+// then its sched_wakeup in the wakelist interrupt there. The waker is 11, which did the
+// wakeup, not the interrupt that completed it ("irq", 4 of a mutex thread's 751 wakeups,
+// and the critical path stopped there). A waking that ttwu found still runnable (no
+// sleep followed it at once) names no waker of a later sleep.
+TEST(Wakers, AWakeupCompletedInTheWakelistInterruptIsTheWakingTasks) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(5, 0, 10, kFutex);
+  s.Wake(100, 1, 11, 10, 0);    // 10 still on CPU 0
+  s.Switch(104, 0, 10, kS, 0);  // ... and asleep
+  s.IrqEntry(108, 0, 0);
+  s.Wake(110, 0, 0, 10, 0, kFlagHardirq, WakeupKind::kWakeup);  // the wakelist's flush
+  s.IrqExit(112, 0, 0);
+  s.Switch(120, 0, 0, kR, 10);
+  // A waking while it runs, with no sleep after it (its syscall returns first), then a
+  // sleep an interrupt ends: the interrupt is that sleep's waker.
+  s.Wake(200, 1, 11, 10, 0);
+  s.SysExit(210, 0, 10, kFutex, 0);
+  s.SysEnter(220, 0, 10, kRead);
+  s.Switch(230, 0, 10, kS, 0);
+  s.IrqEntry(300, 0, 0);
+  s.Wake(310, 0, 0, 10, 0, kFlagHardirq, WakeupKind::kWakeup);
+  s.IrqExit(312, 0, 0);
+  s.Switch(320, 0, 0, kR, 10);
+  s.Finish(400);
+
+  const ThreadReport& r = s.Report(10);
+  const WokenBy* by_thread = FindWaker(r, 11);
+  ASSERT_NE(by_thread, nullptr);
+  EXPECT_EQ(by_thread->wakeups, 1u);
+  EXPECT_EQ(by_thread->blocked_ns, 110 - 104);
+  const WokenBy* by_irq = FindWaker(r, "irq:24 virtio0");
+  ASSERT_NE(by_irq, nullptr);
+  EXPECT_EQ(by_irq->wakeups, 1u);
+  EXPECT_EQ(by_irq->blocked_ns, 310 - 230);
+  EXPECT_EQ(r.woken_by.size(), 2u);
+}
+
 // A softirq waker whose entry the trace did not show is named by the context only.
 TEST(Wakers, AnIrqWakerWithoutItsEntryIsNamedByItsContext) {
   Sim s;

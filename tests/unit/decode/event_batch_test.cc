@@ -35,6 +35,7 @@ void PushEveryKind(EventSink& sink, const std::string& text, const std::vector<u
   sink.PushUnfilteredRuntime({c(5), s(25, 2), 16, 654321});
   sink.PushUnfilteredLost({c(6).ts, 1, -1});
   sink.PushUnfilteredWakelistFlush({c(25), 0xffffffff813b4440, 0xffff888102b516f8});
+  sink.PushUnfilteredMigrateTask({c(27), s(70, 4), 26, 1, 0});
   sink.PushSchedProcessFork({c(7), s(27, 3), 17, s(30, 4), 18});
   sink.PushTaskNewtask({c(8), 19, s(34, 5), 0x3d0f00});
   sink.PushTaskRename({c(9), 20, s(39, 3), s(42, 6)});
@@ -88,7 +89,7 @@ TEST(EventBatch, ReplayMakesTheSameCallsWithCopiesOfEveryStringAndStack) {
       EXPECT_FALSE(b.empty());
       ReplayEvents(b, replayed);
     }
-    ASSERT_EQ(direct.lines.size(), 20u * 26u);
+    ASSERT_EQ(direct.lines.size(), 20u * 27u);
     EXPECT_EQ(replayed.lines, direct.lines);
     if (batch_bytes <= 4096) {
       EXPECT_GT(batches.size(), 1u);

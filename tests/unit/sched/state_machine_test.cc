@@ -1513,6 +1513,31 @@ TEST(StateMachine, SleepAfterAMoveWhileAsleepIsRunDelayToTheKernel) {
   EXPECT_EQ(w.QueuedWaitNs(), (600 - 502) + (502 - 300));
 }
 
+// The same move, done in an unfollowed context (the idle task's), from the unfiltered
+// buffer beside a pid-filtered trace: it is the thread's move, counted, and the run delay
+// from it on is known, not bounded. One done in a followed context is the trace's own
+// (not taken twice), and one of a thread the trace has not named is no row's.
+TEST(StateMachine, AMoveFromTheUnfilteredBufferIsTheThreadsOwn) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(1, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 0);                // asleep on CPU 0
+  s.UnfilteredMigrate(300, 1, 0, 10, 0, 1);   // moved to CPU 1 by CPU 1's balancer
+  s.UnfilteredMigrate(310, 1, 11, 10, 1, 0);  // in thread 11's context: the trace has it
+  s.UnfilteredMigrate(320, 1, 0, 99, 0, 1);   // not a thread of the trace
+  s.Wake(500, 1, 11, 10, 1);                  // waking: on CPU 1, where it was moved
+  s.Wake(502, 1, 11, 10, 1, 0, WakeupKind::kWakeup);
+  s.Switch(600, 1, 11, kR, 10);
+  s.Finish(700);
+  EXPECT_EQ(s.sm().unfiltered_migrations_used(), 1u);
+  EXPECT_EQ(s.Report(10).migrations, 1u);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 400);
+  EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 502 - 300);
+  EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 0);
+  EXPECT_THROW(s.Report(99), std::runtime_error);
+}
+
 // Moved while asleep with the move untraced (done from an unfollowed task's context):
 // sched_waking names the CPU the task is on before the wakeup picks one, and that is
 // not the one it slept on. Up to the whole sleep may be run delay to the kernel.
