@@ -89,23 +89,29 @@ std::string CommandText(const std::vector<std::string>& argv) {
 // one file lacks (their times and counts read as zero there), or other commands.
 void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
                                    const std::vector<DiffRecording>& after, Messages& messages) {
-  // (A file cstool did not record lists what its events did not show, which varies with
-  // what ran: only cstool's recordings say what they were recorded without.)
   const DiffRecording& first = base.front();
   const DiffRecording* other = nullptr;
+  const char* other_side = "base";
   for (const auto* side : {&base, &after})
     for (const DiffRecording& r : *side)
-      if (other == nullptr && first.recorded_by_cstool && r.recorded_by_cstool &&
-          r.missing_events != first.missing_events)
+      if (other == nullptr && r.missing_events != first.missing_events) {
         other = &r;
+        other_side = side == &base ? "base" : "new";
+      }
   if (other != nullptr) {
-    auto list = [](const std::vector<std::string>& events) {
-      return events.empty() ? std::string("none") : fmt::format("{}", fmt::join(events, ", "));
+    auto lacks = [](const DiffRecording& r) {
+      return fmt::format("{} lacks {}", r.file,
+                         r.missing_events.empty() ? std::string("none")
+                                                  : fmt::format("{}", fmt::join(r.missing_events,
+                                                                                ", ")));
     };
+    // (A file cstool did not record says only which events it has no record of.)
+    const bool foreign = !first.recorded_by_cstool || !other->recorded_by_cstool;
     messages.Warning(fmt::format(
-        "{} and {} were recorded with different events (missing: {}; and {}): what those "
+        "{} (base) and {} ({}) were recorded with different events ({}; {}{}): what those "
         "events measure differs by how the files were recorded, not by the change",
-        first.file, other->file, list(first.missing_events), list(other->missing_events)));
+        first.file, other->file, other_side, lacks(first), lacks(*other),
+        foreign ? "; for a file cstool did not record: not recorded, or none happened" : ""));
   }
   std::set<std::vector<std::string>> base_commands, new_commands;
   for (const DiffRecording& r : base) base_commands.insert(r.command);

@@ -135,7 +135,9 @@ TEST_F(DiffRecordings, SidesRecordedWithDifferentEventsAreSaid) {
             0);
   CommandResult apart = RunCommand({CSTOOL_BINARY, "diff", full, "--", sched});
   EXPECT_EQ(apart.status, 0) << apart.err;
-  EXPECT_NE(apart.err.find(full + " and " + sched + " were recorded with different events"),
+  EXPECT_NE(apart.err.find(full + " (base) and " + sched +
+                           " (new) were recorded with different events (" + full +
+                           " lacks none; " + sched + " lacks "),
             std::string::npos)
       << apart.err;
   EXPECT_NE(apart.err.find("raw_syscalls:sys_enter"), std::string::npos) << apart.err;

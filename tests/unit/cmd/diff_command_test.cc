@@ -114,9 +114,21 @@ TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
                               "`./build/workloads/cstool_workload mutex 2 40`, new `./w b`"),
             std::string::npos)
       << commands.err;
-  // A file cstool did not record lists what its events did not show: no warning.
+  // The same trace in two formats: the same events, no warning.
   CommandResult foreign = Diff({kFixtures + "small_v6.dat", "--", kFixtures + "small_v7_zstd.dat"});
   EXPECT_EQ(foreign.err.find("recorded with different events"), std::string::npos) << foreign.err;
+  // A trace-cmd file of scheduler events beside a cstool recording: which side lacks
+  // what is said, with what a file cstool did not record can say.
+  CommandResult mixed = Diff({kFixtures + "small_v6.dat", "--", f});
+  EXPECT_NE(mixed.err.find(kFixtures + "small_v6.dat (base) and " + f +
+                           " (new) were recorded with different events (" + kFixtures +
+                           "small_v6.dat lacks "),
+            std::string::npos)
+      << mixed.err;
+  EXPECT_NE(mixed.err.find(f + " lacks none; for a file cstool did not record: not recorded, or "
+                               "none happened)"),
+            std::string::npos)
+      << mixed.err;
   std::filesystem::remove(other);
 }
 
