@@ -77,7 +77,11 @@ except Exception as e:
     sys.exit(1)
 def worst(k):
     w = c["worst_thread"][k]
-    return "-" if w is None else "%+8.3f %+6.2f%%" % (w["diff_ns"] / 1e6, w["diff_pct"])
+    if w is None:
+        return "-"
+    # No percentage of a kernel value of 0 (diff_pct null).
+    pct = "   of 0" if w["diff_pct"] is None else "%+6.2f%%" % w["diff_pct"]
+    return "%+8.3f %s" % (w["diff_ns"] / 1e6, pct)
 # Of the compared threads: an `untraced` one (the kernel recorded none of its switch-outs)
 # is shown, not judged.
 exact = all(t["ok"]["switches"] for t in c["threads"] if t["status"] in ("agree", "DISAGREE"))

@@ -46,7 +46,8 @@ void CriticalPathRecorder::OnStateSegment(const Thread& t, Microstate state, int
 void CriticalPathRecorder::OnWakeup(const WakeupEvent& w) {
   if (w.new_task) return;  // ends no sleep
   if (w.wakee->id >= timelines_.size()) timelines_.resize(w.wakee->id + 1);
-  timelines_[w.wakee->id].wakes.push_back({w.ts, w.waker, w.from_irq, w.waker_known, w.irq_source});
+  timelines_[w.wakee->id].wakes.push_back(
+      {w.ts, w.waker_ts, w.waker, w.from_irq, w.waker_known, w.irq_source});
 }
 
 // Sorted for LostWithin: a loss before a CPU's first record is dated at the trace's
@@ -136,8 +137,14 @@ CriticalPath CriticalPathRecorder::Walk(const Thread& target, int64_t from, int6
            : since_trace_start ? PathEnd::kTraceStart
                                : PathEnd::kNone);
     } else if (w->waker && w->waker != f.thread && handoffs < kMaxHandoffsAtOneInstant) {
-      stack.push_back({w->waker, start});
-      ++handoffs;
+      // A wakeup completed after the waker did its part (on the wakee's CPU, once it was
+      // off it): the time since is the wakeup's own latency, the sleeper's; the waker then
+      // was elsewhere (asleep, often on the sleeper), and following it would go in circles.
+      if (w->waker_ts < t) emit(f.thread, seg->state, std::max(w->waker_ts, start));
+      if (t > start) {
+        stack.push_back({w->waker, start});
+        ++handoffs;
+      }
     } else if (w->from_irq) {
       emit(f.thread, seg->state, start, PathEnd::kIrqWaker, w->source);
     } else {

@@ -82,6 +82,7 @@ class CriticalPathRecorder : public Observer {
   };
   struct Wake {
     int64_t ts;
+    int64_t waker_ts;  // WakeupEvent::waker_ts
     const Thread* waker;
     bool from_irq;
     bool waker_known;

@@ -187,6 +187,7 @@ void TimelineObserver::OnWakeup(const WakeupEvent& w) {
   const uint64_t id = next_flow_++;
   TimelineFlowEnd from{.ts = w.ts};
   if (w.waker && selected_(*w.waker)) {
+    from.ts = w.waker_ts;
     from.pid = TrackPid(*w.waker);
     from.tid = w.waker->tid;
   } else {

@@ -101,16 +101,18 @@ void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
   if (other != nullptr) {
     auto lacks = [](const DiffRecording& r) {
       return fmt::format("{} lacks {}", r.file,
-                         r.missing_events.empty() ? std::string("none")
-                                                  : fmt::format("{}", fmt::join(r.missing_events,
-                                                                                ", ")));
+                         r.missing_events.empty()
+                             ? std::string("none")
+                             : fmt::format("{}", fmt::join(r.missing_events, ", ")));
     };
     // (A file cstool did not record says only which events it has no record of.)
     const bool foreign = !first.recorded_by_cstool || !other->recorded_by_cstool;
     messages.Warning(fmt::format(
-        "{} (base) and {} ({}) were recorded with different events ({}; {}{}): what those "
-        "events measure differs by how the files were recorded, not by the change",
-        first.file, other->file, other_side, lacks(first), lacks(*other),
+        "{} (base) and {} ({}) {} ({}; {}{}): what those events measure differs by how the "
+        "files were recorded, not by the change",
+        first.file, other->file, other_side,
+        foreign ? "do not hold the same events" : "were recorded with different events",
+        lacks(first), lacks(*other),
         foreign ? "; for a file cstool did not record: not recorded, or none happened" : ""));
   }
   std::set<std::vector<std::string>> base_commands, new_commands;

@@ -121,13 +121,11 @@ ProcessParents ProcessParents::Read() {
   return parents;
 }
 
-std::vector<int> ProcessParents::DescendantsOf(int pid) const { return DescendantsOf(pid, {}); }
-
-std::vector<int> ProcessParents::DescendantsOf(int pid, const std::set<int>& except) const {
+std::vector<int> ProcessParents::DescendantsOf(int pid) const {
   std::vector<int> out{pid};
   for (size_t i = 0; i < out.size(); ++i)
     for (auto [p, ppid] : parent_of_)
-      if (ppid == out[i] && !except.contains(p)) out.push_back(p);
+      if (ppid == out[i]) out.push_back(p);
   out.erase(out.begin());
   return out;
 }

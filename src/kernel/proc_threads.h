@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,8 +40,6 @@ class ProcessParents {
   // The processes descended from `pid` (children, their children, ...), parents before
   // children; empty if it has none.
   std::vector<int> DescendantsOf(int pid) const;
-  // The same, less the processes in `except` and those descended from them.
-  std::vector<int> DescendantsOf(int pid, const std::set<int>& except) const;
 
  private:
   std::vector<std::pair<int, int>> parent_of_;  // (pid, ppid)

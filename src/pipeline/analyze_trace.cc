@@ -376,18 +376,18 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
   t.notes = NotesFor(caps, t);
   if (t.unfiltered_runtime.lost_events > 0)
-    t.notes.push_back(fmt::format(
-        "the unfiltered run-time buffer lost {} events: increments done in unfollowed tasks' "
-        "contexts may be missing there (a larger -b helps)",
-        t.unfiltered_runtime.lost_events));
-  // (An older cstool's recording: the moves were only in the trace.)
+    t.notes.push_back(
+        fmt::format("the unfiltered run-time buffer lost {} events: increments and moves done in "
+                    "unfollowed tasks' contexts may be missing there (a larger -b helps)",
+                    t.unfiltered_runtime.lost_events));
   if (info && !info->system_wide && !info->unfiltered_migrations &&
       stats.events_per_type.contains("sched:sched_migrate_task"))
     t.notes.push_back(
         "this pid-filtered recording has the moves between CPUs done in the followed threads' "
-        "own contexts only (it was made before `record` kept the others beside the trace): "
-        "migrations miss those done by the idle task, other processes' wakeups and the load "
-        "balancer");
+        "own contexts only (no buffer of the other contexts' moves beside it: a flight "
+        "recorder's dump, a recording without sched_stat_runtime, or an older cstool's): "
+        "migrations miss those done by the idle task, other processes' wakeups, the load "
+        "balancer and stopper threads");
   if (info && info->recovered)
     t.notes.push_back(
         "recovered from a recording that was killed (record --recover): no kernel counters, no "

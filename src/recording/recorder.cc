@@ -248,8 +248,8 @@ class Recorder {
   RecordingInfo info_;
   TraceFileContents contents_;  // the file's parts besides the pages, read before tracing
   // Beside a pid-filtered recording with sched_stat_runtime: an instance with that event
-  // alone, in every context but the followed tasks' (the increments done in unfollowed
-  // tasks' contexts), read into a buffer of its own in the file
+  // (and the moves and wakelist flushes), in every context but the followed tasks' (what
+  // unfollowed tasks' contexts do to followed tasks), read into a buffer of its own in the file
   // (tracefile::kUnfilteredRuntimeBuffer) by the threads of readers_, which drive its
   // readers: declared before them, so destroyed after their threads stopped.
   std::unique_ptr<TracefsSession> unfiltered_session_;
@@ -267,9 +267,6 @@ class Recorder {
   // --flight: every process the targets started that a scan saw, for the dumps' targets
   // (one that exited before a dump may still have events in its window).
   std::set<int> target_descendants_;
-  // -p without --children: the target's processes already there, which tracing does not
-  // follow, nor the processes they start.
-  std::set<int> unfollowed_descendants_;
   std::optional<ChildProcess> child_;
   std::optional<KernelCapture> kernel_;  // not with --flight: dumps have no end counters
 
@@ -521,7 +518,6 @@ void Recorder::StartTargets() {
       pids.insert(pids.end(), descendants.begin(), descendants.end());
     } else if (!descendants.empty()) {
       messages_.Warning(UnfollowedDescendantsWarning(pid, descendants));
-      unfollowed_descendants_.insert(descendants.begin(), descendants.end());
     }
   }
   std::sort(pids.begin(), pids.end());
@@ -620,13 +616,18 @@ void Recorder::ReadAttachSeeds() {
   if (!info_.attach_seeds.empty()) info_.attach_seed_ts = MonotonicNowNs();
 }
 
-// The processes the targets started (traced: they forked while tracing followed forks),
-// as /proc shows them now; each is kept in target_descendants_ too.
+// The processes the targets started that tracing follows (with -a all; else those in the
+// pid filter, which event-fork fills: not those already there at -p without --children,
+// nor theirs), as /proc shows them now; each is kept in target_descendants_ too.
 std::vector<int> Recorder::ScanTargetDescendants() {
+  if (info_.target_pids.empty()) return {};
+  // (-a follows every task: its pid filter lists only what it leaves out.)
+  const std::set<int> followed = o_.system_wide ? std::set<int>{} : Session().FollowedPids();
   const ProcessParents parents = ProcessParents::Read();
   std::set<int> now;
   for (int pid : info_.target_pids)
-    for (int p : parents.DescendantsOf(pid, unfollowed_descendants_)) now.insert(p);
+    for (int p : parents.DescendantsOf(pid))
+      if (o_.system_wide || followed.contains(p)) now.insert(p);
   target_descendants_.insert(now.begin(), now.end());
   return {now.begin(), now.end()};
 }

@@ -35,6 +35,9 @@ struct WakeupEvent {
   const Thread* wakee = nullptr;
   bool from_irq = false;
   bool new_task = false;  // sched_wakeup_new
+  // When the waker did the wakeup: `ts`, or that earlier sched_waking's time (before the
+  // wakee's sleep began: the waker's part was done by then).
+  int64_t waker_ts = 0;
   // The interrupt the wakeup ran in when `from_irq` ("irq:24 virtio0", "softirq:TIMER"),
   // or "irq"/"softirq"/"nmi" when the trace did not show its entry; empty otherwise.
   std::string_view irq_source;

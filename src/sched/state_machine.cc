@@ -400,8 +400,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
   const int64_t waking_ts = wakee.waking_unqueued && !wakee.on_cpu ? wakee.since : -1;
-  if (e.kind == WakeupKind::kWaking && wakee.on_cpu) {
-    wakee.early_waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+  if (wakee.on_cpu) {
+    // (A sched_wakeup while it runs: ttwu found it runnable, no waking is pending.)
+    wakee.early_waker =
+        e.kind != WakeupKind::kWaking || from_irq || !cpu.current_known ? nullptr : cpu.current;
     wakee.early_waking_ts = e.c.ts;
   }
 
@@ -444,11 +446,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     bool by_irq = from_irq;
     bool waker_known = cpu.current_known;
+    int64_t waker_ts = e.c.ts;
     // This completes a wakeup a task began while the wakee still ran: that task's.
     if (e.kind == WakeupKind::kWakeup && wakee.early_waker != nullptr) {
       waker = wakee.early_waker;
       by_irq = false;
       waker_known = true;
+      waker_ts = wakee.early_waking_ts;
     }
     wakee.early_waker = nullptr;
     wakee.last_waker = waker ? waker->id : UINT32_MAX;
@@ -462,6 +466,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
                                                        : "softirq";
     }
     w.waker_known = waker_known;
+    w.waker_ts = waker_ts;
     w.blocked_state = blocked_state;
     w.blocked_since = blocked_since;
     for (Observer* p : On(Hook::kWakeup)) p->OnWakeup(w);

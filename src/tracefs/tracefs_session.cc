@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <span>
+#include <sstream>
 
 #include "base/cpu_list.h"
 #include "base/errors.h"
@@ -411,6 +412,16 @@ void TracefsSession::AddPids(const std::vector<int>& tids) {
   for (int t : tids) text += fmt::format("{} ", t);
   if (tracefs_instance_file_append(instance_.get(), "set_event_pid", text.c_str()) < 0)
     FailWrite(fmt::format("set_event_pid {}", text));
+}
+
+std::set<int> TracefsSession::FollowedPids() const {
+  std::set<int> pids;
+  int size = 0;
+  CString text(tracefs_instance_file_read(instance_.get(), "set_event_pid", &size));
+  if (!text || size <= 0) return pids;  // an empty list reads as nothing at all (NULL)
+  std::istringstream in(std::string(text.get(), static_cast<size_t>(size)));
+  for (int pid = 0; in >> pid;) pids.insert(pid);
+  return pids;
 }
 
 bool TracefsSession::CanExcludePids() const {

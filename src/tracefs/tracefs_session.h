@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,8 @@ class TracefsSession {
   static void CheckAccess();
 
   void AddPids(const std::vector<int>& tids);
+  // The tasks set_event_pid holds now: the ones added and the children event-fork added.
+  std::set<int> FollowedPids() const;
   // Keeps these tasks' own events out (set_event_notrace_pid), if the kernel has it.
   void ExcludePids(const std::vector<int>& tids);
   bool CanExcludePids() const;

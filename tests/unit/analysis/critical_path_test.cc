@@ -108,6 +108,42 @@ TEST(CriticalPath, AnIntervalIsTiledToo) {
   EXPECT_EQ(PerTid(path), (std::map<int, int64_t>{{12, 100}}));
 }
 
+// A ping-pong across CPUs whose wakeups the kernel completes on the wakee's CPU: A wakes
+// B while B is still on its way to sleep, then sleeps itself; B's sleep ends at its
+// wakelist flush (an interrupt on CPU 1), and B wakes A the same way. B's waker is A, but
+// A's part was done before B's sleep began, so that sleep stays on B (the wakeup's own
+// latency), and the walk does not bounce between the two at one instant (it did: 64
+// hand-offs, then "unknown waker").
+TEST(CriticalPath, AWakeupBegunBeforeTheSleepLeavesTheSleepOnTheSleeper) {
+  PathSim p;
+  Sim& s = p.sim;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(1, 0, 10, kRead);
+  s.SysEnter(2, 1, 11, kRead);
+  s.Wake(100, 0, 10, 11, 1);    // A wakes B, B still on CPU 1
+  s.Switch(102, 1, 11, kS, 0);  // B sleeps
+  s.Switch(104, 0, 10, kS, 0);  // A sleeps
+  s.IrqEntry(106, 1, 0);
+  s.Wake(108, 1, 0, 11, 1, kFlagHardirq, WakeupKind::kWakeup);  // B's flush
+  s.IrqExit(110, 1, 0);
+  s.Switch(112, 1, 0, kR, 11);
+  s.SysExit(114, 1, 11, kRead);
+  s.SysEnter(150, 1, 11, kWrite);
+  s.WakeBoth(160, 1, 11, 10, 0);  // B wakes A, asleep since 104: an ordinary wakeup
+  s.Switch(170, 0, 0, kR, 10);
+  s.Finish(200);
+  const WokenBy* by_a = nullptr;
+  for (const WokenBy& w : s.Report(11).woken_by)
+    if (w.waker.thread && w.waker.thread->tid == 10) by_a = &w;
+  ASSERT_NE(by_a, nullptr);  // B's waker is A
+  const CriticalPath path = p.Walk(10, 0, 200);
+  ExpectTiled(path);
+  for (const PathSegment& seg : path.segments) EXPECT_EQ(seg.ends, PathEnd::kNone) << seg.start;
+  // A's sleep [104, 160) is B's: B's sleep [102, 108) stays B's own, then B ran.
+  EXPECT_EQ(PerTid(path), (std::map<int, int64_t>{{10, 104 + 40}, {11, 160 - 104}}));
+}
+
 // An interrupt's wakeup ends the chain: the sleep stays on the sleeper, naming it.
 TEST(CriticalPath, AnIrqWakerEndsTheChain) {
   PathSim p;

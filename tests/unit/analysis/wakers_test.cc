@@ -92,7 +92,7 @@ TEST(Wakers, AWakeupCompletedInTheWakelistInterruptIsTheWakingTasks) {
   s.SysEnter(220, 0, 10, kRead);
   s.Switch(230, 0, 10, kS, 0);
   s.IrqEntry(300, 0, 0);
-  s.Wake(310, 0, 0, 10, 0, kFlagHardirq, WakeupKind::kWakeup);
+  s.WakeBoth(310, 0, 0, 10, 0, kFlagHardirq);
   s.IrqExit(312, 0, 0);
   s.Switch(320, 0, 0, kR, 10);
   s.Finish(400);

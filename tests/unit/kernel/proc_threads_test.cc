@@ -100,11 +100,6 @@ TEST(ProcThreads, DescendantsComeFromOneWalkParentsFirst) {
   EXPECT_NE(at_child, mine.end());
   EXPECT_NE(at_grandchild, mine.end());
   EXPECT_LT(at_child, at_grandchild);
-  // Less a process left out: its own descendants go with it.
-  const std::vector<int> pruned = parents.DescendantsOf(::getpid(), {child});
-  EXPECT_EQ(std::find(pruned.begin(), pruned.end(), child), pruned.end());
-  EXPECT_EQ(std::find(pruned.begin(), pruned.end(), grandchild), pruned.end());
-  EXPECT_EQ(pruned.size() + 2, mine.size());
   ::kill(grandchild, SIGKILL);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
