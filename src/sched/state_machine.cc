@@ -533,10 +533,8 @@ void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
 // thread's, as in the trace; the context itself is not the model's to follow (as with
 // PushUnfilteredRuntime), nor is a thread the trace has not named yet.
 void StateMachine::PushUnfilteredMigrateTask(const SchedMigrateTask& e) {
-  if (const Thread* context = threads_.Find(e.c.pid); context != nullptr && context->tracked)
-    return;
-  Thread* t = threads_.Find(e.pid);
-  if (t == nullptr || !t->tracked) return;
+  Thread* t = UnfilteredSubject(e.c.pid, e.pid);
+  if (t == nullptr) return;
   ++unfiltered_migrations_used_;
   Migrate(*t, e);
 }

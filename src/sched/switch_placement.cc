@@ -180,13 +180,20 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 // of use (an unfollowed task's switches are not in the trace). Its own context is not the
 // model's to follow either: the event neither enters its CPU nor names its current task.
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
-  if (e.pid == 0) return;
-  if (const Thread* context = threads_.Find(e.c.pid); context != nullptr && context->tracked)
-    return;
-  Thread* t = threads_.Find(e.pid);
-  if (t == nullptr || !t->tracked) return;
+  Thread* t = UnfilteredSubject(e.c.pid, e.pid);
+  if (t == nullptr) return;
   ++unfiltered_increments_used_;
   AccountIncrement(*t, e);
+}
+
+// The followed thread `pid` that a record of the unfiltered buffer, written in the context
+// of `context`, is about; null when it is none of the model's, or when a followed context
+// wrote it (the trace has those).
+Thread* StateMachine::UnfilteredSubject(int32_t context, int32_t pid) {
+  if (pid == 0) return nullptr;
+  if (const Thread* c = threads_.Find(context); c != nullptr && c->tracked) return nullptr;
+  Thread* t = threads_.Find(pid);
+  return t != nullptr && t->tracked ? t : nullptr;
 }
 
 // The kernel accounts only the task running on a CPU (update_curr()). One queued on an

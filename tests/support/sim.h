@@ -117,23 +117,20 @@ class Sim {
   }
   // sched_migrate_task of `tid` from `from` to `to`, done on `cpu` by `running`.
   void Migrate(int64_t ts, int cpu, int running, int tid, int from, int to) {
-    SchedMigrateTask m;
-    m.c = C(ts, cpu, running);
-    m.comm = "task";
-    m.pid = tid;
-    m.orig_cpu = from;
-    m.dest_cpu = to;
-    sm_.PushSchedMigrateTask(m);
+    sm_.PushSchedMigrateTask(Move(ts, cpu, running, tid, from, to));
   }
   // The same move from the unfiltered buffer beside a pid-filtered trace.
   void UnfilteredMigrate(int64_t ts, int cpu, int running, int tid, int from, int to) {
+    sm_.PushUnfilteredMigrateTask(Move(ts, cpu, running, tid, from, to));
+  }
+  static SchedMigrateTask Move(int64_t ts, int cpu, int running, int tid, int from, int to) {
     SchedMigrateTask m;
     m.c = C(ts, cpu, running);
     m.comm = "task";
     m.pid = tid;
     m.orig_cpu = from;
     m.dest_cpu = to;
-    sm_.PushUnfilteredMigrateTask(m);
+    return m;
   }
   // task:task_rename (prctl PR_SET_NAME, or the comm an exec gives).
   void Rename(int64_t ts, int cpu, int tid, std::string_view comm) {
