@@ -64,7 +64,8 @@ RunFn SetupReport(CLI::App& sub) {
                  "Only these threads (repeatable; none matching is an error)");
   sub.add_option("--sort", opts->view.sort,
                  "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
-                 "tid, pid, or a microstate key (user, sys, sleep_futex, ...)")
+                 "asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
+                 "table's column title (USR, LATW, VCX, LIFE, ...; any case)")
       ->capture_default_str();
   sub.add_flag("--tree", opts->view.tree,
                "Order processes as their tree (parents before children, siblings by creation) "

@@ -4,10 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "base/errors.h"
 
@@ -53,6 +56,25 @@ std::map<std::string, SortKey> SortTable() {
     t[std::string(kMicrostateNames[i].key)] = [m](const ThreadReport& r) { return Micro(r, m); };
   }
   return t;
+}
+
+// The key `name` stands for: a key of SortTable, or the title of the THREADS table's
+// column that shows it (USR, LATW, VCX, LIFE(ms), ...), in any case, since users type
+// what they see. "" when it is neither.
+std::string SortKeyNamed(std::string_view name, const std::map<std::string, SortKey>& table) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (table.contains(lower)) return lower;
+  for (const MicrostateNames& m : kMicrostateNames)
+    if (std::equal(lower.begin(), lower.end(), m.column.begin(), m.column.end(),
+                   [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }))
+      return std::string(m.key);
+  static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
+      {"vcx", "voluntary"}, {"icx", "involuntary"}, {"life", "lifetime"}, {"life(ms)", "lifetime"}};
+  for (auto [title, key] : kTitles)
+    if (lower == title) return std::string(key);
+  return "";
 }
 
 bool SameProcess(const WaitParty& a, const WaitParty& b) {
@@ -305,11 +327,13 @@ void AddCounters(ReportView& view) {
 ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                      const ViewOptions& options) {
   auto table = SortTable();
-  auto key = table.find(options.sort);
+  auto key = table.find(SortKeyNamed(options.sort, table));
   if (key == table.end()) {
     std::string valid;
     for (auto& [k, f] : table) valid += (valid.empty() ? "" : ", ") + k;
-    throw Error(fmt::format("unknown sort key '{}' (valid: {})", options.sort, valid),
+    throw Error(fmt::format("unknown sort key '{}' (valid: {}; or a column title such as "
+                            "LATW, VCX, LIFE)",
+                            options.sort, valid),
                 ExitCode::kUsage);
   }
   ReportView view;

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/report_view.h"
@@ -61,12 +63,51 @@ std::string Note(const PathSegment& s) {
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
 
+// A row of the table: one segment, or a thread's consecutive on-CPU segments (a run of
+// user/sys alternations is one stretch on a CPU to whoever reads the path; the rows of
+// the machine formats stay one per segment). `states` has a bit per microstate.
+struct PathRow {
+  const PathSegment* first;
+  int64_t end;
+  uint32_t states;
+};
+
+bool JoinsOnCpuRow(const PathRow& row, const PathSegment& s) {
+  const PathSegment& f = *row.first;
+  return s.thread == f.thread && IsOnCpu(s.state) && IsOnCpu(f.state) && s.start == row.end &&
+         f.ends == PathEnd::kNone && s.ends == PathEnd::kNone && !f.lost_events && !s.lost_events;
+}
+
+std::vector<PathRow> TableRows(const CriticalPath& path) {
+  std::vector<PathRow> rows;
+  for (const PathSegment& s : path.segments) {
+    const uint32_t bit = 1u << static_cast<size_t>(s.state);
+    if (!rows.empty() && JoinsOnCpuRow(rows.back(), s)) {
+      rows.back().end = s.end;
+      rows.back().states |= bit;
+    } else {
+      rows.push_back({&s, s.end, bit});
+    }
+  }
+  return rows;
+}
+
+// "user", or the on-CPU states of a joined row in microstate order: "user+sys".
+std::string RowState(const PathRow& row) {
+  std::string out;
+  for (size_t i = 0; i < kMicrostateCount; ++i)
+    if (row.states & (1u << i))
+      out += fmt::format("{}{}", out.empty() ? "" : "+", kMicrostateNames[i].key);
+  return out;
+}
+
 void RenderTable(const CriticalPath& path, int64_t trace_start, std::ostream& os) {
   const Thread& t = *path.target;
   const int64_t wall = path.to - path.from;
+  const std::vector<PathRow> rows = TableRows(path);
   os << fmt::format(
       "CRITICAL PATH of {} {} (pid {}) from {:.6f} s to {:.6f} s: wall {} ms in {} segments "
-      "(times from the trace start)\n",
+      "(times from the trace start; a thread's consecutive on-CPU segments share a row)\n",
       t.tid, t.comm, PidText(t), static_cast<double>(path.from - trace_start) / 1e9,
       static_cast<double>(path.to - trace_start) / 1e9, Ms(wall), path.segments.size());
   if (path.lost_events > 0)
@@ -76,10 +117,12 @@ void RenderTable(const CriticalPath& path, int64_t trace_start, std::ostream& os
         path.lost_events);
   os << fmt::format("{:>12} {:>10} {:>8} {:<16} {:<22} {}\n", "START(s)", "DUR(ms)", "TID", "COMM",
                     "STATE", "NOTE");
-  for (const PathSegment& s : path.segments)
+  for (const PathRow& row : rows) {
+    const PathSegment& s = *row.first;
     os << fmt::format("{:>12.6f} {:>10} {:>8} {:<16} {:<22} {}\n",
-                      static_cast<double>(s.start - trace_start) / 1e9, Ms(s.end - s.start),
-                      s.thread->tid, s.thread->comm.substr(0, 16), MicrostateKey(s.state), Note(s));
+                      static_cast<double>(s.start - trace_start) / 1e9, Ms(row.end - s.start),
+                      s.thread->tid, s.thread->comm.substr(0, 16), RowState(row), Note(s));
+  }
   os << "\nON THE PATH (the wall time each thread explains, by microstate)\n";
   os << fmt::format("{:>8} {:>7} {:<16} {:>10} {:>6}  {}\n", "TID", "PID", "COMM", "TIME(ms)", "%",
                     "MICROSTATES (ms)");

@@ -89,13 +89,7 @@ class TableOutput : public Output {
     os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
     for (auto [cpu, n] : t.lost_events) os_ << fmt::format(", cpu{} {}", cpu, n);
     os_ << "\n";
-    if (t.anomalies.empty()) {
-      os_ << "ANOMALIES: none\n";
-    } else {
-      os_ << "ANOMALIES:";
-      for (auto& [name, n] : t.anomalies) os_ << fmt::format(" {}={}", name, n);
-      os_ << "\n";
-    }
+    Anomalies(t);
     for (auto& d : t.anomaly_details) os_ << "  anomaly " << d << "\n";
     if (!t.anomaly_details.empty())
       for (auto& [name, n] : t.anomalies)
@@ -112,6 +106,32 @@ class TableOutput : public Output {
   }
 
  private:
+  // One line per severity, the worst first: a pid-filtered recording on a recent kernel
+  // has some corrected ones every time, and they must not read like damage or loss.
+  void Anomalies(const TraceSummary& t) {
+    if (t.anomalies.empty()) {
+      os_ << "ANOMALIES: none\n";
+      return;
+    }
+    constexpr std::pair<AnomalySeverity, std::string_view> kLines[] = {
+        {AnomalySeverity::kError, "ANOMALIES, damage (records were skipped):"},
+        {AnomalySeverity::kDataLoss,
+         "ANOMALIES, data loss (events are missing; the times around them are estimates):"},
+        {AnomalySeverity::kInfo,
+         "ANOMALIES, corrected (the trace and the model parted, and the model corrected "
+         "itself; nothing is lost):"},
+    };
+    for (auto [severity, title] : kLines) {
+      std::string line;
+      for (auto& [name, n] : t.anomalies) {
+        const AnomalyInfo* info = FindAnomaly(name);
+        if ((info ? info->severity : AnomalySeverity::kError) == severity)
+          line += fmt::format(" {}={}", name, n);
+      }
+      if (!line.empty()) os_ << title << line << "\n";
+    }
+  }
+
   // Who made each thread (and process) wait, and its migrations.
   void Wakers(const ReportView& view) {
     os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "

@@ -307,17 +307,8 @@ TEST_F(FlightTest, AProcessAnAttachedTargetStartedIsReported) {
   pid_t recorder = StartRecorder(
       {"--flight", "0.5", "--dump-at-end", "-p", std::to_string(sh), "-o", out.string()});
   ASSERT_GT(recorder, 0);
-  // Tracing follows the shell once its pid is in the filter and tracing is on (the
-  // instance is made with tracing off before the pids go in).
-  const fs::path instance = testing::kTracefsInstances / ("cstool-" + std::to_string(recorder));
-  bool following = false;
-  for (int i = 0; i < 2000 && !following; ++i) {
-    following = testing::ReadWholeFile(instance / "tracing_on") == "1\n" &&
-                testing::ReadWholeFile(instance / "set_event_pid").find(std::to_string(sh)) !=
-                    std::string::npos;
-    if (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(following) << testing::ReadWholeFile(dir_ / "recorder.log");
+  ASSERT_TRUE(testing::WaitUntilFollowing(recorder, sh))
+      << testing::ReadWholeFile(dir_ / "recorder.log");
   { std::ofstream(go.string()) << ""; }
   for (int i = 0; i < 500 && bursty_children().size() < 2; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -44,6 +44,7 @@ using testing::OrphanedCstoolInstances;
 using testing::ReadWholeFile;
 namespace fs = std::filesystem;
 using testing::Spawn;
+using testing::WaitUntilFollowing;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
 
@@ -502,15 +503,7 @@ TEST_F(RecordTest, MovesDoneByAnotherTaskAreCounted) {
   const fs::path out = dir_ / "moves.dat";
   const pid_t recorder = Spawn({kCstool, "record", "-p", std::to_string(spinner), "-o", out},
                                dir_ / "rec.out", dir_ / "rec.err");
-  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(recorder));
-  bool following = false;
-  for (int i = 0; i < 2000 && !following; ++i) {
-    following = ReadWholeFile(instance / "tracing_on") == "1\n" &&
-                ReadWholeFile(instance / "set_event_pid").find(std::to_string(spinner)) !=
-                    std::string::npos;
-    if (!following) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(following) << ReadWholeFile(dir_ / "rec.err");
+  ASSERT_TRUE(WaitUntilFollowing(recorder, spinner)) << ReadWholeFile(dir_ / "rec.err");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const int64_t kernel_before = kernel_migrations();
   constexpr int kMoves = 10;

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "base/read_file.h"
@@ -41,6 +43,21 @@ inline std::string ScratchDirName(const std::string& prefix) {
 }
 
 inline const std::filesystem::path kTracefsInstances = "/sys/kernel/tracing/instances";
+
+// Waits up to 10 s until the instance of the recorder `recorder_pid` traces `target`:
+// tracing on and the target in its pid filter (the recorder makes the instance with
+// tracing off before the pids go in). Whether it came to that.
+inline bool WaitUntilFollowing(int recorder_pid, int target) {
+  const std::filesystem::path instance =
+      kTracefsInstances / ("cstool-" + std::to_string(recorder_pid));
+  for (int i = 0; i < 2000; ++i) {
+    if (ReadWholeFile(instance / "tracing_on") == "1\n" &&
+        ReadWholeFile(instance / "set_event_pid").find(std::to_string(target)) != std::string::npos)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
 
 // Names of the cstool-<pid> tracefs instances present now.
 inline std::vector<std::string> CstoolInstances() {

@@ -359,6 +359,31 @@ TEST(ReportPipeline, SortAsleepOrdersByAllSleepStates) {
   EXPECT_GT(asleep.front(), asleep.back());
 }
 
+// --sort takes the THREADS table's column titles, in any case, as the keys they show.
+TEST(ReportPipeline, SortTakesColumnTitles) {
+  const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  const auto order = [&](const std::string& key) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, "report", src, "--sort", key, "--format", "csv"});
+    EXPECT_EQ(r.status, 0) << key << ": " << r.err;
+    return r.out;
+  };
+  for (const auto& [title, key] :
+       std::vector<std::pair<std::string, std::string>>{{"LATW", "wait_cpu_wakeup"},
+                                                        {"latp", "wait_cpu_preempted"},
+                                                        {"Lck", "sleep_futex"},
+                                                        {"VCX", "voluntary"},
+                                                        {"icx", "involuntary"},
+                                                        {"LIFE(ms)", "lifetime"},
+                                                        {"life", "lifetime"},
+                                                        {"TID", "tid"},
+                                                        {"USER", "user"}}) {
+    EXPECT_EQ(order(title), order(key)) << title;
+  }
+  // The orders differ, so that equal outputs above say something.
+  EXPECT_NE(order("sleep_futex"), order("tid"));
+  EXPECT_NE(order("voluntary"), order("lifetime"));
+}
+
 TEST(ReportPipeline, UsageErrorsExitTwo) {
   std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
   CommandResult fmt = RunCommand({CSTOOL_BINARY, "report", src, "--format", "xml"});

@@ -1,0 +1,85 @@
+// The critical path's table joins a thread's consecutive on-CPU segments into one row;
+// the machine formats keep one row per segment.
+#include "output/critical_path_output.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "sched/thread.h"
+
+namespace cstool {
+namespace {
+
+constexpr int64_t kStart = 1'000'000'000;
+
+class CriticalPathOutputTest : public ::testing::Test {
+ protected:
+  CriticalPathOutputTest() {
+    a_.tid = a_.tgid = 10;
+    a_.comm = "a";
+    b_.tid = 11;
+    b_.tgid = 10;
+    b_.comm = "b";
+    path_.target = &a_;
+    path_.from = kStart;
+    path_.to = kStart + 60'000;
+  }
+  void Add(const Thread& t, Microstate s, int64_t from_us, int64_t to_us,
+           PathEnd ends = PathEnd::kNone, bool lost = false) {
+    path_.segments.push_back(
+        {&t, s, kStart + from_us * 1000, kStart + to_us * 1000, ends, {}, lost});
+  }
+  std::string Render(std::string_view format) {
+    std::ostringstream os;
+    RenderCriticalPath(path_, kStart, format, os);
+    return os.str();
+  }
+
+  Thread a_, b_;
+  CriticalPath path_;
+};
+
+TEST_F(CriticalPathOutputTest, ATableRowJoinsAThreadsConsecutiveOnCpuSegments) {
+  Add(a_, Microstate::kUser, 0, 10);
+  Add(a_, Microstate::kSys, 10, 15);
+  Add(a_, Microstate::kIrq, 15, 16);
+  Add(a_, Microstate::kUser, 16, 20);
+  Add(b_, Microstate::kWaitCpuWakeup, 20, 24);  // another thread: a row of its own
+  Add(b_, Microstate::kSys, 24, 30);
+  Add(b_, Microstate::kUser, 30, 31);
+  Add(b_, Microstate::kSleep, 31, 40, PathEnd::kIdleWaker);
+  Add(a_, Microstate::kSys, 40, 45);
+  Add(a_, Microstate::kUser, 45, 50, PathEnd::kNone, /*lost=*/true);  // says so: alone
+  Add(a_, Microstate::kUser, 50, 60);
+  EXPECT_EQ(Render("table"),
+            "CRITICAL PATH of 10 a (pid 10) from 0.000000 s to 0.000060 s: wall 0.060 ms in 11 "
+            "segments (times from the trace start; a thread's consecutive on-CPU segments share "
+            "a row)\n"
+            "    START(s)    DUR(ms)      TID COMM             STATE                  NOTE\n"
+            "    0.000000      0.020       10 a                user+sys+irq           \n"
+            "    0.000020      0.004       11 b                wait_cpu_wakeup        \n"
+            "    0.000024      0.007       11 b                user+sys               \n"
+            "    0.000031      0.009       11 b                sleep                  " +
+                std::string(PathEndLabel(PathEnd::kIdleWaker)) +
+                "\n"
+                "    0.000040      0.005       10 a                sys                    \n"
+                "    0.000045      0.005       10 a                user                   lost "
+                "events inside\n"
+                "    0.000050      0.010       10 a                user                   \n"
+                "\n"
+                "ON THE PATH (the wall time each thread explains, by microstate)\n"
+                "     TID     PID COMM               TIME(ms)      %  MICROSTATES (ms)\n"
+                "      10      10 a                     0.040   66.7  user 0.029, sys 0.010, "
+                "irq 0.001\n"
+                "      11      10 b                     0.020   33.3  user 0.001, sys 0.006, "
+                "wait_cpu_wakeup 0.004, sleep 0.009\n");
+  // CSV keeps every segment.
+  const std::string csv = Render("csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 12) << csv;
+}
+
+}  // namespace
+}  // namespace cstool
