@@ -24,9 +24,11 @@ KernelMatcher::KernelMatcher(const KernelRecording& recording,
     : recording_(recording) {
   for (const ThreadReport& r : threads)
     if (r.thread) by_tid_[r.thread->tid].push_back(r.thread);
+  // In the order the tid named them: a thread that took its leader's tid in an exec was
+  // created before the leader exited, and the leader's exit record is still the leader's.
   for (auto& [tid, list] : by_tid_)
     std::stable_sort(list.begin(), list.end(),
-                     [](const Thread* a, const Thread* b) { return a->first_ts < b->first_ts; });
+                     [](const Thread* a, const Thread* b) { return a->tid_since < b->tid_since; });
 }
 
 KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
@@ -36,8 +38,13 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
   if (it == by_tid_.end()) return m;
   const auto& same = it->second;
   auto pos = std::find(same.begin(), same.end(), &t);
+  // The next thread of the tid owns what comes after it took the tid. One that took it in
+  // an exec did so as this one (its leader) exited, maybe before the listener stamped
+  // this one's exit record; its own is later than its exit, and the earliest exit record
+  // after each one's exit is each one's.
+  const Thread* next = pos != same.end() && pos + 1 != same.end() ? *(pos + 1) : nullptr;
   const int64_t owned_until =
-      (pos != same.end() && pos + 1 != same.end()) ? (*(pos + 1))->first_ts : kForever;
+      next == nullptr || next->tid_since > next->first_ts ? kForever : next->tid_since;
   const bool first_of_tid = pos == same.begin();
 
   const KernelTaskCounters* start = nullptr;
@@ -49,7 +56,7 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
     const int64_t at = c->taken_at_ns;
     if (at >= owned_until) continue;
     if (c->source == KernelTaskCounters::Source::kTaskstatsExit) {
-      if (at < t.first_ts) continue;
+      if (at < t.tid_since) continue;
       if (exit_ts >= 0 && at < exit_ts) {
         // do_exit() sends taskstats before sched_process_exit, and exit_mm() between
         // them can take a while (the last thread unmaps the whole process): a listener
@@ -61,9 +68,9 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
       if (!exit_record || at < exit_record->taken_at_ns) exit_record = c;
     } else if (recording_.IsStartSample(*c)) {
       bool before_ok = !t.created_in_trace && first_of_tid;
-      if ((at >= t.first_ts || before_ok) && (!start || at > start->taken_at_ns)) start = c;
+      if ((at >= t.tid_since || before_ok) && (!start || at > start->taken_at_ns)) start = c;
     } else if (recording_.IsEndSample(*c)) {
-      if (at >= t.first_ts && (!end_sample || at > end_sample->taken_at_ns)) end_sample = c;
+      if (at >= t.tid_since && (!end_sample || at > end_sample->taken_at_ns)) end_sample = c;
     }
   }
 

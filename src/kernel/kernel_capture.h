@@ -43,6 +43,8 @@ class KernelCapture {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   void AddPid(int32_t pid) { listener_.AddPid(pid); }
+  // The thread dying threads wake once their exit record is taken (0: none).
+  int32_t exit_listener_tid() const { return listener_.receiver_tid(); }
   // /proc samples of every thread of `pids` (every thread on the system with accept_all).
   void SnapshotStart(std::span<const int32_t> pids);
   void SnapshotEnd(std::span<const int32_t> pids);

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <future>
 
 namespace cstool {
 namespace {
@@ -273,7 +274,14 @@ TaskstatsListener::TaskstatsListener(TaskstatsListenerOptions options)
   available_ = true;
   status_ = fmt::format("available (family {}, cpus {}, rcvbuf {} bytes)", family_, cpu_list_,
                         stats_.receive_buffer_bytes);
-  thread_ = std::thread([this] { ReceiveLoop(); });
+  // The tid is known once the thread runs; waiting for it here keeps it immutable after.
+  std::promise<int32_t> tid;
+  std::future<int32_t> started = tid.get_future();
+  thread_ = std::thread([this, &tid] {
+    tid.set_value(static_cast<int32_t>(::gettid()));
+    ReceiveLoop();
+  });
+  receiver_tid_ = started.get();
 }
 
 TaskstatsListener::~TaskstatsListener() {

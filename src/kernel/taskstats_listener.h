@@ -130,6 +130,9 @@ class TaskstatsListener {
   TaskstatsListener& operator=(const TaskstatsListener&) = delete;
 
   bool available() const { return available_; }
+  // The thread that receives the exit records (0: none runs). A dying thread wakes it
+  // right after the kernel took its record, so the trace shows where that was.
+  int32_t receiver_tid() const { return receiver_tid_; }
   // "available (family N, cpus 0-1)" or "unavailable: <reason>".
   const std::string& status() const { return status_; }
 
@@ -173,6 +176,7 @@ class TaskstatsListener {
   bool stopped_ = false;
   std::string status_;
   std::thread thread_;
+  int32_t receiver_tid_ = 0;
   std::vector<uint8_t> buffer_;
 
   mutable std::mutex mu_;  // guards everything below

@@ -125,6 +125,9 @@ struct RecordingInfo {
   // (csd:csd_function_entry): in the trace with -a, in the unfiltered run-time buffer
   // otherwise. 0: not traced.
   uint64_t wakelist_function = 0;
+  // The recorder's thread that receives taskstats exit records: a dying thread wakes it
+  // right after the kernel took its record (0: none, or an older file).
+  int32_t exit_listener_tid = 0;
   // Whether the unfiltered run-time buffer has the moves (sched_migrate_task) done in the
   // contexts the trace leaves out; without them a pid-filtered trace misses those moves.
   bool unfiltered_migrations = false;
@@ -175,13 +178,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RecordingInfo, tool_version, command, target_pids,
-                                                system_wide, trace_clock, start_ts, end_ts, cpus,
-                                                threads, untraced_tids, recorder_tids,
-                                                missing_events, child, attach_seeds, attach_seed_ts,
-                                                kernel_counters, perf_counters, recovered,
-                                                window_start_ts, trigger, window_seeds, ended_early,
-                                                steal, steal_step_ns, wakelist_function,
-                                                untraced_cpus, unfiltered_migrations)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
+    RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
+    cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,
+    attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger,
+    window_seeds, ended_early, steal, steal_step_ns, wakelist_function, untraced_cpus,
+    unfiltered_migrations, exit_listener_tid)
 
 }  // namespace cstool

@@ -22,6 +22,7 @@ SyscallClass Classify(std::string_view name) {
   if (name == "sched_yield") return SyscallClass::kYield;
   if (name == "exit" || name == "exit_group") return SyscallClass::kExit;
   if (name == "wait4" || name == "waitpid") return SyscallClass::kReapChild;
+  if (name == "execve" || name == "execveat") return SyscallClass::kExec;
   return SyscallClass::kOther;
 }
 

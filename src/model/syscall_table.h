@@ -20,7 +20,7 @@ inline constexpr int64_t kSyscallAbandoned = -4;  // stopped waiting to learn it
 
 // kReapChild: returns the pid of the child it reaped (wait4, waitpid), or of one that
 // stopped or continued (WUNTRACED, WCONTINUED): only a zombie's pid is a reap.
-enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit, kReapChild };
+enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit, kReapChild, kExec };
 
 class SyscallTable {
  public:

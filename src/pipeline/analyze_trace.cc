@@ -264,7 +264,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     unfiltered->EndAt(reader->end_ts());
   caps.all_increments =
       caps.stat_runtime && cut_damage.empty() && AllIncrementsInFile(*reader, unfiltered.get());
-  if (info) caps.wakelist_function = info->wakelist_function;
+  if (info) {
+    caps.wakelist_function = info->wakelist_function;
+    caps.exit_listener_tid = info->exit_listener_tid;
+  }
 
   auto result = std::make_unique<AnalyzedTrace>();
   ReportModel& model = result->model;

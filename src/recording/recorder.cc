@@ -535,6 +535,7 @@ void Recorder::StartTargets() {
   if (o_.system_wide) threads_.Add(ListAllThreads());
   if (flight()) return;
   kernel_.emplace(KernelCaptureOptions{.pids = info_.target_pids, .accept_all = o_.system_wide});
+  info_.exit_listener_tid = kernel_->exit_listener_tid();
   for (const std::string& w : kernel_->warnings()) messages_.Warning(w);
 }
 
@@ -900,6 +901,15 @@ void Recorder::StopAndDrain() {
       threads_.Add(ListThreads(child));
       procs.insert(child);
     }
+  // And those whose parent exited: an orphan's parent is init (or a subreaper) now, but
+  // the pid filter still follows it (`sh -c 'job & exit'`: the job had no end sample).
+  if (!o_.system_wide)
+    for (int tid : Session().FollowedPids())
+      if (const int pid = ProcessOfThread(tid);
+          pid > 0 && !procs.contains(pid) && ProcessExists(pid)) {
+        procs.insert(pid);
+        threads_.Add(ListThreads(pid));
+      }
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);

@@ -84,8 +84,12 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
 }
 
 Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
-  if (Thread* t = threads_.Find(tid)) [[likely]]
+  Thread* t = threads_.Find(tid);
+  if (t != nullptr && !t->exiting) [[likely]]
     return *t;
+  if (Thread* execing = TakingLeaderTid(tid, t)) [[unlikely]]
+    return *execing;
+  if (t != nullptr) return *t;
   // Alive since before the trace (or before its events reached us): unknown until now.
   return NewThread(tid, comm, first_ts_, false);
 }
@@ -233,7 +237,7 @@ void StateMachine::SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, i
 void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   Cpu& cpu = Enter(e.c);
   const int64_t ts = e.c.ts;
-  Thread* prev = e.prev_pid != 0 ? &EventThread(cpu, e.prev_pid, e.prev_comm) : nullptr;
+  Thread* prev = e.prev_pid != 0 ? &OwnThread(cpu, e.prev_pid, e.prev_comm) : nullptr;
   Thread* next = e.next_pid != 0 ? &Lookup(e.next_pid, e.next_comm) : nullptr;
   // Without task_rename, an exec's new name shows first at the task's next switch.
   if (!caps_.renames && prev && prev->comm != e.prev_comm) [[unlikely]]
@@ -386,14 +390,15 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   Cpu& cpu = Enter(e.c, /*note_flags=*/false);
   const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
   if (!from_irq && e.c.pid != 0) {
-    Thread& waker = EventThread(cpu, e.c.pid);
+    Thread& waker = OwnThread(cpu, e.c.pid);
     MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
-    // A dying thread's first wakeup: taskstats_exit() waking the listener, right after
-    // it sampled the thread's accounting.
+    // A dying thread's wakeup of the listener: taskstats_exit() right after it sampled
+    // the thread's accounting.
     if (waker.exit_accounting_pending && waker.exit_record_ts < 0) {
-      NoteExitRecord(waker, e.c.ts);
+      if (WakesExitListener(waker, e.pid)) NoteExitRecord(waker, e.c.ts);
     } else if (waker.syscall == kNotInSyscall && waker.signal_exit_wakeup_ts < 0 &&
-               caps_.stat_runtime && caps_.syscalls && !waker.kernel_thread) [[unlikely]] {
+               caps_.stat_runtime && caps_.syscalls && !waker.kernel_thread &&
+               WakesExitListener(waker, e.pid)) [[unlikely]] {
       NoteSignalExitCandidate(waker, e.c.ts);
     }
   }
@@ -588,9 +593,68 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
   t.comm = std::string(e.newcomm);
 }
 
+// A non-leader thread's exec takes its leader's tid as the leader exits (de_thread()
+// exchanges the two tids once the leader's exit state is set), well before
+// sched_process_exec says so: the thread's events between (its new name, page faults, a
+// switch) carry the leader's tid, and the leader's last ones (its final switch) the
+// thread's old tid. The first such event does the exchange here too. (`--check` had
+// counted a switch too many, and the leader had the new program's name and no exit
+// record.)
+//
+//   CPU 0  T: execve ... [de_thread waits] ........ T as P: rename, faults ... exec(P, T)
+//   CPU 1  L (tid P): ... exit ... wakes T ... L as T: increment, final switch
+//                                          ^ exchange_tids()
+//
+// An event of this CPU's current thread, in an exec syscall, that names `tid`: its
+// process's leader's tid, the leader exiting or gone (`leader` is what `tid` names now).
+Thread* StateMachine::TakingLeaderTid(int32_t tid, Thread* leader) {
+  if (static_cast<size_t>(cur_cpu_) >= cpus_.size() || (leader != nullptr && !leader->exiting))
+    return nullptr;
+  const Cpu& cpu = cpus_[cur_cpu_];
+  Thread* t = cpu.current_known ? cpu.current : nullptr;
+  if (t == nullptr || t->tid == tid || !t->on_cpu || t->tgid != tid ||
+      syscalls_.Class(t->syscall) != SyscallClass::kExec)
+    return nullptr;
+  leader_tids_taken_.emplace_back(tid, t->tid);
+  threads_.ExchangeTids(*t, leader, cur_ts_);
+  return t;
+}
+
+// An event of this CPU's current thread, the exiting leader, that names `tid`: the
+// thread of its process in an exec syscall, whose tid it has now. Only for events the
+// CPU's current task wrote about itself (an increment's subject may be another CPU's).
+Thread* StateMachine::LeaderUnderExecingTid(const Cpu& cpu, int32_t tid) {
+  Thread* leader = cpu.current_known ? cpu.current : nullptr;
+  if (leader == nullptr || !leader->exiting || !leader->on_cpu || leader->tid == tid ||
+      leader->tid != leader->tgid)
+    return nullptr;
+  Thread* t = threads_.Find(tid);
+  if (t == nullptr || t == leader || t->tgid != leader->tid ||
+      syscalls_.Class(t->syscall) != SyscallClass::kExec)
+    return nullptr;
+  leader_tids_taken_.emplace_back(leader->tid, t->tid);
+  threads_.ExchangeTids(*t, leader, cur_ts_);
+  return leader;
+}
+
+// The task that wrote an event on this CPU (common_pid, a switch's prev), when it is not
+// the current one by tid.
+Thread& StateMachine::EventTask(const Cpu& cpu, int32_t tid, std::string_view comm) {
+  if (Thread* leader = LeaderUnderExecingTid(cpu, tid)) [[unlikely]]
+    return *leader;
+  return Lookup(tid, comm);
+}
+
 void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   Cpu& cpu = Enter(e.c);
-  Thread* old_leader = threads_.TakeOverLeaderTid(e.pid, e.old_pid);
+  // (Taken already when an event showed it.)
+  const auto taken = std::find(leader_tids_taken_.begin(), leader_tids_taken_.end(),
+                               std::pair<int32_t, int32_t>{e.pid, e.old_pid});
+  Thread* old_leader = nullptr;
+  if (taken != leader_tids_taken_.end())
+    leader_tids_taken_.erase(taken);
+  else
+    old_leader = threads_.TakeOverLeaderTid(e.pid, e.old_pid, e.c.ts);
   Thread& t = Lookup(e.pid, {});
   threads_.Execed(t, e.pid, e.old_pid, old_leader);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
@@ -712,7 +776,7 @@ void StateMachine::PushNmiHandler(const NmiHandler& e) {
 
 void StateMachine::PushSysEnter(const SysEnter& e) {
   Cpu& cpu = Enter(e.c);
-  Thread& t = EventThread(cpu, e.c.pid);
+  Thread& t = OwnThread(cpu, e.c.pid);
   t.user_thread = true;
   t.kernel_thread = false;
   t.fault_pending = false;
@@ -735,7 +799,7 @@ void StateMachine::PushSysEnter(const SysEnter& e) {
 
 void StateMachine::PushSysExit(const SysExit& e) {
   Cpu& cpu = Enter(e.c);
-  Thread& t = EventThread(cpu, e.c.pid);
+  Thread& t = OwnThread(cpu, e.c.pid);
   t.user_thread = true;
   t.kernel_thread = false;
   if (t.syscall == kSyscallUnknown) Resolve(t, e.id);

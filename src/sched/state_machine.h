@@ -44,6 +44,9 @@ struct TraceCapabilities {
   // sched_ttwu_pending's address: csd_function_entry records of it are wakelist flushes
   // (RecordingInfo::wakelist_function); 0: none are.
   uint64_t wakelist_function = 0;
+  // The thread a dying thread wakes right after its exit record was taken (the
+  // recorder's taskstats listener, RecordingInfo::exit_listener_tid); 0: not known.
+  int32_t exit_listener_tid = 0;
 };
 
 class StateMachine final : public EventSink {
@@ -183,13 +186,20 @@ class StateMachine final : public EventSink {
   Cpu& Enter(const EventCommon& c, bool note_flags = true);
   void FirstOnCpu(const EventCommon& c);  // Enter's rare part: first event, new CPU
   // The thread `tid` when it is the CPU's current one (the usual case for a task's own
-  // event), else by lookup; `comm` names it if it is new.
+  // event), else by lookup; `comm` names it if it is new. OwnThread is for the task that
+  // wrote the event (common_pid, a switch's prev): an exiting leader's last events may
+  // carry the tid of the thread that took its own in an exec (EventTask).
+  Thread* CurrentNamed(const Cpu& cpu, int32_t tid) const;
   Thread& EventThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
+  Thread& OwnThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteEventTask(Cpu& cpu, const EventCommon& c);
   void NoteFlags(Cpu& cpu, uint8_t flags);
   void Flag(Anomaly a, Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
+  Thread* TakingLeaderTid(int32_t tid, Thread* leader);
+  Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
+  Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
   void MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
@@ -251,6 +261,7 @@ class StateMachine final : public EventSink {
   // where the run ended, `end`, is steal (INT64_MAX: all of it).
   void ConfirmGap(Thread& t, int64_t end);
   void NoteExitRecord(Thread& t, int64_t ts);
+  bool WakesExitListener(const Thread& dying, int32_t wakee_tid) const;
   void NoteSignalExitCandidate(Thread& t, int64_t ts);
   void BeginSignalExit(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
@@ -306,6 +317,8 @@ class StateMachine final : public EventSink {
     Thread::SegmentList own_;
   };
   std::vector<PendingSwitch> pending_switches_;
+  // Leader tids an exec'ing thread took before its sched_process_exec: (pid, old_pid).
+  std::vector<std::pair<int32_t, int32_t>> leader_tids_taken_;
   IrqNames irq_names_;
   AnomalyCounters anomalies_;
   AnomalyLog anomaly_log_;

@@ -57,15 +57,28 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   return cpu;
 }
 
-// The thread of a task's own event (common_pid): almost always the CPU's current one.
-// Exactly what Lookup would return (the tid index still names it), without the lookup's
-// call and pointer chase.
+// The CPU's current thread when `tid` names it (the usual case for an event's task):
+// exactly what Lookup would return, without the lookup's call and pointer chase.
+[[gnu::always_inline]] inline Thread* StateMachine::CurrentNamed(const Cpu& cpu,
+                                                                 int32_t tid) const {
+  Thread* cur = cpu.current;
+  return cur && cur->tid == tid && threads_.Names(*cur) ? cur : nullptr;
+}
+
+// The thread `tid` an event on this CPU is about (an increment's may be another CPU's).
 [[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
                                                                 std::string_view comm) {
-  Thread* cur = cpu.current;
-  if (cur && cur->tid == tid && threads_.Names(*cur)) [[likely]]
+  if (Thread* cur = CurrentNamed(cpu, tid)) [[likely]]
     return *cur;
   return Lookup(tid, comm);
+}
+
+// The task that wrote an event on this CPU (common_pid, a switch's prev).
+[[gnu::always_inline]] inline Thread& StateMachine::OwnThread(const Cpu& cpu, int32_t tid,
+                                                              std::string_view comm) {
+  if (Thread* cur = CurrentNamed(cpu, tid)) [[likely]]
+    return *cur;
+  return EventTask(cpu, tid, comm);
 }
 
 // Whether `t` is already known to run on this CPU (then MarkOnCpu has nothing to do
@@ -83,7 +96,7 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   const Thread* cur = cpu.current;
   if (cpu.current_known && cur && cur->tid == c.pid && cur->on_cpu) [[likely]]
     return;
-  MarkOnCpu(cpu, c.cpu, &Lookup(c.pid, {}), c.ts);
+  MarkOnCpu(cpu, c.cpu, &EventTask(cpu, c.pid), c.ts);
 }
 
 // Runs for about every event: the common case (syscall state known, no observer wants

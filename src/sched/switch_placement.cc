@@ -105,6 +105,17 @@ void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.accounted_at_record = AccountedSoFar(t);
 }
 
+// Whether a wakeup of `wakee_tid` by the dying thread can be the one taskstats_exit()
+// does: of the recorder's listener when the file names it. Else any but the thread's own
+// process's: exit_group() and a fatal signal wake the other threads first, to kill them
+// (a thread pool's exit() had its record placed there: 1.5 ms of its run before the
+// record left out).
+bool StateMachine::WakesExitListener(const Thread& dying, int32_t wakee_tid) const {
+  if (caps_.exit_listener_tid > 0) return wakee_tid == caps_.exit_listener_tid;
+  const int32_t tgid = threads_.KnownTgid(wakee_tid);
+  return tgid == 0 || tgid != dying.tgid;
+}
+
 // A wakeup by `t` in task context outside any syscall: rare but for one case, a fatal
 // signal's exit (do_exit() on the way back to user mode, no exit syscall), whose
 // taskstats_exit() wakes the listener right after it sampled the accounting.

@@ -35,6 +35,9 @@ struct Thread {
   bool kernel_thread = false;
   bool fault_pending = false;  // page fault seen since it last blocked or entered a syscall
   int64_t first_ts = 0;        // observed lifetime: [first_ts, end_ts)
+  // Since when `tid` names it: its first_ts, or when an exec by this non-leader thread
+  // gave it its leader's tid (the kernel's counters name it by that tid from then on).
+  int64_t tid_since = 0;
   int64_t end_ts = -1;
   int64_t exit_switch_ts = -1;  // its final switch-out (an exiting thread's last), -1: none
 

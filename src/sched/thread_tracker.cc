@@ -29,6 +29,7 @@ Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool 
   t.comm = std::string(comm);
   t.created_in_trace = in_trace;
   t.first_ts = ts;
+  t.tid_since = ts;
   t.since = ts;
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
   t.tracked = IsReportable(tid, t.tgid);
@@ -52,13 +53,28 @@ int32_t ThreadTracker::ChildTgid(const Thread& parent, int32_t child, ThreadGrou
   return tgid;
 }
 
-Thread* ThreadTracker::TakeOverLeaderTid(int32_t pid, int32_t old_pid) {
+int32_t ThreadTracker::KnownTgid(int32_t tid) const {
+  if (const Thread* t = Find(tid); t != nullptr && t->tgid != 0) return t->tgid;
+  const auto it = tgid_hint_.find(tid);
+  return it != tgid_hint_.end() ? it->second : 0;
+}
+
+void ThreadTracker::ExchangeTids(Thread& execing, Thread* leader, int64_t ts) {
+  const int32_t pid = execing.tgid;
+  by_tid_.Set(execing.tid, leader != nullptr ? leader->id + 1 : 0);
+  by_tid_.Set(pid, execing.id + 1);
+  execing.tid = pid;
+  execing.tid_since = ts;
+}
+
+Thread* ThreadTracker::TakeOverLeaderTid(int32_t pid, int32_t old_pid, int64_t ts) {
   if (old_pid == pid) return nullptr;
   Thread* old_leader = Find(pid);
   if (const uint32_t id = by_tid_.Get(old_pid)) {
     by_tid_.Set(old_pid, 0);
     by_tid_.Set(pid, id);
     threads_[id - 1].tid = pid;
+    threads_[id - 1].tid_since = ts;
   }
   return old_leader;
 }

@@ -49,6 +49,9 @@ class ThreadTracker {
     const uint32_t id = by_tid_.Get(tid);
     return id ? thread_ptrs_[id - 1] : nullptr;
   }
+  // The process of the thread `tid` names, or the recorder's word for it when the trace
+  // has not shown it yet (0: unknown).
+  int32_t KnownTgid(int32_t tid) const;
   // Whether `t` is still the thread its tid names.
   bool Names(const Thread& t) const { return by_tid_.Get(t.tid) == t.id + 1; }
 
@@ -70,9 +73,13 @@ class ThreadTracker {
   void Forked(const Thread& parent, Thread& child, ThreadGroups::Clone kind) {
     groups_.Forked(parent, child, kind);
   }
-  // sched_process_exec: a non-leader `old_pid` that execs takes over the leader's tid
-  // `pid`; returns the old leader's thread (null when the leader execed itself).
-  Thread* TakeOverLeaderTid(int32_t pid, int32_t old_pid);
+  // The kernel's exchange of tids when the non-leader `execing` execs (de_thread()): it
+  // takes its leader's tid at `ts`, and the old leader, still finishing its exit, is found
+  // by `execing`'s old tid from then on (its own tid stays the one it had all its life).
+  void ExchangeTids(Thread& execing, Thread* leader, int64_t ts);
+  // A non-leader `old_pid` that execs takes over the leader's tid `pid` at `ts`; returns
+  // the old leader's thread (null when the leader execed itself).
+  Thread* TakeOverLeaderTid(int32_t pid, int32_t old_pid, int64_t ts);
   void Execed(Thread& t, int32_t pid, int32_t old_pid, Thread* old_leader) {
     groups_.Execed(t, pid, old_pid, old_leader);
   }

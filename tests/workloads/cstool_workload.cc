@@ -245,6 +245,35 @@ int Spin(long mloops, int cpu) {
   return 0;
 }
 
+// THREADS threads asleep in a loop (100 ms each) and the main thread, all on `cpu`,
+// which spins SPIN_MS and calls exit() with the others alive: exit_group() wakes them to
+// kill them before the kernel takes its exit record, as a thread pool's process does.
+int ExitPool(long threads, long spin_ms, int cpu) {
+  PinToCpu(cpu);
+  for (long i = 0; i < threads; ++i)
+    std::thread([] {
+      for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }).detach();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  SpinFor(std::chrono::milliseconds(spin_ms));
+  std::exit(0);
+}
+
+// A thread that is not the leader execs (`nanosleep 20 1000` of this program), while the
+// leader spins 50 ms and then sleeps in 2 ms steps: the kernel ends the leader and gives
+// the thread its tid (de_thread()) before sched_process_exec.
+int ExecThread(const char* self) {
+  std::thread([self] {
+    SpinFor(std::chrono::milliseconds(30));
+    for (int i = 0; i < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::execl(self, "cstool_workload", "nanosleep", "20", "1000", static_cast<char*>(nullptr));
+    std::perror("execl");
+    std::exit(1);
+  }).detach();
+  SpinFor(std::chrono::milliseconds(50));
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
 // The process's only thread, renamed "staller", busy for BUSY_MS, asleep once for
 // STALL_MS, busy again for BUSY_MS: the one stall a flight recorder's trigger should
 // catch (no other thread sleeps, e.g. in a join). The busy phases make a syscall every
@@ -420,6 +449,9 @@ int Usage() {
       "  stall BUSY_MS STALL_MS busy, asleep STALL_MS once, busy again (one thread)\n"
       "  chain [ROUNDS] [MS]    chain-a wakes chain-b (pipe) wakes chain-c (futex), which\n"
       "                         spins MS ms and wakes them back (default 1 x 20)\n"
+      "  exitpool THREADS MS [CPU]  THREADS sleeping threads; the main thread spins MS ms\n"
+      "                         and calls exit() with them alive (all on CPU, default 0)\n"
+      "  execthread             a thread that is not the leader execs `nanosleep 20 1000`\n"
       "  demo                   a mix of the above\n"
       "  counters PAGES MOVES BYTES MLOOPS GO_FIFO END_FIFO  known faults, migrations,\n"
       "                         bytes and CPU time of one thread, between two FIFOs\n");
@@ -445,6 +477,9 @@ int main(int argc, char** argv) {
   if (mode == "demo") return Demo();
   if (mode == "stall") return Stall(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 200));
   if (mode == "chain") return Chain(Arg(argc, argv, 2, 1), Arg(argc, argv, 3, 20));
+  if (mode == "exitpool")
+    return ExitPool(Arg(argc, argv, 2, 8), Arg(argc, argv, 3, 5), Arg(argc, argv, 4, 0));
+  if (mode == "execthread") return ExecThread("/proc/self/exe");
   if (mode == "spin") return Spin(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 0));
   if (mode == "counters" && argc == 8)
     return Counters(Arg(argc, argv, 2, 0), Arg(argc, argv, 3, 0), Arg(argc, argv, 4, 0),

@@ -51,6 +51,7 @@ class Fixture {
     t.comm = "w";
     t.tracked = true;
     t.first_ts = first;
+    t.tid_since = first;
     t.end_ts = end;
     t.created_in_trace = created;
     ThreadReport& r = model.For(t);
@@ -779,6 +780,27 @@ TEST(KernelCheck, ReusedTidMatchesEachThreadByTime) {
   KernelCheckResult res = f.Check();
   EXPECT_EQ(res.compared, 2u);
   EXPECT_TRUE(res.passed()) << res.Verdict();
+}
+
+// A thread created at 150 ms took its leader's tid 42 in an exec at 200 ms, as the
+// leader exited: both exit records name 42. The leader's was stamped after the take-over
+// (the listener ran late); each thread's is the first after its own exit.
+TEST(KernelCheck, AThreadThatTookItsLeadersTidInAnExecLeavesTheLeaderItsRecord) {
+  Fixture f;
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 201 * kMs, 3, 0, 2 * kMs, 0));
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 395 * kMs, 7, 1, 9 * kMs, 0));
+  f.AddThread(42, 100 * kMs, 199 * kMs, true);
+  f.AddThread(42, 150 * kMs, 392 * kMs, true);
+  f.threads[1].tid_since = 200 * kMs;
+  ThreadReport& leader = f.model.threads[0];
+  ThreadReport& execed = f.model.threads[1];
+  f.Exit(leader, 198 * kMs);
+  f.Exit(execed, 390 * kMs);
+  KernelMatch ml = f.Match(leader), me = f.Match(execed);
+  ASSERT_NE(ml.end, nullptr);
+  ASSERT_NE(me.end, nullptr);
+  EXPECT_EQ(ml.end->taken_at_ns, 201 * kMs);
+  EXPECT_EQ(me.end->taken_at_ns, 395 * kMs);
 }
 
 TEST(KernelCheck, StartSampleOfAnEarlierThreadIsNotReusedByACreatedOne) {

@@ -2175,6 +2175,95 @@ TEST(StateMachine, TickBeforeTheExitRecordLeavesTwoCandidates) {
             10'000);
 }
 
+// exit() with other threads alive (exit_group()) wakes them, to kill them, before
+// do_exit() takes the record, and an update such a wakeup makes is in the record. The
+// record is where the recorder's listener is woken when the file names it (a tracer's
+// wakeup, at the exit's ptrace stop, comes before the record too); in an older file, the
+// first wakeup of a thread outside the process. (A thread pool's exit(): --check said
+// 1.5 ms of its run was after the record.)
+TEST(StateMachine, AnExitsWakeupsOfItsOwnThreadsComeBeforeTheRecord) {
+  for (const bool named : {true, false}) {
+    SCOPED_TRACE(named);
+    TraceCapabilities caps = WithIncrements();
+    if (named) caps.exit_listener_tid = 600;
+    TrackingPolicy policy;
+    policy.known_tgids = {{10, 10}, {11, 10}};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    s.SysEnter(20'000, 0, 10, kExitGroup);
+    s.Wake(21'000, 0, 10, 11, 1);              // its other thread, to kill it
+    s.StatRuntime(22'000, 0, 10, 12'000);      // that wakeup's update: accounted to 22'000
+    if (named) s.Wake(23'000, 0, 10, 700, 1);  // a tracer, at the exit's ptrace stop
+    s.Wake(25'000, 0, 10, 600, 1);             // the listener: the record
+    s.Exit(26'000, 0, 10);
+    s.StatRuntime(40'000, 0, 10, 18'000);  // from 22'000
+    s.Switch(41'000, 0, 10, kStateZombie, 0);
+    s.Finish(50'000);
+    const Thread& t = *s.Report(10).thread;
+    EXPECT_EQ(t.exit_record_ts, 25'000);
+    EXPECT_EQ(t.accounted_at_exit, 22'000);
+    EXPECT_EQ(s.Report(10).counter_window.exit_ts, 22'000);
+  }
+}
+
+// A non-leader thread's exec: the kernel exchanges its tid with its leader's as the
+// leader exits, and events carry the new tids before sched_process_exec says so: the
+// thread's (its new name, a page fault, a preemption) the leader's tid, the leader's last
+// ones (an interrupt, its final switch) the thread's old tid, whichever side shows first.
+// They are each one's own: the leader keeps its name and switches, nothing is an anomaly,
+// and the kernel's counters name the thread by the leader's tid from the exchange on.
+TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
+  constexpr int64_t kExecve = 59;  // x86_64
+  for (const bool leader_first : {false, true}) {
+    SCOPED_TRACE(leader_first);
+    TrackingPolicy policy;
+    policy.known_tgids = {{10, 10}, {11, 10}};
+    Sim s({}, policy);
+    s.Switch(0, 0, 0, kR, 10);  // the leader, on CPU 0
+    s.Switch(0, 1, 0, kR, 11);  // the thread that execs, on CPU 1
+    s.SysEnter(1'000, 0, 10, kRead);
+    s.SysExit(1'500, 0, 10, kRead);
+    s.SysEnter(3'000, 1, 11, kExecve);
+    s.Switch(3'500, 1, 11, kD, 0);  // waits for the leader to die
+    s.Exit(6'000, 0, 10);           // killed by the exec
+    s.Wake(6'500, 0, 10, 11, 1);
+    s.Switch(7'000, 1, 0, kR, 11);
+    if (leader_first) {  // the leader's last events, under the thread's old tid
+      s.Vector(7'400, 0, 11, true);
+      s.Vector(7'450, 0, 11, false);
+      s.Switch(7'600, 0, 11, kStateZombie, 0);
+    } else {
+      s.Switch(7'600, 0, 10, kStateZombie, 0);
+    }
+    s.Rename(8'000, 1, 10, "newprog");  // the thread, as 10 now
+    s.Fault(9'000, 1, 10);
+    s.Switch(10'000, 1, 10, kR, 0, /*preempt=*/true, "swapper/1", 0, "newprog");
+    s.Switch(11'000, 1, 0, kR, 10, false, "newprog");
+    s.Exec(12'000, 1, 11, 10);
+    s.SysExit(13'000, 1, 10, kExecve);
+    s.Finish(20'000);
+    for (Anomaly a : {Anomaly::kSwitchOutNotCurrent, Anomaly::kEventFromSleepingThread,
+                      Anomaly::kSwitchInAlreadyOnCpu, Anomaly::kMissingSwitchOut,
+                      Anomaly::kMissingSwitchFromIdle})
+      EXPECT_EQ(s.sm().anomalies().Get(a), 0u) << NameOf(a);
+    const ThreadReport& execed = s.Report(10);
+    const ThreadReport* leader = nullptr;
+    for (const ThreadReport& r : s.model().threads)
+      if (r.thread && r.thread->tid == 10 && &r != &execed) leader = &r;
+    ASSERT_NE(leader, nullptr);
+    EXPECT_EQ(execed.thread->comm, "newprog");
+    EXPECT_EQ(execed.thread->tid_since, leader_first ? 7'400 : 8'000);
+    EXPECT_EQ(execed.voluntary, 1u);  // its wait for the leader
+    EXPECT_EQ(execed.involuntary, 1u);
+    EXPECT_EQ(leader->thread->comm, "task");
+    EXPECT_EQ(leader->thread->tid_since, 0);
+    EXPECT_EQ(leader->voluntary, 1u);  // its final switch
+    EXPECT_EQ(leader->involuntary, 0u);
+    EXPECT_TILED(s);
+  }
+}
+
 // Without an increment between the exit's start and the record there is one candidate.
 TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
   Sim s(WithIncrements());

@@ -62,11 +62,13 @@ TEST(ThreadTracker, ANonLeaderThatExecsTakesOverTheLeadersTid) {
   ThreadTracker threads({});
   Thread& leader = threads.Add(200, "leader", 0, false);
   Thread& worker = threads.Add(201, "worker", 0, false);
-  EXPECT_EQ(threads.TakeOverLeaderTid(200, 201), &leader);
+  EXPECT_EQ(threads.TakeOverLeaderTid(200, 201, 3), &leader);
   EXPECT_EQ(threads.Find(200), &worker);
   EXPECT_EQ(worker.tid, 200);
+  EXPECT_EQ(worker.tid_since, 3);
+  EXPECT_EQ(leader.tid_since, 0);
   EXPECT_EQ(threads.Find(201), nullptr);
-  EXPECT_EQ(threads.TakeOverLeaderTid(200, 200), nullptr) << "the leader itself execs";
+  EXPECT_EQ(threads.TakeOverLeaderTid(200, 200, 4), nullptr) << "the leader itself execs";
   EXPECT_EQ(threads.Find(200), &worker);
 }
 
