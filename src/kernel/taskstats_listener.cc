@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstring>
 #include <future>
+#include <optional>
 
 namespace cstool {
 namespace {
@@ -35,6 +36,7 @@ constexpr size_t kOffComm = 80;
 constexpr size_t kCommLen = 32;
 constexpr size_t kOffPid = 128;
 constexpr size_t kOffPpid = 132;
+constexpr size_t kOffElapsedUs = 144;  // ac_etime: since the task started, in us
 constexpr size_t kOffNvcsw = 272;
 constexpr size_t kOffNivcsw = 280;
 constexpr size_t kOffReadChar = 216;
@@ -186,10 +188,19 @@ bool DecodeTaskstatsStruct(std::span<const uint8_t> p, KernelTaskCounters* out,
   Load(p, kOffCpuCount, &c.run_delay_count);
   Load(p, kOffCpuDelayTotal, &u);
   c.run_delay_ns = static_cast<int64_t>(u);
-  Load(p, kOffBlkioDelayTotal, &u);
-  c.blkio_delay_ns = static_cast<int64_t>(u);
-  Load(p, kOffSwapinDelayTotal, &u);
-  c.swapin_delay_ns = static_cast<int64_t>(u);
+  // A delay longer than the task's life is none the kernel measured: delay accounting
+  // switched on while the task waited adds the whole clock (seen once, 72 867 s, as
+  // another recorder restored task_delayacct). Left unknown.
+  uint64_t elapsed_us = 0;
+  const bool elapsed_known = Load(p, kOffElapsedUs, &elapsed_us) && elapsed_us > 0;
+  auto delay = [&](size_t off) -> std::optional<int64_t> {
+    uint64_t ns = 0;
+    Load(p, off, &ns);
+    if (elapsed_known && ns / 1000 > elapsed_us + 1) return std::nullopt;
+    return static_cast<int64_t>(ns);
+  };
+  c.blkio_delay_ns = delay(kOffBlkioDelayTotal);
+  c.swapin_delay_ns = delay(kOffSwapinDelayTotal);
   Load(p, kOffCpuRunVirtualTotal, &u);
   c.exec_runtime_ns = static_cast<int64_t>(u);
   const char* comm = reinterpret_cast<const char*>(p.data() + kOffComm);

@@ -105,7 +105,7 @@ class RecordFaults : public ::testing::Test {
     if (!mounted_.empty()) ::umount2(mounted_.c_str(), MNT_DETACH);
     if (!dir_.empty()) fs::remove_all(dir_);
     if (!IsSkipped()) {
-      EXPECT_EQ(CstoolInstances(), std::vector<std::string>{});
+      EXPECT_EQ(OrphanedCstoolInstances(), std::vector<std::string>{});
     }
   }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -355,6 +356,25 @@ TEST(TaskstatsParse, VersionsAndStructSizes) {
     r = ParseTaskstatsMessage(BuildMessage(9, StatsPayload(version, size)));
     EXPECT_TRUE(r.tasks.empty()) << version << " " << size;
     ASSERT_EQ(r.errors.size(), 1u) << version << " " << size;
+  }
+}
+
+// A delay longer than the task's life (ac_etime) is none the kernel measured (delay
+// accounting turned on while the task waited adds the whole clock): left unknown.
+TEST(TaskstatsParse, ADelayLongerThanTheTasksLifeIsUnknown) {
+  for (const auto& [blkio_ns, expected] : std::vector<std::pair<uint64_t, std::optional<int64_t>>>{
+           {5'000'000, 5'000'000},    // 5 ms of a 10 ms life
+           {10'001'000, 10'001'000},  // within the microsecond ac_etime rounds to
+           {72'867'542'202'247, std::nullopt}}) {
+    std::vector<uint8_t> stats = StatsPayload(16, 560);
+    const uint64_t elapsed_us = 10'000;
+    std::memcpy(stats.data() + offsetof(struct taskstats, ac_etime), &elapsed_us, 8);
+    std::memcpy(stats.data() + offsetof(struct taskstats, blkio_delay_total), &blkio_ns, 8);
+    std::memcpy(stats.data() + offsetof(struct taskstats, swapin_delay_total), &blkio_ns, 8);
+    auto r = ParseTaskstatsMessage(BuildMessage(9, stats));
+    ASSERT_EQ(r.tasks.size(), 1u);
+    EXPECT_EQ(r.tasks[0].blkio_delay_ns, expected) << blkio_ns;
+    EXPECT_EQ(r.tasks[0].swapin_delay_ns, expected) << blkio_ns;
   }
 }
 
