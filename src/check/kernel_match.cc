@@ -40,11 +40,14 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
   auto pos = std::find(same.begin(), same.end(), &t);
   // The next thread of the tid owns what comes after it took the tid. One that took it in
   // an exec did so as this one (its leader) exited, maybe before the listener stamped
-  // this one's exit record; its own is later than its exit, and the earliest exit record
-  // after each one's exit is each one's.
+  // this one's exit record: this one's records end where that one's exit record was
+  // taken instead (the earliest exit record after each one's exit is each one's).
   const Thread* next = pos != same.end() && pos + 1 != same.end() ? *(pos + 1) : nullptr;
-  const int64_t owned_until =
-      next == nullptr || next->tid_since > next->first_ts ? kForever : next->tid_since;
+  const bool next_execed = next != nullptr && next->tid_since > next->first_ts;
+  const int64_t owned_until = next == nullptr             ? kForever
+                              : !next_execed              ? next->tid_since
+                              : next->exit_record_ts >= 0 ? next->exit_record_ts
+                                                          : kForever;
   const bool first_of_tid = pos == same.begin();
 
   const KernelTaskCounters* start = nullptr;

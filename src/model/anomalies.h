@@ -10,10 +10,7 @@
 
 namespace cstool {
 
-// What an anomaly means for the numbers:
-//  info:      the trace and the model parted; the model corrected itself, nothing is lost.
-//  data_loss: events are missing; the times around them are estimates.
-//  error:     the file itself is damaged; records were skipped.
+// What an anomaly means for the numbers (MeaningOf).
 enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
 
 // X(enumerator, name, severity, description)
@@ -90,6 +87,13 @@ constexpr std::string_view NameOf(Anomaly a) { return InfoOf(a).name; }
 constexpr std::string_view NameOf(AnomalySeverity s) {
   constexpr std::array<std::string_view, 3> kNames = {"info", "data_loss", "error"};
   return kNames[static_cast<size_t>(s)];
+}
+constexpr std::string_view MeaningOf(AnomalySeverity s) {
+  constexpr std::array<std::string_view, 3> kMeanings = {
+      "the trace and the model parted; the model corrected itself",
+      "events are missing; the times around them are estimates",
+      "the file itself is damaged; records were skipped or retimed"};
+  return kMeanings[static_cast<size_t>(s)];
 }
 // The entry named `name`, or nullptr.
 constexpr const AnomalyInfo* FindAnomaly(std::string_view name) {

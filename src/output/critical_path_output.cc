@@ -63,6 +63,8 @@ std::string Note(const PathSegment& s) {
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
 
+static_assert(kMicrostateCount <= 32, "PathRow::states has a bit per microstate");
+
 // A row of the table: one segment, or a thread's consecutive on-CPU segments (a run of
 // user/sys alternations is one stretch on a CPU to whoever reads the path; the rows of
 // the machine formats stay one per segment). `states` has a bit per microstate.

@@ -1,5 +1,7 @@
 #include <fmt/core.h>
 
+#include <string>
+
 #include "analysis/blocking_site.h"
 #include "base/errors.h"
 #include "counters/derived_metrics.h"
@@ -113,22 +115,16 @@ class TableOutput : public Output {
       os_ << "ANOMALIES: none\n";
       return;
     }
-    constexpr std::pair<AnomalySeverity, std::string_view> kLines[] = {
-        {AnomalySeverity::kError, "ANOMALIES, damage (records were skipped):"},
-        {AnomalySeverity::kDataLoss,
-         "ANOMALIES, data loss (events are missing; the times around them are estimates):"},
-        {AnomalySeverity::kInfo,
-         "ANOMALIES, corrected (the trace and the model parted, and the model corrected "
-         "itself; nothing is lost):"},
-    };
-    for (auto [severity, title] : kLines) {
+    for (AnomalySeverity severity :
+         {AnomalySeverity::kError, AnomalySeverity::kDataLoss, AnomalySeverity::kInfo}) {
       std::string line;
       for (auto& [name, n] : t.anomalies) {
         const AnomalyInfo* info = FindAnomaly(name);
         if ((info ? info->severity : AnomalySeverity::kError) == severity)
           line += fmt::format(" {}={}", name, n);
       }
-      if (!line.empty()) os_ << title << line << "\n";
+      if (!line.empty())
+        os_ << fmt::format("ANOMALIES, {} ({}):{}\n", NameOf(severity), MeaningOf(severity), line);
     }
   }
 

@@ -903,13 +903,20 @@ void Recorder::StopAndDrain() {
     }
   // And those whose parent exited: an orphan's parent is init (or a subreaper) now, but
   // the pid filter still follows it (`sh -c 'job & exit'`: the job had no end sample).
-  if (!o_.system_wide)
-    for (int tid : Session().FollowedPids())
-      if (const int pid = ProcessOfThread(tid);
-          pid > 0 && !procs.contains(pid) && ProcessExists(pid)) {
-        procs.insert(pid);
-        threads_.Add(ListThreads(pid));
-      }
+  // (A thread known already has its process added below.)
+  if (!o_.system_wide) {
+    std::set<int32_t> known;
+    for (const ThreadIdentity& t : threads_.List()) known.insert(t.tid);
+    for (int tid : Session().FollowedPids()) {
+      if (known.contains(tid)) continue;
+      const int pid = ProcessOfThread(tid);
+      if (pid <= 0 || procs.contains(pid) || !ProcessExists(pid)) continue;
+      procs.insert(pid);
+      const std::vector<ThreadIdentity> list = ListThreads(pid);
+      for (const ThreadIdentity& t : list) known.insert(t.tid);
+      threads_.Add(list);
+    }
+  }
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);

@@ -84,12 +84,8 @@ Thread& StateMachine::NewThread(int32_t tid, std::string_view comm, int64_t ts, 
 }
 
 Thread& StateMachine::Lookup(int32_t tid, std::string_view comm) {
-  Thread* t = threads_.Find(tid);
-  if (t != nullptr && !t->exiting) [[likely]]
+  if (Thread* t = threads_.Find(tid)) [[likely]]
     return *t;
-  if (Thread* execing = TakingLeaderTid(tid, t)) [[unlikely]]
-    return *execing;
-  if (t != nullptr) return *t;
   // Alive since before the trace (or before its events reached us): unknown until now.
   return NewThread(tid, comm, first_ts_, false);
 }
@@ -555,7 +551,7 @@ void StateMachine::Migrate(Thread& t, const SchedMigrateTask& e) {
 
 void StateMachine::PushTaskNewtask(const TaskNewtask& e) {
   Cpu& cpu = Enter(e.c);
-  if (e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &Lookup(e.c.pid, {}), e.c.ts);
+  if (e.c.pid != 0) MarkOnCpu(cpu, e.c.cpu, &OwnThread(cpu, e.c.pid), e.c.ts);
   threads_.NoteCloneFlags(e.pid, e.clone_flags);
 }
 
@@ -588,8 +584,9 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
 }
 
 void StateMachine::PushTaskRename(const TaskRename& e) {
-  Enter(e.c);
-  Thread& t = Lookup(e.pid, e.oldcomm);
+  const Cpu& cpu = Enter(e.c);
+  // (A task renames itself; another's name is written through /proc/PID/comm.)
+  Thread& t = e.pid == e.c.pid ? OwnThread(cpu, e.pid, e.oldcomm) : Lookup(e.pid, e.oldcomm);
   t.comm = std::string(e.newcomm);
 }
 
@@ -605,24 +602,24 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
 //   CPU 1  L (tid P): ... exit ... wakes T ... L as T: increment, final switch
 //                                          ^ exchange_tids()
 //
-// An event of this CPU's current thread, in an exec syscall, that names `tid`: its
-// process's leader's tid, the leader exiting or gone (`leader` is what `tid` names now).
-Thread* StateMachine::TakingLeaderTid(int32_t tid, Thread* leader) {
-  if (static_cast<size_t>(cur_cpu_) >= cpus_.size() || (leader != nullptr && !leader->exiting))
-    return nullptr;
-  const Cpu& cpu = cpus_[cur_cpu_];
+// Both sides below are events a task wrote about itself (common_pid, a switch's prev, a
+// rename of itself): a tid an event names about another task (a wakee, an increment's
+// subject, a switch's next) is what it was when written, and the exec'ing thread names
+// its leader's old tid when it kills it, before the exchange.
+//
+// The CPU's current thread, in an exec syscall, wrote an event as `tid`: its process's
+// leader's tid, the leader exiting or gone (`leader`: what `tid` names now).
+Thread* StateMachine::TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader) {
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (t == nullptr || t->tid == tid || !t->on_cpu || t->tgid != tid ||
-      syscalls_.Class(t->syscall) != SyscallClass::kExec)
+      (leader != nullptr && !leader->exiting) || syscalls_.Class(t->syscall) != SyscallClass::kExec)
     return nullptr;
-  leader_tids_taken_.emplace_back(tid, t->tid);
-  threads_.ExchangeTids(*t, leader, cur_ts_);
+  ExchangeTids(*t, tid, leader);
   return t;
 }
 
-// An event of this CPU's current thread, the exiting leader, that names `tid`: the
-// thread of its process in an exec syscall, whose tid it has now. Only for events the
-// CPU's current task wrote about itself (an increment's subject may be another CPU's).
+// The CPU's current thread, its process's exiting leader, wrote an event as `tid`: the
+// tid of its thread in an exec syscall, whose own it has taken.
 Thread* StateMachine::LeaderUnderExecingTid(const Cpu& cpu, int32_t tid) {
   Thread* leader = cpu.current_known ? cpu.current : nullptr;
   if (leader == nullptr || !leader->exiting || !leader->on_cpu || leader->tid == tid ||
@@ -632,29 +629,41 @@ Thread* StateMachine::LeaderUnderExecingTid(const Cpu& cpu, int32_t tid) {
   if (t == nullptr || t == leader || t->tgid != leader->tid ||
       syscalls_.Class(t->syscall) != SyscallClass::kExec)
     return nullptr;
-  leader_tids_taken_.emplace_back(leader->tid, t->tid);
-  threads_.ExchangeTids(*t, leader, cur_ts_);
+  ExchangeTids(*t, leader->tid, leader);
   return leader;
+}
+
+void StateMachine::ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader) {
+  leader_tids_taken_.push_back({leader_tid, execing.tid, leader});
+  threads_.ExchangeTids(execing, leader_tid, leader, cur_ts_);
 }
 
 // The task that wrote an event on this CPU (common_pid, a switch's prev), when it is not
 // the current one by tid.
 Thread& StateMachine::EventTask(const Cpu& cpu, int32_t tid, std::string_view comm) {
+  Thread* t = threads_.Find(tid);
+  if (t == nullptr || t->exiting) [[unlikely]]
+    if (Thread* execing = TakingLeaderTid(cpu, tid, t)) return *execing;
   if (Thread* leader = LeaderUnderExecingTid(cpu, tid)) [[unlikely]]
     return *leader;
-  return Lookup(tid, comm);
+  return t != nullptr ? *t : Lookup(tid, comm);
 }
 
 void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   Cpu& cpu = Enter(e.c);
-  // (Taken already when an event showed it.)
-  const auto taken = std::find(leader_tids_taken_.begin(), leader_tids_taken_.end(),
-                               std::pair<int32_t, int32_t>{e.pid, e.old_pid});
+  // A non-leader's exec: the tids were exchanged already when an event showed it.
   Thread* old_leader = nullptr;
-  if (taken != leader_tids_taken_.end())
+  const auto taken = std::find_if(
+      leader_tids_taken_.begin(), leader_tids_taken_.end(),
+      [&](const TidTaken& x) { return x.leader_tid == e.pid && x.old_tid == e.old_pid; });
+  if (taken != leader_tids_taken_.end()) {
+    old_leader = taken->leader;
     leader_tids_taken_.erase(taken);
-  else
-    old_leader = threads_.TakeOverLeaderTid(e.pid, e.old_pid, e.c.ts);
+  } else if (e.pid != e.old_pid) {
+    old_leader = threads_.Find(e.pid);
+    if (Thread* execing = threads_.Find(e.old_pid); execing != nullptr && execing != old_leader)
+      threads_.ExchangeTids(*execing, e.pid, old_leader, e.c.ts);
+  }
   Thread& t = Lookup(e.pid, {});
   threads_.Execed(t, e.pid, e.old_pid, old_leader);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
@@ -840,7 +849,7 @@ void StateMachine::ReapZombie(int64_t pid, int64_t ts) {
 void StateMachine::PushPageFault(const PageFault& e) {
   Cpu& cpu = Enter(e.c);
   if (e.c.pid == 0) return;
-  Thread& t = Lookup(e.c.pid, {});
+  Thread& t = OwnThread(cpu, e.c.pid);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   if (e.user) t.user_thread = true;
   t.fault_pending = true;
@@ -850,7 +859,7 @@ void StateMachine::PushPageFault(const PageFault& e) {
 void StateMachine::PushOtherEvent(const EventCommon& c, int /*type_id*/) {
   Cpu& cpu = Enter(c);
   if (c.pid != 0 && !(c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)))
-    MarkOnCpu(cpu, c.cpu, &Lookup(c.pid, {}), c.ts);
+    MarkOnCpu(cpu, c.cpu, &OwnThread(cpu, c.pid), c.ts);
   cpu.last_event = LastEvent::kOther;
 }
 

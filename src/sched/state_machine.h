@@ -197,8 +197,10 @@ class StateMachine final : public EventSink {
   void NoteFlags(Cpu& cpu, uint8_t flags);
   void Flag(Anomaly a, Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
-  Thread* TakingLeaderTid(int32_t tid, Thread* leader);
+  // A non-leader's exec exchanges its tid with its leader's (StateMachine::EventTask).
+  Thread* TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader);
   Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
+  void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader);
   Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
   void MarkOnCpu(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts);
@@ -317,8 +319,13 @@ class StateMachine final : public EventSink {
     Thread::SegmentList own_;
   };
   std::vector<PendingSwitch> pending_switches_;
-  // Leader tids an exec'ing thread took before its sched_process_exec: (pid, old_pid).
-  std::vector<std::pair<int32_t, int32_t>> leader_tids_taken_;
+  // Leader tids an exec'ing thread took before its sched_process_exec showed it.
+  struct TidTaken {
+    int32_t leader_tid;
+    int32_t old_tid;
+    Thread* leader;  // null when the trace had not shown it
+  };
+  std::vector<TidTaken> leader_tids_taken_;
   IrqNames irq_names_;
   AnomalyCounters anomalies_;
   AnomalyLog anomaly_log_;

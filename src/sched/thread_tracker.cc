@@ -59,24 +59,11 @@ int32_t ThreadTracker::KnownTgid(int32_t tid) const {
   return it != tgid_hint_.end() ? it->second : 0;
 }
 
-void ThreadTracker::ExchangeTids(Thread& execing, Thread* leader, int64_t ts) {
-  const int32_t pid = execing.tgid;
+void ThreadTracker::ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader, int64_t ts) {
   by_tid_.Set(execing.tid, leader != nullptr ? leader->id + 1 : 0);
-  by_tid_.Set(pid, execing.id + 1);
-  execing.tid = pid;
+  by_tid_.Set(leader_tid, execing.id + 1);
+  execing.tid = leader_tid;
   execing.tid_since = ts;
-}
-
-Thread* ThreadTracker::TakeOverLeaderTid(int32_t pid, int32_t old_pid, int64_t ts) {
-  if (old_pid == pid) return nullptr;
-  Thread* old_leader = Find(pid);
-  if (const uint32_t id = by_tid_.Get(old_pid)) {
-    by_tid_.Set(old_pid, 0);
-    by_tid_.Set(pid, id);
-    threads_[id - 1].tid = pid;
-    threads_[id - 1].tid_since = ts;
-  }
-  return old_leader;
 }
 
 void ThreadTracker::MarkKernelThread(Thread& t) {

@@ -76,10 +76,7 @@ class ThreadTracker {
   // The kernel's exchange of tids when the non-leader `execing` execs (de_thread()): it
   // takes its leader's tid at `ts`, and the old leader, still finishing its exit, is found
   // by `execing`'s old tid from then on (its own tid stays the one it had all its life).
-  void ExchangeTids(Thread& execing, Thread* leader, int64_t ts);
-  // A non-leader `old_pid` that execs takes over the leader's tid `pid` at `ts`; returns
-  // the old leader's thread (null when the leader execed itself).
-  Thread* TakeOverLeaderTid(int32_t pid, int32_t old_pid, int64_t ts);
+  void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader, int64_t ts);
   void Execed(Thread& t, int32_t pid, int32_t old_pid, Thread* old_leader) {
     groups_.Execed(t, pid, old_pid, old_leader);
   }

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "format/trace_file_reader.h"
 #include "kernel/cpu_steal.h"
 #include "pipeline/kernel_agreement.h"
 #include "tests/support/kernel_agreement.h"
@@ -237,11 +239,10 @@ TEST_F(CheckSignalExit, AProcessThatExitsWithItsThreadsAliveAgreesWithTheKernel)
       RunCommand({CSTOOL_BINARY, "record", "-o", file, "--",
                   std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "exitpool", "8", "5"});
   ASSERT_EQ(rec.status, 0) << rec.err;
-  int32_t listener = 0;  // the file names the thread whose wakeup marks the record
-  ASSERT_EQ(PatchRecordingInfo(
-                file, [&](nlohmann::json& info) { listener = info.value("exit_listener_tid", 0); }),
-            "");
-  EXPECT_GT(listener, 0);
+  // The file names the thread whose wakeup marks the record.
+  const std::optional<RecordingInfo> info = OpenTraceFile(file)->recording_info();
+  ASSERT_TRUE(info.has_value());
+  EXPECT_GT(info->exit_listener_tid, 0);
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", file, "--check", "--format", "json"});
   const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
   ASSERT_EQ(check.at("compared").get<uint32_t>(), 9u) << check.dump(2);
@@ -272,6 +273,9 @@ TEST_F(CheckSignalExit, AThreadThatExecsAndItsLeaderAgreeWithTheKernel) {
   for (const nlohmann::json& t : check.at("threads")) {
     EXPECT_EQ(t.at("tid"), t.at("pid")) << t.dump(2);  // both led it, one after the other
     EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
+    // Each exit record's cut is the listener's wakeup (the leader's: at the exec's kill).
+    EXPECT_TRUE(t.at("times_judged").get<bool>()) << t.dump(2);
+    EXPECT_TRUE(t.at("ok").at("on_cpu").get<bool>()) << t.dump(2);
   }
   const nlohmann::json report =
       nlohmann::json::parse(RunCommand({CSTOOL_BINARY, "report", file, "--format", "json"}).out);

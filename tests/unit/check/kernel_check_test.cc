@@ -792,6 +792,7 @@ TEST(KernelCheck, AThreadThatTookItsLeadersTidInAnExecLeavesTheLeaderItsRecord) 
   f.AddThread(42, 100 * kMs, 199 * kMs, true);
   f.AddThread(42, 150 * kMs, 392 * kMs, true);
   f.threads[1].tid_since = 200 * kMs;
+  f.threads[1].exit_record_ts = 391 * kMs;
   ThreadReport& leader = f.model.threads[0];
   ThreadReport& execed = f.model.threads[1];
   f.Exit(leader, 198 * kMs);
@@ -801,6 +802,11 @@ TEST(KernelCheck, AThreadThatTookItsLeadersTidInAnExecLeavesTheLeaderItsRecord) 
   ASSERT_NE(me.end, nullptr);
   EXPECT_EQ(ml.end->taken_at_ns, 201 * kMs);
   EXPECT_EQ(me.end->taken_at_ns, 395 * kMs);
+  // Without its own record the leader has none, rather than the thread's.
+  f.rec = KernelRecording{};
+  f.rec.counters.Add(Rec(42, Source::kTaskstatsExit, 395 * kMs, 7, 1, 9 * kMs, 0));
+  EXPECT_EQ(f.Match(leader).end, nullptr);
+  EXPECT_EQ(f.Match(execed).end->taken_at_ns, 395 * kMs);
 }
 
 TEST(KernelCheck, StartSampleOfAnEarlierThreadIsNotReusedByACreatedOne) {

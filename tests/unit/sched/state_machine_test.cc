@@ -2264,6 +2264,43 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
   }
 }
 
+// The exec'ing thread names its leader's tid before the exchange too, about the leader:
+// it wakes it to kill it (a leader the trace had not shown yet, as in -a or a flight
+// dump), then switches to it. Those name the leader; the exchange comes with the thread's
+// first event as the leader's tid (here its new name).
+TEST(StateMachine, AnExecingThreadWakingAndSwitchingToItsLeaderExchangesNothing) {
+  constexpr int64_t kExecve = 59;  // x86_64
+  TrackingPolicy policy;
+  policy.known_tgids = {{10, 10}, {11, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(1'000, 1, 11, kExecve);
+  s.Wake(2'000, 1, 11, 10, 1);     // kills the leader, unseen so far
+  s.Switch(3'000, 1, 11, kD, 10);  // waits for it; it runs
+  s.Exit(3'500, 1, 10);
+  s.Wake(3'600, 1, 10, 11, 1);
+  s.Switch(4'000, 1, 10, kStateZombie, 11);
+  s.Rename(5'000, 1, 10, "newprog");  // the thread, as 10 now
+  s.Exec(6'000, 1, 11, 10);
+  s.SysExit(7'000, 1, 10, kExecve);
+  s.Finish(10'000);
+  for (Anomaly a : {Anomaly::kSwitchOutNotCurrent, Anomaly::kEventFromSleepingThread,
+                    Anomaly::kSwitchInAlreadyOnCpu, Anomaly::kMissingSwitchOut})
+    EXPECT_EQ(s.sm().anomalies().Get(a), 0u) << NameOf(a);
+  // By internal id: the thread came first, the leader at its wakeup; both are 10 now.
+  ASSERT_EQ(s.model().threads.size(), 2u);
+  const ThreadReport& execed = s.model().threads[0];
+  const ThreadReport& leader = s.model().threads[1];
+  EXPECT_EQ(execed.thread->tid, 10);
+  EXPECT_EQ(execed.thread->comm, "newprog");
+  EXPECT_EQ(execed.thread->tid_since, 5'000);
+  EXPECT_EQ(execed.voluntary, 1u);  // its wait for the leader
+  EXPECT_EQ(leader.thread->tid, 10);
+  EXPECT_EQ(leader.thread->comm, "task");
+  EXPECT_EQ(leader.voluntary, 1u);  // its final switch
+  EXPECT_TILED(s);
+}
+
 // Without an increment between the exit's start and the record there is one candidate.
 TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
   Sim s(WithIncrements());

@@ -58,18 +58,21 @@ TEST(ThreadTracker, ChildTgidFromTheCloneFlagsOfTaskNewtask) {
   EXPECT_EQ(threads.ChildTgid(parent, 103, &kind), 0) << "the flags are used once";
 }
 
-TEST(ThreadTracker, ANonLeaderThatExecsTakesOverTheLeadersTid) {
+TEST(ThreadTracker, ANonLeaderThatExecsExchangesTidsWithItsLeader) {
   ThreadTracker threads({});
   Thread& leader = threads.Add(200, "leader", 0, false);
   Thread& worker = threads.Add(201, "worker", 0, false);
-  EXPECT_EQ(threads.TakeOverLeaderTid(200, 201, 3), &leader);
+  threads.ExchangeTids(worker, 200, &leader, 3);
   EXPECT_EQ(threads.Find(200), &worker);
   EXPECT_EQ(worker.tid, 200);
   EXPECT_EQ(worker.tid_since, 3);
+  EXPECT_EQ(threads.Find(201), &leader) << "the leader's last events carry the old tid";
+  EXPECT_EQ(leader.tid, 200) << "the report names it as it was";
   EXPECT_EQ(leader.tid_since, 0);
-  EXPECT_EQ(threads.Find(201), nullptr);
-  EXPECT_EQ(threads.TakeOverLeaderTid(200, 200, 4), nullptr) << "the leader itself execs";
-  EXPECT_EQ(threads.Find(200), &worker);
+  Thread& other = threads.Add(301, "other", 0, false);
+  threads.ExchangeTids(other, 300, nullptr, 4);  // a leader the trace never showed
+  EXPECT_EQ(threads.Find(300), &other);
+  EXPECT_EQ(threads.Find(301), nullptr);
 }
 
 }  // namespace
