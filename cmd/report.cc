@@ -62,10 +62,12 @@ RunFn SetupReport(CLI::App& sub) {
                  "Only threads of these processes (repeatable; none matching is an error)");
   sub.add_option("-t,--tid", opts->view.tids,
                  "Only these threads (repeatable; none matching is an error)");
-  sub.add_option("--sort", opts->view.sort,
-                 "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
-                 "asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
-                 "table's column title (USR, LATW, VCX, LIFE, ...; any case)")
+  sub.add_option(
+         "--sort", opts->view.sort,
+         "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
+         "asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
+         "table's column title (USR, LATW, VCX, LIFE, ...; any case); largest time or count "
+         "first (the time, not the percentage shown), tid and pid ascending")
       ->capture_default_str();
   sub.add_flag("--tree", opts->view.tree,
                "Order processes as their tree (parents before children, siblings by creation) "

@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
 #include "base/cpu_list.h"
 #include "base/enum_names.h"
@@ -154,9 +155,15 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   WindowTotals start = m.start ? w.Before(m.start->taken_at_ns) : WindowTotals{};
   if (at_exit && w.exit_before_tick_ts >= 0 && w.exit_before_tick_ts < w.exit_ts) {
     // A tick came between the exit's start and the record, which the trace cannot place
-    // on either side of the tick: the record's exec runtime says which.
+    // on either side of the tick: the record says which, by its switch counts first (a
+    // switch between the two, a tracer's stop in the exit, is surely before the record),
+    // then by its exec runtime.
     auto off = [&](const WindowTotals& after) {
-      return std::llabs((w.total - after - start).on_cpu_ns - c.kernel.on_cpu_ns);
+      const WindowTotals before_record = w.total - after - start;
+      const int64_t switches =
+          std::llabs(static_cast<int64_t>(before_record.voluntary) - c.kernel.voluntary) +
+          std::llabs(static_cast<int64_t>(before_record.involuntary) - c.kernel.involuntary);
+      return std::pair{switches, std::llabs(before_record.on_cpu_ns - c.kernel.on_cpu_ns)};
     };
     if (off(w.after_exit_before_tick) < off(w.after_exit)) {
       after_exit = &w.after_exit_before_tick;

@@ -542,6 +542,25 @@ TEST(KernelCheck, ExitRecordBeforeOrAfterATickInTheExitPicksItsCut) {
   }
 }
 
+// A switch between the two candidates (a tracer's stop in the exit, with an increment
+// before it): the record holds it, so the cut after it stands even when the exec runtime
+// is nearer the one before (a 14 us increment).
+TEST(KernelCheck, ExitRecordCandidateThatLeavesOutASwitchTheKernelCountedIsNotPicked) {
+  Fixture f;
+  f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 131 * kMs, 1, 0, 26 * kMs, 0));
+  ThreadReport& r = f.AddThread(1001, 100 * kMs, 140 * kMs, true);
+  r.counter_window.exit_before_tick_ts = 126 * kMs;
+  f.Exit(r, 126 * kMs + 14'000);
+  r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 127 * kMs);
+  r.counter_window.AddSwitch(126 * kMs + 10'000, true);  // the stop, between the two
+  r.counter_window.AddSwitch(135 * kMs, true);           // the final switch
+  ThreadCheck c = CompareThread(r, f.Match(r), {});
+  EXPECT_EQ(c.traced.voluntary, 1);
+  EXPECT_EQ(c.traced.on_cpu_ns, 26 * kMs + 14'000);
+  EXPECT_EQ(c.status, CheckStatus::kAgree) << c.note;
+  EXPECT_EQ(c.note.find("exit record read before an increment"), std::string::npos) << c.note;
+}
+
 // Without an exit syscall (no raw_syscalls events), where the exit record read the run
 // time is unknown: its last run may be in ONCPU and not in EXEC (a 0.7 ms run here), so
 // the times are not judged; the switches still are.
