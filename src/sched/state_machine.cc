@@ -121,7 +121,9 @@ Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {
   if (cpu.irqs.InHardirq()) return Microstate::kIrq;
   if (cpu.irqs.InAny()) return Microstate::kSoftirq;
   if (t.syscall == kSyscallUnknown || t.syscall == kSyscallAbandoned) return Microstate::kUnknown;
-  return IsInSyscall(t.syscall) || t.kernel_thread ? Microstate::kSys : Microstate::kUser;
+  // (From sched_process_exit on a thread is in do_exit(), and never back in user mode.)
+  return IsInSyscall(t.syscall) || t.kernel_thread || t.exiting ? Microstate::kSys
+                                                                : Microstate::kUser;
 }
 
 void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t ts) {
@@ -678,6 +680,9 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
+  // A thread killed by a signal (another thread's exit_group(), say) exits on its way
+  // back to user mode: the rest of its run is the kernel's (it showed as user time).
+  if (e.c.pid == e.pid) RefreshRunning(cpu, e.c.ts);
   if (t.comm != e.comm) t.comm = std::string(e.comm);  // its name at the end
   if (e.c.pid == e.pid && caps_.stat_runtime) BeginSignalExit(t, e.c.ts);
   if (t.exit_record_ts < 0) NoteExitRecord(t, e.c.ts);

@@ -2301,6 +2301,22 @@ TEST(StateMachine, AnExecingThreadWakingAndSwitchingToItsLeaderExchangesNothing)
   EXPECT_TILED(s);
 }
 
+// A thread killed by another's exit (exit_group() kills the process's other threads): its
+// sleep returns to the signal and do_exit(), in the kernel. From sched_process_exit on it
+// is surely there (it showed as user time); before, it may have run user code.
+TEST(StateMachine, AThreadIsInTheKernelFromItsExitOn) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kClockNanosleep);
+  s.SysExit(2'000, 0, 10, kClockNanosleep, 0, -516);  // ERESTART_RESTARTBLOCK: a signal
+  s.Exit(3'000, 0, 10);
+  s.Switch(5'000, 0, 10, kStateDead, 0);
+  s.Finish(10'000);
+  EXPECT_EQ(s.Micro(10, M::kSys), 1'000 + 2'000);
+  EXPECT_EQ(s.Micro(10, M::kUser), 1'000 + 1'000);
+  EXPECT_TILED(s);
+}
+
 // Without an increment between the exit's start and the record there is one candidate.
 TEST(StateMachine, NoTickBeforeTheExitRecordLeavesOneCandidate) {
   Sim s(WithIncrements());
