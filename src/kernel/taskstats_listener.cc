@@ -19,6 +19,7 @@
 #include <cstring>
 #include <future>
 #include <optional>
+#include <utility>
 
 namespace cstool {
 namespace {
@@ -286,9 +287,10 @@ TaskstatsListener::TaskstatsListener(TaskstatsListenerOptions options)
   status_ = fmt::format("available (family {}, cpus {}, rcvbuf {} bytes)", family_, cpu_list_,
                         stats_.receive_buffer_bytes);
   // The tid is known once the thread runs; waiting for it here keeps it immutable after.
+  // (The thread owns the promise: this frame may be gone before set_value() returns.)
   std::promise<int32_t> tid;
   std::future<int32_t> started = tid.get_future();
-  thread_ = std::thread([this, &tid] {
+  thread_ = std::thread([this, tid = std::move(tid)]() mutable {
     tid.set_value(static_cast<int32_t>(::gettid()));
     ReceiveLoop();
   });
