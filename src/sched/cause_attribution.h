@@ -44,7 +44,10 @@ struct NeedResched {
 
 class CauseAttribution {
  public:
-  explicit CauseAttribution(const SyscallTable& syscalls) : syscalls_(syscalls) {}
+  // `fault_events`: the trace records page faults (exceptions:page_fault_*), so a thread
+  // with none pending is not in one.
+  CauseAttribution(const SyscallTable& syscalls, bool fault_events)
+      : syscalls_(syscalls), fault_events_(fault_events) {}
 
   // The cause of a switch-out in `state_bits` (prev_state) by a thread that was not
   // preempted.
@@ -65,6 +68,7 @@ class CauseAttribution {
 
  private:
   const SyscallTable& syscalls_;
+  bool fault_events_;
 };
 
 inline bool IsInSyscall(int64_t s) { return s >= 0 || s == kInForkReturn; }

@@ -56,7 +56,7 @@ bool Asleep(const Thread& t) {
 StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
                            TrackingPolicy policy)
     : syscalls_(syscalls),
-      causes_(syscalls),
+      causes_(syscalls, caps.page_faults),
       caps_(caps),
       follow_all_(policy.all),
       threads_(std::move(policy)),
@@ -337,7 +337,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       RewindHeld(*prev, switch_ts, ts, settled_by);
     }
     prev->on_cpu = false;
-    prev->fault_pending = false;
+    // A preemption in the kernel ("R+") may be in the fault handler, whose sleep is still
+    // to come; a sleep or a preemption on the way back to user mode ends the fault.
+    if (sw.voluntary || !e.prev_preempted) prev->fault_pending = false;
   }
   const bool cause_pending = EmitSwitch(prev, sw);
 

@@ -645,6 +645,56 @@ TEST_F(RecordTest, SystemWideWithACommandTracesEverythingAndKeepsTheRecordersInc
   }
 }
 
+// The cgroup-v1 freezer (`docker pause` on cgroup v1) stops a task in a D sleep in the
+// kernel, outside any syscall and in no page fault: IO, cause sleep:kernel. The microstate
+// said paging before, against its own cause.
+TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
+  const fs::path freezer = "/sys/fs/cgroup/freezer";
+  if (!fs::is_directory(freezer) || !fs::exists(freezer / "cgroup.procs"))
+    GTEST_SKIP() << "no cgroup-v1 freezer hierarchy at " << freezer;
+  const fs::path group = freezer / fmt::format("cstool-test-{}", ::getpid());
+  fs::create_directory(group);
+  auto write = [&](const char* name, const std::string& value) {
+    std::ofstream(group / name) << value << std::flush;
+  };
+  // Freezes the workload once it runs (the recording starts first), for at least 300 ms.
+  std::thread freeze([&] {
+    for (int i = 0; i < 1000; ++i) {
+      std::ifstream procs(group / "cgroup.procs");
+      int pid = 0;
+      if (procs >> pid && ReadWholeFile(fmt::format("/proc/{}/comm", pid)) == "cstool_workload\n")
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    write("freezer.state", "FROZEN");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    write("freezer.state", "THAWED");
+  });
+  const fs::path file = dir_ / "frozen.dat";
+  Result rec = Record({"-o", file.string(), "--", "sh", "-c",
+                       fmt::format("echo $$ > {}; exec {} spin 800 0",
+                                   (group / "cgroup.procs").string(), kWorkload)});
+  freeze.join();
+  fs::remove(group);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  Result json = Run({kCstool, "report", file.string(), "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json report = nlohmann::json::parse(json.out);
+  bool seen = false;
+  for (const nlohmann::json& t : report.at("threads")) {
+    if (t.at("comm") != "cstool_workload") continue;
+    seen = true;
+    const nlohmann::json& micro = t.at("microstates_ns");
+    EXPECT_EQ(micro.at("sleep_paging").get<int64_t>(), 0) << t.dump(2);
+    // Frozen from the FROZEN write (the spinning task freezes as it next runs: at once,
+    // or within a time slice when queued) to the thaw 300 ms later: a D sleep in the kernel.
+    EXPECT_GE(micro.at("sleep_uninterruptible").get<int64_t>(), 250'000'000) << t.dump(2);
+    EXPECT_GE(t.at("switches").at("causes").value("sleep:kernel", 0), 1) << t.dump(2);
+  }
+  EXPECT_TRUE(seen) << report.at("threads").dump(2);
+}
+
 TEST_F(RecordTest, UsageErrors) {
   EXPECT_EQ(Record({}).status, 2);  // nothing to record
   Result r = Record({"-C", "abc", "-a"});

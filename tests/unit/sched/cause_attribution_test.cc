@@ -9,7 +9,8 @@ namespace {
 class CauseAttributionTest : public ::testing::Test {
  protected:
   SyscallTable syscalls;
-  CauseAttribution causes{syscalls};
+  CauseAttribution causes{syscalls, /*fault_events=*/true};
+  CauseAttribution causes_without_faults{syscalls, /*fault_events=*/false};
   Thread t;
 };
 
@@ -66,7 +67,14 @@ TEST_F(CauseAttributionTest, SleepStatesAndTheirResolution) {
   EXPECT_EQ(causes.SleepState(kStateInterruptible, t, &abstract), Microstate::kSleepPoll);
   t.syscall = kNotInSyscall;
   t.user_thread = true;
+  t.fault_pending = true;
   EXPECT_EQ(causes.SleepState(kStateUninterruptible, t, &abstract), Microstate::kSleepPaging);
+  t.fault_pending = false;  // no fault: the kernel's own D sleep
+  EXPECT_EQ(causes.SleepState(kStateUninterruptible, t, &abstract),
+            Microstate::kSleepUninterruptible);
+  EXPECT_EQ(causes_without_faults.SleepState(kStateUninterruptible, t, &abstract),
+            Microstate::kSleepPaging);
+  t.fault_pending = true;
   t.user_thread = false;  // a kernel thread's D sleep is not paging
   EXPECT_EQ(causes.SleepState(kStateUninterruptible, t, &abstract),
             Microstate::kSleepUninterruptible);

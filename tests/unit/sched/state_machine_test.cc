@@ -184,6 +184,64 @@ TEST(StateMachine, SleepOutsideSyscallWithoutFaultIsKernel) {
   EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
 }
 
+// A D sleep outside a syscall with no page fault pending is the kernel's (the cgroup-v1
+// freezer, task work on the way back to user mode): IO, as its cause, sleep:kernel, says;
+// not paging.
+TEST(StateMachine, ADSleepOutsideASyscallWithNoFaultIsTheKernels) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Fault(8, 0, 10);
+  s.Switch(12, 0, 10, kR, 0);  // preempted on its way back to user mode: the fault is over
+  s.Switch(14, 0, 0, kR, 10);
+  s.Switch(20, 0, 10, kD, 0);
+  s.WakeBoth(70, 1, 0, 10, 0);
+  s.Switch(80, 0, 0, kR, 10);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kSleepUninterruptible), 50);
+  EXPECT_EQ(s.Micro(10, M::kSleepPaging), 0);
+  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
+  EXPECT_TILED(s);
+}
+
+// A preemption in the kernel ("R+") can come in the fault handler before its sleep: the
+// fault stays pending across it.
+TEST(StateMachine, AFaultPreemptedInTheKernelStillPagesItsSleep) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Fault(8, 0, 10);
+  s.Switch(12, 0, 10, kR, 0, /*preempt=*/true);
+  s.Switch(14, 0, 0, kR, 10);
+  s.Switch(20, 0, 10, kD, 0);
+  s.WakeBoth(70, 1, 0, 10, 0);
+  s.Switch(80, 0, 0, kR, 10);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
+  EXPECT_EQ(s.Cause(10, "sleep:fault"), 1u);
+  EXPECT_TILED(s);
+}
+
+// A trace without page-fault events cannot tell a fault's sleep from the kernel's: a D
+// sleep of a user thread outside any syscall is paging, as most are.
+TEST(StateMachine, WithoutFaultEventsADSleepOutsideASyscallIsPaging) {
+  TraceCapabilities caps;
+  caps.page_faults = false;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Switch(20, 0, 10, kD, 0);
+  s.WakeBoth(70, 1, 0, 10, 0);
+  s.Switch(80, 0, 0, kR, 10);
+  s.Finish(100);
+  EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
+  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, StoppedThread) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
