@@ -358,6 +358,9 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
         ++res.compared;
         if (!c.times_judged) break;
         ++res.times_judged;
+        if (c.traced.on_cpu_ns == 0 && c.kernel.on_cpu_ns == 0 && c.traced.wait_cpu_ns == 0 &&
+            c.kernel.wait_cpu_ns == 0)
+          ++res.times_judged_idle;
         NoteWorst(c.tid, c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.on_cpu_tolerance_ns,
                   &res.worst_on_cpu);
         {
@@ -451,11 +454,18 @@ std::string KernelCheckResult::Verdict() const {
     return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
   // A verdict on switch counts alone must not read as one on the times too.
-  const std::string judged =
-      times_judged == compared
+  // Nor one on a thread that did nothing: a -p recording of a busy process judged the
+  // times of its one idle thread only.
+  const std::string idle =
+      times_judged_idle == 0
           ? std::string()
-          : fmt::format("; times judged for {} of {} (the rest: switch counts only)", times_judged,
-                        compared);
+          : fmt::format(", {} of them neither ran nor waited", times_judged_idle);
+  const std::string judged =
+      times_judged == compared && times_judged_idle == 0 ? std::string()
+      : times_judged == compared
+          ? fmt::format("; times judged for {} of {}{}", times_judged, compared, idle)
+          : fmt::format("; times judged for {} of {}{} (the rest: switch counts only)",
+                        times_judged, compared, idle);
   return fmt::format(
              "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
              "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",

@@ -135,6 +135,9 @@ struct KernelCheckResult {
   uint32_t compared = 0;  // agree + disagree
   uint32_t agreeing = 0;
   uint32_t times_judged = 0;  // of `compared`: the rest had only their switch counts judged
+  // Of `times_judged`: threads that neither ran nor waited for a CPU in their window, by the
+  // trace and by the kernel (0 against 0 proves nothing about times).
+  uint32_t times_judged_idle = 0;
   uint32_t lost = 0;
   uint32_t untraced = 0;
   uint32_t partial = 0;

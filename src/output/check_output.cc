@@ -163,6 +163,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       {"has_kernel_counters", check.has_counters},
       {"compared", check.compared},
       {"times_judged", check.times_judged},
+      {"times_judged_idle", check.times_judged_idle},
       {"agreeing", check.agreeing},
       {"partial", check.partial},
       {"lost_events", check.lost},

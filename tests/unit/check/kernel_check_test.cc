@@ -755,6 +755,35 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
   EXPECT_EQ(CompareThread(r, f.Match(r), {}).status, CheckStatus::kDisagree);
 }
 
+// A thread that neither ran nor waited agrees on its times (0 against 0) and proves
+// nothing about them: the verdict says so. A -p recording of a busy process judged the
+// times of its one idle thread only, and read as a PASS on times.
+TEST(KernelCheck, AThreadThatNeitherRanNorWaitedIsNamedAmongTheTimesJudged) {
+  Fixture f;
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 10500000, 10, 1, 500 * kMs, 80 * kMs));
+  f.rec.counters.Add(Rec(2100, Source::kProcSnapshot, 900500000, 12, 2, 560 * kMs, 120 * kMs));
+  ThreadReport& busy = f.AddThread(2100, 30 * kMs, 950 * kMs, false);
+  busy.counter_window.AddSegment(Microstate::kUser, 30 * kMs, 40 * kMs);
+  busy.counter_window.AddSwitch(40 * kMs, true);
+  busy.counter_window.AddSwitch(41 * kMs, true);
+  busy.counter_window.AddSwitch(42 * kMs, false);
+  f.rec.counters.Add(Rec(2101, Source::kProcSnapshot, 10500000, 3, 0, 7 * kMs, 1 * kMs));
+  f.rec.counters.Add(Rec(2101, Source::kProcSnapshot, 900500000, 3, 0, 7 * kMs, 1 * kMs));
+  ThreadReport& idle = f.AddThread(2101, 5 * kMs, 950 * kMs, false);
+  idle.counter_window.AddSegment(Microstate::kSleep, 5 * kMs, 950 * kMs);
+  ThreadCheck c = CompareThread(idle, f.Match(idle), {});
+  ASSERT_TRUE(c.times_judged);
+  EXPECT_EQ(c.status, CheckStatus::kAgree);
+  KernelCheckResult res = f.Check();
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(res.times_judged, 1u);
+  EXPECT_EQ(res.times_judged_idle, 1u);
+  EXPECT_NE(res.Verdict().find("; times judged for 1 of 2, 1 of them neither ran nor waited (the "
+                               "rest: switch counts only); worst thread: "),
+            std::string::npos)
+      << res.Verdict();
+}
+
 TEST(KernelCheck, ThreadWithoutStartSampleIsPartialAndNotJudged) {
   Fixture f;
   f.rec.counters.Add(Rec(3000, Source::kProcSnapshot, 900500000, 999, 999, 1, 1));
