@@ -85,9 +85,21 @@ int Main(int argc, char** argv) {
   CLI::App* help = app.add_subcommand("help", "Show help for cstool or one subcommand");
   help->add_option("subcommand", help_topic, "Subcommand to describe");
 
+  const auto top_help = [&] {
+    return app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
+  };
+  // Like git: no command shows what there is (a usage error all the same).
+  if (argc == 1) {
+    fmt::print(stderr, "{}", top_help());
+    return static_cast<int>(ExitCode::kUsage);
+  }
+  const auto not_a_command = [](std::string_view word, std::string_view done_by) {
+    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", word,
+               done_by.empty() ? "" : fmt::format("; that is {}", done_by));
+    return static_cast<int>(ExitCode::kUsage);
+  };
   // Like git: name the unknown command instead of CLI11's generic complaint.
-  if (argc > 1 && argv[1][0] != '-' && subapps.count(argv[1]) == 0 &&
-      std::string_view(argv[1]) != "help") {
+  if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help") {
     // Words a user of the manual pages would try: the commands that do those things.
     static const std::map<std::string_view, std::string_view> kDoneBy = {
         {"export", "cstool report FILE --format sqlite|jsonl -o OUT (man 5 cstool-export)"},
@@ -95,9 +107,7 @@ int Main(int argc, char** argv) {
         {"check", "cstool report FILE --check"},
         {"dump", "cstool record --dump"}};
     const auto done_by = kDoneBy.find(argv[1]);
-    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", argv[1],
-               done_by == kDoneBy.end() ? "" : fmt::format("; that is {}", done_by->second));
-    return static_cast<int>(ExitCode::kUsage);
+    return not_a_command(argv[1], done_by == kDoneBy.end() ? "" : done_by->second);
   }
   try {
     app.parse(argc, argv);
@@ -144,15 +154,11 @@ int Main(int argc, char** argv) {
 
   if (help->parsed()) {
     if (help_topic.empty()) {  // app.help() would describe the selected subcommand, help
-      fmt::print("{}",
-                 app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal));
+      fmt::print("{}", top_help());
       return 0;
     }
     auto it = subapps.find(help_topic);
-    if (it == subapps.end()) {
-      fmt::print(stderr, "cstool: no such subcommand '{}'. See 'cstool --help'.\n", help_topic);
-      return static_cast<int>(ExitCode::kUsage);
-    }
+    if (it == subapps.end()) return not_a_command(help_topic, "");
     fmt::print("{}", it->second->help(app.get_name()));  // "Usage: cstool NAME", as --help
     return 0;
   }

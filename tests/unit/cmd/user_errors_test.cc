@@ -170,6 +170,19 @@ TEST(TerseErrors, AnUnknownCommandNamesTheOneThatDoesIt) {
   CommandResult other = RunCommand({CSTOOL_BINARY, "frob"});
   EXPECT_EQ(other.status, 2);
   EXPECT_EQ(other.err, "cstool: 'frob' is not a cstool command. See 'cstool --help'.\n");
+  // `cstool help frob` says the same.
+  CommandResult help = RunCommand({CSTOOL_BINARY, "help", "frob"});
+  EXPECT_EQ(help.status, 2);
+  EXPECT_EQ(help.err, other.err);
+}
+
+// No command at all shows the commands there are (on stderr: still a usage error).
+TEST(TerseErrors, NoCommandListsTheCommands) {
+  CommandResult none = RunCommand({CSTOOL_BINARY});
+  CommandResult help = RunCommand({CSTOOL_BINARY, "--help"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.out, "");
+  EXPECT_EQ(none.err, help.out);
 }
 
 TEST(TerseErrors, MissingFileSaysWhy) {
