@@ -213,8 +213,11 @@ std::string ReportView::UngroupedNote() const {
 }
 
 bool SelectsThread(const ViewOptions& options, const Thread& t) {
-  if (!options.tids.empty() &&
-      std::find(options.tids.begin(), options.tids.end(), t.tid) == options.tids.end())
+  // A thread that took its leader's tid in an exec goes by its own tid as well.
+  const auto named = [&](int32_t tid) {
+    return tid == t.tid || (t.tid_before_exec != 0 && tid == t.tid_before_exec);
+  };
+  if (!options.tids.empty() && std::none_of(options.tids.begin(), options.tids.end(), named))
     return false;
   // A thread whose process is unknown is in none of them (its tid says nothing of it).
   if (!options.pids.empty() && (!PidKnown(t) || std::find(options.pids.begin(), options.pids.end(),

@@ -86,12 +86,15 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
   return out + ")";
 }
 
-// The thread --critical-path names: of the threads that had this tid (tid reuse), the
-// one alive at `to` (the latest one that began by then), else the last one.
+// The thread --critical-path names: of the threads that had this tid (tid reuse, or an
+// exec that gave a thread its leader's tid: its own tid names it too), the one alive at
+// `to` (the latest one that began by then), else the last one.
 const Thread* PathTarget(const ReportModel& model, int32_t tid, int64_t to) {
   const Thread* found = nullptr;
   for (const ThreadReport& r : model.threads) {
-    if (!r.thread || r.thread->tid != tid) continue;
+    if (!r.thread || (r.thread->tid != tid &&
+                      (r.thread->tid_before_exec == 0 || r.thread->tid_before_exec != tid)))
+      continue;
     if (to < 0 || r.thread->first_ts <= to || !found) found = r.thread;
   }
   return found;

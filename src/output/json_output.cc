@@ -287,6 +287,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"switch_placement", PlacementJson(r->placement)},
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
+    if (th.tid_before_exec != 0) j["tid_before_exec"] = th.tid_before_exec;
     if (view.model->has_stacks) j["blocking_sites"] = BlockingSitesJson(view, *r);
     if (const CounterTotals* c = view.CountersOf(th)) {
       j["counters"] = CountersJson(view, *c);

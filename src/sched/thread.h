@@ -40,6 +40,9 @@ struct Thread {
   // Since when `tid` names it: its first_ts, or when an exec by this non-leader thread
   // gave it its leader's tid (the kernel's counters name it by that tid from then on).
   int64_t tid_since = 0;
+  // The tid it had before such an exec (0: it took none): the kernel's events name it by
+  // that tid until tid_since, and a user may know it by either.
+  int32_t tid_before_exec = 0;
   int64_t end_ts = -1;
   int64_t exit_switch_ts = -1;  // its final switch-out (an exiting thread's last), -1: none
 

@@ -62,6 +62,7 @@ int32_t ThreadTracker::KnownTgid(int32_t tid) const {
 void ThreadTracker::ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader, int64_t ts) {
   by_tid_.Set(execing.tid, leader != nullptr ? leader->id + 1 : 0);
   by_tid_.Set(leader_tid, execing.id + 1);
+  execing.tid_before_exec = execing.tid;
   execing.tid = leader_tid;
   execing.tid_since = ts;
 }

@@ -281,6 +281,21 @@ TEST_F(CheckSignalExit, AThreadThatExecsAndItsLeaderAgreeWithTheKernel) {
       nlohmann::json::parse(RunCommand({CSTOOL_BINARY, "report", file, "--format", "json"}).out);
   EXPECT_FALSE(report.at("trace").at("anomalies").contains("event_from_sleeping_thread"))
       << report.at("trace").dump(2);
+  // The thread that exec'd goes by its own tid too: JSON names it, and -t selects it.
+  std::vector<nlohmann::json> execed;
+  for (const nlohmann::json& t : report.at("threads"))
+    if (t.contains("tid_before_exec")) execed.push_back(t);
+  ASSERT_EQ(execed.size(), 1u) << report.at("threads").dump(2);
+  const int32_t own_tid = execed[0].at("tid_before_exec").get<int32_t>();
+  EXPECT_NE(own_tid, execed[0].at("tid").get<int32_t>());
+  const nlohmann::json selected = nlohmann::json::parse(
+      RunCommand({CSTOOL_BINARY, "report", file, "-t", std::to_string(own_tid), "--format", "json"})
+          .out);
+  ASSERT_EQ(selected.at("threads").size(), 1u) << selected.at("threads").dump(2);
+  EXPECT_EQ(selected.at("threads").at(0).at("tid_before_exec"), own_tid);
+  CommandResult path = RunCommand({CSTOOL_BINARY, "report", file, "--critical-path",
+                                   std::to_string(own_tid), "--format", "json"});
+  EXPECT_EQ(path.status, 0) << path.err;
 }
 
 // -N ends a shell whose child spins on: the child, started during the recording and

@@ -2312,6 +2312,8 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
     ASSERT_NE(leader, nullptr);
     EXPECT_EQ(execed.thread->comm, "newprog");
     EXPECT_EQ(execed.thread->tid_since, leader_first ? 7'400 : 8'000);
+    EXPECT_EQ(execed.thread->tid_before_exec, 11);
+    EXPECT_EQ(leader->thread->tid_before_exec, 0);
     EXPECT_EQ(execed.voluntary, 1u);  // its wait for the leader
     EXPECT_EQ(execed.involuntary, 1u);
     EXPECT_EQ(leader->thread->comm, "task");
