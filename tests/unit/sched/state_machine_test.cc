@@ -1548,6 +1548,30 @@ TEST(StateMachine, ARemoteIncrementOfATaskQueuedOnAnIdleCpuSwitchesItIn) {
   EXPECT_TILED(s);
 }
 
+// The same when the thread slept in favour of an unfollowed task: the pid filter leaves
+// out that task's switch to idle, and the CPU seems to run it still. (A thread frozen
+// in favour of the recorder's and thawed on the idle CPU: 0.41 ms of run was a wait.)
+TEST(StateMachine, ARemoteIncrementSwitchesInATaskQueuedWhereAnUnfollowedOneSeemsToRun) {
+  Sim s(WithIncrements(), Following({10, 11}));
+  s.Switch(0, 0, 0, kR, 11);
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(1'000, 1, 10, kRead);
+  s.StatRuntime(2'000, 1, 10, 2'000);
+  s.Switch(2'100, 1, 10, kD, 50);  // 50 runs, then idles: neither switch is recorded
+  s.Wake(10'000, 0, 11, 10, 1);    // sched_waking from CPU 0
+  s.Wake(10'500, 1, 0, 10, 1, 0, WakeupKind::kWakeup);
+  s.StatRuntime(30'000, 0, 10, 19'000, 0, /*running=*/11);  // from CPU 0: ran since 11'000
+  s.SysExit(300'000, 1, 10, kRead);                         // its own first event
+  s.StatRuntime(301'000, 1, 10, 271'000);
+  s.SysEnter(302'000, 1, 10, kRead);
+  s.StatRuntime(303'000, 1, 10, 2'000);
+  s.Switch(303'000, 1, 10, kS, 0);
+  s.Finish(400'000);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 11'000 - 10'000);
+  EXPECT_EQ(s.Micro(10, M::kSys), (2'000 - 1'000) + (300'000 - 11'000) + (303'000 - 302'000));
+  EXPECT_TILED(s);
+}
+
 // A task that sleeps stays on its runqueue for a while (EEVDF's delayed dequeue); the
 // load balancer moving it to another CPU then enqueues it there, which starts the
 // kernel's run delay although it still sleeps. The microstates keep the sleep; the
