@@ -274,12 +274,16 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   result->machine = std::make_unique<StateMachine>(syscalls, caps, PolicyFor(info));
   if (options.explain_anomalies) {
     constexpr size_t kMaxDetails = 10000;
-    result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid) {
-      if (model.trace.anomaly_details.size() < kMaxDetails)
-        model.trace.anomaly_details.push_back(
-            fmt::format("{}.{:09} cpu{}{} {}", ts / 1000000000, ts % 1000000000, cpu,
-                        tid >= 0 ? fmt::format(" tid {}", tid) : "", NameOf(a)));
-    });
+    // A count other than one is shown as ANOMALIES shows it (lost_events=N for a gap), so
+    // that the entries add up to the table's counts.
+    result->machine->SetAnomalyLog(
+        [&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid, uint64_t count) {
+          if (model.trace.anomaly_details.size() < kMaxDetails)
+            model.trace.anomaly_details.push_back(
+                fmt::format("{}.{:09} cpu{}{} {}{}", ts / 1000000000, ts % 1000000000, cpu,
+                            tid >= 0 ? fmt::format(" tid {}", tid) : "", NameOf(a),
+                            count == 1 ? std::string() : fmt::format("={}", count)));
+        });
   }
   if (info) {  // observers may read it
     model.trace.has_recording_info = true;
@@ -376,7 +380,13 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   }
   result->machine->anomalies().ForEachNonZero(
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });
-  for (auto& [name, n] : stats.anomalies) t.anomalies[name] += n;
+  for (auto& [name, n] : stats.anomalies) {
+    t.anomalies[name] += n;
+    // The decoder counts the records it could not read, and keeps no time or CPU of them.
+    if (options.explain_anomalies)
+      t.anomaly_details.push_back(
+          fmt::format("while decoding: {}={} (records skipped; no time or CPU kept)", name, n));
+  }
   t.notes = NotesFor(caps, t);
   if (t.unfiltered_runtime.lost_events > 0)
     t.notes.push_back(

@@ -114,7 +114,7 @@ void StateMachine::Flag(Anomaly a, Thread* t, uint64_t n) {
   if (t && !t->tracked) return;
   anomalies_.Add(a, n);
   if (t) t->anomalies.Add(a, n);
-  if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1);
+  if (anomaly_log_) anomaly_log_(a, cur_ts_, cur_cpu_, t ? t->tid : -1, n);
 }
 
 Microstate StateMachine::RunningState(const Thread& t, const Cpu& cpu) const {

@@ -63,7 +63,9 @@ class StateMachine final : public EventSink {
 
   // Called for every anomaly with the time, CPU and thread it concerns (for
   // `report --explain-anomalies`).
-  using AnomalyLog = std::function<void(Anomaly, int64_t ts, int32_t cpu, int32_t tid)>;
+  // Each anomaly as it is counted, `count` at once (a lost-events gap counts its events).
+  using AnomalyLog =
+      std::function<void(Anomaly, int64_t ts, int32_t cpu, int32_t tid, uint64_t count)>;
   void SetAnomalyLog(AnomalyLog log) { anomaly_log_ = std::move(log); }
 
   void PushSchedSwitch(const SchedSwitch& e) override;

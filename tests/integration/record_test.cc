@@ -381,6 +381,20 @@ TEST_F(RecordTest, TinyBufferReportsLostEvents) {
   EXPECT_GT(lost, 0u) << r.err;
   EXPECT_NE(r.err.find("events were lost"), std::string::npos) << r.err;
   EXPECT_EQ(Report(out).status, 0);
+  // --explain-anomalies lists each gap with the events it counts: they add up to the
+  // ANOMALIES count (a listing of gaps beside a count of events read as a contradiction).
+  Result json = Run({kCstool, "report", out.string(), "--explain-anomalies", "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json trace = nlohmann::json::parse(json.out).at("trace");
+  ASSERT_TRUE(trace.at("anomalies").contains("lost_events")) << trace.dump(2);
+  uint64_t listed = 0;
+  static const std::regex gap(R"( lost_events(?:=(\d+))?$)");
+  for (const nlohmann::json& d : trace.at("anomaly_details")) {
+    std::smatch m;
+    const std::string line = d.get<std::string>();
+    if (std::regex_search(line, m, gap)) listed += m[1].matched ? std::stoull(m[1]) : 1;
+  }
+  EXPECT_EQ(listed, trace.at("anomalies").at("lost_events").get<uint64_t>()) << trace.dump(2);
 }
 
 TEST_F(RecordTest, UnknownEventIsAUsageError) {
