@@ -64,7 +64,7 @@ RunFn SetupReport(CLI::App& sub) {
                  "Only these threads (repeatable; none matching is an error)");
   sub.add_option(
          "--sort", opts->view.sort,
-         "Sort threads by: switches, voluntary, involuntary, lifetime, oncpu, wait, "
+         "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, oncpu, wait, "
          "asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
          "table's column title (USR, LATW, VCX, LIFE, ...; any case); largest time or count "
          "first (the time, not the percentage shown), tid and pid ascending")

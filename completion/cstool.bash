@@ -65,7 +65,7 @@ _cstool() {
       return 0
       ;;
     --sort)
-      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime oncpu wait asleep \
+      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations oncpu wait asleep \
         tid pid user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
         sleep_poll sleep_uninterruptible sleep_paging stopped zombie unknown" -- "$cur")
       return 0

@@ -27,6 +27,7 @@ std::map<std::string, SortKey> SortTable() {
       {"voluntary", [](const ThreadReport& r) { return int64_t(r.voluntary); }},
       {"involuntary", [](const ThreadReport& r) { return int64_t(r.involuntary); }},
       {"lifetime", [](const ThreadReport& r) { return r.Lifetime(); }},
+      {"migrations", [](const ThreadReport& r) { return int64_t(r.migrations); }},
       {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
       {"pid",
        [](const ThreadReport& r) {  // ascending; unknown last
@@ -71,7 +72,11 @@ std::string SortKeyNamed(std::string_view name, const std::map<std::string, Sort
                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }))
       return std::string(m.key);
   static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
-      {"vcx", "voluntary"}, {"icx", "involuntary"}, {"life", "lifetime"}, {"life(ms)", "lifetime"}};
+      {"vcx", "voluntary"},
+      {"icx", "involuntary"},
+      {"life", "lifetime"},
+      {"life(ms)", "lifetime"},
+      {"migr", "migrations"}};  // WAKERS's column
   for (auto [title, key] : kTitles)
     if (lower == title) return std::string(key);
   return "";

@@ -376,12 +376,21 @@ TEST(ReportPipeline, SortTakesColumnTitles) {
                                                         {"LIFE(ms)", "lifetime"},
                                                         {"life", "lifetime"},
                                                         {"TID", "tid"},
-                                                        {"USER", "user"}}) {
+                                                        {"USER", "user"},
+                                                        {"migr", "migrations"}}) {
     EXPECT_EQ(order(title), order(key)) << title;
   }
   // The orders differ, so that equal outputs above say something.
   EXPECT_NE(order("sleep_futex"), order("tid"));
   EXPECT_NE(order("voluntary"), order("lifetime"));
+  // migrations: the most moved thread first (the WAKERS table's MIGR).
+  const nlohmann::json by_migrations = nlohmann::json::parse(
+      RunCommand({CSTOOL_BINARY, "report", src, "--sort", "MIGR", "--format", "json"}).out);
+  std::vector<uint64_t> moves;
+  for (const nlohmann::json& t : by_migrations.at("threads"))
+    moves.push_back(t.at("migrations").get<uint64_t>());
+  EXPECT_TRUE(std::is_sorted(moves.rbegin(), moves.rend())) << by_migrations.dump();
+  EXPECT_NE(order("migrations"), order("tid"));
 }
 
 TEST(ReportPipeline, UsageErrorsExitTwo) {
