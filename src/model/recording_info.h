@@ -78,6 +78,20 @@ struct CpuSteal {
   int64_t Stolen() const { return start_ns >= 0 && end_ns >= start_ns ? end_ns - start_ns : 0; }
 };
 
+// CPU bandwidth throttling of one cgroup with a quota while tracing was live (its cpu.stat,
+// see kernel/cpu_throttling.h): its threads were held off the CPUs, runnable.
+struct CgroupThrottling {
+  int version = 2;       // cgroup v1 (the cpu controller's hierarchy) or v2
+  std::string cgroup;    // its path in the hierarchy
+  int64_t quota_ns = 0;  // CPU time per period
+  int64_t period_ns = 0;
+  uint64_t periods = 0;    // periods in which it ran
+  uint64_t throttled = 0;  // periods that used the quota up
+  int64_t throttled_ns = 0;
+  // The recorded processes the recorder saw in it, or in a cgroup below it (0.5 s scans).
+  std::vector<int32_t> pids;
+};
+
 struct RecordingInfo {
   std::string tool_version;
   std::vector<std::string> command;  // argv of `-- CMD`, empty otherwise
@@ -131,6 +145,8 @@ struct RecordingInfo {
   // Whether the unfiltered run-time buffer has the moves (sched_migrate_task) done in the
   // contexts the trace leaves out; without them a pid-filtered trace misses those moves.
   bool unfiltered_migrations = false;
+  // The cgroups throttled while tracing was live; empty when none was (or older files).
+  std::vector<CgroupThrottling> throttling;
 
   int64_t TotalStolenNs() const {
     int64_t n = 0;
@@ -178,11 +194,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
                                                 baseline_nvcsw, baseline_nivcsw, exit_nvcsw,
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CgroupThrottling, version, cgroup, quota_ns,
+                                                period_ns, periods, throttled, throttled_ns, pids)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
     cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,
     attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger,
     window_seeds, ended_early, steal, steal_step_ns, wakelist_function, untraced_cpus,
-    unfiltered_migrations, exit_listener_tid)
+    unfiltered_migrations, exit_listener_tid, throttling)
 
 }  // namespace cstool

@@ -253,6 +253,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                              {"step_ns", t.recording.steal_step_ns},
                              {"per_cpu_ns", per_cpu}};
     }
+    if (!t.recording.throttling.empty()) trace["cpu_throttling"] = t.recording.throttling;
     if (!view.counter_names.empty()) {
       trace["counter_names"] = view.counter_names;
       trace["counter_interval_ns"] = view.counter_interval_ns;

@@ -1,6 +1,7 @@
 #include "pipeline/analyze_trace.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -111,6 +112,26 @@ std::string StealNote(const RecordingInfo& info) {
       "counts it where the trace shows the thread (on CPU, or waiting before its first "
       "run-time increment)",
       static_cast<double>(stolen) / 1e6, per_cpu, static_cast<double>(info.steal_step_ns) / 1e6);
+}
+
+// CPU bandwidth throttling the recording met, one note per cgroup: nothing in the trace
+// shows it (a throttled thread waits for a CPU, behind whatever runs there, and the
+// kernel counts the time as run delay), only the cgroup's counters.
+std::vector<std::string> ThrottlingNotes(const RecordingInfo& info) {
+  std::vector<std::string> notes;
+  for (const CgroupThrottling& c : info.throttling)
+    notes.push_back(fmt::format(
+        "CPU bandwidth throttling: cgroup {} (v{}, quota {:.1f} ms every {:.1f} ms) was "
+        "throttled in {} of {} periods, {:.1f} ms in all, while tracing ({}): its threads "
+        "stayed runnable, so that time is in their waits for a CPU (LATP, LATW), as in the "
+        "kernel's run delay, and WAITED BEHIND names whatever ran meanwhile",
+        c.cgroup, c.version, static_cast<double>(c.quota_ns) / 1e6,
+        static_cast<double>(c.period_ns) / 1e6, c.throttled, c.periods,
+        static_cast<double>(c.throttled_ns) / 1e6,
+        c.pids.empty() ? std::string("no recorded process was seen in it")
+                       : fmt::format("recorded process{} in it: {}", c.pids.size() == 1 ? "" : "es",
+                                     fmt::join(c.pids, ", "))));
+  return notes;
 }
 
 // The recording's unfiltered run-time buffer, to be read beside the trace; null when the
@@ -428,6 +449,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         info->ended_early));
   if (info)
     if (std::string note = StealNote(*info); !note.empty()) t.notes.push_back(note);
+  for (std::string& note : ThrottlingNotes(*info)) t.notes.push_back(std::move(note));
   if (info && !info->untraced_cpus.empty())
     t.notes.push_back(fmt::format(
         "CPU {} not recorded (record -C): what ran there is not in the trace, so a thread that "

@@ -34,6 +34,7 @@
 #include "format/trace_file_writer.h"
 #include "kernel/child_process.h"
 #include "kernel/cpu_steal.h"
+#include "kernel/cpu_throttling.h"
 #include "kernel/kallsyms.h"
 #include "kernel/kernel_capture.h"
 #include "kernel/kernel_counters.h"
@@ -263,6 +264,12 @@ class Recorder {
   uint64_t size_limit_ = UINT64_MAX;  // --max-size's part of the budget
   std::string ended_early_;           // why the budget ended the recording
   std::vector<CpuStealReading> steal_at_start_;
+  // CPU bandwidth limits: every cgroup with a quota when tracing went live, and the cpu
+  // cgroup each target process was seen in (a command may move itself into one).
+  std::vector<CpuCgroupMount> cgroup_mounts_;
+  std::vector<CpuLimitReading> limits_at_start_;
+  std::map<std::string, std::set<int32_t>> cgroups_seen_;
+  void NoteCgroupsOf(const std::vector<int32_t>& pids);
   ThreadTable threads_;
   // --flight: every process the targets started that a scan saw, for the dumps' targets
   // (one that exited before a dump may still have events in its window).
@@ -686,6 +693,8 @@ void Recorder::StartTracing() {
   }
   info_.start_ts = MonotonicNowNs();
   steal_at_start_ = ReadCpuSteal();
+  cgroup_mounts_ = ReadCpuCgroupMounts();
+  limits_at_start_ = ReadCpuLimits(cgroup_mounts_);
   started_ = Clock::now();
   // (The note written before tracing lacks only the seeds: a recovered file would
   // start those threads `unknown`.)
@@ -863,6 +872,7 @@ void Recorder::ReadLoop() {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
+      NoteCgroupsOf(info_.target_pids);
       if (flight()) ScanTargetDescendants();
       last_scan = Clock::now();
       scanned = true;
@@ -920,6 +930,7 @@ void Recorder::StopAndDrain() {
   for (const ThreadIdentity& t : threads_.List()) procs.insert(t.tgid != 0 ? t.tgid : t.tid);
   std::vector<int32_t> list(procs.begin(), procs.end());
   if (kernel_) kernel_->SnapshotEnd(list);
+  NoteCgroupsOf(list);
   if (counters_) {
     FollowCounters(MonotonicNowNs());
     // Stopped first, so that every thread's end reading and its overflows agree.
@@ -933,10 +944,22 @@ void Recorder::StopAndDrain() {
   info_.end_ts = MonotonicNowNs();
   info_.steal = PairSteal(steal_at_start_, ReadCpuSteal());
   info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
+  if (!limits_at_start_.empty())
+    info_.throttling =
+        PairThrottling(limits_at_start_, ReadCpuLimits(cgroup_mounts_), cgroups_seen_);
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   if (budget_) budget_->OpenStopReserve();
   for (auto& r : readers_) r->StopAndFlush();
   for (auto& r : unfiltered_readers_) r->StopAndFlush();
+}
+
+// Where the processes `pids` are in the cpu controller's hierarchy now: a quota there (or
+// above) throttles them. Only when some cgroup had one as tracing began.
+void Recorder::NoteCgroupsOf(const std::vector<int32_t>& pids) {
+  if (limits_at_start_.empty()) return;
+  for (int32_t pid : pids)
+    if (const CpuCgroupOfTask c = ReadCpuCgroupOf(pid); !c.cgroup.empty())
+      cgroups_seen_[CgroupKey(c.version, c.cgroup)].insert(pid);
 }
 
 // Sends `sig` to the processes the command started (a shell would leave them running,

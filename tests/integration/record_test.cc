@@ -709,6 +709,60 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
   EXPECT_TRUE(seen) << report.at("threads").dump(2);
 }
 
+// A command in a cgroup with a CPU quota (docker --cpus, systemd CPUQuota=) is throttled:
+// held off the CPUs, runnable, with no event to show it. The report says which cgroup
+// and how long, as the cgroup's own counters say, and who was in it.
+TEST_F(RecordTest, ThrottlingOfTheCommandsCgroupIsReported) {
+  const fs::path cpu = "/sys/fs/cgroup/cpu";  // cgroup v1's cpu controller
+  if (!fs::exists(cpu / "cpu.cfs_quota_us"))
+    GTEST_SKIP() << "no cgroup-v1 cpu controller at " << cpu << " to set a quota in";
+  const std::string name = fmt::format("cstool-test-{}", ::getpid());
+  const fs::path group = cpu / name;
+  fs::create_directory(group);
+  std::ofstream(group / "cpu.cfs_period_us") << "100000" << std::flush;
+  std::ofstream(group / "cpu.cfs_quota_us") << "20000" << std::flush;  // 20 % of a CPU
+  const auto throttled_ns = [&] {
+    std::ifstream stat(group / "cpu.stat");
+    std::string key;
+    int64_t value = 0;
+    while (stat >> key >> value)
+      if (key == "throttled_time") return value;
+    return int64_t{-1};
+  };
+  const int64_t before = throttled_ns();
+  const fs::path file = dir_ / "throttled.dat";
+  Result rec = Record({"-o", file.string(), "--", "sh", "-c",
+                       fmt::format("echo $$ > {}; exec {} spin 300 0",
+                                   (group / "cgroup.procs").string(), kWorkload)});
+  const int64_t after = throttled_ns();
+  fs::remove(group);
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  ASSERT_GT(after, before) << "a 300 ms spin at 20 % of a CPU was never throttled";
+  Result json = Run({kCstool, "report", file.string(), "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json report = nlohmann::json::parse(json.out);
+  int32_t pid = 0;
+  for (const nlohmann::json& t : report.at("threads"))
+    if (t.at("comm") == "cstool_workload") pid = t.at("pid").get<int32_t>();
+  ASSERT_NE(pid, 0) << report.at("threads").dump(2);
+  const nlohmann::json& all = report.at("trace").at("cpu_throttling");
+  ASSERT_EQ(all.size(), 1u) << all.dump(2);
+  const nlohmann::json& c = all.at(0);
+  EXPECT_EQ(c.at("cgroup"), "/" + name);
+  EXPECT_EQ(c.at("version"), 1);
+  EXPECT_EQ(c.at("quota_ns"), 20'000'000);
+  EXPECT_EQ(c.at("period_ns"), 100'000'000);
+  // Only the command ran in it, and only while tracing: its counters' whole change.
+  EXPECT_EQ(c.at("throttled_ns").get<int64_t>(), after - before);
+  EXPECT_EQ(c.at("pids"), nlohmann::json::array({pid}));
+  Result table = Run({kCstool, "report", file.string()});
+  EXPECT_NE(table.out.find(fmt::format("NOTE: CPU bandwidth throttling: cgroup /{} (v1, quota "
+                                       "20.0 ms every 100.0 ms) was throttled",
+                                       name)),
+            std::string::npos)
+      << table.out;
+}
+
 TEST_F(RecordTest, UsageErrors) {
   EXPECT_EQ(Record({}).status, 2);  // nothing to record
   Result r = Record({"-C", "abc", "-a"});
