@@ -447,9 +447,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "the recording ends early: {}; the events up to then are complete, and the kernel's "
         "counters cover more than the trace",
         info->ended_early));
-  if (info)
+  if (info) {
     if (std::string note = StealNote(*info); !note.empty()) t.notes.push_back(note);
-  for (std::string& note : ThrottlingNotes(*info)) t.notes.push_back(std::move(note));
+    for (std::string& note : ThrottlingNotes(*info)) t.notes.push_back(std::move(note));
+  }
   if (info && !info->untraced_cpus.empty())
     t.notes.push_back(fmt::format(
         "CPU {} not recorded (record -C): what ran there is not in the trace, so a thread that "
