@@ -157,16 +157,29 @@ TEST(StateMachine, SleepKindFollowsSyscall) {
   EXPECT_TILED(s);
 }
 
-TEST(StateMachine, PageFaultSleepOutsideSyscallIsPaging) {
-  Sim s;
+// Thread 10 leaves a write(2), maybe faults at 8 and is preempted at 12 (in the kernel,
+// "R+", or on its way back to user mode), and sleeps in D from 20 to 70 outside any
+// syscall: paging or the kernel's own D sleep, as the rules below say.
+enum class BeforeTheSleep { kNothing, kFault, kFaultThenKernelPreemption, kFaultThenPreemption };
+void DSleepOutsideASyscall(Sim& s, BeforeTheSleep before) {
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(5, 0, 10, kWrite);
   s.SysExit(6, 0, 10, kWrite);
-  s.Fault(10, 0, 10);
+  if (before != BeforeTheSleep::kNothing) s.Fault(8, 0, 10);
+  if (before == BeforeTheSleep::kFaultThenKernelPreemption ||
+      before == BeforeTheSleep::kFaultThenPreemption) {
+    s.Switch(12, 0, 10, kR, 0, before == BeforeTheSleep::kFaultThenKernelPreemption);
+    s.Switch(14, 0, 0, kR, 10);
+  }
   s.Switch(20, 0, 10, kD, 0);
   s.WakeBoth(70, 1, 0, 10, 0);
   s.Switch(80, 0, 0, kR, 10);
   s.Finish(100);
+}
+
+TEST(StateMachine, PageFaultSleepOutsideSyscallIsPaging) {
+  Sim s;
+  DSleepOutsideASyscall(s, BeforeTheSleep::kFault);
   EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
   EXPECT_EQ(s.Cause(10, "sleep:fault"), 1u);
   EXPECT_EQ(s.Report(10).voluntary, 1u);
@@ -186,39 +199,24 @@ TEST(StateMachine, SleepOutsideSyscallWithoutFaultIsKernel) {
 
 // A D sleep outside a syscall with no page fault pending is the kernel's (the cgroup-v1
 // freezer, task work on the way back to user mode): IO, as its cause, sleep:kernel, says;
-// not paging.
+// not paging. A preemption on the way back to user mode ("R") ends a fault.
 TEST(StateMachine, ADSleepOutsideASyscallWithNoFaultIsTheKernels) {
-  Sim s;
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(5, 0, 10, kWrite);
-  s.SysExit(6, 0, 10, kWrite);
-  s.Fault(8, 0, 10);
-  s.Switch(12, 0, 10, kR, 0);  // preempted on its way back to user mode: the fault is over
-  s.Switch(14, 0, 0, kR, 10);
-  s.Switch(20, 0, 10, kD, 0);
-  s.WakeBoth(70, 1, 0, 10, 0);
-  s.Switch(80, 0, 0, kR, 10);
-  s.Finish(100);
-  EXPECT_EQ(s.Micro(10, M::kSleepUninterruptible), 50);
-  EXPECT_EQ(s.Micro(10, M::kSleepPaging), 0);
-  EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
-  EXPECT_TILED(s);
+  for (BeforeTheSleep before : {BeforeTheSleep::kNothing, BeforeTheSleep::kFaultThenPreemption}) {
+    SCOPED_TRACE(static_cast<int>(before));
+    Sim s;
+    DSleepOutsideASyscall(s, before);
+    EXPECT_EQ(s.Micro(10, M::kSleepUninterruptible), 50);
+    EXPECT_EQ(s.Micro(10, M::kSleepPaging), 0);
+    EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
+    EXPECT_TILED(s);
+  }
 }
 
 // A preemption in the kernel ("R+") can come in the fault handler before its sleep: the
 // fault stays pending across it.
 TEST(StateMachine, AFaultPreemptedInTheKernelStillPagesItsSleep) {
   Sim s;
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(5, 0, 10, kWrite);
-  s.SysExit(6, 0, 10, kWrite);
-  s.Fault(8, 0, 10);
-  s.Switch(12, 0, 10, kR, 0, /*preempt=*/true);
-  s.Switch(14, 0, 0, kR, 10);
-  s.Switch(20, 0, 10, kD, 0);
-  s.WakeBoth(70, 1, 0, 10, 0);
-  s.Switch(80, 0, 0, kR, 10);
-  s.Finish(100);
+  DSleepOutsideASyscall(s, BeforeTheSleep::kFaultThenKernelPreemption);
   EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
   EXPECT_EQ(s.Cause(10, "sleep:fault"), 1u);
   EXPECT_TILED(s);
@@ -230,13 +228,7 @@ TEST(StateMachine, WithoutFaultEventsADSleepOutsideASyscallIsPaging) {
   TraceCapabilities caps;
   caps.page_faults = false;
   Sim s(caps);
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(5, 0, 10, kWrite);
-  s.SysExit(6, 0, 10, kWrite);
-  s.Switch(20, 0, 10, kD, 0);
-  s.WakeBoth(70, 1, 0, 10, 0);
-  s.Switch(80, 0, 0, kR, 10);
-  s.Finish(100);
+  DSleepOutsideASyscall(s, BeforeTheSleep::kNothing);
   EXPECT_EQ(s.Micro(10, M::kSleepPaging), 50);
   EXPECT_EQ(s.Cause(10, "sleep:kernel"), 1u);
   EXPECT_TILED(s);
