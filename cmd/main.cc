@@ -93,22 +93,21 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}", top_help());
     return static_cast<int>(ExitCode::kUsage);
   }
-  const auto not_a_command = [](std::string_view word, std::string_view done_by) {
-    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", word,
-               done_by.empty() ? "" : fmt::format("; that is {}", done_by));
-    return static_cast<int>(ExitCode::kUsage);
-  };
-  // Like git: name the unknown command instead of CLI11's generic complaint.
-  if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help") {
-    // Words a user of the manual pages would try: the commands that do those things.
+  // Like git: name the unknown command instead of CLI11's generic complaint, and the one
+  // that does it for the words a user of the manual pages would try.
+  const auto not_a_command = [](std::string_view word) {
     static const std::map<std::string_view, std::string_view> kDoneBy = {
         {"export", "cstool report FILE --format sqlite|jsonl -o OUT (man 5 cstool-export)"},
         {"timeline", "cstool report FILE --timeline OUT.pftrace"},
         {"check", "cstool report FILE --check"},
         {"dump", "cstool record --dump"}};
-    const auto done_by = kDoneBy.find(argv[1]);
-    return not_a_command(argv[1], done_by == kDoneBy.end() ? "" : done_by->second);
-  }
+    const auto done_by = kDoneBy.find(word);
+    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", word,
+               done_by == kDoneBy.end() ? "" : fmt::format("; that is {}", done_by->second));
+    return static_cast<int>(ExitCode::kUsage);
+  };
+  if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help")
+    return not_a_command(argv[1]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -158,7 +157,7 @@ int Main(int argc, char** argv) {
       return 0;
     }
     auto it = subapps.find(help_topic);
-    if (it == subapps.end()) return not_a_command(help_topic, "");
+    if (it == subapps.end()) return not_a_command(help_topic);
     fmt::print("{}", it->second->help(app.get_name()));  // "Usage: cstool NAME", as --help
     return 0;
   }

@@ -288,6 +288,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (info) {
     caps.wakelist_function = info->wakelist_function;
     caps.exit_listener_tid = info->exit_listener_tid;
+    caps.unfiltered_moves = info->unfiltered_migrations;
   }
 
   auto result = std::make_unique<AnalyzedTrace>();

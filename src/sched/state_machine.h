@@ -47,6 +47,9 @@ struct TraceCapabilities {
   // The thread a dying thread wakes right after its exit record was taken (the
   // recorder's taskstats listener, RecordingInfo::exit_listener_tid); 0: not known.
   int32_t exit_listener_tid = 0;
+  // The moves of followed threads done in unfollowed contexts are in the file
+  // (RecordingInfo::unfiltered_migrations): where a followed thread is queued is known.
+  bool unfiltered_moves = false;
 };
 
 class StateMachine final : public EventSink {

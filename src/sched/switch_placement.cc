@@ -214,14 +214,16 @@ Thread* StateMachine::UnfilteredSubject(int32_t context, int32_t pid) {
 // it was switched in (the settling of the run's first increment), not at its own first
 // event (hackbench: 0.27 ms each). The CPU may still seem to run an unfollowed task: a
 // pid filter leaves out its switch to idle (a thread frozen in favour of one, thawed on
-// the idle CPU: 0.41 ms of run counted as a wait).
+// the idle CPU: 0.41 ms of run counted as a wait). That takes knowing where the thread
+// is queued: without the moves done in unfollowed contexts, it may run elsewhere.
 void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
   // (On its own CPU, an increment done by another context shows that CPU ran something.)
   if (!t.tracked || !IsWaitingForCpu(t.state) || t.cpu < 0 || t.cpu == from_cpu ||
       static_cast<size_t>(t.cpu) >= cpus_.size())
     return;
   Cpu& cpu = cpus_[t.cpu];
-  if (cpu.current_known && (cpu.current == nullptr || RunsUnseen(*cpu.current)) &&
+  if (cpu.current_known &&
+      (cpu.current == nullptr || (caps_.unfiltered_moves && RunsUnseen(*cpu.current))) &&
       cpu.lost_gap_from < 0)
     MarkOnCpuChanged(cpu, t.cpu, &t, ts);
 }

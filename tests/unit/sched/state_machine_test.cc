@@ -1544,7 +1544,9 @@ TEST(StateMachine, ARemoteIncrementOfATaskQueuedOnAnIdleCpuSwitchesItIn) {
 // out that task's switch to idle, and the CPU seems to run it still. (A thread frozen
 // in favour of the recorder's and thawed on the idle CPU: 0.41 ms of run was a wait.)
 TEST(StateMachine, ARemoteIncrementSwitchesInATaskQueuedWhereAnUnfollowedOneSeemsToRun) {
-  Sim s(WithIncrements(), Following({10, 11}));
+  TraceCapabilities caps = WithIncrements();
+  caps.unfiltered_moves = true;  // (without them, the thread may have been moved unseen)
+  Sim s(caps, Following({10, 11}));
   s.Switch(0, 0, 0, kR, 11);
   s.Switch(0, 1, 0, kR, 10);
   s.SysEnter(1'000, 1, 10, kRead);
