@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -24,9 +25,10 @@ bool HasWord(std::string_view list, std::string_view word) {
 
 // The cgroup at `dir`, `rel` below its mount's root.
 std::optional<CpuLimitReading> ReadLimit(const CpuCgroupMount& m, const std::filesystem::path& dir,
-                                         const std::string& rel) {
+                                         const std::string& rel, int64_t now_ns) {
   CpuLimitReading r;
   r.version = m.version;
+  r.read_at_ns = now_ns;
   std::string root = m.root == "/" ? "" : m.root;
   r.cgroup = rel.empty() ? (root.empty() ? "/" : root) : root + "/" + rel;
   if (m.version == 1) {
@@ -41,6 +43,31 @@ std::optional<CpuLimitReading> ReadLimit(const CpuCgroupMount& m, const std::fil
   const auto stat = ReadWholeFile((dir / "cpu.stat").string());
   if (!stat || !ParseCpuStat(*stat, m.version, &r)) return std::nullopt;
   return r;
+}
+
+// Each directory below `dir` in turn: one removed meanwhile ends its own walk (its
+// iterator fails), not its parent's.
+template <typename Keep>
+void WalkBelow(const CpuCgroupMount& m, const std::filesystem::path& top,
+               const std::filesystem::path& dir, int64_t now_ns, Keep& keep) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code kind;
+    if (it->is_symlink(kind) || !it->is_directory(kind)) continue;
+    keep(ReadLimit(m, it->path(), it->path().lexically_relative(top).string(), now_ns));
+    WalkBelow(m, top, it->path(), now_ns, keep);
+  }
+}
+
+// The directory of `cgroup` (a path in the hierarchy) under mount `m`, when the mount
+// shows it.
+std::optional<std::string> RelativeTo(const CpuCgroupMount& m, const std::string& cgroup) {
+  if (m.root == "/") return cgroup == "/" ? std::string() : cgroup.substr(1);
+  if (cgroup == m.root) return std::string();
+  if (cgroup.starts_with(m.root + "/")) return cgroup.substr(m.root.size() + 1);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -134,30 +161,48 @@ CpuCgroupOfTask ReadCpuCgroupOf(int32_t pid) {
 
 std::vector<CpuCgroupMount> ReadCpuCgroupMounts() {
   const auto text = ReadWholeFile("/proc/self/mountinfo");
-  return text ? ParseCpuCgroupMounts(*text) : std::vector<CpuCgroupMount>{};
+  std::vector<CpuCgroupMount> out;
+  if (!text) return out;
+  for (CpuCgroupMount& m : ParseCpuCgroupMounts(*text)) {
+    // A v2 hierarchy has quotas only where the cpu controller is enabled (a hybrid
+    // system's has none: its cpu controller is v1's).
+    if (m.version == 2) {
+      const auto controllers = ReadWholeFile(m.mount_point + "/cgroup.controllers");
+      std::string_view words = controllers ? std::string_view(*controllers) : "";
+      bool cpu = false;
+      for (std::string_view w = NextToken(words); !w.empty(); w = NextToken(words))
+        cpu = cpu || w == "cpu";
+      if (!cpu) continue;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
-std::vector<CpuLimitReading> ReadCpuLimits(const std::vector<CpuCgroupMount>& mounts) {
-  namespace fs = std::filesystem;
+std::vector<CpuLimitReading> ReadCpuLimits(const std::vector<CpuCgroupMount>& mounts,
+                                           int64_t now_ns) {
   std::vector<CpuLimitReading> out;
   std::set<std::string> read;  // a hierarchy mounted twice is read once
   const auto keep = [&](std::optional<CpuLimitReading> r) {
     if (r && read.insert(CgroupKey(r->version, r->cgroup)).second) out.push_back(std::move(*r));
   };
   for (const CpuCgroupMount& m : mounts) {
-    std::error_code ec;
-    const fs::path top(m.mount_point);
-    keep(ReadLimit(m, top, ""));
-    // A cgroup removed while walked ends its subtree's walk there, no more.
-    for (fs::recursive_directory_iterator
-             it(top, fs::directory_options::skip_permission_denied, ec),
-         end;
-         !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
-      keep(ReadLimit(m, it->path(), it->path().lexically_relative(top).string()));
-    }
+    const std::filesystem::path top(m.mount_point);
+    keep(ReadLimit(m, top, "", now_ns));
+    WalkBelow(m, top, top, now_ns, keep);
   }
   return out;
+}
+
+std::optional<CpuLimitReading> ReadCpuLimitOf(const std::vector<CpuCgroupMount>& mounts,
+                                              int version, const std::string& cgroup,
+                                              int64_t now_ns) {
+  for (const CpuCgroupMount& m : mounts) {
+    if (m.version != version) continue;
+    if (const std::optional<std::string> rel = RelativeTo(m, cgroup))
+      return ReadLimit(m, std::filesystem::path(m.mount_point) / *rel, *rel, now_ns);
+  }
+  return std::nullopt;
 }
 
 std::string CgroupKey(int version, std::string_view cgroup) {
@@ -166,32 +211,33 @@ std::string CgroupKey(int version, std::string_view cgroup) {
 
 std::vector<CgroupThrottling> PairThrottling(const std::vector<CpuLimitReading>& start,
                                              const std::vector<CpuLimitReading>& end,
-                                             const std::map<std::string, std::set<int32_t>>& seen) {
+                                             const std::map<std::string, std::set<int32_t>>& seen,
+                                             int64_t start_ns, bool keep_unseen) {
   std::vector<CgroupThrottling> out;
   for (const CpuLimitReading& e : end)
     for (const CpuLimitReading& s : start) {
       if (s.version != e.version || s.cgroup != e.cgroup || e.throttled <= s.throttled ||
           e.throttled_ns < s.throttled_ns || e.periods < s.periods)
         continue;
-      CgroupThrottling t{.version = e.version,
-                         .cgroup = e.cgroup,
-                         .quota_ns = e.quota_ns,
-                         .period_ns = e.period_ns,
-                         .periods = e.periods - s.periods,
-                         .throttled = e.throttled - s.throttled,
-                         .throttled_ns = e.throttled_ns - s.throttled_ns,
-                         .pids = {}};
       // A quota holds the cgroups below it too.
+      const std::string prefix = fmt::format("{}:", e.version);
       const std::string below = e.cgroup == "/" ? "/" : e.cgroup + "/";
       std::set<int32_t> pids;
       for (const auto& [key, in] : seen) {
-        const std::string prefix = fmt::format("{}:", e.version);
         if (!key.starts_with(prefix)) continue;
         const std::string_view path = std::string_view(key).substr(prefix.size());
         if (path == e.cgroup || path.starts_with(below)) pids.insert(in.begin(), in.end());
       }
-      t.pids.assign(pids.begin(), pids.end());
-      out.push_back(std::move(t));
+      if (pids.empty() && !keep_unseen) continue;
+      out.push_back({.version = e.version,
+                     .cgroup = e.cgroup,
+                     .quota_ns = e.quota_ns,
+                     .period_ns = e.period_ns,
+                     .periods = e.periods - s.periods,
+                     .throttled = e.throttled - s.throttled,
+                     .throttled_ns = e.throttled_ns - s.throttled_ns,
+                     .since_ns = std::max<int64_t>(s.read_at_ns - start_ns, 0),
+                     .pids = {pids.begin(), pids.end()}});
     }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@ struct CpuLimitReading {
   uint64_t periods = 0;    // nr_periods: periods in which it ran
   uint64_t throttled = 0;  // nr_throttled: periods that ended its threads' run
   int64_t throttled_ns = 0;
+  int64_t read_at_ns = 0;  // CLOCK_MONOTONIC
 };
 
 // v1: cpu.cfs_quota_us and cpu.cfs_period_us; v2: cpu.max ("QUOTA PERIOD", in us). False
@@ -56,15 +58,25 @@ struct CpuCgroupOfTask {
 CpuCgroupOfTask ParseCpuCgroupOf(std::string_view proc_pid_cgroup);
 CpuCgroupOfTask ReadCpuCgroupOf(int32_t pid);
 
-// Every cgroup with a quota under `mounts`, read now.
-std::vector<CpuLimitReading> ReadCpuLimits(const std::vector<CpuCgroupMount>& mounts);
+// Every cgroup with a quota under `mounts`, read at `now_ns`. A cgroup removed meanwhile
+// is left out, with its subtree, and nothing else.
+std::vector<CpuLimitReading> ReadCpuLimits(const std::vector<CpuCgroupMount>& mounts,
+                                           int64_t now_ns);
+// One cgroup's, when it has a quota.
+std::optional<CpuLimitReading> ReadCpuLimitOf(const std::vector<CpuCgroupMount>& mounts,
+                                              int version, const std::string& cgroup,
+                                              int64_t now_ns);
+// The hierarchies with the cpu controller (a v2 one only where it is enabled).
 std::vector<CpuCgroupMount> ReadCpuCgroupMounts();
 
 // The cgroups throttled between two readings (a cgroup in only one is left out), with the
-// processes seen in each or in a cgroup below it (`seen`: "VERSION:PATH" -> pids).
+// processes seen in each or in a cgroup below it (`seen`: "VERSION:PATH" -> pids); those
+// with none only when `keep_unseen`. `start_ns`: when tracing went live (a start reading
+// after it is of a cgroup first seen then).
 std::vector<CgroupThrottling> PairThrottling(const std::vector<CpuLimitReading>& start,
                                              const std::vector<CpuLimitReading>& end,
-                                             const std::map<std::string, std::set<int32_t>>& seen);
+                                             const std::map<std::string, std::set<int32_t>>& seen,
+                                             int64_t start_ns, bool keep_unseen);
 
 // The key of `seen` for a task's cgroup.
 std::string CgroupKey(int version, std::string_view cgroup);

@@ -85,9 +85,12 @@ struct CgroupThrottling {
   std::string cgroup;    // its path in the hierarchy
   int64_t quota_ns = 0;  // CPU time per period
   int64_t period_ns = 0;
-  uint64_t periods = 0;    // periods in which it ran
-  uint64_t throttled = 0;  // periods that used the quota up
-  int64_t throttled_ns = 0;
+  uint64_t periods = 0;      // periods in which it ran
+  uint64_t throttled = 0;    // periods that used the quota up
+  int64_t throttled_ns = 0;  // summed over its CPUs' runqueues
+  // After tracing went live, when a cgroup first seen later (or given its quota later)
+  // was first read: its counts are from then on. 0: from the start.
+  int64_t since_ns = 0;
   // The recorded processes the recorder saw in it, or in a cgroup below it (0.5 s scans).
   std::vector<int32_t> pids;
 };
@@ -195,7 +198,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ChildCounters, pid, reaped, wait
                                                 exit_nivcsw, utime_ns, stime_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuSteal, cpu, start_ns, end_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CgroupThrottling, version, cgroup, quota_ns,
-                                                period_ns, periods, throttled, throttled_ns, pids)
+                                                period_ns, periods, throttled, throttled_ns,
+                                                since_ns, pids)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
     cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,

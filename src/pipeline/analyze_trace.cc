@@ -122,11 +122,15 @@ std::vector<std::string> ThrottlingNotes(const RecordingInfo& info) {
   for (const CgroupThrottling& c : info.throttling)
     notes.push_back(fmt::format(
         "CPU bandwidth throttling: cgroup {} (v{}, quota {:.1f} ms every {:.1f} ms) was "
-        "throttled in {} of {} periods, {:.1f} ms in all, while tracing ({}): its threads "
-        "stayed runnable, so that time is in their waits for a CPU (LATP, LATW), as in the "
-        "kernel's run delay, and WAITED BEHIND names whatever ran meanwhile",
+        "throttled in {} of {} periods while tracing{}, {:.1f} ms summed over its CPUs ({}): a "
+        "throttled thread stays runnable, so that time shows as waiting for a CPU (LATP, "
+        "LATW; the kernel counts it as run delay), and WAITED BEHIND names whatever ran on "
+        "the CPU meanwhile, idle included",
         c.cgroup, c.version, static_cast<double>(c.quota_ns) / 1e6,
         static_cast<double>(c.period_ns) / 1e6, c.throttled, c.periods,
+        c.since_ns > 0 ? fmt::format(" (read from {:.3f} s on, when first seen)",
+                                     static_cast<double>(c.since_ns) / 1e9)
+                       : std::string(),
         static_cast<double>(c.throttled_ns) / 1e6,
         c.pids.empty() ? std::string("no recorded process was seen in it")
                        : fmt::format("recorded process{} in it: {}", c.pids.size() == 1 ? "" : "es",

@@ -267,7 +267,7 @@ class Recorder {
   // CPU bandwidth limits: every cgroup with a quota when tracing went live, and the cpu
   // cgroup each target process was seen in (a command may move itself into one).
   std::vector<CpuCgroupMount> cgroup_mounts_;
-  std::vector<CpuLimitReading> limits_at_start_;
+  std::vector<CpuLimitReading> limits_at_start_;  // and those first read later
   std::map<std::string, std::set<int32_t>> cgroups_seen_;
   void NoteCgroupsOf(const std::vector<int32_t>& pids);
   ThreadTable threads_;
@@ -650,6 +650,10 @@ std::vector<AttachSeed> Recorder::SeedsOf(const std::vector<int>& pids) {
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
+  // (Before tracing: the walk of a large cgroup tree is no part of the recording.)
+  cgroup_mounts_ = ReadCpuCgroupMounts();
+  limits_at_start_ = ReadCpuLimits(cgroup_mounts_, MonotonicNowNs());
+  NoteCgroupsOf(info_.target_pids);
   for (auto& r : readers_) {
     r->Start();
     r->AvoidOwnCpu(online_);
@@ -693,8 +697,6 @@ void Recorder::StartTracing() {
   }
   info_.start_ts = MonotonicNowNs();
   steal_at_start_ = ReadCpuSteal();
-  cgroup_mounts_ = ReadCpuCgroupMounts();
-  limits_at_start_ = ReadCpuLimits(cgroup_mounts_);
   started_ = Clock::now();
   // (The note written before tracing lacks only the seeds: a recovered file would
   // start those threads `unknown`.)
@@ -728,6 +730,7 @@ bool Recorder::ShouldStop() {
     // Before the reap: the command's last thread, a zombie until then, still shows
     // its final -V counts in /proc.
     if (counters_) ReadExitedCounters(MonotonicNowNs());
+    NoteCgroupsOf({child_->pid()});  // (a zombie stays in its cgroup on v2, not on v1)
     child_->TryReap();
     return true;
   }
@@ -946,7 +949,8 @@ void Recorder::StopAndDrain() {
   info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
   if (!limits_at_start_.empty())
     info_.throttling =
-        PairThrottling(limits_at_start_, ReadCpuLimits(cgroup_mounts_), cgroups_seen_);
+        PairThrottling(limits_at_start_, ReadCpuLimits(cgroup_mounts_, MonotonicNowNs()),
+                       cgroups_seen_, info_.start_ts, o_.system_wide);
   seconds_ = std::chrono::duration<double>(Clock::now() - started_).count();
   if (budget_) budget_->OpenStopReserve();
   for (auto& r : readers_) r->StopAndFlush();
@@ -954,12 +958,23 @@ void Recorder::StopAndDrain() {
 }
 
 // Where the processes `pids` are in the cpu controller's hierarchy now: a quota there (or
-// above) throttles them. Only when some cgroup had one as tracing began.
+// above) throttles them. A cgroup with a quota but no reading yet (made, or given its
+// quota, after tracing began: `systemd-run -p CPUQuota=`) is read from now on.
 void Recorder::NoteCgroupsOf(const std::vector<int32_t>& pids) {
-  if (limits_at_start_.empty()) return;
-  for (int32_t pid : pids)
-    if (const CpuCgroupOfTask c = ReadCpuCgroupOf(pid); !c.cgroup.empty())
-      cgroups_seen_[CgroupKey(c.version, c.cgroup)].insert(pid);
+  if (cgroup_mounts_.empty()) return;
+  for (int32_t pid : pids) {
+    if (pid == ::getpid()) continue;  // -a: the recorder is no recorded process
+    const CpuCgroupOfTask c = ReadCpuCgroupOf(pid);
+    if (c.cgroup.empty()) continue;
+    const std::string key = CgroupKey(c.version, c.cgroup);
+    cgroups_seen_[key].insert(pid);
+    const bool read = std::any_of(
+        limits_at_start_.begin(), limits_at_start_.end(),
+        [&](const CpuLimitReading& r) { return CgroupKey(r.version, r.cgroup) == key; });
+    if (read) continue;
+    if (auto r = ReadCpuLimitOf(cgroup_mounts_, c.version, c.cgroup, MonotonicNowNs()))
+      limits_at_start_.push_back(std::move(*r));
+  }
 }
 
 // Sends `sig` to the processes the command started (a shell would leave them running,
