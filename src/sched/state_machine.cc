@@ -338,8 +338,11 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
     }
     prev->on_cpu = false;
     // A preemption in the kernel ("R+") may be in the fault handler, whose sleep is still
-    // to come; a sleep or a preemption on the way back to user mode ends the fault.
-    if (sw.voluntary || !e.prev_preempted) prev->fault_pending = false;
+    // to come, and a fault may sleep in D more than once (the page's read, then its lock);
+    // another sleep or a preemption on the way back to user mode ends it.
+    const bool in_fault_still =
+        sw.voluntary ? (e.prev_state & kStateUninterruptible) != 0 : e.prev_preempted;
+    if (!in_fault_still) prev->fault_pending = false;
   }
   const bool cause_pending = EmitSwitch(prev, sw);
 

@@ -222,6 +222,29 @@ TEST(StateMachine, AFaultPreemptedInTheKernelStillPagesItsSleep) {
   EXPECT_TILED(s);
 }
 
+// A fault may sleep in D more than once (the page's read, then its lock): each sleep is
+// paging, until a syscall or another sleep shows it over.
+TEST(StateMachine, AFaultThatSleepsTwicePagesBothSleeps) {
+  Sim twice;
+  twice.Switch(0, 0, 0, kR, 10);
+  twice.Fault(8, 0, 10);
+  twice.Switch(20, 0, 10, kD, 0);
+  twice.WakeBoth(70, 1, 0, 10, 0);
+  twice.Switch(80, 0, 0, kR, 10);
+  twice.Switch(90, 0, 10, kD, 0);  // the same fault's second sleep
+  twice.WakeBoth(120, 1, 0, 10, 0);
+  twice.Switch(130, 0, 0, kR, 10);
+  twice.SysEnter(140, 0, 10, kWrite);  // back in user mode: the fault is over
+  twice.SysExit(141, 0, 10, kWrite);
+  twice.Switch(150, 0, 10, kD, 0);  // a D sleep of the kernel's own
+  twice.Finish(200);
+  EXPECT_EQ(twice.Micro(10, M::kSleepPaging), 50 + 30);
+  EXPECT_EQ(twice.Cause(10, "sleep:fault"), 2u);
+  EXPECT_EQ(twice.Micro(10, M::kSleepUninterruptible), 50);
+  EXPECT_EQ(twice.Cause(10, "sleep:kernel"), 1u);
+  EXPECT_TILED(twice);
+}
+
 // A trace without page-fault events cannot tell a fault's sleep from the kernel's: a D
 // sleep of a user thread outside any syscall is paging, as most are.
 TEST(StateMachine, WithoutFaultEventsADSleepOutsideASyscallIsPaging) {
