@@ -35,8 +35,9 @@ Microstate CauseAttribution::SleepState(uint16_t bits, const Thread& t,
   if (bits & kStateUninterruptible) {
     // Paging is a D sleep in a page fault. With the faults in the trace, a D sleep outside
     // a syscall with none pending is the kernel's own (the cgroup-v1 freezer, task work on
-    // the way back to user mode), as its cause (sleep:kernel) says.
-    if (fault_events_ && !t.fault_pending) return Microstate::kSleepUninterruptible;
+    // the way back to user mode), as its cause (sleep:kernel) says. (Of a thread not yet
+    // known in or out of a syscall, a fault may have begun before the trace.)
+    if (fault_events_ && !t.fault_pending && !unknown) return Microstate::kSleepUninterruptible;
     if (unknown) {
       *abstract = AbstractState::kSleepUninterruptible;
       return Microstate::kUnknown;

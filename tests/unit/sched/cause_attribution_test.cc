@@ -78,8 +78,16 @@ TEST_F(CauseAttributionTest, SleepStatesAndTheirResolution) {
   t.user_thread = false;  // a kernel thread's D sleep is not paging
   EXPECT_EQ(causes.SleepState(kStateUninterruptible, t, &abstract),
             Microstate::kSleepUninterruptible);
-  // Not known yet: labelled abstractly, resolved once the syscall is known.
+  // Not known yet: labelled abstractly, resolved once the syscall is known (a fault may
+  // have begun before the trace).
   t.syscall = kSyscallUnknown;
+  t.fault_pending = false;
+  EXPECT_EQ(causes.SleepState(kStateUninterruptible, t, &abstract), Microstate::kUnknown);
+  EXPECT_EQ(abstract, AbstractState::kSleepUninterruptible);
+  t.user_thread = true;
+  EXPECT_EQ(causes.Resolved(t, Microstate::kUnknown, abstract, kNotInSyscall),
+            Microstate::kSleepPaging);
+  t.user_thread = false;
   EXPECT_EQ(causes.SleepState(kStateInterruptible, t, &abstract), Microstate::kUnknown);
   EXPECT_EQ(abstract, AbstractState::kSleepInterruptible);
   EXPECT_EQ(causes.Resolved(t, Microstate::kUnknown, abstract, SYS_futex), Microstate::kSleepFutex);
