@@ -435,7 +435,7 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
       }
     Judge(p.traced, p.kernel, on_cpu_tol, wait_tol, wait_maybe_more, &p.switches_ok, &p.on_cpu_ok,
           &p.wait_ok);
-    if (!times_judged) p.on_cpu_ok = p.wait_ok = true;  // shown, not judged (see threads)
+    p.times_judged = times_judged;  // else shown, not judged (see threads)
     res.processes.push_back(std::move(p));
   }
   return res;

@@ -120,8 +120,10 @@ struct ProcessCheck {
   CheckQuantities kernel;
   int64_t unknown_ns = 0;
   bool switches_ok = false;
+  // The sums' comparison, as for a thread; judged only when every thread's times were.
   bool on_cpu_ok = false;
   bool wait_ok = false;
+  bool times_judged = true;
 };
 
 struct KernelCheckResult {

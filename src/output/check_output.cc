@@ -99,7 +99,8 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
     for (const ProcessCheck& p : check.processes) {
       std::string status(CheckStatusName(p.status));
       if (p.status == CheckStatus::kAgree || p.status == CheckStatus::kDisagree) {
-        std::string bad = Problems(p.switches_ok, p.on_cpu_ok, p.wait_ok);
+        std::string bad =
+            Problems(p.switches_ok, p.on_cpu_ok || !p.times_judged, p.wait_ok || !p.times_judged);
         // The sums may agree while a thread does not: the row is its threads' worst.
         if (bad.empty() && p.status == CheckStatus::kDisagree) bad = DisagreeingThreads(check, p);
         if (!bad.empty()) status += " (" + bad + ")";
@@ -156,7 +157,8 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
          {"status", CheckStatusName(p.status)},
          {"traced", QuantitiesJson(p.traced)},
          {"kernel", QuantitiesJson(p.kernel)},
-         {"ok", {{"switches", p.switches_ok}, {"on_cpu", p.on_cpu_ok}, {"wait_cpu", p.wait_ok}}}});
+         {"ok", {{"switches", p.switches_ok}, {"on_cpu", p.on_cpu_ok}, {"wait_cpu", p.wait_ok}}},
+         {"times_judged", p.times_judged}});
   return {
       {"passed", check.passed()},
       {"verdict", check.Verdict()},

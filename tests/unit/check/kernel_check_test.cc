@@ -744,6 +744,11 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
   KernelCheckResult res = f.Check();
   EXPECT_TRUE(res.passed());
   EXPECT_EQ(res.worst_wait.tid, 0);  // unjudged times stay out of the worst thread
+  // Its process says the same as the thread: the comparison, and that it was not judged
+  // (the process row said its wait was fine where the thread's said it was not).
+  ASSERT_EQ(res.processes.size(), 1u);
+  EXPECT_FALSE(res.processes[0].times_judged);
+  EXPECT_FALSE(res.processes[0].wait_ok);
   // And the verdict says that only switch counts were: a bare PASS read as one on times.
   EXPECT_EQ(res.times_judged, 0u);
   EXPECT_NE(res.Verdict().find(
