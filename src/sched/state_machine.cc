@@ -673,6 +673,11 @@ void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
   }
   Thread& t = Lookup(e.pid, {});
   threads_.Execed(t, e.pid, e.old_pid, old_leader);
+  // de_thread() released the old leader (release_task()) before this event: its zombie
+  // ends here, not at the parent's wait4(), which reaps the process, by that tid, later.
+  if (old_leader != nullptr && old_leader != &t && !old_leader->freed &&
+      old_leader->state == Microstate::kZombie)
+    EndLifetime(*old_leader, e.c.ts);
   MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   t.user_thread = true;
   t.kernel_thread = false;

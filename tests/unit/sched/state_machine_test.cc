@@ -2355,6 +2355,9 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
     EXPECT_EQ(execed.thread->tid_since, leader_first ? 7'400 : 8'000);
     EXPECT_EQ(execed.thread->tid_before_exec, 11);
     EXPECT_EQ(leader->thread->tid_before_exec, 0);
+    // The exec released the leader: a zombie from its final switch to the exec's event.
+    EXPECT_EQ(leader->thread->end_ts, 12'000);
+    EXPECT_EQ(leader->microstates[static_cast<size_t>(M::kZombie)], 12'000 - 7'600);
     EXPECT_EQ(execed.voluntary, 1u);  // its wait for the leader
     EXPECT_EQ(execed.involuntary, 1u);
     EXPECT_EQ(leader->thread->comm, "task");
