@@ -270,6 +270,7 @@ class Recorder {
   std::vector<CpuLimitReading> limits_at_start_;  // and those first read later
   std::map<std::string, std::set<int32_t>> cgroups_seen_;
   void NoteCgroupsOf(const std::vector<int32_t>& pids);
+  std::vector<int32_t> TargetsAndDescendants() const;
   ThreadTable threads_;
   // --flight: every process the targets started that a scan saw, for the dumps' targets
   // (one that exited before a dump may still have events in its window).
@@ -875,10 +876,15 @@ void Recorder::ReadLoop() {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
       for (int pid : info_.target_pids) threads_.Add(ListThreads(pid));
-      NoteCgroupsOf(info_.target_pids);
+      NoteCgroupsOf(TargetsAndDescendants());
       if (flight()) ScanTargetDescendants();
       last_scan = Clock::now();
       scanned = true;
+    } else if (child_) {
+      // The command at every tick: on cgroup v1 an exited process shows the root cgroup,
+      // so one that moved into a cgroup with a quota and exited within a scan would be
+      // seen in none.
+      NoteCgroupsOf({child_->pid()});
     }
     if (counters_) {
       FollowCounters(MonotonicNowNs(), scanned);
@@ -975,6 +981,17 @@ void Recorder::NoteCgroupsOf(const std::vector<int32_t>& pids) {
     if (auto r = ReadCpuLimitOf(cgroup_mounts_, c.version, c.cgroup, MonotonicNowNs()))
       limits_at_start_.push_back(std::move(*r));
   }
+}
+
+// The targets and the processes they started (a script moving a child into a cgroup with
+// a quota); with -a only the targets (the command), as every process is recorded.
+std::vector<int32_t> Recorder::TargetsAndDescendants() const {
+  std::vector<int32_t> pids = info_.target_pids;
+  if (o_.system_wide || cgroup_mounts_.empty()) return pids;
+  const ProcessParents parents = ProcessParents::Read();
+  for (int pid : info_.target_pids)
+    for (int child : parents.DescendantsOf(pid)) pids.push_back(child);
+  return pids;
 }
 
 // Sends `sig` to the processes the command started (a shell would leave them running,

@@ -690,6 +690,7 @@ void StateMachine::PushSchedProcessExit(const SchedProcessExit& e) {
   if (e.c.pid == e.pid) MarkOnCpu(cpu, e.c.cpu, &t, e.c.ts);
   cpu.last_event = LastEvent::kOther;
   t.exiting = true;
+  t.fault_pending = false;  // the exit's D sleeps (exit_mm, a core dump) are no fault's
   // A thread killed by a signal (another thread's exit_group(), say) exits on its way
   // back to user mode: the rest of its run is the kernel's (it showed as user time).
   if (e.c.pid == e.pid) RefreshRunning(cpu, e.c.ts);
@@ -841,6 +842,7 @@ void StateMachine::PushSysExit(const SysExit& e) {
   }
   t.syscall = kNotInSyscall;
   t.syscall_enter_seen = false;
+  t.fault_pending = false;  // a fault in the syscall (page_fault_kernel) ended with it
   t.signal_exit_wakeup_ts = -1;
   cpu.last_event = LastEvent::kSysExit;
   RefreshRunning(cpu, e.c.ts);

@@ -33,8 +33,8 @@ struct Thread {
   // A kernel thread (kthreadd or its child): never in a syscall, its on-CPU time is sys.
   // A syscall or an exec ends it (a user-mode helper the kernel started, a reused tid).
   bool kernel_thread = false;
-  // A page fault seen since it last entered a syscall, slept other than in D, or was
-  // preempted on its way back to user mode.
+  // A page fault seen since it last entered or left a syscall, slept other than in D, was
+  // preempted on its way back to user mode, or began its exit.
   bool fault_pending = false;
   int64_t first_ts = 0;  // observed lifetime: [first_ts, end_ts)
   // Since when `tid` names it: its first_ts, or when an exec by this non-leader thread

@@ -661,9 +661,10 @@ TEST_F(RecordTest, SystemWideWithACommandTracesEverythingAndKeepsTheRecordersInc
 
 // The cgroup-v1 freezer (`docker pause` on cgroup v1) stops a task in a D sleep in the
 // kernel, outside any syscall and in no page fault: IO, cause sleep:kernel. The microstate
-// said paging before, against its own cause. (The workload's threads yield in a loop: a
-// page fault of a thread that then runs in user mode only stays pending until its next
-// syscall, which no event before the freeze could otherwise end.)
+// said paging before, against its own cause. (Two threads spin on one CPU, preempting
+// each other on their way back to user mode, which ends their last page faults: a fault
+// of a thread that then ran in user mode unpreempted, with no syscall, would stay
+// pending, since no event shows the return. A thread asleep is frozen in its sleep.)
 TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
   const fs::path freezer = "/sys/fs/cgroup/freezer";
   if (!fs::is_directory(freezer) || !fs::exists(freezer / "cgroup.procs"))
@@ -689,7 +690,7 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
   });
   const fs::path file = dir_ / "frozen.dat";
   Result rec = Record({"-o", file.string(), "--", "sh", "-c",
-                       fmt::format("echo $$ > {}; exec {} yield 600000 0",
+                       fmt::format("echo $$ > {}; exec {} cpubound 1200 0",
                                    (group / "cgroup.procs").string(), kWorkload)});
   freeze.join();
   fs::remove(group);
@@ -702,13 +703,13 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
     if (t.at("comm") != "cstool_workload") continue;
     const nlohmann::json& micro = t.at("microstates_ns");
     EXPECT_EQ(micro.at("sleep_paging").get<int64_t>(), 0) << t.dump(2);
-    // Frozen from the FROZEN write (a thread freezes as it next runs: at once, or within
+    // Frozen from the FROZEN write (a spinner freezes as it next runs: at once, or within
     // a time slice when queued) to the thaw 300 ms later: a D sleep in the kernel.
     if (micro.at("sleep_uninterruptible").get<int64_t>() >= 250'000'000 &&
         t.at("switches").at("causes").value("sleep:kernel", 0) >= 1)
       ++frozen;
   }
-  EXPECT_EQ(frozen, 2) << report.at("threads").dump(2);  // both yielding threads
+  EXPECT_EQ(frozen, 2) << report.at("threads").dump(2);  // the spinners
 }
 
 // A command in a cgroup with a CPU quota (docker --cpus, systemd CPUQuota=) is throttled:
