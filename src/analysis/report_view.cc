@@ -218,11 +218,8 @@ std::string ReportView::UngroupedNote() const {
 }
 
 bool SelectsThread(const ViewOptions& options, const Thread& t) {
-  // A thread that took its leader's tid in an exec goes by its own tid as well.
-  const auto named = [&](int32_t tid) {
-    return tid == t.tid || (t.tid_before_exec != 0 && tid == t.tid_before_exec);
-  };
-  if (!options.tids.empty() && std::none_of(options.tids.begin(), options.tids.end(), named))
+  if (!options.tids.empty() && std::none_of(options.tids.begin(), options.tids.end(),
+                                            [&](int32_t tid) { return t.GoesBy(tid); }))
     return false;
   // A thread whose process is unknown is in none of them (its tid says nothing of it).
   if (!options.pids.empty() && (!PidKnown(t) || std::find(options.pids.begin(), options.pids.end(),

@@ -92,9 +92,7 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
 const Thread* PathTarget(const ReportModel& model, int32_t tid, int64_t to) {
   const Thread* found = nullptr;
   for (const ThreadReport& r : model.threads) {
-    if (!r.thread || (r.thread->tid != tid &&
-                      (r.thread->tid_before_exec == 0 || r.thread->tid_before_exec != tid)))
-      continue;
+    if (!r.thread || !r.thread->GoesBy(tid)) continue;
     if (to < 0 || r.thread->first_ts <= to || !found) found = r.thread;
   }
   return found;

@@ -43,6 +43,10 @@ struct Thread {
   // The tid it had before such an exec (0: it took none): the kernel's events name it by
   // that tid until tid_since, and a user may know it by either.
   int32_t tid_before_exec = 0;
+  // Whether `id` names it for a user: its tid, or the one it had before such an exec.
+  bool GoesBy(int32_t id) const {
+    return id == tid || (tid_before_exec != 0 && id == tid_before_exec);
+  }
   int64_t end_ts = -1;
   int64_t exit_switch_ts = -1;  // its final switch-out (an exiting thread's last), -1: none
 
