@@ -16,9 +16,9 @@ namespace {
 
 constexpr int64_t kNsPerUs = 1000;
 
-// Whether `list` (comma-separated) has `word`.
-bool HasWord(std::string_view list, std::string_view word) {
-  for (std::string_view w : SplitList(list, ','))
+// Whether `list` (of words between `separator`s) has `word`.
+bool HasWord(std::string_view list, std::string_view word, char separator = ',') {
+  for (std::string_view w : SplitList(list, separator))
     if (w == word) return true;
   return false;
 }
@@ -168,11 +168,7 @@ std::vector<CpuCgroupMount> ReadCpuCgroupMounts() {
     // system's has none: its cpu controller is v1's).
     if (m.version == 2) {
       const auto controllers = ReadWholeFile(m.mount_point + "/cgroup.controllers");
-      std::string_view words = controllers ? std::string_view(*controllers) : "";
-      bool cpu = false;
-      for (std::string_view w = NextToken(words); !w.empty(); w = NextToken(words))
-        cpu = cpu || w == "cpu";
-      if (!cpu) continue;
+      if (!controllers || !HasWord(Trim(*controllers), "cpu", ' ')) continue;
     }
     out.push_back(std::move(m));
   }
