@@ -269,7 +269,7 @@ class Recorder {
   std::vector<CpuCgroupMount> cgroup_mounts_;
   std::vector<CpuLimitReading> limits_at_start_;  // and those first read later
   std::map<std::string, std::set<int32_t>> cgroups_seen_;
-  void NoteCgroupsOf(const std::vector<int32_t>& pids);
+  void NoteCgroupsOf(const std::vector<int32_t>& pids, bool recheck_limits = true);
   std::vector<int32_t> TargetsAndDescendants() const;
   ThreadTable threads_;
   // --flight: every process the targets started that a scan saw, for the dumps' targets
@@ -884,7 +884,7 @@ void Recorder::ReadLoop() {
       // The command at every tick: on cgroup v1 an exited process shows the root cgroup,
       // so one that moved into a cgroup with a quota and exited within a scan would be
       // seen in none.
-      NoteCgroupsOf({child_->pid()});
+      NoteCgroupsOf({child_->pid()}, /*recheck_limits=*/false);
     }
     if (counters_) {
       FollowCounters(MonotonicNowNs(), scanned);
@@ -965,15 +965,16 @@ void Recorder::StopAndDrain() {
 
 // Where the processes `pids` are in the cpu controller's hierarchy now: a quota there (or
 // above) throttles them. A cgroup with a quota but no reading yet (made, or given its
-// quota, after tracing began: `systemd-run -p CPUQuota=`) is read from now on.
-void Recorder::NoteCgroupsOf(const std::vector<int32_t>& pids) {
+// quota, after tracing began: `systemd-run -p CPUQuota=`) is read from now on: at once
+// where a process is new to it, else only with `recheck_limits` (not at every tick).
+void Recorder::NoteCgroupsOf(const std::vector<int32_t>& pids, bool recheck_limits) {
   if (cgroup_mounts_.empty()) return;
   for (int32_t pid : pids) {
     if (pid == ::getpid()) continue;  // -a: the recorder is no recorded process
     const CpuCgroupOfTask c = ReadCpuCgroupOf(pid);
     if (c.cgroup.empty()) continue;
     const std::string key = CgroupKey(c.version, c.cgroup);
-    cgroups_seen_[key].insert(pid);
+    if (!cgroups_seen_[key].insert(pid).second && !recheck_limits) continue;
     const bool read = std::any_of(
         limits_at_start_.begin(), limits_at_start_.end(),
         [&](const CpuLimitReading& r) { return CgroupKey(r.version, r.cgroup) == key; });
