@@ -64,8 +64,8 @@ RunFn SetupReport(CLI::App& sub) {
                  "Only these threads (repeatable; none matching is an error)");
   sub.add_option(
          "--sort", opts->view.sort,
-         "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, oncpu, wait, "
-         "asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
+         "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "
+         "before_migration (the wait before them), oncpu, wait, asleep, tid, pid, a microstate key (user, sys, sleep_futex, ...), or the "
          "table's column title (USR, LATW, VCX, LIFE, ...; any case); largest time or count "
          "first (the time, not the percentage shown), tid and pid ascending")
       ->capture_default_str();

@@ -28,6 +28,10 @@ std::map<std::string, SortKey> SortTable() {
       {"involuntary", [](const ThreadReport& r) { return int64_t(r.involuntary); }},
       {"lifetime", [](const ThreadReport& r) { return r.Lifetime(); }},
       {"migrations", [](const ThreadReport& r) { return int64_t(r.migrations); }},
+      {"before_migration",  // the waits for a CPU that ended in a move (JSON wait_cpu's)
+       [](const ThreadReport& r) {
+         return r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns;
+       }},
       {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
       {"pid",
        [](const ThreadReport& r) {  // ascending; unknown last
@@ -76,7 +80,9 @@ std::string SortKeyNamed(std::string_view name, const std::map<std::string, Sort
       {"icx", "involuntary"},
       {"life", "lifetime"},
       {"life(ms)", "lifetime"},
-      {"migr", "migrations"}};  // WAKERS's column
+      {"migr", "migrations"},  // WAKERS's columns
+      {"premig", "before_migration"},
+      {"premig(ms)", "before_migration"}};
   for (auto [title, key] : kTitles)
     if (lower == title) return std::string(key);
   return "";

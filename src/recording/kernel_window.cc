@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernel/kernel_counters.h"
 #include "tracefs/live_cpu_source.h"
@@ -35,6 +36,22 @@ uint64_t MemAvailable() {
 }
 
 }  // namespace
+
+std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb, size_t max_steps) {
+  std::vector<size_t> steps;
+  if (to_kb > from_kb) {
+    const size_t grow = to_kb - from_kb;
+    step_kb = std::max({step_kb, (grow + max_steps - 1) / std::max<size_t>(max_steps, 1),
+                        size_t{1}});
+    for (size_t kb = from_kb + step_kb; kb < to_kb; kb += step_kb) steps.push_back(kb);
+  }
+  if (to_kb != from_kb) steps.push_back(to_kb);
+  return steps;
+}
+
+void KernelWindow::Resize(TracefsSession& session, size_t i, size_t from_kb, size_t to_kb) {
+  for (const size_t kb : ResizeSteps(from_kb, to_kb)) session.ResizeCpuBuffer(cpus_[i], kb);
+}
 
 KernelWindow::KernelWindow(SessionConfig config, std::vector<int> cpus, int64_t window_ns,
                            size_t cap_bytes, Messages& messages)
@@ -78,7 +95,7 @@ std::string KernelWindow::Grow(int64_t now) {
     const size_t want_kb = std::min(cap_kb_, static_cast<size_t>(std::ceil(want / 1024)));
     // Grow in steps worth a resize (each one allocates pages in the kernel).
     if (want_kb <= kb_[i] + kb_[i] / 8) continue;
-    session_->ResizeCpuBuffer(cpus_[i], want_kb);
+    Resize(*session_, i, kb_[i], want_kb);
     grown +=
         fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i], kb_[i], want_kb);
     kb_[i] = want_kb;
@@ -91,7 +108,7 @@ std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
   config.instance_suffix = fmt::format("{}", ++generation_);
   auto next = std::make_unique<TracefsSession>(config, messages_);
   for (size_t i = 0; i < cpus_.size(); ++i)
-    if (kb_[i] != config_.buffer_kb) next->ResizeCpuBuffer(cpus_[i], kb_[i]);
+    Resize(*next, i, config_.buffer_kb, kb_[i]);
   return next;
 }
 

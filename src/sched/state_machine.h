@@ -261,7 +261,7 @@ class StateMachine final : public EventSink {
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
-  void AccountIncrement(Thread& t, const SchedStatRuntime& e);
+  bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
   void NoteStolen(Thread& t, int64_t from, int64_t to);
   void FlushHeld(Thread& t);
   // A pending gap in `t`'s increments (Thread::gap_from) is settled: the part of it up to

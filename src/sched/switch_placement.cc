@@ -193,8 +193,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
   Thread* t = UnfilteredSubject(e.c.pid, e.pid);
   if (t == nullptr) return;
-  ++unfiltered_increments_used_;
-  AccountIncrement(*t, e);
+  if (AccountIncrement(*t, e)) ++unfiltered_increments_used_;
 }
 
 // The followed thread `pid` that a record of the unfiltered buffer, written in the context
@@ -229,14 +228,14 @@ void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
 }
 
 // The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
-// `e`.
-void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
+// `e`. False when it told nothing: `t` is not running, or its run has no start to add to.
+bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   for (Observer* p : On(Hook::kRuntimeAccounted))
     p->OnRuntimeAccounted(t, e.c.ts - runtime, e.c.ts);
   if (!t.on_cpu) [[unlikely]]
     PickedUpByIdleCpu(t, e.c.cpu, e.c.ts);
-  if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return;
+  if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return false;
   Cpu& cpu = cpus_[t.cpu];
   // An update after a candidate record (NoteSignalExitCandidate): the thread ran on, so
   // that wakeup was no exit's (a page fault's, say).
@@ -342,7 +341,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       t.run_ns = reached;
     }
   } else {
-    return;
+    return false;
   }
   t.run_ns_before_ipi = -1;
   // The kernel has accounted the run up to here: what was held before is final.
@@ -354,6 +353,7 @@ void StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // thread out at that increment's clock, before it.
   const int64_t final_to = t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted;
   if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
+  return true;
 }
 
 // A preemption, with every increment in the file: the preempted task's last increment

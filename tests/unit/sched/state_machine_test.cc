@@ -1896,6 +1896,23 @@ TEST(StateMachine, AnUnfilteredIncrementFromAnUnfollowedContextEndsThePreemptedR
   }
 }
 
+// An unfiltered increment of a followed thread that is asleep tells nothing (an
+// unfollowed context read its run time, with no run to add to): the report's count of
+// increments used leaves it out, and the sleep stays whole.
+TEST(StateMachine, AnUnfilteredIncrementOfASleepingThreadIsNotCountedAsUsed) {
+  Sim s(WithIncrements(), Following({10}));
+  s.Switch(0, 0, 0, kR, 10);
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.SysEnter(15'000, 0, 10, 0);            // read
+  s.StatRuntime(20'000, 0, 10, 10'000);  // __schedule()'s own update
+  s.Switch(20'000, 0, 10, kS, 0);
+  s.UnfilteredRuntime(30'000, 1, 10, 5'000, 500);  // read from 500's context on CPU 1
+  s.Finish(50'000);
+  EXPECT_EQ(s.machine().unfiltered_increments_used(), 0u);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 50'000 - 20'000);
+  EXPECT_TILED(s);
+}
+
 // With every increment in the trace (the unfiltered run-time buffer beside it), a run's
 // increments that add up to less than the next one's clock show the clock standing still
 // (steal), not an update filtered out: the thread stays on its CPU in the microstates,
