@@ -29,8 +29,10 @@ RunFn SetupRecord(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("-a,--all", options->system_wide, "Trace every task, not just the targets");
   sub.add_option("-C,--cpus", *cpu_list, "CPUs to trace, e.g. 0,1 or 0-3 (default: all)");
-  sub.add_option("-p,--pid", options->pids, "Attach to this process and its threads (repeatable)")
-      ->allow_extra_args(false);
+  sub.add_option("-p,--pid", options->pids,
+                 "Attach to this process and its threads (repeatable or comma-separated)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
   sub.add_flag("--children", options->children,
                "With -p: also the processes' existing descendants (later forks are followed "
                "anyway)");

@@ -19,6 +19,9 @@ namespace {
 
 using SortKey = std::function<int64_t(const ThreadReport&)>;
 
+// The key BuildView orders by the threads' names (its function is never called).
+constexpr std::string_view kCommKey = "comm";
+
 int64_t Micro(const ThreadReport& r, Microstate m) { return r.microstates[static_cast<size_t>(m)]; }
 
 std::map<std::string, SortKey> SortTable() {
@@ -33,6 +36,7 @@ std::map<std::string, SortKey> SortTable() {
          return r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns;
        }},
       {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
+      {std::string(kCommKey), [](const ThreadReport&) { return int64_t{0}; }},
       {"pid",
        [](const ThreadReport& r) {  // ascending; unknown last
          return PidKnown(*r.thread) ? -int64_t(r.thread->tgid) : INT64_MIN;
@@ -353,10 +357,16 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   auto wanted = [&](const Thread& t) { return SelectsThread(options, t); };
   for (const ThreadReport& r : model.threads)
     if (r.thread && wanted(*r.thread)) view.threads.push_back(&r);
+  // By name: the one key that is no number, ascending like tid and pid.
+  const bool by_comm = key->first == kCommKey;
   std::stable_sort(view.threads.begin(), view.threads.end(),
                    [&](const ThreadReport* a, const ThreadReport* b) {
-                     int64_t ka = key->second(*a), kb = key->second(*b);
-                     if (ka != kb) return ka > kb;
+                     if (by_comm) {
+                       if (a->thread->comm != b->thread->comm)
+                         return a->thread->comm < b->thread->comm;
+                     } else if (int64_t ka = key->second(*a), kb = key->second(*b); ka != kb) {
+                       return ka > kb;
+                     }
                      return a->thread->id < b->thread->id;
                    });
 

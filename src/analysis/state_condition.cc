@@ -2,10 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "base/errors.h"
+#include "base/text_fields.h"
 
 namespace cstool {
 namespace {
@@ -18,13 +20,13 @@ constexpr uint32_t kSleepStates =
 constexpr uint32_t kWaitCpuStates =
     Bit(Microstate::kWaitCpuWakeup) | Bit(Microstate::kWaitCpuPreempted);
 
-// "100ms", "5ms", "1.5s", "200us", "50000ns".
+// "100ms", "5ms", "1.5s", "200us", "50000ns" (or "100 ms").
 std::optional<int64_t> ParseDurationNs(std::string_view text) {
   std::string s(text);
   char* end = nullptr;
   const double value = std::strtod(s.c_str(), &end);
   if (end == s.c_str() || !std::isfinite(value) || value < 0) return std::nullopt;
-  const std::string_view unit(end);
+  const std::string_view unit = Trim(end);
   double scale = 0;
   if (unit == "s")
     scale = 1e9;
@@ -59,10 +61,15 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   if (gt == std::string_view::npos) throw usage("expected STATE>DURATION");
   StateCondition c;
   c.text = std::string(text);
-  const std::string_view state = text.substr(0, gt);
-  const std::optional<int64_t> ns = ParseDurationNs(text.substr(gt + 1));
-  if (!ns) throw usage("the duration needs a unit: ns, us, ms or s");
-  c.threshold_ns = *ns;
+  const std::string_view state = Trim(text.substr(0, gt));
+  // ">=": at least the duration, which in whole nanoseconds is longer than one less.
+  const bool at_least = gt + 1 < text.size() && text[gt + 1] == '=';
+  const std::string_view duration = Trim(text.substr(gt + (at_least ? 2 : 1)));
+  const std::optional<int64_t> ns = ParseDurationNs(duration);
+  if (!ns)
+    throw usage(fmt::format("'{}' is not a duration: a number and a unit (ns, us, ms or s)",
+                            duration));
+  c.threshold_ns = at_least ? std::max<int64_t>(*ns - 1, -1) : *ns;
   if (state == "sleep") {
     c.states = kSleepStates;
   } else if (state == "wait_cpu") {

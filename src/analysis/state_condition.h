@@ -20,7 +20,7 @@ struct StateCondition {
   std::string text;          // as given
   uint32_t states = 0;       // bit (1 << Microstate) per microstate that counts
   std::string syscall;       // "sleep:SYSCALL": only while blocked in this syscall
-  int64_t threshold_ns = 0;  // the stretch must last longer than this
+  int64_t threshold_ns = 0;  // the stretch must last longer than this (">=": one less)
 };
 
 // Parses COND; throws cstool::Error (exit 2) naming what is wrong.

@@ -104,9 +104,14 @@ TEST_F(IrqTest, TheRecordersOwnThreadsAreTracedButNotReported) {
   EXPECT_TRUE(info->untraced_tids.empty()) << "traced, not left out";
   const std::set<int32_t> own(info->recorder_tids.begin(), info->recorder_tids.end());
   ASSERT_EQ(rep.status, 0) << rep.err;
-  for (const auto& t : nlohmann::json::parse(rep.out).at("threads"))
+  // (Parsed into named values: a range-for over a member of a temporary json would walk
+  // a destroyed object.)
+  const nlohmann::json report = nlohmann::json::parse(rep.out);
+  const nlohmann::json irq_report = nlohmann::json::parse(irq.out);
+  EXPECT_FALSE(irq_report.at("tasks").empty()) << irq.out;
+  for (const auto& t : report.at("threads"))
     EXPECT_EQ(own.count(t.at("tid").get<int32_t>()), 0u) << t.at("tid");
-  for (const auto& t : nlohmann::json::parse(irq.out).at("tasks"))
+  for (const auto& t : irq_report.at("tasks"))
     EXPECT_EQ(own.count(t.at("tid").get<int32_t>()), 0u) << t.dump();
 }
 

@@ -24,8 +24,47 @@ TEST(StateCondition, Parses) {
   c = ParseStateCondition("sleep_uninterruptible>1.5s", syscalls);
   EXPECT_EQ(c.states, Bit(Microstate::kSleepUninterruptible));
   EXPECT_EQ(c.threshold_ns, 1500000000);
-  for (const char* bad : {"sleep", "sleep>100", "nap>1ms", "sleep:nosuchcall>1ms", "unknown>1ms"})
+  for (const char* bad : {"sleep", "sleep>100", "nap>1ms", "sleep:nosuchcall>1ms", "unknown>1ms",
+                          "sleep>>1ms", "sleep=>1ms", "sleep>1 parsec"})
     EXPECT_THROW(ParseStateCondition(bad, syscalls), Error) << bad;
+}
+
+// Spaces around the parts are what a user types; ">=" is at least the duration, which in
+// whole nanoseconds is longer than one less.
+TEST(StateCondition, TakesSpacesAndAtLeast) {
+  SyscallTable syscalls;
+  StateCondition c = ParseStateCondition(" sleep > 10 ms ", syscalls);
+  EXPECT_EQ(c.threshold_ns, 10'000'000);
+  EXPECT_EQ(c.states, ParseStateCondition("sleep>10ms", syscalls).states);
+  c = ParseStateCondition("wait_cpu>=5ms", syscalls);
+  EXPECT_EQ(c.threshold_ns, 5'000'000 - 1);
+  EXPECT_EQ(c.states, ParseStateCondition("wait_cpu>5ms", syscalls).states);
+  c = ParseStateCondition("sleep:futex >= 50us", syscalls);
+  EXPECT_EQ(c.syscall, "futex");
+  EXPECT_EQ(c.threshold_ns, 50'000 - 1);
+  // The error names the part that is wrong, not a missing unit.
+  try {
+    ParseStateCondition("sleep>=ten", syscalls);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'ten' is not a duration"), std::string::npos)
+        << e.what();
+  }
+}
+
+// ">=" counts a stretch of exactly the duration; ">" does not.
+TEST(StateCondition, AtLeastCountsAStretchOfExactlyTheDuration) {
+  SyscallTable syscalls;
+  for (const bool at_least : {false, true}) {
+    StateConditionObserver o(ParseStateCondition(at_least ? "sleep>=100ns" : "sleep>100ns",
+                                                 syscalls),
+                             syscalls);
+    Thread t;
+    t.tracked = true;
+    o.OnStateSegment(t, Microstate::kSleep, 0, 100);
+    o.OnStateSegment(t, Microstate::kUser, 100, 150);
+    EXPECT_EQ(o.Take().has_value(), at_least) << at_least;
+  }
 }
 
 // The flight trigger's instance records the scheduler events alone where they decide

@@ -393,6 +393,42 @@ TEST(ReportPipeline, SortTakesColumnTitles) {
   EXPECT_NE(order("migrations"), order("tid"));
 }
 
+// --sort comm (the THREADS table's COMM title too): by name, ascending.
+TEST(ReportPipeline, SortByCommOrdersByNameAscending) {
+  const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v6.dat";
+  for (const char* key : {"comm", "COMM"}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, "report", src, "--sort", key, "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> names;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const nlohmann::json& t : report.at("threads"))
+      names.push_back(t.at("comm").get<std::string>());
+    ASSERT_GE(names.size(), 3u);
+    EXPECT_TRUE(std::is_sorted(names.begin(), names.end())) << key;
+    EXPECT_NE(names.front(), names.back()) << key;
+  }
+}
+
+// -t and -p take a comma-separated list as well as repeats.
+TEST(ReportPipeline, SelectionsTakeCommaLists) {
+  const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  const auto tids = [&](std::vector<std::string> args) {
+    std::vector<std::string> cmd = {CSTOOL_BINARY, "report", src, "--format", "json"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(cmd);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<int64_t> out;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const nlohmann::json& t : report.at("threads"))
+      out.push_back(t.at("tid").get<int64_t>());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(tids({"-t", "16697,16698"}), (std::vector<int64_t>{16697, 16698}));
+  EXPECT_EQ(tids({"-t", "16697", "-t", "16698"}), (std::vector<int64_t>{16697, 16698}));
+  EXPECT_EQ(tids({"-p", "16694,16694"}), tids({"-p", "16694"}));
+}
+
 TEST(ReportPipeline, UsageErrorsExitTwo) {
   std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
   CommandResult fmt = RunCommand({CSTOOL_BINARY, "report", src, "--format", "xml"});
