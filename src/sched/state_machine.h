@@ -180,6 +180,19 @@ class StateMachine final : public EventSink {
     int64_t last_ts_before_gap = INT64_MIN;
     // The gaps here that have closed, in time order: [from, to).
     std::vector<std::pair<int64_t, int64_t>> lost_gaps;
+    // The latest outermost interrupts here that ended, oldest first: a task switched in
+    // at the kernel's instant, before the trace shows its switch, may have run some of
+    // one (the rest of the tick that preempted the previous task).
+    struct ClosedInterrupt {
+      int64_t start = 0;
+      int64_t end = 0;
+      Microstate state = Microstate::kIrq;
+    };
+    std::array<ClosedInterrupt, 4> closed_interrupts{};
+    uint32_t closed_count = 0;  // closed so far; the array holds the last four
+    void NoteClosedInterrupt(const ClosedInterrupt& c) {
+      closed_interrupts[closed_count++ % closed_interrupts.size()] = c;
+    }
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -259,6 +272,7 @@ class StateMachine final : public EventSink {
                          const Thread* accounted_prev) const;
   void ReleaseHeld(Thread& t, int64_t before);
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
+  void RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);

@@ -54,6 +54,26 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
     t.settle_in_to = ts;
   }
   Transition(t, s, a, in_ts);
+  if (in_ts < ts && t.cpu >= 0 && static_cast<size_t>(t.cpu) < cpus_.size())
+    RunInterruptsSince(t, cpus_[t.cpu], ts);
+}
+
+// `t` has run on `cpu` since the kernel switched it in, before the switch the trace shows
+// at `ts`: an interrupt that ended in between (the rest of the tick whose wakeup preempted
+// the task before) was in its run, so its time is `t`'s irq or softirq, not its running
+// state's. (The task before ends its run at the switch's instant, inside the interrupt.)
+void StateMachine::RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts) {
+  const Microstate s = t.state;
+  const AbstractState a = t.abstract;
+  const uint32_t n = std::min<uint32_t>(cpu.closed_count, cpu.closed_interrupts.size());
+  for (uint32_t i = cpu.closed_count - n; i < cpu.closed_count; ++i) {
+    const Cpu::ClosedInterrupt& c = cpu.closed_interrupts[i % cpu.closed_interrupts.size()];
+    const int64_t from = std::max(c.start, t.since);
+    const int64_t to = std::min(c.end, ts);
+    if (from >= to) continue;
+    Transition(t, c.state, AbstractState::kNone, from);
+    Transition(t, s, a, to);
+  }
 }
 
 // The held segments of `t` between `from` and `to` take the state of `as`.

@@ -365,6 +365,37 @@ TEST(StateMachine, HrtimerWakeupInsideTickIsIrqNotTick) {
   EXPECT_EQ(s.Cause(10, "preempt:irq"), 1u);
 }
 
+// The tick's wakeup found need-resched set: the kernel switched at its clock (101), inside
+// the interrupt, so the rest of the interrupt ran in the wakee's run (its exec runtime).
+// Every nanosecond of the interrupt is some task's irq time: 1 the preempted task's, 3
+// the wakee's, 4 in all as the interrupt's own record says.
+TEST(StateMachine, TheRestOfAnInterruptAfterTheSwitchsInstantIsTheNextTasksIrq) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1, 0, 10, kWrite);
+  s.SysExit(2, 0, 10, kWrite);
+  s.Switch(0, 1, 0, kR, 20);
+  s.SysEnter(3, 1, 20, kRead);
+  s.Switch(5, 1, 20, kS, 0);  // 20 is asleep in read
+  s.SysEnter(4, 0, 10, kWrite);
+  s.SysExit(6, 0, 10, kWrite);
+  s.Vector(100, 0, 10, true);
+  s.WakeBoth(101, 0, 10, 20, 0, kFlagHardirq | kFlagNeedResched);
+  s.Vector(104, 0, 10, false, "local_timer", kFlagHardirq | kFlagNeedResched);
+  s.Soft(104, 0, 10, true);
+  s.Soft(106, 0, 10, false);
+  s.Switch(107, 0, 10, kR, 20);
+  s.SysExit(108, 0, 20, kRead);
+  s.Finish(110);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 101 - 100);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 110 - 101);
+  EXPECT_EQ(s.Micro(20, M::kIrq), 104 - 101);
+  EXPECT_EQ(s.Micro(20, M::kSoftirq), 106 - 104);
+  EXPECT_EQ(s.Micro(20, M::kSys), (108 - 106) + (5 - 3));
+  EXPECT_EQ(s.Micro(10, M::kIrq) + s.Micro(20, M::kIrq), 104 - 100);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, RemoteWakeupPreemptsTargetCpu) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);  // victim on CPU0
@@ -380,9 +411,11 @@ TEST(StateMachine, RemoteWakeupPreemptsTargetCpu) {
   EXPECT_EQ(s.Cause(10, "preempt:wakeup"), 1u);
   EXPECT_EQ(s.PreemptedAt(10, PreemptedAt::kIrqReturn), 1u);
   // CPU0 showed need-resched after the wakeup: the skipped clock update puts the switch
-  // at the wakeup (10), for the victim and the wakee alike.
+  // at the wakeup (10), for the victim and the wakee alike; the IPI after it was in the
+  // wakee's run.
   EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 0);
-  EXPECT_EQ(s.Micro(11, M::kUnknown), 10 + 10);
+  EXPECT_EQ(s.Micro(11, M::kIrq), 13 - 12);
+  EXPECT_EQ(s.Micro(11, M::kUnknown), 10 + 10 - 1);
   EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 20 - 10);
   EXPECT_EQ(s.Report(10).placement.out_early_ns, 4);
   EXPECT_EQ(s.Report(11).placement.in_early_ns, 4);
@@ -2538,7 +2571,9 @@ TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissi
   s.Finish(200'000);
   EXPECT_EQ(s.Micro(10, M::kUser), 50'000);
   EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 150'000);
-  EXPECT_EQ(s.Micro(30, M::kUser) + s.Micro(30, M::kSys), 120'000);
+  // (The IPI came after the switch's clock: in 30's run.)
+  EXPECT_EQ(s.Micro(30, M::kIrq), 1'000);
+  EXPECT_EQ(s.Micro(30, M::kUser) + s.Micro(30, M::kSys), 120'000 - 1'000);
   EXPECT_TILED(s);
 }
 
