@@ -63,6 +63,9 @@ struct DiffResult {
   // For matched subjects; threads before processes, then by kind, then significant
   // changes first, then the largest change first (|primary change|), then by name.
   std::vector<DiffRow> rows;
+  // What the command warned about while reading the recordings (lost events, other
+  // events or commands on a side): also on stderr, kept here for the outputs.
+  std::vector<std::string> warnings;
   bool significance_known() const;  // both sides have at least two recordings
 };
 

@@ -8,6 +8,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analysis/diff.h"
 #include "analysis/diff_input.h"
@@ -124,9 +128,29 @@ void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
                                  CommandText(*new_commands.begin())));
 }
 
+// Passes everything on, and keeps the warnings for the outputs (JSON, HTML), whose
+// readers may never see stderr.
+class KeptWarnings final : public Messages {
+ public:
+  explicit KeptWarnings(Messages& to) : to_(to) {}
+  void Warning(std::string_view text) override {
+    warnings_.emplace_back(text);
+    to_.Warning(text);
+  }
+  void Status(std::string_view text) override { to_.Status(text); }
+  void Detail(std::string_view text) override { to_.Detail(text); }
+  void Progress(std::string_view text) override { to_.Progress(text); }
+  std::vector<std::string> Take() { return std::move(warnings_); }
+
+ private:
+  Messages& to_;
+  std::vector<std::string> warnings_;
+};
+
 }  // namespace
 
-int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
+int RunDiff(const DiffOptions& options, std::ostream& out, Messages& to) {
+  KeptWarnings messages(to);
   std::unique_ptr<DiffOutput> output =
       MakeDiffOutput(options.format, out, options.limit);  // validate first
   if (options.base_files.empty() || options.new_files.empty())
@@ -156,13 +180,14 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& messages) {
   for (const std::string& f : options.new_files)
     after.push_back(Load(f, options, syscalls, messages));
   WarnAboutRecordingDifferences(base, after, messages);
-  const DiffResult result = DiffRecordings(base, after);
+  DiffResult result = DiffRecordings(base, after);
   if (!result.subjects.empty() && std::none_of(result.subjects.begin(), result.subjects.end(),
                                                [](const DiffSubject& s) { return s.matched(); }))
     messages.Warning(
         "no thread or process is on both sides: threads are matched by process and thread "
         "names (the same program before and after a change), so recordings of different "
         "commands have nothing to compare");
+  result.warnings = messages.Take();
   output->Render(result);
   if (html) {
     RenderDiffHtml(result, html->stream());

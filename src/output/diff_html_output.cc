@@ -64,6 +64,8 @@ class DiffHtmlWriter {
                   "(min..max); * = significant: the change exceeds the spread of both sides."
                 : "One recording on a side: no spread, so no change is flagged significant.")
         << "</p>\n";
+    for (const std::string& w : r.warnings)
+      os_ << "<p class=\"note\"><b>warning:</b> " << Esc(w) << "</p>\n";
     os_ << "<div class=\"legend\"><span><i style=\"background:" << kBaseColor
         << "\"></i>base</span><span><i style=\"background:" << kNewColor
         << "\"></i>new (microstates in their own colour)</span></div>\n";

@@ -87,7 +87,8 @@ nlohmann::json DiffToJson(const DiffResult& r) {
                : "unknown: fewer than 2 recordings on a side"},
           {"threads", SubjectsJson(r, true)},
           {"processes", SubjectsJson(r, false)},
-          {"changes", changes}};
+          {"changes", changes},
+          {"warnings", r.warnings}};
 }
 
 std::unique_ptr<DiffOutput> MakeDiffJsonOutput(std::ostream& os) {

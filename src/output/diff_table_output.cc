@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ using diff_text::Number;
 using diff_text::UnitTitle;
 using diff_text::WithSpread;
 
-constexpr size_t kSubjectWidth = 32;
+constexpr size_t kSubjectWidth = 32;  // at least
 
 std::string Ids(const std::vector<int32_t>& ids) {
   std::string out;
@@ -40,6 +41,10 @@ class DiffTableOutput : public DiffOutput {
   DiffTableOutput(std::ostream& os, size_t limit) : os_(os), limit_(limit) {}
 
   void Render(const DiffResult& r) override {
+    // Wide enough for the longest name in the columns (the matched subjects'), so that
+    // every row's columns line up.
+    for (const DiffSubject& subject : r.subjects)
+      if (subject.matched()) subject_width_ = std::max(subject_width_, subject.text.size());
     os_ << fmt::format("cstool diff: {} base recording{} vs {} new\n", r.base_files.size(),
                        r.base_files.size() == 1 ? "" : "s", r.after_files.size());
     os_ << "base:" << Files(r.base_files) << "\nnew: " << Files(r.after_files) << "\n";
@@ -51,13 +56,14 @@ class DiffTableOutput : public DiffOutput {
              "significant (give at least 2 recordings per side).\n";
     Subjects(r, true);
     Section(r, true, DiffKind::kMicrostate,
-            "MICROSTATES BY THREAD (share in % of the thread's lifetime)");
+            "MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)");
     Section(r, true, DiffKind::kSyscall, "SYSCALLS BY THREAD (time inside, times blocked, calls)");
     Section(r, true, DiffKind::kSwitchCause, "SWITCH CAUSES BY THREAD");
     Section(r, true, DiffKind::kIrq, "IRQ TIME BY THREAD (interrupts that hit it)");
     Subjects(r, false);
     Section(r, false, DiffKind::kMicrostate,
-            "MICROSTATES BY PROCESS (sums over its threads; share in % of the summed lifetimes)");
+            "MICROSTATES BY PROCESS (sums over its threads: time in ms, then its share in % of "
+            "the summed lifetimes)");
   }
 
  private:
@@ -71,11 +77,11 @@ class DiffTableOutput : public DiffOutput {
                        threads ? "TIDS" : "PIDS");
     if (!matched.empty())
       os_ << fmt::format("{:<{}} {:>28} {:>28} {:>12}  {} | {}\n", threads ? "THREAD" : "PROCESS",
-                         kSubjectWidth, "BASE LIFE(ms)", "NEW LIFE(ms)", "CHANGE", "BASE IDS",
+                         subject_width_, "BASE LIFE(ms)", "NEW LIFE(ms)", "CHANGE", "BASE IDS",
                          "NEW IDS");
     for (const DiffSubject* s : matched)
       os_ << fmt::format(
-          "{:<{}} {:>28} {:>28} {:>12}  {} | {}\n", s->text, kSubjectWidth,
+          "{:<{}} {:>28} {:>28} {:>12}  {} | {}\n", s->text, subject_width_,
           WithSpread(s->lifetime.base, DiffUnit::kNs), WithSpread(s->lifetime.after, DiffUnit::kNs),
           Change(s->lifetime.change, DiffUnit::kNs), Ids(s->base_ids), Ids(s->after_ids));
     os_ << fmt::format("UNMATCHED {} ({}; on one side only)\n", what, unmatched.size());
@@ -105,7 +111,7 @@ class DiffTableOutput : public DiffOutput {
     }
     const size_t n = limit_ == 0 ? shown.size() : std::min(limit_, shown.size());
     std::string header = fmt::format("{:1} {:<{}} {:<22}", "", threads ? "THREAD" : "PROCESS",
-                                     kSubjectWidth, DiffKindName(kind));
+                                     subject_width_, DiffKindName(kind));
     for (const DiffMeasure& m : shown.front()->measures) {
       const std::string unit = UnitTitle(m);
       header += fmt::format(" {:>26} {:>26} {:>12}", "BASE" + unit, "NEW" + unit,
@@ -116,7 +122,7 @@ class DiffTableOutput : public DiffOutput {
       const DiffRow& row = *shown[i];
       std::string line = fmt::format(
           "{:1} {:<{}} {:<22}", row.primary().comparison.significant.value_or(false) ? "*" : "",
-          r.subjects[row.subject].text, kSubjectWidth, row.name);
+          r.subjects[row.subject].text, subject_width_, row.name);
       for (const DiffMeasure& m : row.measures)
         line += fmt::format(" {:>26} {:>26} {:>12}", WithSpread(m.comparison.base, m.unit),
                             WithSpread(m.comparison.after, m.unit),
@@ -130,6 +136,7 @@ class DiffTableOutput : public DiffOutput {
 
   std::ostream& os_;
   size_t limit_;
+  size_t subject_width_ = kSubjectWidth;
 };
 
 }  // namespace

@@ -424,7 +424,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.notes.push_back(
         "this pid-filtered recording has the moves between CPUs done in the followed threads' "
         "own contexts only (no buffer of the other contexts' moves beside it: a flight "
-        "recorder's dump, a recording without sched_stat_runtime, or an older cstool's): "
+        "recorder's dump, msa -o's file, a recording without sched_stat_runtime, or an older "
+        "cstool's): "
         "migrations miss those done by the idle task, other processes' wakeups, the load "
         "balancer and stopper threads");
   if (info && info->recovered)

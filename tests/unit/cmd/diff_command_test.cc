@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -76,7 +77,7 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_EQ(table.out.find("\n* "), std::string::npos) << table.out;
   EXPECT_NE(
-      table.out.find("MICROSTATES BY THREAD (share in % of the thread's lifetime)\nno change"),
+      table.out.find("MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)\nno change"),
       std::string::npos)
       << table.out;
   // Each is on both sides, and that is said.
@@ -129,6 +130,20 @@ TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
                                "none happened)"),
             std::string::npos)
       << mixed.err;
+  // The JSON and the HTML page carry the warnings too: their readers may never see stderr.
+  const std::string page = (std::filesystem::temp_directory_path() / "cstool_diff_warn.html").string();
+  CommandResult json = Diff({"--format", "json", "--html", page, f, "--", other});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j.at("warnings").size(), 1u) << j.at("warnings").dump();
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("the sides ran different commands"),
+            std::string::npos);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<b>warning:</b> the sides ran different commands"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(Diff({"--format", "json", f, "--", f}).out).at("warnings").size(),
+            1u);  // the same recording on both sides, said
+  std::filesystem::remove(page);
   std::filesystem::remove(other);
 }
 
