@@ -65,13 +65,12 @@ RunFn SetupReport(CLI::App& sub) {
   sub.add_option("-t,--tid", opts->view.tids,
                  "Only these threads (repeatable or comma-separated; none matching is an error)")
       ->delimiter(',');
-  sub.add_option(
-         "--sort", opts->view.sort,
-         "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "
-         "before_migration (the wait before them), oncpu, wait, asleep, tid, pid, comm, a "
-         "microstate key (user, sys, sleep_futex, ...), or the table's column title (USR, "
-         "LATW, VCX, LIFE, ...; any case); largest time or count first (the time, not the "
-         "percentage shown), tid, pid and comm ascending")
+  sub.add_option("--sort", opts->view.sort,
+                 "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "
+                 "before_migration (the wait before them), oncpu, wait, asleep, tid, pid, comm, a "
+                 "microstate key (user, sys, sleep_futex, ...), or the table's column title (USR, "
+                 "LATW, VCX, LIFE, ...; any case); largest time or count first (the time, not the "
+                 "percentage shown), tid, pid and comm ascending")
       ->capture_default_str();
   sub.add_flag("--tree", opts->view.tree,
                "Order processes as their tree (parents before children, siblings by creation) "

@@ -79,14 +79,16 @@ std::string SortKeyNamed(std::string_view name, const std::map<std::string, Sort
     if (std::equal(lower.begin(), lower.end(), m.column.begin(), m.column.end(),
                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); }))
       return std::string(m.key);
+  // The THREADS table's titles, then WAKERS's.
   static constexpr std::pair<std::string_view, std::string_view> kTitles[] = {
       {"vcx", "voluntary"},
       {"icx", "involuntary"},
       {"life", "lifetime"},
       {"life(ms)", "lifetime"},
-      {"migr", "migrations"},  // WAKERS's columns
+      {"migr", "migrations"},
       {"premig", "before_migration"},
-      {"premig(ms)", "before_migration"}};
+      {"premig(ms)", "before_migration"},
+  };
   for (auto [title, key] : kTitles)
     if (lower == title) return std::string(key);
   return "";

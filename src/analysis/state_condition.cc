@@ -67,8 +67,8 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   const std::string_view duration = Trim(text.substr(gt + (at_least ? 2 : 1)));
   const std::optional<int64_t> ns = ParseDurationNs(duration);
   if (!ns)
-    throw usage(fmt::format("'{}' is not a duration: a number and a unit (ns, us, ms or s)",
-                            duration));
+    throw usage(
+        fmt::format("'{}' is not a duration: a number and a unit (ns, us, ms or s)", duration));
   c.threshold_ns = at_least ? std::max<int64_t>(*ns - 1, -1) : *ns;
   if (state == "sleep") {
     c.states = kSleepStates;

@@ -41,8 +41,8 @@ std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb, si
   std::vector<size_t> steps;
   if (to_kb > from_kb) {
     const size_t grow = to_kb - from_kb;
-    step_kb = std::max({step_kb, (grow + max_steps - 1) / std::max<size_t>(max_steps, 1),
-                        size_t{1}});
+    step_kb =
+        std::max({step_kb, (grow + max_steps - 1) / std::max<size_t>(max_steps, 1), size_t{1}});
     for (size_t kb = from_kb + step_kb; kb < to_kb; kb += step_kb) steps.push_back(kb);
   }
   if (to_kb != from_kb) steps.push_back(to_kb);
@@ -107,8 +107,7 @@ std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
   SessionConfig config = config_;
   config.instance_suffix = fmt::format("{}", ++generation_);
   auto next = std::make_unique<TracefsSession>(config, messages_);
-  for (size_t i = 0; i < cpus_.size(); ++i)
-    Resize(*next, i, config_.buffer_kb, kb_[i]);
+  for (size_t i = 0; i < cpus_.size(); ++i) Resize(*next, i, config_.buffer_kb, kb_[i]);
   return next;
 }
 

@@ -737,9 +737,9 @@ void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t t
   if (closed->mismatch) Flag(Anomaly::kIrqExitMismatch, nullptr);
   const IrqNesting::Frame& frame = closed->frame;
   if (!cpu.irqs.InAny())
-    cpu.NoteClosedInterrupt({frame.start, ts,
-                             frame.kind == IrqKind::kSoftirq ? Microstate::kSoftirq
-                                                             : Microstate::kIrq});
+    cpu.NoteClosedInterrupt(
+        {frame.start, ts,
+         frame.kind == IrqKind::kSoftirq ? Microstate::kSoftirq : Microstate::kIrq});
   if (frame.name) {
     IrqInterval iv{frame.kind,  *frame.name, cpu_id,
                    frame.start, ts,          cpu.current_known ? cpu.current : nullptr};

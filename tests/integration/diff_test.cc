@@ -91,7 +91,8 @@ TEST_F(DiffRecordings, LongerSleepsAreTheTopFinding) {
   args.erase(args.begin() + 2, args.begin() + 4);  // --format json
   CommandResult table = RunCommand(args);
   ASSERT_EQ(table.status, 0) << table.err;
-  const std::string head = "MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)\n";
+  const std::string head =
+      "MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)\n";
   const size_t at = table.out.find(head);
   ASSERT_NE(at, std::string::npos) << table.out;
   const size_t row = table.out.find('\n', at + head.size()) + 1;  // after the column header
@@ -136,8 +137,8 @@ TEST_F(DiffRecordings, SidesRecordedWithDifferentEventsAreSaid) {
   CommandResult apart = RunCommand({CSTOOL_BINARY, "diff", full, "--", sched});
   EXPECT_EQ(apart.status, 0) << apart.err;
   EXPECT_NE(apart.err.find(full + " (base) and " + sched +
-                           " (new) were recorded with different events (" + full +
-                           " lacks none; " + sched + " lacks "),
+                           " (new) were recorded with different events (" + full + " lacks none; " +
+                           sched + " lacks "),
             std::string::npos)
       << apart.err;
   EXPECT_NE(apart.err.find("raw_syscalls:sys_enter"), std::string::npos) << apart.err;

@@ -47,8 +47,7 @@ TEST(StateCondition, TakesSpacesAndAtLeast) {
     ParseStateCondition("sleep>=ten", syscalls);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'ten' is not a duration"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'ten' is not a duration"), std::string::npos) << e.what();
   }
 }
 
@@ -56,9 +55,8 @@ TEST(StateCondition, TakesSpacesAndAtLeast) {
 TEST(StateCondition, AtLeastCountsAStretchOfExactlyTheDuration) {
   SyscallTable syscalls;
   for (const bool at_least : {false, true}) {
-    StateConditionObserver o(ParseStateCondition(at_least ? "sleep>=100ns" : "sleep>100ns",
-                                                 syscalls),
-                             syscalls);
+    StateConditionObserver o(
+        ParseStateCondition(at_least ? "sleep>=100ns" : "sleep>100ns", syscalls), syscalls);
     Thread t;
     t.tracked = true;
     o.OnStateSegment(t, Microstate::kSleep, 0, 100);

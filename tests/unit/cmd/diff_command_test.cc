@@ -76,9 +76,9 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   CommandResult table = Diff({f, g, "--", f, g});
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_EQ(table.out.find("\n* "), std::string::npos) << table.out;
-  EXPECT_NE(
-      table.out.find("MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)\nno change"),
-      std::string::npos)
+  EXPECT_NE(table.out.find("MICROSTATES BY THREAD (time in ms, then its share in % of the thread's "
+                           "lifetime)\nno change"),
+            std::string::npos)
       << table.out;
   // Each is on both sides, and that is said.
   EXPECT_NE(table.err.find(f + " (base) and " + f + " (new) are the same recording"),
@@ -131,7 +131,8 @@ TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
             std::string::npos)
       << mixed.err;
   // The JSON and the HTML page carry the warnings too: their readers may never see stderr.
-  const std::string page = (std::filesystem::temp_directory_path() / "cstool_diff_warn.html").string();
+  const std::string page =
+      (std::filesystem::temp_directory_path() / "cstool_diff_warn.html").string();
   CommandResult json = Diff({"--format", "json", "--html", page, f, "--", other});
   ASSERT_EQ(json.status, 0) << json.err;
   const nlohmann::json j = nlohmann::json::parse(json.out);

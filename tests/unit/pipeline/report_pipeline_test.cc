@@ -419,8 +419,7 @@ TEST(ReportPipeline, SelectionsTakeCommaLists) {
     EXPECT_EQ(r.status, 0) << r.err;
     std::vector<int64_t> out;
     const nlohmann::json report = nlohmann::json::parse(r.out);
-    for (const nlohmann::json& t : report.at("threads"))
-      out.push_back(t.at("tid").get<int64_t>());
+    for (const nlohmann::json& t : report.at("threads")) out.push_back(t.at("tid").get<int64_t>());
     std::sort(out.begin(), out.end());
     return out;
   };

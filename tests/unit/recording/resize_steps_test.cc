@@ -14,7 +14,7 @@ using Steps = std::vector<size_t>;
 TEST(ResizeSteps, AGrowGoesUpInStepsAndEndsAtTheTarget) {
   EXPECT_EQ(ResizeSteps(64, 10'000, 4096), (Steps{4160, 8256, 10'000}));
   EXPECT_EQ(ResizeSteps(64, 8256, 4096), (Steps{4160, 8256}));  // the last step exact
-  EXPECT_EQ(ResizeSteps(64, 4000, 4096), (Steps{4000}));         // within one step
+  EXPECT_EQ(ResizeSteps(64, 4000, 4096), (Steps{4000}));        // within one step
 }
 
 TEST(ResizeSteps, AShrinkIsOneWriteAndNoChangeNone) {

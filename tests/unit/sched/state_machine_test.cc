@@ -1936,7 +1936,7 @@ TEST(StateMachine, AnUnfilteredIncrementOfASleepingThreadIsNotCountedAsUsed) {
   Sim s(WithIncrements(), Following({10}));
   s.Switch(0, 0, 0, kR, 10);
   s.StatRuntime(10'000, 0, 10, 10'000);
-  s.SysEnter(15'000, 0, 10, 0);            // read
+  s.SysEnter(15'000, 0, 10, 0);          // read
   s.StatRuntime(20'000, 0, 10, 10'000);  // __schedule()'s own update
   s.Switch(20'000, 0, 10, kS, 0);
   s.UnfilteredRuntime(30'000, 1, 10, 5'000, 500);  // read from 500's context on CPU 1
