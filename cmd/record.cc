@@ -60,7 +60,8 @@ RunFn SetupRecord(CLI::App& sub) {
           "SECS > 0"));
   sub.add_option("--trigger", options->trigger,
                  "With --flight: dump when a target thread spends longer than a time in a "
-                 "state, e.g. 'sleep>100ms', 'wait_cpu>5ms', 'sleep:futex>50ms'")
+                 "state, e.g. 'sleep>100ms', 'wait_cpu>5ms', 'sleep:futex>50ms' ('>=': at "
+                 "least)")
       ->type_name("COND");
   sub.add_option("--max-dumps", options->max_dumps,
                  "With --flight: end the recording after N dumps, as -N does (default 0: no "

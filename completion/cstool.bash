@@ -65,8 +65,8 @@ _cstool() {
       return 0
       ;;
     --sort)
-      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations oncpu wait asleep \
-        tid pid user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
+      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations before_migration oncpu \
+        wait asleep tid pid comm user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
         sleep_poll sleep_uninterruptible sleep_paging stopped zombie unknown" -- "$cur")
       return 0
       ;;

@@ -2,10 +2,12 @@
 // and per task the time stolen by interrupts and the sources that stole it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/irq_report_model.h"
@@ -36,6 +38,11 @@ class IrqSummaryObserver : public Observer {
   std::map<std::string, IrqSourceSummary, std::less<>> sources_;
   std::unordered_map<uint32_t, TaskAcc> tasks_;  // by Thread::id
   IrqCount idle_;
+  // The latest interrupts that hit each idle CPU, [start, end): the task the kernel
+  // switched in at a wakeup inside one ran the rest of it (its irq time), which is then
+  // no idle time.
+  std::unordered_map<int32_t, std::array<std::pair<int64_t, int64_t>, 8>> idle_recent_;
+  std::unordered_map<int32_t, uint32_t> idle_recent_count_;
 };
 
 }  // namespace cstool

@@ -364,8 +364,11 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   std::stable_sort(view.threads.begin(), view.threads.end(),
                    [&](const ThreadReport* a, const ThreadReport* b) {
                      if (by_comm) {
-                       if (a->thread->comm != b->thread->comm)
-                         return a->thread->comm < b->thread->comm;
+                       // (An unnamed thread last, as an unknown pid is.)
+                       const std::string& ca = a->thread->comm;
+                       const std::string& cb = b->thread->comm;
+                       if (ca.empty() != cb.empty()) return cb.empty();
+                       if (ca != cb) return ca < cb;
                      } else if (int64_t ka = key->second(*a), kb = key->second(*b); ka != kb) {
                        return ka > kb;
                      }

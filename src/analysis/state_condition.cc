@@ -38,6 +38,8 @@ std::optional<int64_t> ParseDurationNs(std::string_view text) {
     scale = 1;
   else
     return std::nullopt;
+  // (A threshold past what int64 nanoseconds hold, 292 years, would wrap to fire at once.)
+  if (value * scale >= 9e18) return std::nullopt;
   return static_cast<int64_t>(std::llround(value * scale));
 }
 
@@ -68,7 +70,9 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   const std::optional<int64_t> ns = ParseDurationNs(duration);
   if (!ns)
     throw usage(
-        fmt::format("'{}' is not a duration: a number and a unit (ns, us, ms or s)", duration));
+        fmt::format("'{}' is not a duration: a number and a unit (ns, us, ms or s), under 292 "
+                    "years",
+                    duration));
   c.threshold_ns = at_least ? std::max<int64_t>(*ns - 1, -1) : *ns;
   if (state == "sleep") {
     c.states = kSleepStates;

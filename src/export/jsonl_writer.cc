@@ -145,8 +145,9 @@ bool JsonlWriter::CheckDuplicate(bool replace) {
   if (!found) return false;
   if (!replace)
     throw Error(fmt::format(
-        "{} already holds trace {}: the same recording is exported only once; --replace "
-        "exports it again in place of those lines",
+        "{} already holds trace {}: the same recording is exported only once, every thread of "
+        "it whatever -p/-t selected (they set in_report); --replace exports it again in place "
+        "of those lines",
         dir_, key_.trace_id));
   for (const TableSchema& t : AllTables()) {
     const std::string path = PathOf(t);

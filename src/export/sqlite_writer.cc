@@ -128,7 +128,8 @@ void SqliteWriter::CheckDuplicate(bool replace) {
   if (!replace)
     throw Error(fmt::format(
         "{} already holds trace {} (host {}, file {}): the same recording is exported only "
-        "once; --replace exports it again in place of those rows",
+        "once, every thread of it whatever -p/-t selected (they set in_report); --replace "
+        "exports it again in place of those rows",
         path_, key_.trace_id, host, file));
   for (const TableSchema& t : AllTables())
     Exec(fmt::format("DELETE FROM \"{}\" WHERE trace_id = '{}'", t.name, key_.trace_id));

@@ -41,8 +41,9 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
   X(kIrqExitMismatch, "irq_exit_mismatch", kInfo,                                              \
     "an interrupt exit of another kind than the open entry (an entry was lost)")               \
   X(kSysExitWithoutEnter, "sys_exit_without_enter", kInfo,                                     \
-    "a syscall exit of a thread known to be outside a syscall (its entry was lost or not "     \
-    "recorded; one already inside at the trace's start is not flagged)")                       \
+    "a syscall exit of a thread not known to be inside a syscall (its entry was lost or not "  \
+    "recorded, or its syscall was given up on; one inside at the trace's start is not "        \
+    "flagged)")                                                                                \
   X(kSysEnterWhileInSyscall, "sys_enter_while_in_syscall", kInfo,                              \
     "a syscall entry while already inside one (the exit was not seen)")                        \
   X(kTidReusedWithoutFree, "tid_reused_without_free", kInfo,                                   \

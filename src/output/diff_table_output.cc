@@ -43,6 +43,7 @@ class DiffTableOutput : public DiffOutput {
   void Render(const DiffResult& r) override {
     // Wide enough for the longest name in the columns (the matched subjects'), so that
     // every row's columns line up.
+    subject_width_ = kSubjectWidth;
     for (const DiffSubject& subject : r.subjects)
       if (subject.matched()) subject_width_ = std::max(subject_width_, subject.text.size());
     os_ << fmt::format("cstool diff: {} base recording{} vs {} new\n", r.base_files.size(),

@@ -41,9 +41,12 @@ std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb, si
   std::vector<size_t> steps;
   if (to_kb > from_kb) {
     const size_t grow = to_kb - from_kb;
-    step_kb =
-        std::max({step_kb, (grow + max_steps - 1) / std::max<size_t>(max_steps, 1), size_t{1}});
-    for (size_t kb = from_kb + step_kb; kb < to_kb; kb += step_kb) steps.push_back(kb);
+    const size_t most = std::max<size_t>(max_steps, 1);
+    const size_t within = std::max<size_t>(step_kb, 1);
+    const size_t n = std::clamp<size_t>((grow + within - 1) / within, 1, most);
+    // Equal steps but the last, which is no larger; rounding up may leave fewer of them.
+    const size_t step = (grow + n - 1) / n;
+    for (size_t kb = from_kb + step; kb < to_kb; kb += step) steps.push_back(kb);
   }
   if (to_kb != from_kb) steps.push_back(to_kb);
   return steps;
@@ -106,9 +109,7 @@ std::string KernelWindow::Grow(int64_t now) {
 std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
   SessionConfig config = config_;
   config.instance_suffix = fmt::format("{}", ++generation_);
-  auto next = std::make_unique<TracefsSession>(config, messages_);
-  for (size_t i = 0; i < cpus_.size(); ++i) Resize(*next, i, config_.buffer_kb, kb_[i]);
-  return next;
+  return std::make_unique<TracefsSession>(config, messages_);
 }
 
 FlightWindow KernelWindow::Take(int64_t* end) {
@@ -127,6 +128,10 @@ FlightWindow KernelWindow::Take(int64_t* end) {
   const int64_t old_started = std::exchange(started_, next_started);
   overrun_.assign(cpus_.size(), 0);
   last_grow_check_ = next_started;
+  // Grown to the old sizes only now: the steps' writes (each sleeps in the kernel) would
+  // otherwise put the dump's end well after its trigger. Until grown, the new instance
+  // keeps less than a window, which matters only to a dump within a window of this one.
+  for (size_t i = 0; i < cpus_.size(); ++i) Resize(*session_, i, config_.buffer_kb, kb_[i]);
 
   FlightWindow window(cpus_, window_ns_, old_started);
   for (int cpu : cpus_) {

@@ -2,8 +2,8 @@
 // mode holds the newest events of every CPU, and nothing reads it until a dump. Each
 // CPU's buffer starts at -b and grows (growing keeps what it holds) until SECS seconds
 // at the rate that CPU measured fit, up to the memory cap. A dump hands tracing to a
-// fresh instance with the same events, tasks and sizes before the old one stops, then
-// reads the old one whole and removes it:
+// fresh instance with the same events and tasks before the old one stops (grown to the
+// same sizes right after), then reads the old one whole and removes it:
 //
 //   time ──────────────────────────────────────────────────────────────────►
 //   instance N    ████████████████████████████████│ stopped, read, removed
@@ -36,8 +36,9 @@ constexpr size_t kResizeStepKb = 4096;
 constexpr size_t kMaxResizeSteps = 32;
 
 // The sizes, in KiB, to write one after the other to take a buffer from `from_kb` to
-// `to_kb`: equal steps up of at least `step_kb` (at most `max_steps` of them), the last
-// one `to_kb`; a shrink is one write, no change none.
+// `to_kb`: as few equal steps up as keep each within `step_kb` (but at most `max_steps`,
+// then larger), the last one no larger and ending at `to_kb`; a shrink is one write, no
+// change none.
 std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb = kResizeStepKb,
                                 size_t max_steps = kMaxResizeSteps);
 

@@ -792,6 +792,7 @@ void StateMachine::PushSoftirq(const Softirq& e) {
 void StateMachine::PushNmiHandler(const NmiHandler& e) {
   Cpu& cpu = Enter(e.c);
   int64_t start = e.c.ts - std::max<int64_t>(0, e.delta_ns);
+  if (!cpu.irqs.InAny()) cpu.NoteClosedInterrupt({start, e.c.ts, Microstate::kIrq});
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (t && t->on_cpu) {
     start = std::max(start, t->since);

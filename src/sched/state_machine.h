@@ -180,16 +180,17 @@ class StateMachine final : public EventSink {
     int64_t last_ts_before_gap = INT64_MIN;
     // The gaps here that have closed, in time order: [from, to).
     std::vector<std::pair<int64_t, int64_t>> lost_gaps;
-    // The latest outermost interrupts here that ended, oldest first: a task switched in
-    // at the kernel's instant, before the trace shows its switch, may have run some of
-    // one (the rest of the tick that preempted the previous task).
+    // The latest outermost interrupts here that ended (NMIs too), oldest first: a task
+    // switched in at the kernel's instant, before the trace shows its switch, may have
+    // run some of one (the rest of the tick that preempted the previous task). Eight
+    // cover what comes between the two: an interrupt, its softirqs, an NMI.
     struct ClosedInterrupt {
       int64_t start = 0;
       int64_t end = 0;
       Microstate state = Microstate::kIrq;
     };
-    std::array<ClosedInterrupt, 4> closed_interrupts{};
-    uint32_t closed_count = 0;  // closed so far; the array holds the last four
+    std::array<ClosedInterrupt, 8> closed_interrupts{};
+    uint32_t closed_count = 0;  // closed so far; the array holds the last eight
     void NoteClosedInterrupt(const ClosedInterrupt& c) {
       closed_interrupts[closed_count++ % closed_interrupts.size()] = c;
     }

@@ -248,7 +248,8 @@ void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
 }
 
 // The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
-// `e`. False when it told nothing: `t` is not running, or its run has no start to add to.
+// `e`. False when it told nothing: `t` is not running, or its run has no start to add to
+// and no exit record waits on it.
 bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   const auto runtime = static_cast<int64_t>(std::min<uint64_t>(e.runtime, INT64_MAX / 4));
   for (Observer* p : On(Hook::kRuntimeAccounted))
@@ -265,8 +266,11 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // comes well into do_exit()) is in the record if taskstats read the runtime after it;
   // the listener's wakeup, the only sign of the read, comes after both. The accounting
   // before the first such increment is the other candidate (the check picks by value).
-  if (t.exit_accounting_pending && t.exit_record_ts < 0 && t.accounted_before_exit_tick < 0)
+  bool told_exit = false;  // (it dated an exit record's accounting)
+  if (t.exit_accounting_pending && t.exit_record_ts < 0 && t.accounted_before_exit_tick < 0) {
     t.accounted_before_exit_tick = e.c.ts - runtime;
+    told_exit = true;
+  }
   // The first increment after the record is not in it.
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     // The first increment after the exit began: the kernel's previous update (its start)
@@ -283,6 +287,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       t.accounted_at_exit = std::min(e.c.ts, std::max(before, update));
     t.exit_accounting_pending = false;
     DropEqualExitCandidate(t);
+    told_exit = true;
   }
   if (t.settle_in_from >= 0) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
@@ -361,7 +366,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       t.run_ns = reached;
     }
   } else {
-    return false;
+    return told_exit;
   }
   t.run_ns_before_ipi = -1;
   // The kernel has accounted the run up to here: what was held before is final.

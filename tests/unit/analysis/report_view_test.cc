@@ -19,8 +19,8 @@ namespace {
 class SortByMigrations : public ::testing::Test {
  protected:
   SortByMigrations() {
+    Add(20, 3, 0, 100);  // (not in tid order: the tid key has an order to make)
     Add(10, /*migrations=*/1, /*wakeup_ns=*/500, /*preempted_ns=*/0);
-    Add(20, 3, 0, 100);
     Add(30, 2, 300, 400);
   }
 

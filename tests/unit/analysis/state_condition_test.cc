@@ -24,8 +24,9 @@ TEST(StateCondition, Parses) {
   c = ParseStateCondition("sleep_uninterruptible>1.5s", syscalls);
   EXPECT_EQ(c.states, Bit(Microstate::kSleepUninterruptible));
   EXPECT_EQ(c.threshold_ns, 1500000000);
-  for (const char* bad : {"sleep", "sleep>100", "nap>1ms", "sleep:nosuchcall>1ms", "unknown>1ms",
-                          "sleep>>1ms", "sleep=>1ms", "sleep>1 parsec"})
+  for (const char* bad :
+       {"sleep", "sleep>100", "nap>1ms", "sleep:nosuchcall>1ms", "unknown>1ms", "sleep>>1ms",
+        "sleep=>1ms", "sleep>1 parsec", "sleep>1e12s", "sleep>=1e300s"})
     EXPECT_THROW(ParseStateCondition(bad, syscalls), Error) << bad;
 }
 

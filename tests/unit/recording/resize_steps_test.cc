@@ -2,6 +2,8 @@
 // holds the recorder's CPU for long (recording/kernel_window.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "recording/kernel_window.h"
@@ -11,10 +13,36 @@ namespace {
 
 using Steps = std::vector<size_t>;
 
-TEST(ResizeSteps, AGrowGoesUpInStepsAndEndsAtTheTarget) {
-  EXPECT_EQ(ResizeSteps(64, 10'000, 4096), (Steps{4160, 8256, 10'000}));
-  EXPECT_EQ(ResizeSteps(64, 8256, 4096), (Steps{4160, 8256}));  // the last step exact
-  EXPECT_EQ(ResizeSteps(64, 4000, 4096), (Steps{4000}));        // within one step
+// As few equal steps as keep each within the step size: no last step of a few KiB (a
+// whole write, with its sleep in the kernel, for nothing).
+TEST(ResizeSteps, AGrowGoesUpInEqualStepsAndEndsAtTheTarget) {
+  EXPECT_EQ(ResizeSteps(64, 10'000, 4096), (Steps{3376, 6688, 10'000}));  // 3312 each
+  EXPECT_EQ(ResizeSteps(64, 8256, 4096), (Steps{4160, 8256}));
+  EXPECT_EQ(ResizeSteps(64, 8257, 4096), (Steps{2795, 5526, 8257}));  // not 4096, 4096, 1
+  EXPECT_EQ(ResizeSteps(64, 4000, 4096), (Steps{4000}));              // within one step
+  for (const auto& [from, to] : {std::pair<size_t, size_t>{64, 100'000}, {1, 4097}, {7, 40'000}}) {
+    const Steps steps = ResizeSteps(from, to, 4096);
+    size_t before = from;
+    for (const size_t kb : steps) {
+      EXPECT_GT(kb, before) << from << " -> " << to;
+      EXPECT_LE(kb - before, 4096u) << from << " -> " << to;
+      before = kb;
+    }
+    EXPECT_EQ(before, to);
+  }
+}
+
+// Whatever the limits, every step goes up and the last is the target.
+TEST(ResizeSteps, NoStepSizeOrNoStepCountStillReachesTheTarget) {
+  for (const auto& [step_kb, max_steps] :
+       {std::pair<size_t, size_t>{0, 32}, {1, 32}, {4096, 0}, {4096, 1}, {3, 7}}) {
+    const Steps steps = ResizeSteps(64, 100, step_kb, max_steps);
+    ASSERT_FALSE(steps.empty());
+    EXPECT_LE(steps.size(), std::max<size_t>(max_steps, 1)) << step_kb << " " << max_steps;
+    EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << step_kb << " " << max_steps;
+    EXPECT_GT(steps.front(), 64u) << step_kb << " " << max_steps;
+    EXPECT_EQ(steps.back(), 100u) << step_kb << " " << max_steps;
+  }
 }
 
 TEST(ResizeSteps, AShrinkIsOneWriteAndNoChangeNone) {
@@ -30,6 +58,7 @@ TEST(ResizeSteps, ALargeGrowTakesAtMostTheMostStepsAllowed) {
   EXPECT_EQ(steps.back(), 512u * 1024);
   for (size_t i = 1; i < steps.size(); ++i) EXPECT_LE(steps[i] - steps[i - 1], 16384u) << i;
   EXPECT_EQ(steps.front(), 64u + 16382);  // ceil((524288 - 64) / 32)
+  EXPECT_EQ(steps[1] - steps[0], 16382u);
 }
 
 TEST(ResizeSteps, TheDefaultStepIsKResizeStepKb) {
