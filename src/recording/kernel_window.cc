@@ -52,8 +52,13 @@ std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb, si
   return steps;
 }
 
-void KernelWindow::Resize(TracefsSession& session, size_t i, size_t from_kb, size_t to_kb) {
-  for (const size_t kb : ResizeSteps(from_kb, to_kb)) session.ResizeCpuBuffer(cpus_[i], kb);
+void KernelWindow::StepTowardTargets() {
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    if (kb_[i] >= target_kb_[i]) continue;
+    const size_t next = ResizeSteps(kb_[i], target_kb_[i]).front();
+    session_->ResizeCpuBuffer(cpus_[i], next);
+    kb_[i] = next;
+  }
 }
 
 KernelWindow::KernelWindow(SessionConfig config, std::vector<int> cpus, int64_t window_ns,
@@ -69,6 +74,7 @@ KernelWindow::KernelWindow(SessionConfig config, std::vector<int> cpus, int64_t 
     cap = std::min<uint64_t>(cap, avail / 4 / std::max<size_t>(cpus_.size(), 1));
   cap_kb_ = std::max<size_t>(static_cast<size_t>(cap >> 10), config_.buffer_kb);
   kb_.assign(cpus_.size(), config_.buffer_kb);
+  target_kb_ = kb_;
   overrun_.assign(cpus_.size(), 0);
   session_ = std::make_unique<TracefsSession>(config_, messages_);
 }
@@ -80,6 +86,7 @@ void KernelWindow::Start(int64_t now) {
 }
 
 std::string KernelWindow::Grow(int64_t now) {
+  StepTowardTargets();
   if (now - last_grow_check_ < kGrowCheckNs) return "";
   last_grow_check_ = now;
   std::string grown;
@@ -97,11 +104,10 @@ std::string KernelWindow::Grow(int64_t now) {
     const double want = rate * static_cast<double>(window_ns_) * kHeadroom;
     const size_t want_kb = std::min(cap_kb_, static_cast<size_t>(std::ceil(want / 1024)));
     // Grow in steps worth a resize (each one allocates pages in the kernel).
-    if (want_kb <= kb_[i] + kb_[i] / 8) continue;
-    Resize(*session_, i, kb_[i], want_kb);
-    grown +=
-        fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i], kb_[i], want_kb);
-    kb_[i] = want_kb;
+    if (want_kb <= target_kb_[i] + target_kb_[i] / 8) continue;
+    grown += fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i],
+                         target_kb_[i], want_kb);
+    target_kb_[i] = want_kb;
   }
   return grown;
 }
@@ -128,10 +134,11 @@ FlightWindow KernelWindow::Take(int64_t* end) {
   const int64_t old_started = std::exchange(started_, next_started);
   overrun_.assign(cpus_.size(), 0);
   last_grow_check_ = next_started;
-  // Grown to the old sizes only now: the steps' writes (each sleeps in the kernel) would
-  // otherwise put the dump's end well after its trigger. Until grown, the new instance
-  // keeps less than a window, which matters only to a dump within a window of this one.
-  for (size_t i = 0; i < cpus_.size(); ++i) Resize(*session_, i, config_.buffer_kb, kb_[i]);
+  // The new instance grows to the old one's sizes a step per tick from now: its steps'
+  // writes (each sleeps in the kernel) before the swap would put the dump's end well after
+  // its trigger. Until grown, it keeps less than a window, which matters only to a dump
+  // within a window of this one.
+  kb_.assign(cpus_.size(), config_.buffer_kb);
 
   FlightWindow window(cpus_, window_ns_, old_started);
   for (int cpu : cpus_) {

@@ -31,7 +31,8 @@ namespace cstool {
 // a 30 MiB grow on a loaded VM, 220 ms seen once. Grown in steps of kResizeStepKb, the
 // recorder returns to user mode, where a woken task preempts it, after each step (about
 // 1 ms of allocation). Each write also sleeps some 8 ms in the kernel (off the CPU), so
-// a resize takes at most kMaxResizeSteps writes: larger steps for larger grows.
+// a resize takes at most kMaxResizeSteps writes (larger steps for larger grows), one per
+// CPU per loop tick: the tick also reads the trigger's buffers, which must not fill.
 constexpr size_t kResizeStepKb = 4096;
 constexpr size_t kMaxResizeSteps = 32;
 
@@ -53,22 +54,24 @@ class KernelWindow {
   const TracefsSession& session() const { return *session_; }
   // Tracing on (trace clock `now`).
   void Start(int64_t now);
-  // Every loop tick (measured every 250 ms): grows the CPUs whose buffer would not hold
-  // SECS seconds at the rate they were written since the instance began, or that are
-  // overwriting and hold less than SECS, to 1.5 times what SECS needs. Returns a line
-  // saying what grew, or "".
+  // Every loop tick: one resize step for each CPU whose buffer is below its target. Every
+  // 250 ms the targets are measured: a CPU whose buffer would not hold SECS seconds at the
+  // rate it was written since the instance began, or that is overwriting and holds less
+  // than SECS, is to grow to 1.5 times what SECS needs. Returns a line saying which
+  // targets were raised, or "".
   std::string Grow(int64_t now);
   // A dump: the next instance takes over, the current one is stopped and read whole;
   // `*end` is the time it stopped. Throws cstool::Error.
   FlightWindow Take(int64_t* end);
-  // The current buffer size of each CPU, in KiB (cpus() order).
+  // The current buffer size of each CPU, in KiB (cpus() order), and what it grows to.
   const std::vector<size_t>& buffer_kb() const { return kb_; }
+  const std::vector<size_t>& target_kb() const { return target_kb_; }
   const std::vector<int>& cpus() const { return cpus_; }
 
  private:
   std::unique_ptr<TracefsSession> NewInstance();
-  // Resizes CPU `i` (cpus() index) of `session` from `from_kb` to `to_kb`, in ResizeSteps.
-  void Resize(TracefsSession& session, size_t i, size_t from_kb, size_t to_kb);
+  // One ResizeSteps step of each CPU's buffer toward its target.
+  void StepTowardTargets();
 
   SessionConfig config_;
   std::vector<int> cpus_;
@@ -76,7 +79,8 @@ class KernelWindow {
   size_t cap_kb_;
   Messages& messages_;
   std::unique_ptr<TracefsSession> session_;
-  std::vector<size_t> kb_;
+  std::vector<size_t> kb_;         // the live instance's, per CPU
+  std::vector<size_t> target_kb_;  // what each grows to, a step per tick
   std::vector<uint64_t> overrun_;  // per CPU, at the last check
   int64_t started_ = 0;
   int64_t last_grow_check_ = 0;

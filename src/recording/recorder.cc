@@ -777,7 +777,7 @@ void Recorder::FlightTick() {
   const int64_t now = MonotonicNowNs();
   if (const std::string grown = kernel_window_->Grow(now); !grown.empty())
     messages_.Status(
-        fmt::format("flight window buffers grown to hold {:g} s: {}", o_.flight_s, grown));
+        fmt::format("flight window buffers growing to hold {:g} s: {}", o_.flight_s, grown));
   std::optional<TriggerHit> hit;
   if (trigger_) {
     for (auto& s : sources_) s->Drain(kMaxTriggerPagesPerTick);

@@ -399,7 +399,8 @@ TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
   ASSERT_EQ(::kill(pid, SIGUSR1), 0);
   EXPECT_EQ(Wait(pid), 128 + SIGTERM);  // -N ended the ping-pong
   const std::string log = testing::ReadWholeFile(dir_ / "recorder.log");
-  EXPECT_NE(log.find("flight window buffers grown to hold 0.3 s: CPU "), std::string::npos) << log;
+  EXPECT_NE(log.find("flight window buffers growing to hold 0.3 s: CPU "), std::string::npos)
+      << log;
   EXPECT_NE(log.find("older events overwritten"), std::string::npos) << log;
   ASSERT_EQ(FilesStartingWith("o.dat"), std::vector<std::string>{"o.dat.1"}) << log;
 
