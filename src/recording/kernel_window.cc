@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/errors.h"
 #include "kernel/kernel_counters.h"
 #include "tracefs/live_cpu_source.h"
 
@@ -52,12 +53,30 @@ std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb, si
   return steps;
 }
 
-void KernelWindow::StepTowardTargets() {
-  for (size_t i = 0; i < cpus_.size(); ++i) {
-    if (kb_[i] >= target_kb_[i]) continue;
-    const size_t next = ResizeSteps(kb_[i], target_kb_[i]).front();
-    session_->ResizeCpuBuffer(cpus_[i], next);
-    kb_[i] = next;
+bool BufferGrowth::Raise(size_t want_kb) {
+  if (growing() || want_kb <= target_kb_ + target_kb_ / 8) return false;
+  target_kb_ = want_kb;
+  const std::vector<size_t> steps = ResizeSteps(kb_, target_kb_);
+  step_kb_ = steps.front() - kb_;
+  return true;
+}
+
+void BufferGrowth::Restart(size_t kb) {
+  const size_t target = target_kb_;
+  kb_ = target_kb_ = kb;
+  if (target > kb) Raise(target);
+}
+
+void KernelWindow::Step(size_t i) {
+  BufferGrowth& g = growth_[i];
+  const size_t kb = g.NextKb();
+  try {
+    session_->ResizeCpuBuffer(cpus_[i], kb);
+    g.Took(kb);
+  } catch (const Error& e) {
+    messages_.Warning(
+        fmt::format("flight window: CPU {} stays at {} KiB: {}", cpus_[i], g.kb(), e.what()));
+    g.GiveUp();
   }
 }
 
@@ -73,8 +92,7 @@ KernelWindow::KernelWindow(SessionConfig config, std::vector<int> cpus, int64_t 
   if (const uint64_t avail = MemAvailable(); avail > 0)
     cap = std::min<uint64_t>(cap, avail / 4 / std::max<size_t>(cpus_.size(), 1));
   cap_kb_ = std::max<size_t>(static_cast<size_t>(cap >> 10), config_.buffer_kb);
-  kb_.assign(cpus_.size(), config_.buffer_kb);
-  target_kb_ = kb_;
+  growth_.assign(cpus_.size(), BufferGrowth(config_.buffer_kb));
   overrun_.assign(cpus_.size(), 0);
   session_ = std::make_unique<TracefsSession>(config_, messages_);
 }
@@ -86,7 +104,12 @@ void KernelWindow::Start(int64_t now) {
 }
 
 std::string KernelWindow::Grow(int64_t now) {
-  StepTowardTargets();
+  for (size_t n = 0; n < cpus_.size(); ++n) {
+    const size_t i = next_to_step_++ % cpus_.size();
+    if (!growth_[i].growing()) continue;
+    Step(i);
+    break;
+  }
   if (now - last_grow_check_ < kGrowCheckNs) return "";
   last_grow_check_ = now;
   std::string grown;
@@ -103,11 +126,10 @@ std::string KernelWindow::Grow(int64_t now) {
     const double rate = CpuStatField(stats, "bytes") / std::max(held_ns, 1e6);
     const double want = rate * static_cast<double>(window_ns_) * kHeadroom;
     const size_t want_kb = std::min(cap_kb_, static_cast<size_t>(std::ceil(want / 1024)));
-    // Grow in steps worth a resize (each one allocates pages in the kernel).
-    if (want_kb <= target_kb_[i] + target_kb_[i] / 8) continue;
-    grown += fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i],
-                         target_kb_[i], want_kb);
-    target_kb_[i] = want_kb;
+    const size_t from_kb = growth_[i].kb();
+    if (!growth_[i].Raise(want_kb)) continue;
+    grown +=
+        fmt::format("{}CPU {} {} -> {} KiB", grown.empty() ? "" : ", ", cpus_[i], from_kb, want_kb);
   }
   return grown;
 }
@@ -134,11 +156,13 @@ FlightWindow KernelWindow::Take(int64_t* end) {
   const int64_t old_started = std::exchange(started_, next_started);
   overrun_.assign(cpus_.size(), 0);
   last_grow_check_ = next_started;
-  // The new instance grows to the old one's sizes a step per tick from now: its steps'
-  // writes (each sleeps in the kernel) before the swap would put the dump's end well after
-  // its trigger. Until grown, it keeps less than a window, which matters only to a dump
-  // within a window of this one.
-  kb_.assign(cpus_.size(), config_.buffer_kb);
+  // The new instance grows to the old one's sizes now, after the swap: the steps' writes
+  // (each sleeps in the kernel) before it would put the dump's end well after its
+  // trigger. Until grown, it keeps less than a window.
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    growth_[i].Restart(config_.buffer_kb);
+    while (growth_[i].growing()) Step(i);
+  }
 
   FlightWindow window(cpus_, window_ns_, old_started);
   for (int cpu : cpus_) {

@@ -32,7 +32,7 @@ namespace cstool {
 // recorder returns to user mode, where a woken task preempts it, after each step (about
 // 1 ms of allocation). Each write also sleeps some 8 ms in the kernel (off the CPU), so
 // a resize takes at most kMaxResizeSteps writes (larger steps for larger grows), one per
-// CPU per loop tick: the tick also reads the trigger's buffers, which must not fill.
+// loop tick, the growing CPUs in turn: the tick also reads the trigger's buffers.
 constexpr size_t kResizeStepKb = 4096;
 constexpr size_t kMaxResizeSteps = 32;
 
@@ -42,6 +42,31 @@ constexpr size_t kMaxResizeSteps = 32;
 // change none.
 std::vector<size_t> ResizeSteps(size_t from_kb, size_t to_kb, size_t step_kb = kResizeStepKb,
                                 size_t max_steps = kMaxResizeSteps);
+
+// One CPU's buffer on its way to a target size, a step at a time: the steps are fixed
+// when the target is set (ResizeSteps), so a grow takes at most kMaxResizeSteps writes.
+class BufferGrowth {
+ public:
+  explicit BufferGrowth(size_t kb = 0) : kb_(kb), target_kb_(kb) {}
+  size_t kb() const { return kb_; }
+  size_t target_kb() const { return target_kb_; }
+  bool growing() const { return kb_ < target_kb_; }
+  // Grows toward `want_kb` from here; false (nothing changes) while a grow is under way,
+  // whose measurement came from a buffer still too small to hold a window, or when
+  // `want_kb` is not worth a resize (within an eighth of the target).
+  bool Raise(size_t want_kb);
+  // The size the next write sets (only while growing()); Took() once it is written.
+  size_t NextKb() const { return std::min(target_kb_, kb_ + step_kb_); }
+  void Took(size_t kb) { kb_ = kb; }
+  // A new buffer of `kb`, to grow back to the target it had.
+  void Restart(size_t kb);
+  void GiveUp() { target_kb_ = kb_; }  // a write failed: stays as it is
+
+ private:
+  size_t kb_;
+  size_t target_kb_;
+  size_t step_kb_ = kResizeStepKb;
+};
 
 class KernelWindow {
  public:
@@ -54,24 +79,23 @@ class KernelWindow {
   const TracefsSession& session() const { return *session_; }
   // Tracing on (trace clock `now`).
   void Start(int64_t now);
-  // Every loop tick: one resize step for each CPU whose buffer is below its target. Every
-  // 250 ms the targets are measured: a CPU whose buffer would not hold SECS seconds at the
-  // rate it was written since the instance began, or that is overwriting and holds less
-  // than SECS, is to grow to 1.5 times what SECS needs. Returns a line saying which
-  // targets were raised, or "".
+  // Every loop tick: one resize step, for the next CPU (in turn) whose buffer is below its
+  // target, so that a tick waits for one write at most. Every 250 ms the targets are
+  // measured: a CPU whose buffer would not hold SECS seconds at the rate it was written
+  // since the instance began, or that is overwriting and holds less than SECS, is to
+  // grow to 1.5 times what SECS needs. Returns a line saying which grow, or "".
   std::string Grow(int64_t now);
   // A dump: the next instance takes over, the current one is stopped and read whole;
   // `*end` is the time it stopped. Throws cstool::Error.
   FlightWindow Take(int64_t* end);
-  // The current buffer size of each CPU, in KiB (cpus() order), and what it grows to.
-  const std::vector<size_t>& buffer_kb() const { return kb_; }
-  const std::vector<size_t>& target_kb() const { return target_kb_; }
+
   const std::vector<int>& cpus() const { return cpus_; }
 
  private:
   std::unique_ptr<TracefsSession> NewInstance();
-  // One ResizeSteps step of each CPU's buffer toward its target.
-  void StepTowardTargets();
+  // One step of CPU `i`'s buffer (cpus() index) toward its target; a failed write is
+  // warned about and ends that CPU's grow.
+  void Step(size_t i);
 
   SessionConfig config_;
   std::vector<int> cpus_;
@@ -79,9 +103,9 @@ class KernelWindow {
   size_t cap_kb_;
   Messages& messages_;
   std::unique_ptr<TracefsSession> session_;
-  std::vector<size_t> kb_;         // the live instance's, per CPU
-  std::vector<size_t> target_kb_;  // what each grows to, a step per tick
-  std::vector<uint64_t> overrun_;  // per CPU, at the last check
+  std::vector<BufferGrowth> growth_;  // the live instance's buffers, per CPU
+  size_t next_to_step_ = 0;           // where the turns of Grow go on
+  std::vector<uint64_t> overrun_;     // per CPU, at the last check
   int64_t started_ = 0;
   int64_t last_grow_check_ = 0;
   int generation_ = 1;

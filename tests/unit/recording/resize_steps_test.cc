@@ -66,5 +66,55 @@ TEST(ResizeSteps, TheDefaultStepIsKResizeStepKb) {
   EXPECT_EQ(steps, (Steps{64 + kResizeStepKb, 64 + 2 * kResizeStepKb, 64 + 3 * kResizeStepKb}));
 }
 
+// A grow's steps are fixed when its target is set: every write is one of them, however
+// many ticks the grow takes, so a grow takes at most kMaxResizeSteps writes.
+TEST(BufferGrowth, AGrowTakesTheStepsSetWithItsTarget) {
+  BufferGrowth g(4096);
+  ASSERT_TRUE(g.Raise(512 * 1024));
+  size_t writes = 0;
+  size_t first_step = 0;
+  while (g.growing()) {
+    const size_t kb = g.NextKb();
+    if (writes == 0) first_step = kb - g.kb();
+    EXPECT_LE(kb - g.kb(), first_step) << writes;
+    g.Took(kb);
+    ++writes;
+  }
+  EXPECT_EQ(g.kb(), 512u * 1024);
+  EXPECT_EQ(writes, kMaxResizeSteps);
+}
+
+// While a grow is under way its buffer holds less than a window, so what it measures
+// does not raise the target; nor does a want within an eighth of it.
+TEST(BufferGrowth, NoRaiseWhileGrowingOrForLittle) {
+  BufferGrowth g(64);
+  EXPECT_FALSE(g.Raise(64 + 8));  // within an eighth
+  ASSERT_TRUE(g.Raise(10'000));
+  g.Took(g.NextKb());
+  EXPECT_FALSE(g.Raise(50'000));
+  EXPECT_EQ(g.target_kb(), 10'000u);
+  while (g.growing()) g.Took(g.NextKb());
+  EXPECT_TRUE(g.Raise(50'000));
+  EXPECT_EQ(g.NextKb() - g.kb(), 4000u);  // 40 000 KiB in 10 equal steps
+}
+
+// A dump's new instance starts small and grows back to the target the old one had; a
+// failed write ends the grow where it stands.
+TEST(BufferGrowth, ARestartGrowsBackAndAFailureStops) {
+  BufferGrowth g(64);
+  ASSERT_TRUE(g.Raise(20'000));
+  while (g.growing()) g.Took(g.NextKb());
+  g.Restart(64);
+  EXPECT_EQ(g.kb(), 64u);
+  EXPECT_EQ(g.target_kb(), 20'000u);
+  g.Took(g.NextKb());
+  g.GiveUp();
+  EXPECT_FALSE(g.growing());
+  EXPECT_EQ(g.target_kb(), g.kb());
+  BufferGrowth small(64);
+  small.Restart(64);
+  EXPECT_FALSE(small.growing());
+}
+
 }  // namespace
 }  // namespace cstool
