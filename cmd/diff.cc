@@ -47,6 +47,8 @@ RunFn SetupDiff(CLI::App& sub) {
           "ROWS", "rows"));
   sub.add_flag("--all-threads", opts->all_threads,
                "Also compare threads outside the recorded workloads");
+  sub.add_flag("--salvage", opts->salvage,
+               "Compare what a damaged recording still holds (stops or skips at the damage)");
   AddReaderOption(sub, opts->reader);
   AddJobsOption(sub, opts->jobs);
   // BASE... -- NEW...: CLI11 gives positionals to the first option that takes them, and a

@@ -31,8 +31,16 @@ namespace {
 DiffRecording Load(const std::string& file, const DiffOptions& options,
                    const SyscallTable& syscalls, Messages& messages) {
   // Its errors name the file already.
-  std::unique_ptr<AnalyzedTrace> analyzed =
-      AnalyzeTrace(file, syscalls, {.reader = options.reader, .jobs = options.jobs});
+  std::unique_ptr<AnalyzedTrace> analyzed;
+  try {
+    analyzed =
+        AnalyzeTrace(file, syscalls,
+                     {.salvage = options.salvage, .reader = options.reader, .jobs = options.jobs});
+  } catch (const DamagedDataError& e) {
+    throw Error(fmt::format("{} (--salvage compares what the file still holds)", e.what()));
+  }
+  for (const std::string& d : analyzed->model.trace.damage)
+    messages.Warning(fmt::format("{}: salvaged: {}", file, d));
   for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
     if (n > 0) {
       messages.Warning(

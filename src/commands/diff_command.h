@@ -20,6 +20,7 @@ struct DiffOptions {
   std::string html;          // --html OUT.html ("" = none)
   size_t limit = 10;         // --limit: table rows per section (0: all)
   bool all_threads = false;  // also threads outside the recorded workloads
+  bool salvage = false;      // compare what a damaged recording still holds
   ReaderBackend reader = ReaderBackend::kAuto;
   int jobs = 0;  // -j: threads reading each file (0: as many as this process may run on)
 };

@@ -1,7 +1,7 @@
 // Damaged files beyond trace_file_corruption_test.cc (truncation steps, byte flips,
 // bad magic): every byte of the header truncated, absurd sizes, CPU data past the end,
 // a page whose commit exceeds the page, a v7 file with a broken compression block, and
-// `report --salvage` reporting what is readable before the damage.
+// `report --salvage` (and `diff --salvage`) reporting what is readable before the damage.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -319,6 +320,30 @@ TEST_F(BadFile, ReportCommandSalvagesAndSaysSo) {
   CommandResult header = RunCommand({CSTOOL_BINARY, "report", path_, "--salvage"});
   EXPECT_EQ(header.status, 1);
   EXPECT_NE(header.err.find("offset"), std::string::npos) << header.err;
+}
+
+// diff reads its recordings as report does: a damaged one fails with the hint, and with
+// --salvage is compared for what it still holds, with a warning naming it (in the JSON
+// too).
+TEST_F(BadFile, DiffSalvagesAndSaysSo) {
+  const auto& last = data_.back();
+  Write(original_.substr(0, last.offset + 2 * 4096 + 1000));
+  const std::string good = kFixtures + "small_v6.dat";
+  CommandResult strict = RunCommand({CSTOOL_BINARY, "diff", good, "--", path_});
+  EXPECT_EQ(strict.status, 1);
+  EXPECT_NE(strict.err.find(path_ + ": truncated at offset"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("--salvage compares what the file still holds"), std::string::npos)
+      << strict.err;
+  CommandResult salvaged =
+      RunCommand({CSTOOL_BINARY, "diff", "--salvage", "--format", "json", good, "--", path_});
+  ASSERT_EQ(salvaged.status, 0) << salvaged.err;
+  EXPECT_NE(salvaged.err.find(path_ + ": salvaged: "), std::string::npos) << salvaged.err;
+  const nlohmann::json j = nlohmann::json::parse(salvaged.out);
+  EXPECT_TRUE(std::any_of(j.at("warnings").begin(), j.at("warnings").end(),
+                          [](const nlohmann::json& w) {
+                            return w.get<std::string>().find(": salvaged: ") != std::string::npos;
+                          }))
+      << j.at("warnings").dump();
 }
 
 }  // namespace
