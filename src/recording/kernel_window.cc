@@ -140,7 +140,7 @@ std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
   return std::make_unique<TracefsSession>(config, messages_);
 }
 
-FlightWindow KernelWindow::Take(int64_t* end) {
+FlightWindow KernelWindow::Take(int64_t* end, bool grow_back) {
   std::unique_ptr<TracefsSession> next = NewInstance();
   // Tasks forked before the first copy are in it; those forked before the old instance
   // stops are added by its event-fork and taken by the second copy; later ones are
@@ -161,7 +161,7 @@ FlightWindow KernelWindow::Take(int64_t* end) {
   // trigger. Until grown, it keeps less than a window.
   for (size_t i = 0; i < cpus_.size(); ++i) {
     growth_[i].Restart(config_.buffer_kb);
-    while (growth_[i].growing()) Step(i);
+    while (grow_back && growth_[i].growing()) Step(i);
   }
 
   FlightWindow window(cpus_, window_ns_, old_started);

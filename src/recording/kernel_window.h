@@ -86,8 +86,9 @@ class KernelWindow {
   // grow to 1.5 times what SECS needs. Returns a line saying which grow, or "".
   std::string Grow(int64_t now);
   // A dump: the next instance takes over, the current one is stopped and read whole;
-  // `*end` is the time it stopped. Throws cstool::Error.
-  FlightWindow Take(int64_t* end);
+  // `*end` is the time it stopped. The next instance grows back to the current sizes
+  // with `grow_back` (not for the last dump). Throws cstool::Error.
+  FlightWindow Take(int64_t* end, bool grow_back = true);
 
   const std::vector<int>& cpus() const { return cpus_; }
 

@@ -214,7 +214,8 @@ class Recorder {
   }
   int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
   void FlightTick();
-  void WriteDump(const TriggerHit& hit);
+  // `last`: no dump comes after this one (the window goes on only to the end).
+  void WriteDump(const TriggerHit& hit, bool last);
   std::optional<std::filesystem::path> KeepPreviousOutput();
   void ReadLoop();
   bool ShouldStop();
@@ -789,12 +790,13 @@ void Recorder::FlightTick() {
   // the previous dump's events.
   if (hit && hit->ts < rearm_ts_) hit.reset();
   if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
-  if (hit) WriteDump(*hit);
+  // The dump that reaches --max-dumps is the last: its new instance is not grown back.
+  if (hit) WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
 }
 
 // A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
 // formats and threads; no kernel counters (they cover the whole run, not the window).
-void Recorder::WriteDump(const TriggerHit& hit) {
+void Recorder::WriteDump(const TriggerHit& hit, bool last) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   // (A process the targets started before the window has no fork in it: listed here, it
   // is the report's to follow.)
@@ -808,7 +810,7 @@ void Recorder::WriteDump(const TriggerHit& hit) {
   int64_t now = 0;
   std::optional<FlightWindow> window;
   try {
-    window.emplace(kernel_window_->Take(&now));
+    window.emplace(kernel_window_->Take(&now, /*grow_back=*/!last));
   } catch (const Error& e) {
     messages_.Warning(fmt::format("dump ({}) not taken: {}", hit.what, e.what()));
     return;
@@ -903,7 +905,7 @@ void Recorder::ReadLoop() {
   }
   // (Not after --max-dumps: that many were asked for.)
   if (flight() && o_.dump_at_end && !dumps_done_)
-    WriteDump({MonotonicNowNs(), "end of the recording"});
+    WriteDump({MonotonicNowNs(), "end of the recording"}, /*last=*/true);
   if (listener_ != nullptr) listener_->Stopped();
 }
 
