@@ -38,8 +38,7 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
-    auto& recent = idle_recent_[iv.cpu];
-    recent[idle_recent_count_[iv.cpu]++ % recent.size()] = {iv.start, iv.end};
+    idle_recent_[iv.cpu].Push({iv.start, iv.end});
     return;
   }
   IrqTaskSummary& task = Task(*iv.interrupted);
@@ -55,8 +54,10 @@ void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, 
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
   if (auto it = idle_recent_.find(thread.cpu); it != idle_recent_.end())
-    for (const auto& [idle_start, idle_end] : it->second)
-      idle_.time_ns -= std::max<int64_t>(0, std::min(end, idle_end) - std::max(start, idle_start));
+    it->second.ForEach([&](const std::pair<int64_t, int64_t>& idle) {
+      idle_.time_ns -=
+          std::max<int64_t>(0, std::min(end, idle.second) - std::max(start, idle.first));
+    });
 }
 
 void IrqSummaryObserver::Fill(IrqReport& report) const {

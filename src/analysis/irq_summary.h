@@ -2,7 +2,6 @@
 // and per task the time stolen by interrupts and the sources that stole it.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "analysis/irq_report_model.h"
+#include "base/last_n.h"
 #include "sched/observer.h"
 
 namespace cstool {
@@ -41,8 +41,7 @@ class IrqSummaryObserver : public Observer {
   // The latest interrupts that hit each idle CPU, [start, end): the task the kernel
   // switched in at a wakeup inside one ran the rest of it (its irq time), which is then
   // no idle time.
-  std::unordered_map<int32_t, std::array<std::pair<int64_t, int64_t>, 8>> idle_recent_;
-  std::unordered_map<int32_t, uint32_t> idle_recent_count_;
+  std::unordered_map<int32_t, LastN<std::pair<int64_t, int64_t>, 8>> idle_recent_;
 };
 
 }  // namespace cstool

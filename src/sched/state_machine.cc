@@ -737,7 +737,7 @@ void StateMachine::PopIrqFrame(Cpu& cpu, int32_t cpu_id, IrqKind kind, int64_t t
   if (closed->mismatch) Flag(Anomaly::kIrqExitMismatch, nullptr);
   const IrqNesting::Frame& frame = closed->frame;
   if (!cpu.irqs.InAny())
-    cpu.NoteClosedInterrupt(
+    cpu.closed_interrupts.Push(
         {frame.start, ts,
          frame.kind == IrqKind::kSoftirq ? Microstate::kSoftirq : Microstate::kIrq});
   if (frame.name) {
@@ -792,7 +792,7 @@ void StateMachine::PushSoftirq(const Softirq& e) {
 void StateMachine::PushNmiHandler(const NmiHandler& e) {
   Cpu& cpu = Enter(e.c);
   int64_t start = e.c.ts - std::max<int64_t>(0, e.delta_ns);
-  if (!cpu.irqs.InAny()) cpu.NoteClosedInterrupt({start, e.c.ts, Microstate::kIrq});
+  if (!cpu.irqs.InAny()) cpu.closed_interrupts.Push({start, e.c.ts, Microstate::kIrq});
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (t && t->on_cpu) {
     start = std::max(start, t->since);

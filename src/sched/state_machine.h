@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/last_n.h"
 #include "model/anomalies.h"
 #include "model/events.h"
 #include "model/recording_info.h"
@@ -189,11 +190,7 @@ class StateMachine final : public EventSink {
       int64_t end = 0;
       Microstate state = Microstate::kIrq;
     };
-    std::array<ClosedInterrupt, 8> closed_interrupts{};
-    uint32_t closed_count = 0;  // closed so far; the array holds the last eight
-    void NoteClosedInterrupt(const ClosedInterrupt& c) {
-      closed_interrupts[closed_count++ % closed_interrupts.size()] = c;
-    }
+    LastN<ClosedInterrupt, 8> closed_interrupts;
   };
   struct PendingSwitch {
     SwitchEvent event;

@@ -65,15 +65,13 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
 void StateMachine::RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts) {
   const Microstate s = t.state;
   const AbstractState a = t.abstract;
-  const uint32_t n = std::min<uint32_t>(cpu.closed_count, cpu.closed_interrupts.size());
-  for (uint32_t i = cpu.closed_count - n; i < cpu.closed_count; ++i) {
-    const Cpu::ClosedInterrupt& c = cpu.closed_interrupts[i % cpu.closed_interrupts.size()];
+  cpu.closed_interrupts.ForEach([&](const Cpu::ClosedInterrupt& c) {
     const int64_t from = std::max(c.start, t.since);
     const int64_t to = std::min(c.end, ts);
-    if (from >= to) continue;
+    if (from >= to) return;
     Transition(t, c.state, AbstractState::kNone, from);
     Transition(t, s, a, to);
-  }
+  });
 }
 
 // The held segments of `t` between `from` and `to` take the state of `as`.

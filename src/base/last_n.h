@@ -1,0 +1,28 @@
+// The last N values pushed, in a fixed ring that overwrites the oldest: recent history
+// kept per CPU at the cost of an array, whatever the length of the trace.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace cstool {
+
+template <typename T, size_t N>
+class LastN {
+ public:
+  void Push(const T& value) { items_[pushed_++ % N] = value; }
+  // Calls `f` on each value held, oldest first.
+  template <typename F>
+  void ForEach(F&& f) const {
+    const uint64_t held = std::min<uint64_t>(pushed_, N);
+    for (uint64_t i = pushed_ - held; i < pushed_; ++i) f(items_[i % N]);
+  }
+
+ private:
+  std::array<T, N> items_{};
+  uint64_t pushed_ = 0;
+};
+
+}  // namespace cstool
