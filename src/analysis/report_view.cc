@@ -17,52 +17,62 @@
 namespace cstool {
 namespace {
 
-using SortKey = std::function<int64_t(const ThreadReport&)>;
+// Whether a thread comes before another by a key (ties fall to the order the threads
+// were made in).
+using SortKey = std::function<bool(const ThreadReport&, const ThreadReport&)>;
 
-// The key BuildView orders by the threads' names (its function is never called).
-constexpr std::string_view kCommKey = "comm";
+// Largest value first (times, counts; a negated id sorts ascending).
+SortKey Largest(std::function<int64_t(const ThreadReport&)> value) {
+  return [value = std::move(value)](const ThreadReport& a, const ThreadReport& b) {
+    return value(a) > value(b);
+  };
+}
 
 int64_t Micro(const ThreadReport& r, Microstate m) { return r.microstates[static_cast<size_t>(m)]; }
 
 std::map<std::string, SortKey> SortTable() {
   std::map<std::string, SortKey> t = {
-      {"switches", [](const ThreadReport& r) { return int64_t(r.voluntary + r.involuntary); }},
-      {"voluntary", [](const ThreadReport& r) { return int64_t(r.voluntary); }},
-      {"involuntary", [](const ThreadReport& r) { return int64_t(r.involuntary); }},
-      {"lifetime", [](const ThreadReport& r) { return r.Lifetime(); }},
-      {"migrations", [](const ThreadReport& r) { return int64_t(r.migrations); }},
+      {"switches",
+       Largest([](const ThreadReport& r) { return int64_t(r.voluntary + r.involuntary); })},
+      {"voluntary", Largest([](const ThreadReport& r) { return int64_t(r.voluntary); })},
+      {"involuntary", Largest([](const ThreadReport& r) { return int64_t(r.involuntary); })},
+      {"lifetime", Largest([](const ThreadReport& r) { return r.Lifetime(); })},
+      {"migrations", Largest([](const ThreadReport& r) { return int64_t(r.migrations); })},
       {"before_migration",  // the waits for a CPU that ended in a move (JSON wait_cpu's)
-       [](const ThreadReport& r) {
+       Largest([](const ThreadReport& r) {
          return r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns;
+       })},
+      {"tid", Largest([](const ThreadReport& r) { return -int64_t(r.thread->tid); })},
+      {"comm",  // by name, ascending like tid and pid; an unnamed thread last
+       [](const ThreadReport& a, const ThreadReport& b) {
+         const std::string& ca = a.thread->comm;
+         const std::string& cb = b.thread->comm;
+         return ca.empty() != cb.empty() ? cb.empty() : ca < cb;
        }},
-      {"tid", [](const ThreadReport& r) { return -int64_t(r.thread->tid); }},
-      {std::string(kCommKey), [](const ThreadReport&) { return int64_t{0}; }},
-      {"pid",
-       [](const ThreadReport& r) {  // ascending; unknown last
+      {"pid", Largest([](const ThreadReport& r) {  // ascending; unknown last
          return PidKnown(*r.thread) ? -int64_t(r.thread->tgid) : INT64_MIN;
-       }},
-      {"oncpu",
-       [](const ThreadReport& r) {
+       })},
+      {"oncpu", Largest([](const ThreadReport& r) {
          return Micro(r, Microstate::kUser) + Micro(r, Microstate::kSys) +
                 Micro(r, Microstate::kIrq) + Micro(r, Microstate::kSoftirq);
-       }},
-      {"wait",
-       [](const ThreadReport& r) {
+       })},
+      {"wait", Largest([](const ThreadReport& r) {
          return Micro(r, Microstate::kWaitCpuWakeup) + Micro(r, Microstate::kWaitCpuPreempted);
-       }},
+       })},
       {"asleep",  // every sleep state ("sleep" is the plain one), not stopped
-       [](const ThreadReport& r) {
+       Largest([](const ThreadReport& r) {
          int64_t asleep = 0;
          for (size_t i = 0; i < kMicrostateCount; ++i)
            if (const auto m = static_cast<Microstate>(i);
                IsSleeping(m) && m != Microstate::kStopped)
              asleep += r.microstates[i];
          return asleep;
-       }},
+       })},
   };
   for (size_t i = 0; i < kMicrostateCount; ++i) {
     Microstate m = static_cast<Microstate>(i);
-    t[std::string(kMicrostateNames[i].key)] = [m](const ThreadReport& r) { return Micro(r, m); };
+    t[std::string(kMicrostateNames[i].key)] =
+        Largest([m](const ThreadReport& r) { return Micro(r, m); });
   }
   return t;
 }
@@ -359,19 +369,10 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
   auto wanted = [&](const Thread& t) { return SelectsThread(options, t); };
   for (const ThreadReport& r : model.threads)
     if (r.thread && wanted(*r.thread)) view.threads.push_back(&r);
-  // By name: the one key that is no number, ascending like tid and pid.
-  const bool by_comm = key->first == kCommKey;
   std::stable_sort(view.threads.begin(), view.threads.end(),
                    [&](const ThreadReport* a, const ThreadReport* b) {
-                     if (by_comm) {
-                       // (An unnamed thread last, as an unknown pid is.)
-                       const std::string& ca = a->thread->comm;
-                       const std::string& cb = b->thread->comm;
-                       if (ca.empty() != cb.empty()) return cb.empty();
-                       if (ca != cb) return ca < cb;
-                     } else if (int64_t ka = key->second(*a), kb = key->second(*b); ka != kb) {
-                       return ka > kb;
-                     }
+                     if (key->second(*a, *b)) return true;
+                     if (key->second(*b, *a)) return false;
                      return a->thread->id < b->thread->id;
                    });
 
