@@ -284,6 +284,8 @@ class StateMachine final : public EventSink {
   void NoteSignalExitCandidate(Thread& t, int64_t ts);
   void BeginSignalExit(Thread& t, int64_t ts);
   static void DropEqualExitCandidate(Thread& t);
+  static void SettleExitRecord(Thread& t, int64_t update, int64_t before, int64_t event_ts);
+  static int64_t FinalUpTo(const Thread& t, int64_t to);
   static bool ExitRecordUnsettled(const Thread& t);
   static int64_t AccountedSoFar(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);

@@ -140,6 +140,7 @@ bool StateMachine::WakesExitListener(const Thread& dying, int32_t wakee_tid) con
 void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
   t.signal_exit_wakeup_ts = ts;
   t.accounted_at_signal_exit_wakeup = AccountedSoFar(t);
+  t.update_after_signal_exit_wakeup = -1;
 }
 
 // At sched_process_exit: an exit that no exit syscall began was a fatal signal's, since
@@ -155,9 +156,39 @@ void StateMachine::BeginSignalExit(Thread& t, int64_t ts) {
   if (t.signal_exit_wakeup_ts >= 0) {
     t.exit_record_ts = t.signal_exit_wakeup_ts;
     t.accounted_at_record = t.accounted_at_signal_exit_wakeup;
+    // The listener woken on this CPU: that wakeup's own update (its preemption check)
+    // came between the record and now, and it tells what the record holds already.
+    if (t.update_after_signal_exit_wakeup >= 0)
+      SettleExitRecord(t, t.update_after_signal_exit_wakeup, INT64_MIN, INT64_MAX);
   } else {
     NoteExitRecord(t, ts);
   }
+}
+
+// The first update of the dying thread's accounting after its exit record began at
+// `update` (its increment's event at `event_ts`; `before`: where the increments before it
+// ended): the kernel's update before it is what the record holds. An update whose
+// increment the trace lacks (done from an unfollowed task's context, e.g. another CPU
+// reading the dying task's runtime) shows only as that start; it is in the record only if
+// it came before the record was taken, else the record holds what the trace showed then.
+void StateMachine::SettleExitRecord(Thread& t, int64_t update, int64_t before, int64_t event_ts) {
+  if (t.exit_record_ts >= 0 && t.accounted_at_record >= 0)
+    t.accounted_at_exit = update <= t.exit_record_ts ? std::max(t.accounted_at_record, update)
+                                                     : t.accounted_at_record;
+  else
+    t.accounted_at_exit = std::min(event_ts, std::max(before, update));
+  t.exit_accounting_pending = false;
+  DropEqualExitCandidate(t);
+}
+
+// What of `t`'s held segments may become final, up to `to`. While a wakeup may have been
+// a fatal signal's exit record (NoteSignalExitCandidate), not what ran after the
+// accounting that record sampled: the kernel's counters, if it was one, end there.
+int64_t StateMachine::FinalUpTo(const Thread& t, int64_t to) {
+  if (t.signal_exit_wakeup_ts < 0) [[likely]]
+    return to;
+  return std::min(to, t.accounted_at_signal_exit_wakeup >= 0 ? t.accounted_at_signal_exit_wakeup
+                                                             : t.signal_exit_wakeup_ts);
 }
 
 // The second candidate for the exit record's accounting is only one when it differs.
@@ -258,8 +289,12 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   Cpu& cpu = cpus_[t.cpu];
   // An update after a candidate record (NoteSignalExitCandidate): the thread ran on, so
   // that wakeup was no exit's (a page fault's, say).
-  if (t.signal_exit_wakeup_ts >= 0 && e.c.ts - runtime > t.signal_exit_wakeup_ts) [[unlikely]]
-    t.signal_exit_wakeup_ts = -1;
+  if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
+    if (e.c.ts - runtime > t.signal_exit_wakeup_ts)
+      t.signal_exit_wakeup_ts = -1;
+    else if (t.update_after_signal_exit_wakeup < 0)
+      t.update_after_signal_exit_wakeup = e.c.ts - runtime;
+  }
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
   // comes well into do_exit()) is in the record if taskstats read the runtime after it;
   // the listener's wakeup, the only sign of the read, comes after both. The accounting
@@ -271,20 +306,8 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   }
   // The first increment after the record is not in it.
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
-    // The first increment after the exit began: the kernel's previous update (its start)
-    // is what the exit record holds. An update whose increment the trace lacks (done
-    // from an unfollowed task's context, e.g. another CPU reading the dying task's
-    // runtime) shows only as that start; it is in the record only if it came before the
-    // record was taken, else the record holds what the trace showed then.
-    const int64_t before = t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN;
-    const int64_t update = e.c.ts - runtime;
-    if (t.exit_record_ts >= 0 && t.accounted_at_record >= 0)
-      t.accounted_at_exit = update <= t.exit_record_ts ? std::max(t.accounted_at_record, update)
-                                                       : t.accounted_at_record;
-    else
-      t.accounted_at_exit = std::min(e.c.ts, std::max(before, update));
-    t.exit_accounting_pending = false;
-    DropEqualExitCandidate(t);
+    SettleExitRecord(t, e.c.ts - runtime, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN,
+                     e.c.ts);
     told_exit = true;
   }
   if (t.settle_in_from >= 0) {
@@ -374,7 +397,8 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   cpu.accounted = &t;
   // A pending gap's stretch stays held: if the event was late, the kernel switched the
   // thread out at that increment's clock, before it.
-  const int64_t final_to = t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted;
+  const int64_t final_to =
+      FinalUpTo(t, t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted);
   if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
   return true;
 }
@@ -442,8 +466,8 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
   cpu.rq_clock_ts = ts;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
-      ts > t->held_from && !ExitRecordUnsettled(*t))
-    ReleaseHeld(*t, ts);
+      FinalUpTo(*t, ts) > t->held_from && !ExitRecordUnsettled(*t))
+    ReleaseHeld(*t, FinalUpTo(*t, ts));
 }
 
 // A reschedule IPI that finds need-resched set: a wakeup on another CPU queued a task

@@ -218,6 +218,9 @@ struct Thread {
   // (StateMachine::BeginSignalExit). -1: none.
   int64_t signal_exit_wakeup_ts = -1;
   int64_t accounted_at_signal_exit_wakeup = -1;
+  // Where the first update after that wakeup began (the wakeup's own, when the listener
+  // was woken on this CPU), -1: none yet. Were it the record's, it is the first after it.
+  int64_t update_after_signal_exit_wakeup = -1;
 
   int64_t syscall = kSyscallUnknown;
   int64_t syscall_start = 0;

@@ -2512,6 +2512,11 @@ TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
     EXPECT_EQ(t.exit_record_ts, listener ? 25'000 : 26'000);
     EXPECT_EQ(t.accounted_at_exit, listener ? 10'000 : 25'500) << "listener " << listener;
     EXPECT_EQ(s.Report(10).counter_window.exit_ts, t.accounted_at_exit);
+    // The run after the record's accounting (to the last increment: the final switch
+    // came at its clock) is what the kernel's counters leave out, though the tick after
+    // the wakeup had made part of it final before the exit showed.
+    EXPECT_EQ(s.Report(10).counter_window.after_exit.on_cpu_ns, 40'000 - t.accounted_at_exit)
+        << "listener " << listener;
   }
 }
 
