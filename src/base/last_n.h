@@ -13,6 +13,8 @@ template <typename T, size_t N>
 class LastN {
  public:
   void Push(const T& value) { items_[pushed_++ % N] = value; }
+  bool empty() const { return pushed_ == 0; }
+  const T& newest() const { return items_[(pushed_ - 1) % N]; }  // (not when empty())
   // Calls `f` on each value held, oldest first.
   template <typename F>
   void ForEach(F&& f) const {

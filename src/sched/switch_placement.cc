@@ -63,6 +63,8 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
 // the task before) was in its run, so its time is `t`'s irq or softirq, not its running
 // state's. (The task before ends its run at the switch's instant, inside the interrupt.)
 void StateMachine::RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts) {
+  // They close in time order: none since the run began is the common case.
+  if (cpu.closed_interrupts.empty() || cpu.closed_interrupts.newest().end <= t.since) return;
   const Microstate s = t.state;
   const AbstractState a = t.abstract;
   cpu.closed_interrupts.ForEach([&](const Cpu::ClosedInterrupt& c) {

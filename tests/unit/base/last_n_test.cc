@@ -17,13 +17,17 @@ std::vector<int> Held(const LastN<int, 3>& last) {
 TEST(LastN, HoldsTheLastNOldestFirst) {
   LastN<int, 3> last;
   EXPECT_TRUE(Held(last).empty());
+  EXPECT_TRUE(last.empty());
   last.Push(1);
   last.Push(2);
   EXPECT_EQ(Held(last), (std::vector<int>{1, 2}));
+  EXPECT_EQ(last.newest(), 2);
   last.Push(3);
   last.Push(4);
   last.Push(5);
   EXPECT_EQ(Held(last), (std::vector<int>{3, 4, 5}));
+  EXPECT_FALSE(last.empty());
+  EXPECT_EQ(last.newest(), 5);
 }
 
 }  // namespace
