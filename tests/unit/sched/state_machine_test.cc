@@ -2582,6 +2582,36 @@ TEST(StateMachine, NextTasksFirstIncrementTakesBackAnIncrementTheIpiAssumedMissi
   EXPECT_TILED(s);
 }
 
+// The same with an interrupt between the switch's clock and the IPI: when the next task's
+// first increment moves the switch back to that clock, the interrupt was in its run too.
+TEST(StateMachine, AnInterruptInTheStretchTheFirstIncrementMovesIntoTheRunIsItsIrq) {
+  for (const int64_t kernel_switch : {50'000, 120'000}) {
+    Sim s(WithIncrements());
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);
+    s.Switch(0, 1, 0, kR, 20);
+    s.StatRuntime(50'000, 1, 10, 40'000, 0, /*running=*/20);  // the wakeup's remote update
+    s.Vector(100'000, 0, 10, true, "irq_work", kFlagHardirq | kFlagNeedResched);
+    s.Vector(102'000, 0, 10, false, "irq_work", kFlagHardirq | kFlagNeedResched);
+    s.Vector(150'000, 0, 10, true, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Vector(151'000, 0, 10, false, "reschedule", kFlagHardirq | kFlagNeedResched);
+    s.Switch(155'000, 0, 10, kR, 30);
+    s.StatRuntime(160'000, 0, 30, 160'000 - kernel_switch);
+    s.SysEnter(165'000, 0, 30, kRead);
+    s.StatRuntime(170'000, 0, 30, 10'000);
+    s.Switch(170'000, 0, 30, kS, 0);
+    s.Finish(200'000);
+    const bool in_30s_run = kernel_switch < 100'000;
+    EXPECT_EQ(s.Micro(10, M::kIrq), in_30s_run ? 0 : 2'000) << kernel_switch;
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 200'000 - kernel_switch) << kernel_switch;
+    EXPECT_EQ(s.Micro(30, M::kIrq), (in_30s_run ? 2'000 : 0) + 1'000) << kernel_switch;
+    EXPECT_EQ(s.Micro(30, M::kUser) + s.Micro(30, M::kSys) + s.Micro(30, M::kIrq),
+              170'000 - kernel_switch)
+        << kernel_switch;
+    EXPECT_TILED(s);
+  }
+}
+
 // Followed: 10 (running on CPU0) and the tasks it wakes or forks; CPU1 runs 21, which the
 // pid filter leaves out (migration/1 moving a thread that pinned itself to CPU0).
 TrackingPolicy FollowingTen() {
