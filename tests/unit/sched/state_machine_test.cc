@@ -396,6 +396,20 @@ TEST(StateMachine, TheRestOfAnInterruptAfterTheSwitchsInstantIsTheNextTasksIrq) 
   EXPECT_TILED(s);
 }
 
+// A hardirq that interrupts a softirq is irq time, the softirq's time resumes after it.
+TEST(StateMachine, AHardirqInsideASoftirqIsIrqTime) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Soft(10, 0, 10, true);
+  s.Vector(12, 0, 10, true, "local_timer", kFlagHardirq | kFlagSoftirq);
+  s.Vector(15, 0, 10, false, "local_timer", kFlagHardirq | kFlagSoftirq);
+  s.Soft(20, 0, 10, false);
+  s.Finish(30);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 15 - 12);
+  EXPECT_EQ(s.Micro(10, M::kSoftirq), (12 - 10) + (20 - 15));
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, RemoteWakeupPreemptsTargetCpu) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);  // victim on CPU0
