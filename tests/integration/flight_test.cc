@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -386,18 +387,43 @@ TEST_F(FlightTest, DumpCommandDumps) {
   EXPECT_TRUE(report["trace"].contains("flight_dump"));
 }
 
+// Waits (up to a minute) until the recorder `pid` has said what its window's buffers
+// grow to and each CPU it named has reached that size. How long the grow takes is the
+// machine's (each step allocates pages, and a loaded host starves the recorder), so a
+// test of what a grown window holds waits for it instead of sleeping a fixed time.
+bool WaitForGrownWindow(pid_t pid, const fs::path& log_path) {
+  static const std::regex kGrow(R"(CPU (\d+) \d+ -> (\d+) KiB)");
+  const fs::path per_cpu =
+      testing::kTracefsInstances / ("cstool-" + std::to_string(pid)) / "per_cpu";
+  for (int i = 0; i < 6000; ++i) {
+    const std::string log = testing::ReadWholeFile(log_path);
+    bool named = false, grown = true;
+    for (std::sregex_iterator m(log.begin(), log.end(), kGrow), end; m != end; ++m) {
+      named = true;
+      const std::string size =
+          testing::ReadWholeFile(per_cpu / ("cpu" + (*m)[1].str()) / "buffer_size_kb");
+      if (size.empty() || std::stoull(size) < std::stoull((*m)[2].str())) grown = false;
+    }
+    if (named && grown) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // The window lives in the kernel's ring buffers in overwrite mode. Started at 64 KiB
-// per CPU under a ping-pong, they grow until --flight's 0.3 s fit; a dump 1.5 s in
-// holds the whole 0.3 s, and the older events the kernel overwrote meanwhile are
-// history, not lost events.
+// per CPU under a ping-pong, they grow until --flight's 0.3 s fit; a dump once they have
+// grown and had the time to fill holds the whole 0.3 s, and the older events the kernel
+// overwrote meanwhile are history, not lost events.
 TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
   const fs::path out = dir_ / "o.dat";
-  pid_t pid = StartRecorder({"--flight", "0.3", "-b", "64", "-N", "2.5", "-o", out.string(), "--",
-                             kWorkload, "pingpong", "100000000"});
+  pid_t pid = StartRecorder({"--flight", "0.3", "-b", "64", "--max-dumps", "1", "-o", out.string(),
+                             "--", kWorkload, "pingpong", "100000000"});
   ASSERT_GT(pid, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const bool grown = WaitForGrownWindow(pid, dir_ / "recorder.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   ASSERT_EQ(::kill(pid, SIGUSR1), 0);
-  EXPECT_EQ(Wait(pid), 128 + SIGTERM);  // -N ended the ping-pong
+  EXPECT_EQ(Wait(pid), 128 + SIGTERM);  // --max-dumps ended the ping-pong
+  EXPECT_TRUE(grown) << testing::ReadWholeFile(dir_ / "recorder.log");
   const std::string log = testing::ReadWholeFile(dir_ / "recorder.log");
   EXPECT_NE(log.find("flight window buffers growing to hold 0.3 s: CPU "), std::string::npos)
       << log;

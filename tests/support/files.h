@@ -44,13 +44,14 @@ inline std::string ScratchDirName(const std::string& prefix) {
 
 inline const std::filesystem::path kTracefsInstances = "/sys/kernel/tracing/instances";
 
-// Waits up to 10 s until the instance of the recorder `recorder_pid` traces `target`:
+// Waits up to a minute until the instance of the recorder `recorder_pid` traces `target`:
 // tracing on and the target in its pid filter (the recorder makes the instance with
-// tracing off before the pids go in). Whether it came to that.
+// tracing off before the pids go in). Whether it came to that. (A recorder starts in
+// well under a second; a loaded shared host has taken over 10 s.)
 inline bool WaitUntilFollowing(int recorder_pid, int target) {
   const std::filesystem::path instance =
       kTracefsInstances / ("cstool-" + std::to_string(recorder_pid));
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < 12000; ++i) {
     if (ReadWholeFile(instance / "tracing_on") == "1\n" &&
         ReadWholeFile(instance / "set_event_pid").find(std::to_string(target)) != std::string::npos)
       return true;
