@@ -65,6 +65,54 @@ std::string NearestOption(const CLI::App& sub, std::string_view arg) {
   return best;
 }
 
+// Whether option `opt` takes the separate word `next` as its value: always when it needs
+// one; when the value is optional ([=VALUE]), only a word its check accepts (--dump 123),
+// as getopt takes an optional value only attached.
+bool TakesSeparateValue(CLI::Option& opt, const std::string& next) {
+  if (opt.get_items_expected_max() == 0) return false;  // a flag
+  if (opt.get_items_expected_min() > 0) return true;
+  if (next.starts_with("-")) return false;
+  try {
+    std::string value = next;
+    return (*opt.get_validator(0))(value).empty();
+  } catch (const CLI::OptionNotFound&) {
+    return false;  // no check: only an attached value
+  }
+}
+
+// `cstool record -o x.dat ls -a`: as in perf and trace-cmd, a subcommand's options end at
+// the first word of the command it runs, so the command's own options stay its own (-a is
+// record's too: taken as record's, it silently traced every task). Puts "--" before that
+// word unless the arguments have one already. `words`: the arguments after the
+// subcommand's name.
+void EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
+  if (sub.get_option_no_throw("command") == nullptr) return;
+  if (std::find(words.begin(), words.end(), "--") != words.end()) return;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() < 2 || w[0] != '-') {  // the command's first word
+      words.insert(words.begin() + static_cast<std::ptrdiff_t>(i), "--");
+      return;
+    }
+    const std::string next = i + 1 < words.size() ? words[i + 1] : "";
+    if (w.starts_with("--")) {
+      CLI::Option* opt = sub.get_option_no_throw(w.substr(0, w.find('=')));
+      if (opt == nullptr) return;  // not an option of `sub`: the parse names it
+      if (w.find('=') == std::string::npos && TakesSeparateValue(*opt, next)) ++i;
+      continue;
+    }
+    // -x, -xVALUE, or flags run together (-ab): the first that takes a value takes the
+    // rest of the word, or the next word when it is the last.
+    for (size_t c = 1; c < w.size(); ++c) {
+      CLI::Option* opt = sub.get_option_no_throw(std::string{'-', w[c]});
+      if (opt == nullptr) return;
+      if (opt->get_items_expected_max() == 0) continue;
+      if (c + 1 == w.size() && TakesSeparateValue(*opt, next)) ++i;
+      break;
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "cstool: where every nanosecond of a program's threads went, and why every "
@@ -108,6 +156,18 @@ int Main(int argc, char** argv) {
   };
   if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help")
     return not_a_command(argv[1]);
+  std::vector<std::string> args(argv, argv + argc);
+  if (auto it = subapps.find(args[1]); it != subapps.end()) {
+    std::vector<std::string> words(args.begin() + 2, args.end());
+    EndOptionsAtCommand(*it->second, words);
+    args.resize(2);
+    args.insert(args.end(), words.begin(), words.end());
+  }
+  std::vector<char*> arg_pointers;
+  for (std::string& a : args) arg_pointers.push_back(a.data());
+  argc = static_cast<int>(arg_pointers.size());
+  arg_pointers.push_back(nullptr);
+  argv = arg_pointers.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -121,31 +181,10 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}: {}\n", who, e.what());
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
-      // `cstool record ls -la`: the command's own options read as cstool's. Only when
-      // every unexpected word comes after the command's first: `--stak ls` is a typo.
-      const CLI::Option* command = sub.get_option_no_throw("command");
-      const std::vector<std::string_view> words(argv + 1, argv + argc);
-      const auto sub_at = std::find(words.begin(), words.end(), name);
-      const bool separated = std::find(sub_at, words.end(), "--") != words.end();
-      auto first = words.end();
-      if (command != nullptr && command->count() > 0)
-        first = std::find(sub_at, words.end(), command->results().front());
-      const std::vector<std::string> unexpected = sub.remaining();
-      const bool after_command =
-          first != words.end() &&
-          std::all_of(unexpected.begin(), unexpected.end(), [&](const std::string& arg) {
-            return std::find(sub_at, first, arg) == first;
-          });
-      if (!separated && after_command) {
-        std::string line = fmt::format("{} [OPTIONS] --", who);
-        for (auto word = first; word != words.end(); ++word) line += fmt::format(" {}", *word);
-        fmt::print(stderr, "{}: the traced command's options go after '--': {}\n", who, line);
-      } else {
-        for (const std::string& arg : unexpected)
-          if (std::string near = NearestOption(sub, arg); !near.empty())
-            fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
-                       near);
-      }
+      for (const std::string& arg : sub.remaining())
+        if (std::string near = NearestOption(sub, arg); !near.empty())
+          fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
+                     near);
     }
     fmt::print(stderr, "See '{} --help'.\n", who);
     return static_cast<int>(ExitCode::kUsage);

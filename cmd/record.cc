@@ -81,6 +81,7 @@ RunFn SetupRecord(CLI::App& sub) {
                      "Ask the running flight recorder (cstool pid PID when several run) for a "
                      "dump, and exit")
           ->expected(0, 1)
+          ->check(CLI::NonNegativeNumber.description(""))
           ->type_name("[=PID]");
   sub.add_flag("--stacks", options->kernel_stacks,
                "Record the kernel call chain of every sleep (a stacktrace trigger on "

@@ -781,5 +781,32 @@ TEST_F(RecordTest, UsageErrors) {
   EXPECT_NE(r.err.find("no such process"), std::string::npos) << r.err;
 }
 
+// As in perf and trace-cmd, record's options end at the command's first word: without
+// `--`, `ls -a` keeps its -a (taken as record's, it traced every task, silently), and
+// `grep -c` its -c (taken as a counter list). An option's value stays its own, attached
+// or not, and --dump's optional PID only when it is one.
+TEST_F(RecordTest, TheCommandsOwnOptionsAreItsOwnWithoutTheSeparator) {
+  const fs::path ls = dir_ / "ls.dat";
+  Result r = Record({"-o", ls, "-N", "30", "ls", "-a", dir_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Result json = Run({kCstool, "report", ls.string(), "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json trace = nlohmann::json::parse(json.out).at("trace");
+  EXPECT_EQ(trace.at("command"), nlohmann::json({"ls", "-a", dir_.string()})) << trace.dump();
+  EXPECT_EQ(trace.at("system_wide"), false) << trace.dump();
+
+  const fs::path grep = dir_ / "grep.dat";
+  r = Record({"-ao" + grep.string(), "-N30", "grep", "-c", "root", "/etc/passwd"});
+  ASSERT_EQ(r.status, 0) << r.err;  // grep's: it found the line
+  const nlohmann::json grep_trace =
+      nlohmann::json::parse(Run({kCstool, "report", grep.string(), "--format", "json"}).out)
+          .at("trace");
+  EXPECT_EQ(grep_trace.at("command"), nlohmann::json({"grep", "-c", "root", "/etc/passwd"}));
+  EXPECT_EQ(grep_trace.at("system_wide"), true);  // -a before the command is record's
+
+  Result dump = Record({"--dump", "999999"});
+  EXPECT_NE(dump.err.find("no flight recorder is running"), std::string::npos) << dump.err;
+}
+
 }  // namespace
 }  // namespace cstool
