@@ -142,6 +142,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   const Thread& t = *r.thread;
   c.tid = t.tid;
   c.pid = t.tgid != 0 ? t.tgid : t.tid;
+  c.pid_known = t.tgid != 0;
   c.comm = t.comm;
   c.mode = m.mode;
   c.note = m.why;
@@ -350,6 +351,8 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   std::map<int32_t, ProcessCheck> procs;
   for (const ThreadReport* r : threads) {
     ThreadCheck c = CompareThread(*r, matcher.Match(*r), tol, info.untraced_cpus);
+    // With none in the file, a thread's missing record says nothing of it.
+    if (!res.has_counters) c.note = "the file holds no kernel counters";
     switch (c.status) {
       case CheckStatus::kAgree:
         ++res.agreeing;
@@ -392,6 +395,7 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
     if (judged_or_lost) {
       ProcessCheck& p = procs[c.pid];
       p.pid = c.pid;
+      p.pid_known = p.pid_known || c.pid_known;
       if (p.comm.empty() || c.tid == c.pid) p.comm = c.comm;
       ++p.threads;
       Add(p.traced, c.traced);

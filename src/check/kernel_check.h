@@ -72,7 +72,8 @@ struct CheckQuantities {
 
 struct ThreadCheck {
   int32_t tid = 0;
-  int32_t pid = 0;
+  int32_t pid = 0;         // its process; the tid when that is unknown (!pid_known)
+  bool pid_known = false;  // (a trace-cmd file names no process of a thread not seen forking)
   std::string comm;
   CheckStatus status = CheckStatus::kNoCounters;
   WindowMode mode = WindowMode::kNone;
@@ -113,6 +114,7 @@ struct ThreadCheck {
 
 struct ProcessCheck {
   int32_t pid = 0;
+  bool pid_known = false;  // else a thread of no known process, grouped by its tid
   std::string comm;
   uint32_t threads = 0;  // threads compared (agree, disagree or lost)
   CheckStatus status = CheckStatus::kNoCounters;

@@ -91,7 +91,7 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
       "EXEC", "DIFF", "WAIT", "RUNDLY", "DIFF", "STATUS");
   os << header;
   for (const ThreadCheck& c : check.threads)
-    os << Row(std::to_string(c.tid), std::to_string(c.pid), c.comm,
+    os << Row(std::to_string(c.tid), c.pid_known ? std::to_string(c.pid) : "-", c.comm,
               std::string(WindowModeName(c.mode)), c.traced, c.kernel, c.mode != WindowMode::kNone,
               StatusText(c));
   if (!check.processes.empty()) {
@@ -105,8 +105,8 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
         if (bad.empty() && p.status == CheckStatus::kDisagree) bad = DisagreeingThreads(check, p);
         if (!bad.empty()) status += " (" + bad + ")";
       }
-      os << Row(std::to_string(p.pid), fmt::format("{}thr", p.threads), p.comm, "sum", p.traced,
-                p.kernel, true, status);
+      os << Row(p.pid_known ? std::to_string(p.pid) : "-", fmt::format("{}thr", p.threads), p.comm,
+                "sum", p.traced, p.kernel, true, status);
     }
   }
   for (const std::string& n : check.notes) os << "NOTE: " << n << "\n";
@@ -125,7 +125,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
   nlohmann::json threads = nlohmann::json::array();
   for (const ThreadCheck& c : check.threads) {
     nlohmann::json j = {{"tid", c.tid},
-                        {"pid", c.pid},
+                        {"pid", c.pid_known ? nlohmann::json(c.pid) : nullptr},
                         {"comm", c.comm},
                         {"status", CheckStatusName(c.status)},
                         {"window", WindowModeName(c.mode)}};
@@ -151,7 +151,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
   nlohmann::json processes = nlohmann::json::array();
   for (const ProcessCheck& p : check.processes)
     processes.push_back(
-        {{"pid", p.pid},
+        {{"pid", p.pid_known ? nlohmann::json(p.pid) : nullptr},
          {"comm", p.comm},
          {"threads", p.threads},
          {"status", CheckStatusName(p.status)},
@@ -191,11 +191,11 @@ void RenderCheckCsv(const KernelCheckResult& check, std::ostream& os) {
         "on_cpu_ns,kernel_exec_runtime_ns,wait_cpu_ns,kernel_run_delay_ns\n";
   for (const ThreadCheck& c : check.threads) {
     std::string comm = c.comm.find_first_of(",\"\n") == std::string::npos ? c.comm : "?";
-    os << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tid, c.pid, comm,
-                      WindowModeName(c.mode), CheckStatusName(c.status), c.traced.voluntary,
-                      c.kernel.voluntary, c.traced.involuntary, c.kernel.involuntary,
-                      c.traced.on_cpu_ns, c.kernel.on_cpu_ns, c.traced.wait_cpu_ns,
-                      c.kernel.wait_cpu_ns);
+    os << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tid,
+                      c.pid_known ? std::to_string(c.pid) : "", comm, WindowModeName(c.mode),
+                      CheckStatusName(c.status), c.traced.voluntary, c.kernel.voluntary,
+                      c.traced.involuntary, c.kernel.involuntary, c.traced.on_cpu_ns,
+                      c.kernel.on_cpu_ns, c.traced.wait_cpu_ns, c.kernel.wait_cpu_ns);
   }
   os << "# " << check.Verdict() << "\n";
 }

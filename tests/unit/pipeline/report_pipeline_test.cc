@@ -336,7 +336,28 @@ TEST(ReportPipeline, CheckOfAFileWithoutKernelCountersFails) {
       << check.out;
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", src, "--check", "--format", "json"});
   EXPECT_EQ(json.status, 1) << json.err;
-  EXPECT_FALSE(nlohmann::json::parse(json.out)["check"]["passed"].get<bool>());
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_FALSE(parsed["check"]["passed"].get<bool>());
+  // A thread whose process the file does not name has none in the check either (it had
+  // its tid there), as in the thread table; and its note is the file's, not the thread's.
+  const nlohmann::json& threads = parsed["check"]["threads"];
+  bool unknown = false, known = false;
+  for (const nlohmann::json& t : threads) {
+    EXPECT_EQ(t["note"], "the file holds no kernel counters") << t.dump();
+    if (t["tid"] == 21) {  // migration/1: a kernel thread, seen running only
+      unknown = true;
+      EXPECT_TRUE(t["pid"].is_null()) << t.dump();
+    }
+    if (t["tid"] == 5333) {  // the ping-pong's second thread, forked in the trace
+      known = true;
+      EXPECT_EQ(t["pid"], 5332) << t.dump();
+    }
+  }
+  EXPECT_TRUE(unknown && known) << threads.dump();
+  EXPECT_NE(check.out.find("\n      21       - migration/1      none     none: the file holds no "
+                           "kernel counters\n"),
+            std::string::npos)
+      << check.out;
 }
 
 // --sort asleep: by the time in every sleep state (sleep alone is the plain state).
