@@ -164,6 +164,7 @@ int Main(int argc, char** argv) {
     args.insert(args.end(), words.begin(), words.end());
   }
   std::vector<char*> arg_pointers;
+  arg_pointers.reserve(args.size() + 1);
   for (std::string& a : args) arg_pointers.push_back(a.data());
   argc = static_cast<int>(arg_pointers.size());
   arg_pointers.push_back(nullptr);
