@@ -291,8 +291,10 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   Cpu& cpu = cpus_[t.cpu];
   // An update after a candidate record (NoteSignalExitCandidate): the thread ran on, so
   // that wakeup was no exit's (a page fault's, say).
+  // But a wakeup of the listener the file names is taskstats_exit()'s, whatever follows
+  // (exit_mm() of a large process can take a tick or more before sched_process_exit).
   if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
-    if (e.c.ts - runtime > t.signal_exit_wakeup_ts)
+    if (e.c.ts - runtime > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
       t.signal_exit_wakeup_ts = -1;
     else if (t.update_after_signal_exit_wakeup < 0)
       t.update_after_signal_exit_wakeup = e.c.ts - runtime;

@@ -2534,6 +2534,40 @@ TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
   }
 }
 
+// A fatal signal's exit whose listener was woken on its own CPU: the wakeup's update (from
+// 10'000) comes before sched_process_exit and settles what the record holds there, also
+// when no increment follows (the final switch reused that wakeup's clock). With the
+// listener named, a tick in between (exit_mm() of a large process) does not make the
+// wakeup an old one.
+TEST(StateMachine, TheListenersWakeupOnTheDyingThreadsCpuSettlesItsRecord) {
+  constexpr int64_t kKill = 62;  // x86_64
+  enum class After { kNothing, kTick };
+  for (const After after : {After::kNothing, After::kTick}) {
+    TraceCapabilities caps = WithIncrements();
+    caps.exit_listener_tid = 600;
+    Sim s(caps);
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);
+    s.SysEnter(20'000, 0, 10, kKill);
+    s.SysExit(22'000, 0, 10, kKill);
+    s.Wake(25'000, 0, 10, 600, 0, 0, WakeupKind::kWaking);  // the record: 10'000
+    s.StatRuntime(25'500, 0, 10, 15'500);                   // the wakeup's own update
+    s.Wake(25'600, 0, 10, 600, 0, 0, WakeupKind::kWakeup);
+    if (after == After::kTick) s.StatRuntime(29'500, 0, 10, 4'000, kFlagHardirq);
+    s.Exit(30'000, 0, 10);
+    s.Switch(30'500, 0, 10, kStateDead, 0);
+    s.Finish(50'000);
+    const ThreadReport& r = s.Report(10);
+    EXPECT_EQ(r.thread->exit_record_ts, 25'000) << static_cast<int>(after);
+    EXPECT_EQ(r.thread->accounted_at_exit, 10'000) << static_cast<int>(after);
+    // Up to the last increment (the final switch came at its clock).
+    EXPECT_EQ(r.counter_window.after_exit.on_cpu_ns,
+              (after == After::kTick ? 29'500 : 25'500) - 10'000)
+        << static_cast<int>(after);
+    EXPECT_TILED(s);
+  }
+}
+
 // A wakeup outside a syscall is no exit's record when a later syscall or a later update
 // of the thread's accounting shows it ran on; with no syscall events at all, or for a
 // kernel thread, nothing tells where an exit began: the record stays at
