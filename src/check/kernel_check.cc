@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/report_view.h"
 #include "base/cpu_list.h"
 #include "base/enum_names.h"
 #include "base/errors.h"
@@ -141,8 +142,8 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   ThreadCheck c;
   const Thread& t = *r.thread;
   c.tid = t.tid;
-  c.pid = t.tgid != 0 ? t.tgid : t.tid;
-  c.pid_known = t.tgid != 0;
+  c.pid = TrackPid(t);
+  c.pid_known = PidKnown(t);
   c.comm = t.comm;
   c.mode = m.mode;
   c.note = m.why;

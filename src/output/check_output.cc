@@ -31,6 +31,10 @@ std::string DisagreeingThreads(const KernelCheckResult& check, const ProcessChec
   return fmt::format("{} {}", tids.size() == 1 ? "thread" : "threads", fmt::join(tids, ", "));
 }
 
+// A thread's or process's PID column: "-" when the file names no process (it is the tid
+// then, for grouping only).
+std::string PidColumn(bool known, int32_t pid) { return known ? std::to_string(pid) : "-"; }
+
 std::string StatusText(const ThreadCheck& c) {
   std::string s(CheckStatusName(c.status));
   if (c.status == CheckStatus::kDisagree)
@@ -91,7 +95,7 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
       "EXEC", "DIFF", "WAIT", "RUNDLY", "DIFF", "STATUS");
   os << header;
   for (const ThreadCheck& c : check.threads)
-    os << Row(std::to_string(c.tid), c.pid_known ? std::to_string(c.pid) : "-", c.comm,
+    os << Row(std::to_string(c.tid), PidColumn(c.pid_known, c.pid), c.comm,
               std::string(WindowModeName(c.mode)), c.traced, c.kernel, c.mode != WindowMode::kNone,
               StatusText(c));
   if (!check.processes.empty()) {
@@ -105,8 +109,8 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
         if (bad.empty() && p.status == CheckStatus::kDisagree) bad = DisagreeingThreads(check, p);
         if (!bad.empty()) status += " (" + bad + ")";
       }
-      os << Row(p.pid_known ? std::to_string(p.pid) : "-", fmt::format("{}thr", p.threads), p.comm,
-                "sum", p.traced, p.kernel, true, status);
+      os << Row(PidColumn(p.pid_known, p.pid), fmt::format("{}thr", p.threads), p.comm, "sum",
+                p.traced, p.kernel, true, status);
     }
   }
   for (const std::string& n : check.notes) os << "NOTE: " << n << "\n";

@@ -469,9 +469,11 @@ void StateMachine::PushUnfilteredLost(const LostEvents& /*e*/) { increments_comp
 void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
   cpu.rq_clock_ts = ts;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  if (cpu.clock_skip && t && t->held_from >= 0 && t->run_start < 0 && t->settle_in_from < 0 &&
-      FinalUpTo(*t, ts) > t->held_from && !ExitRecordUnsettled(*t))
-    ReleaseHeld(*t, FinalUpTo(*t, ts));
+  if (!cpu.clock_skip || !t || t->held_from < 0 || t->run_start >= 0 || t->settle_in_from >= 0 ||
+      ExitRecordUnsettled(*t))
+    return;
+  if (const int64_t final_to = FinalUpTo(*t, ts); final_to > t->held_from)
+    ReleaseHeld(*t, final_to);
 }
 
 // A reschedule IPI that finds need-resched set: a wakeup on another CPU queued a task
