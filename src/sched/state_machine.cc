@@ -452,6 +452,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
+    if (waker != nullptr && waker->exiting && waker->tid == waker->tgid &&
+        wakee.tgid == waker->tid && syscalls_.Class(wakee.syscall) == SyscallClass::kExec)
+        [[unlikely]]
+      woken_exec_waiters_.push_back({waker->tid, &wakee});
     bool by_irq = from_irq;
     bool waker_known = cpu.current_known;
     int64_t waker_ts = e.c.ts;
@@ -616,13 +620,27 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
 //
 // The CPU's current thread, in an exec syscall, wrote an event as `tid`: its process's
 // leader's tid, the leader exiting or gone (`leader`: what `tid` names now).
+// Or a thread in an exec syscall the leader woke as it exited, not seen running since:
+// the kernel often leaves the switch to it out (from idle, or from a task the trace does
+// not follow), and the CPU still shows what ran before.
 Thread* StateMachine::TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader) {
+  if (leader != nullptr && !leader->exiting) return nullptr;
+  const auto execing_as_leader = [&](const Thread* t) {
+    return t != nullptr && t->tid != tid && t->tgid == tid &&
+           syscalls_.Class(t->syscall) == SyscallClass::kExec;
+  };
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  if (t == nullptr || t->tid == tid || !t->on_cpu || t->tgid != tid ||
-      (leader != nullptr && !leader->exiting) || syscalls_.Class(t->syscall) != SyscallClass::kExec)
-    return nullptr;
+  if (t == nullptr || !t->on_cpu || !execing_as_leader(t)) t = ExecWaiterWokenBy(tid);
+  if (!execing_as_leader(t)) return nullptr;
   ExchangeTids(*t, tid, leader);
   return t;
+}
+
+Thread* StateMachine::ExecWaiterWokenBy(int32_t leader_tid) const {
+  for (const WokenExecWaiter& w : woken_exec_waiters_)
+    if (w.leader_tid == leader_tid && !w.execing->on_cpu && IsWaitingForCpu(w.execing->state))
+      return w.execing;
+  return nullptr;
 }
 
 // The CPU's current thread, its process's exiting leader, wrote an event as `tid`: the
@@ -671,6 +689,8 @@ void StateMachine::PushSchedProcessExec(const SchedProcessExec& e) {
     if (Thread* execing = threads_.Find(e.old_pid); execing != nullptr && execing != old_leader)
       threads_.ExchangeTids(*execing, e.pid, old_leader, e.c.ts);
   }
+  std::erase_if(woken_exec_waiters_,
+                [&](const WokenExecWaiter& w) { return w.leader_tid == e.pid; });
   Thread& t = Lookup(e.pid, {});
   threads_.Execed(t, e.pid, e.old_pid, old_leader);
   // de_thread() released the old leader (release_task()) before this event: its zombie

@@ -2376,22 +2376,35 @@ TEST(StateMachine, AnExitsWakeupsOfItsOwnThreadsComeBeforeTheRecord) {
 // ones (an interrupt, its final switch) the thread's old tid, whichever side shows first.
 // They are each one's own: the leader keeps its name and switches, nothing is an anomaly,
 // and the kernel's counters name the thread by the leader's tid from the exchange on.
+//
+// The kernel often leaves out the switch to the woken thread (from idle, or from a task a
+// pid-filtered trace does not follow): its first event on that CPU, as the leader's tid,
+// is still the thread's (it was taken for the dead leader's, an event from a sleeping
+// thread, on 5 of 60 recordings of such an exec).
 TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
   constexpr int64_t kExecve = 59;  // x86_64
-  for (const bool leader_first : {false, true}) {
-    SCOPED_TRACE(leader_first);
+  enum class Shape { kThreadFirst, kLeaderFirst, kUntracedFromIdle, kUntracedFromUnfollowed };
+  for (const Shape shape : {Shape::kThreadFirst, Shape::kLeaderFirst, Shape::kUntracedFromIdle,
+                            Shape::kUntracedFromUnfollowed}) {
+    SCOPED_TRACE(static_cast<int>(shape));
+    const bool leader_first = shape == Shape::kLeaderFirst;
+    const bool untraced_switch_in =
+        shape == Shape::kUntracedFromIdle || shape == Shape::kUntracedFromUnfollowed;
     TrackingPolicy policy;
-    policy.known_tgids = {{10, 10}, {11, 10}};
+    policy.all = false;
+    policy.root_pids = {10};
+    policy.known_tgids = {{10, 10}, {11, 10}, {20, 20}};
     Sim s({}, policy);
     s.Switch(0, 0, 0, kR, 10);  // the leader, on CPU 0
     s.Switch(0, 1, 0, kR, 11);  // the thread that execs, on CPU 1
     s.SysEnter(1'000, 0, 10, kRead);
     s.SysExit(1'500, 0, 10, kRead);
     s.SysEnter(3'000, 1, 11, kExecve);
-    s.Switch(3'500, 1, 11, kD, 0);  // waits for the leader to die
-    s.Exit(6'000, 0, 10);           // killed by the exec
+    // It waits for the leader to die; an unfollowed task 20 runs, and goes idle unseen.
+    s.Switch(3'500, 1, 11, kD, shape == Shape::kUntracedFromUnfollowed ? 20 : 0);
+    s.Exit(6'000, 0, 10);  // killed by the exec
     s.Wake(6'500, 0, 10, 11, 1);
-    s.Switch(7'000, 1, 0, kR, 11);
+    if (!untraced_switch_in) s.Switch(7'000, 1, 0, kR, 11);
     if (leader_first) {  // the leader's last events, under the thread's old tid
       s.Vector(7'400, 0, 11, true);
       s.Vector(7'450, 0, 11, false);
@@ -2407,9 +2420,10 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
     s.SysExit(13'000, 1, 10, kExecve);
     s.Finish(20'000);
     for (Anomaly a : {Anomaly::kSwitchOutNotCurrent, Anomaly::kEventFromSleepingThread,
-                      Anomaly::kSwitchInAlreadyOnCpu, Anomaly::kMissingSwitchOut,
-                      Anomaly::kMissingSwitchFromIdle})
+                      Anomaly::kSwitchInAlreadyOnCpu, Anomaly::kMissingSwitchOut})
       EXPECT_EQ(s.sm().anomalies().Get(a), 0u) << NameOf(a);
+    EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchFromIdle),
+              shape == Shape::kUntracedFromIdle ? 1u : 0u);
     const ThreadReport& execed = s.Report(10);
     const ThreadReport* leader = nullptr;
     for (const ThreadReport& r : s.model().threads)
