@@ -404,6 +404,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
                WakesExitListener(waker, e.pid)) [[unlikely]] {
       NoteSignalExitCandidate(waker, e.c.ts);
     }
+  } else if (from_irq) {
+    // An interrupt's event names the task it interrupted: with a pid filter, often the
+    // only sign that another task took the CPU from the one last switched in.
+    NoteEventTask(cpu, e.c);
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);

@@ -241,6 +241,32 @@ TEST(Wakers, AThreadOutsideAFilteredRecordingWaitsBehindNothing) {
   ASSERT_NE(FindWaker(s.Report(50), 10), nullptr);
 }
 
+// With a pid filter, a switch between two unfollowed tasks is not recorded: the task the
+// followed thread switched to when it blocked may have stopped running long before its
+// wakeup. A wakeup in an interrupt names the task it interrupted (common_pid), which held
+// the CPU then: the wait from there is behind that task. (An fsync thread's 18 ms of waits
+// were all charged to a kworker that ran 20-30 us each time, not to the compiler that
+// held the CPU.)
+TEST(Wakers, AnInterruptsWakeupNamesTheTaskThatHeldTheCpu) {
+  for (const uint8_t context : {kFlagSoftirq, kFlagHardirq}) {
+    SCOPED_TRACE(context);
+    TrackingPolicy policy = Following({10});
+    policy.known_tgids = {{10, 10}};
+    Sim s({}, policy);
+    s.Switch(0, 1, 0, kR, 10);
+    s.SysEnter(5, 1, 10, kRead);
+    s.Switch(100, 1, 10, kD, 44);            // blocks; kworker 44 runs, then 60 (unseen switch)
+    s.WakeBoth(300, 1, 60, 10, 1, context);  // the I/O's completion, interrupting 60
+    s.Switch(380, 1, 60, kR, 10);
+    s.Finish(500);
+    const ThreadReport& r = s.Report(10);
+    EXPECT_EQ(Behind(r, 60), 80);
+    EXPECT_EQ(Behind(r, 44), -1);
+    EXPECT_EQ(r.waited_behind.size(), 1u);
+    EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 0u);
+  }
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {
