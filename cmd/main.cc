@@ -27,35 +27,43 @@ constexpr Subcommand kSubcommands[] = {
     {"msa", "Live microstates of a running process, prstat -m style", SetupMsa},
 };
 
-// Edit distance between two option names (insertions, deletions, substitutions).
+// Edit distance between two option names: insertions, deletions, substitutions and
+// transpositions of two neighbours (a typo's commonest slip: --fromat is --format).
 size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) last[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] =
+          std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, last);
+    std::swap(last, row);
   }
-  return row[b.size()];
+  return last[b.size()];
 }
 
-// For an option `sub` does not have: its nearest long option, when one starts the other
-// or they differ by at most two letters (record --compression, trace-cmd's spelling, is
-// cstool's --compress); "" otherwise.
+// For an option `sub` does not have: its nearest long option, when they differ by at most
+// two edits or one starts the other (record --compression, trace-cmd's spelling, is
+// cstool's --compress), an edit counting for less than a prefix (--fromat is --format,
+// not --from); "" otherwise.
 std::string NearestOption(const CLI::App& sub, std::string_view arg) {
   if (!arg.starts_with("--")) return "";
   arg = arg.substr(
       2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
   if (arg.size() < 3) return "";  // "--" itself, or too short to resemble anything
+  // In half edits: a prefix is one and a half.
+  constexpr size_t kPrefix = 3, kTooFar = 6;
   std::string best;
-  size_t best_distance = 3;
+  size_t best_distance = kTooFar;
   for (const CLI::Option* o : sub.get_options()) {
     for (const std::string& name : o->get_lnames()) {
-      const size_t d = name.starts_with(arg) || arg.starts_with(name) ? 1 : EditDistance(arg, name);
+      const size_t edits = 2 * EditDistance(arg, name);
+      const size_t d =
+          name.starts_with(arg) || arg.starts_with(name) ? std::min(kPrefix, edits) : edits;
       if (d < best_distance) {
         best_distance = d;
         best = "--" + name;

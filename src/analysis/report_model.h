@@ -2,6 +2,7 @@
 // state machine's callbacks; output/ renders it as table, JSON or CSV.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -148,6 +149,12 @@ struct TraceSummary {
   int64_t last_ts = 0;
   std::string trace_clock;                  // as the file names it ("mono", "local"); "": unknown
   std::map<int32_t, uint64_t> lost_events;  // per CPU (always listed, even 0)
+  // report --salvage: CPUs none of whose data could be read; lost_events counts each as a
+  // gap of unknown size (1), as ANOMALIES does.
+  std::vector<int32_t> unread_cpus;
+  bool CpuUnread(int32_t cpu) const {
+    return std::find(unread_cpus.begin(), unread_cpus.end(), cpu) != unread_cpus.end();
+  }
   std::map<std::string, uint64_t> anomalies;
   std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"
   std::vector<std::string> missing_events;   // default events the file lacks

@@ -230,6 +230,10 @@ std::string ReportView::CpusText() const {
                      fmt::join(left_out, ","));
 }
 
+std::string ReportView::LostText(int32_t cpu, uint64_t n) const {
+  return model->trace.CpuUnread(cpu) ? std::string("not read") : std::to_string(n);
+}
+
 std::string ReportView::UngroupedNote() const {
   if (ungrouped_threads == 0) return {};
   return fmt::format(

@@ -97,6 +97,9 @@ struct ReportView {
   // CPU 0)": a CPU left out has an empty buffer in the file, not a traced one.
   std::string CpusText() const;
   bool CpuTraced(int32_t cpu) const;
+  // A CPU's lost events for the text outputs: the count, or "not read" for a CPU none of
+  // whose data was left (report --salvage), whose losses are unknown.
+  std::string LostText(int32_t cpu, uint64_t n) const;
 
   // The cause labels of r, largest count first.
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;

@@ -226,8 +226,8 @@ class HtmlWriter {
     uint64_t lost_total = 0;
     std::string per_cpu;
     for (auto [cpu, n] : t.lost_events) {
-      lost_total += n;
-      per_cpu += fmt::format(", cpu{} {}", cpu, n);
+      if (!t.CpuUnread(cpu)) lost_total += n;
+      per_cpu += fmt::format(", cpu{} {}", cpu, view.LostText(cpu, n));
     }
     os_ << Esc(fmt::format("Lost events: {} total{}", lost_total, per_cpu)) << "<br>Anomalies:";
     if (t.anomalies.empty()) os_ << " none";

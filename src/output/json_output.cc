@@ -223,6 +223,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
   if (!t.damage.empty()) {  // report --salvage read past damage
     trace["salvaged"] = true;
     trace["damage"] = t.damage;
+    trace["unread_cpus"] = t.unread_cpus;
   }
   trace["trace_clock"] = t.trace_clock.empty() ? nlohmann::json() : nlohmann::json(t.trace_clock);
   if (t.has_recording_info) {

@@ -58,8 +58,8 @@ class TableOutput : public Output {
     std::string lost;
     for (auto [cpu, n] : t.lost_events) {
       if (!view.CpuTraced(cpu)) continue;
-      lost_total += n;
-      lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, n);
+      if (!t.CpuUnread(cpu)) lost_total += n;
+      lost += fmt::format("{}cpu{} {}", lost.empty() ? "" : ", ", cpu, view.LostText(cpu, n));
     }
     os_ << fmt::format("{}: {} events on {} over {:.3f} s; lost events: {}\n", t.file, t.events,
                        view.CpusText(), static_cast<double>(t.last_ts - t.first_ts) / 1e9,
@@ -89,7 +89,8 @@ class TableOutput : public Output {
     if (!view.counter_names.empty()) Counters(view);
 
     os_ << fmt::format("\nLOST EVENTS: {} total", lost_total);
-    for (auto [cpu, n] : t.lost_events) os_ << fmt::format(", cpu{} {}", cpu, n);
+    for (auto [cpu, n] : t.lost_events)
+      os_ << fmt::format(", cpu{} {}", cpu, view.LostText(cpu, n));
     os_ << "\n";
     Anomalies(t);
     for (auto& d : t.anomaly_details) os_ << "  anomaly " << d << "\n";

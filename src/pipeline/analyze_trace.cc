@@ -62,14 +62,20 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
   if (std::string note = TraceClockNote(t.trace_clock); !note.empty()) notes.push_back(note);
   uint64_t lost = 0;
-  for (auto [cpu, n] : t.lost_events) lost += n;
+  for (auto [cpu, n] : t.lost_events)
+    if (!t.CpuUnread(cpu)) lost += n;
   // The share says how much of a marked thread's numbers the trace still shows.
   if (lost > 0)
-    notes.push_back(
-        fmt::format("{} events were lost ({:.1f} % of the {} written); threads marked ! "
-                    "(lost_events_touched) may be off",
-                    lost, 100.0 * static_cast<double>(lost) / static_cast<double>(lost + t.events),
-                    lost + t.events));
+    notes.push_back(fmt::format(
+        "{} {} lost ({:.1f} % of the {} written); threads marked ! "
+        "(lost_events_touched) may be off",
+        lost, lost == 1 ? "event was" : "events were",
+        100.0 * static_cast<double>(lost) / static_cast<double>(lost + t.events), lost + t.events));
+  if (!t.unread_cpus.empty())
+    notes.push_back(fmt::format(
+        "the data of CPU {} could not be read at all: what ran there is unknown, and threads "
+        "seen on it are marked ! (lost_events_touched)",
+        FormatCpuList(t.unread_cpus)));
   // ANOMALIES' lost_events counts what the trace's own loss markers say (one for a gap of
   // unknown size); the total above also takes the kernel's count when it stopped.
   if (auto it = t.anomalies.find("lost_events"); it != t.anomalies.end() && it->second < lost)
@@ -403,6 +409,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       for (const CpuRecordStats& c : info->cpus)
         if (c.cpu == cpu) in_stats = std::max(in_stats, RecordingInfo::LostEvents(c));
     t.lost_events[cpu] = std::max({in_pages, in_stats, gaps});
+    const std::vector<int>& cut = reader->salvage_log().cut_cpus();
+    if (std::find(cut.begin(), cut.end(), cpu) != cut.end() &&
+        (cpu >= static_cast<int>(stats.events_per_cpu.size()) || stats.events_per_cpu[cpu] == 0))
+      t.unread_cpus.push_back(cpu);
   }
   result->machine->anomalies().ForEachNonZero(
       [&](std::string_view name, uint64_t n) { t.anomalies[std::string(name)] += n; });

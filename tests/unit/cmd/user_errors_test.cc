@@ -250,6 +250,9 @@ TEST(Help, AMisspelledOptionSuggestsTheNearest) {
   EXPECT_EQ(r.err.find("-- is not an option"), std::string::npos) << r.err;
   CommandResult format = RunCommand({CSTOOL_BINARY, "report", "--formt", "json", "x.dat"});
   EXPECT_NE(format.err.find("did you mean --format?"), std::string::npos) << format.err;
+  // Two letters swapped are one slip, nearer than an option that starts the word (--from).
+  CommandResult swapped = RunCommand({CSTOOL_BINARY, "report", "--fromat", "json", "x.dat"});
+  EXPECT_NE(swapped.err.find("did you mean --format?"), std::string::npos) << swapped.err;
   CommandResult nothing = RunCommand({CSTOOL_BINARY, "report", "--zzzzzz", "x.dat"});
   EXPECT_EQ(nothing.status, 2);
   EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;

@@ -3,6 +3,7 @@
 // a page whose commit exceeds the page, a v7 file with a broken compression block, and
 // `report --salvage` (and `diff --salvage`) reporting what is readable before the damage.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -276,6 +277,42 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   auto same = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls, {.salvage = true});
   EXPECT_TRUE(same->model.trace.damage.empty());
   EXPECT_EQ(same->model.trace.events, full->model.trace.events);
+}
+
+// A CPU none of whose data is left is a gap of unknown size from the start: counted as
+// one in the lost events (as ANOMALIES counts a gap), but shown as not read, not as one
+// lost event (0.0 % of those written, as the report said).
+TEST_F(BadFile, ACpuNoneOfWhoseDataIsLeftIsNotReadNotOneLostEvent) {
+  const auto& last = data_.back();
+  ASSERT_EQ(last.offset + last.size, original_.size()) << "fixture layout changed";
+  Write(original_.substr(0, last.offset + 1000));
+  SyscallTable syscalls;
+  auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
+  const TraceSummary& t = part->model.trace;
+  const int cut_cpu = static_cast<int>(data_.size()) - 1;
+  EXPECT_EQ(t.unread_cpus, std::vector<int32_t>{cut_cpu});
+  EXPECT_GT(t.events, 0u);
+  const auto noted = [&](std::string_view text) {
+    return std::any_of(t.notes.begin(), t.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(noted(fmt::format("the data of CPU {} could not be read at all", cut_cpu)))
+      << fmt::format("{}", fmt::join(t.notes, "\n"));
+  // The fixture's other CPUs lost events of their own: those are what the share counts.
+  uint64_t read_lost = 0;
+  for (auto [cpu, n] : t.lost_events)
+    if (cpu != cut_cpu) read_lost += n;
+  ASSERT_GT(read_lost, 1u);
+  EXPECT_TRUE(noted(fmt::format("{} events were lost (", read_lost)))
+      << fmt::format("{}", fmt::join(t.notes, "\n"));
+  CommandResult table = RunCommand({CSTOOL_BINARY, "report", path_, "--salvage"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find(fmt::format("cpu{} not read", cut_cpu)), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(fmt::format("LOST EVENTS: {} total", read_lost)), std::string::npos)
+      << table.out;
+  // A CPU whose data was read in part is no unread CPU.
+  Write(original_.substr(0, last.offset + 2 * 4096 + 1000));
+  EXPECT_TRUE(AnalyzeTrace(path_, syscalls, {.salvage = true})->model.trace.unread_cpus.empty());
 }
 
 TEST_F(BadFile, SalvageSkipsACorruptPageAsALoss) {
