@@ -1,6 +1,9 @@
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/blocking_site.h"
 #include "base/errors.h"
@@ -85,6 +88,7 @@ class TableOutput : public Output {
           p.lifetime_sum, p.sum, TopCauses(view, p.sum, 3));
     if (view.processes.size() >= 2) Tree(view);
     Wakers(view);
+    Syscalls(view);
     if (view.model->has_stacks) Sites(view);
     if (!view.counter_names.empty()) Counters(view);
 
@@ -149,6 +153,48 @@ class TableOutput : public Output {
       row(std::to_string(r->thread->tid), r->thread->comm, *r, false);
     header("PID");
     for (const ProcessTotals& p : view.processes) row(std::to_string(p.pid), p.comm, p.sum, true);
+  }
+
+  // strace -c's view, per thread and per process: all syscalls, then the ones with the
+  // most time inside. None without syscall events in the trace.
+  void Syscalls(const ReportView& view) {
+    constexpr size_t kTop = 3;
+    const bool any = std::any_of(view.threads.begin(), view.threads.end(),
+                                 [](const ThreadReport* r) { return !r->syscalls.empty(); });
+    if (!any) return;
+    os_ << fmt::format(
+        "\nSYSCALLS (calls and time inside, ms; the {} with the most time: NAME "
+        "calls/blocks/ms, blocks = sleeps inside; --format json lists all)\n",
+        kTop);
+    auto header = [this](std::string_view id) {
+      os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, "COMM", "CALLS", "INSIDE(ms)",
+                         "TOP");
+    };
+    auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
+      SyscallStats total;
+      std::vector<std::pair<int64_t, SyscallStats>> top(r.syscalls.begin(), r.syscalls.end());
+      for (const auto& [nr, st] : top) total += st;
+      const auto more_time = [&](const auto& a, const auto& b) {
+        if (a.second.time_ns != b.second.time_ns) return a.second.time_ns > b.second.time_ns;
+        if (a.second.calls != b.second.calls) return a.second.calls > b.second.calls;
+        return view.syscalls->Name(a.first) < view.syscalls->Name(b.first);
+      };
+      const size_t shown = std::min(kTop, top.size());
+      std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(shown), top.end(),
+                        more_time);
+      std::string names;
+      for (size_t i = 0; i < shown; ++i)
+        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ",
+                             view.syscalls->Name(top[i].first), top[i].second.calls,
+                             top[i].second.blocked, Ms(top[i].second.time_ns));
+      os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, comm.substr(0, 16), total.calls,
+                         Ms(total.time_ns), names.empty() ? "-" : names);
+    };
+    header("TID");
+    for (const ThreadReport* r : view.threads)
+      row(std::to_string(r->thread->tid), r->thread->comm, *r);
+    header("PID");
+    for (const ProcessTotals& p : view.processes) row(std::to_string(p.pid), p.comm, p.sum);
   }
 
   // The command tree: each row a process with all its descendants, same-named siblings
