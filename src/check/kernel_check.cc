@@ -62,11 +62,10 @@ void NoteWorst(int32_t tid, int64_t traced, int64_t kernel, int64_t tolerance,
 
 std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w) {
   if (w.tid == 0) return fmt::format("{} -", what);
+  const double ms = ShownDiff(static_cast<double>(w.diff_ns) / 1e6, 3);
   if (w.kernel_ns == 0)
-    return fmt::format("{} {:+.3f} ms (the kernel's: 0, tid {})", what,
-                       static_cast<double>(w.diff_ns) / 1e6, w.tid);
-  return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, static_cast<double>(w.diff_ns) / 1e6,
-                     w.pct, w.tid);
+    return fmt::format("{} {:+.3f} ms (the kernel's: 0, tid {})", what, ms, w.tid);
+  return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, ms, ShownDiff(w.pct, 2), w.tid);
 }
 
 // Switch counts are cut where /proc's status read ended; the switches traced inside a
@@ -124,6 +123,12 @@ void AddNote(ThreadCheck& c, std::string_view text) {
 }
 
 }  // namespace
+
+double ShownDiff(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double rounded = std::round(value * scale) / scale;
+  return rounded == 0 ? 0.0 : rounded;  // (-0.0 == 0)
+}
 
 int64_t CheckTolerance::TimeFor(int64_t kernel_ns, int64_t unknown_ns) const {
   auto rel =

@@ -128,6 +128,10 @@ struct ProcessCheck {
   bool times_judged = true;
 };
 
+// A difference as the check prints it, in ms to the microsecond (or % to two decimals):
+// rounded first, so that one too small to show is 0.000, not -0.000.
+double ShownDiff(double value, int decimals);
+
 struct KernelCheckResult {
   CheckTolerance tolerance;
   bool has_counters = false;  // the recording carried kernel counters

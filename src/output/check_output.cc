@@ -68,8 +68,8 @@ std::string Row(const std::string& id1, const std::string& id2, const std::strin
       "{:>8.3f} {:>10.3f} {:>10.3f} {:>8.3f}  {}\n",
       id1, id2, comm.substr(0, 16), window, tr.voluntary, k.voluntary, tr.voluntary - k.voluntary,
       tr.involuntary, k.involuntary, tr.involuntary - k.involuntary, Ms(tr.on_cpu_ns),
-      Ms(k.on_cpu_ns), Ms(tr.on_cpu_ns - k.on_cpu_ns), Ms(tr.wait_cpu_ns), Ms(k.wait_cpu_ns),
-      Ms(tr.wait_cpu_ns - k.wait_cpu_ns), status);
+      Ms(k.on_cpu_ns), ShownDiff(Ms(tr.on_cpu_ns - k.on_cpu_ns), 3), Ms(tr.wait_cpu_ns),
+      Ms(k.wait_cpu_ns), ShownDiff(Ms(tr.wait_cpu_ns - k.wait_cpu_ns), 3), status);
 }
 
 nlohmann::json QuantitiesJson(const CheckQuantities& q) {
@@ -108,6 +108,8 @@ void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
         // The sums may agree while a thread does not: the row is its threads' worst.
         if (bad.empty() && p.status == CheckStatus::kDisagree) bad = DisagreeingThreads(check, p);
         if (!bad.empty()) status += " (" + bad + ")";
+        // As its threads' notes say: an "agree" on switch counts alone.
+        if (!p.times_judged) status += ": times not judged";
       }
       os << Row(PidColumn(p.pid_known, p.pid), fmt::format("{}thr", p.threads), p.comm, "sum",
                 p.traced, p.kernel, true, status);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
 #include <sstream>
 #include <tuple>
@@ -340,6 +341,32 @@ TEST(KernelCheck, AProcessRowNamesItsDisagreeingThreadAndAZeroKernelValueHasNoPe
       << table.str();
   EXPECT_TRUE(CheckToJson(res)["worst_thread"]["on_cpu"]["diff_pct"].is_null())
       << CheckToJson(res).dump();
+}
+
+// A difference too small to show is 0.000, not -0.000 (in the rows and the worst thread).
+TEST(KernelCheck, ADifferenceTooSmallToShowHasNoSign) {
+  EXPECT_EQ(ShownDiff(-0.0004, 3), 0.0);
+  EXPECT_FALSE(std::signbit(ShownDiff(-0.0004, 3)));
+  EXPECT_EQ(ShownDiff(-0.0006, 3), -0.001);
+  EXPECT_FALSE(std::signbit(ShownDiff(-0.004, 2)));
+  KernelCheckResult res;
+  res.has_counters = true;
+  res.compared = res.agreeing = 1;
+  ThreadCheck a;
+  a.tid = 11;
+  a.pid = 10;
+  a.pid_known = true;
+  a.status = CheckStatus::kAgree;
+  a.mode = WindowMode::kDelta;
+  a.traced.on_cpu_ns = 5'000'000 - 300;  // 0.3 us under the kernel's
+  a.kernel.on_cpu_ns = 5'000'000;
+  res.threads = {a};
+  res.worst_on_cpu = {11, -300, -0.004, 0.0, 5'000'000};
+  std::ostringstream table;
+  RenderCheckTable(res, table);
+  EXPECT_EQ(table.str().find("-0.0"), std::string::npos) << table.str();
+  EXPECT_NE(res.Verdict().find("on-CPU +0.000 ms (+0.00%, tid 11)"), std::string::npos)
+      << res.Verdict();
 }
 
 TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
@@ -755,6 +782,11 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
                 "; times judged for 0 of 1 (the rest: switch counts only); worst thread: on-CPU -"),
             std::string::npos)
       << res.Verdict();
+  // The process row's "agree" says it too (it read as an agreement on 40 ms of wait).
+  std::ostringstream table;
+  RenderCheckTable(res, table);
+  EXPECT_NE(table.str().find("sum     "), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("agree: times not judged\n"), std::string::npos) << table.str();
 
   w.AddSwitch(43 * kMs, false);  // one switch too many still fails
   EXPECT_EQ(CompareThread(r, f.Match(r), {}).status, CheckStatus::kDisagree);
