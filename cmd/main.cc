@@ -73,6 +73,31 @@ std::string NearestOption(const CLI::App& sub, std::string_view arg) {
   return best;
 }
 
+// The subcommand a mistyped command word is nearest to (at most two edits), or "".
+std::string NearestCommand(std::string_view word) {
+  std::string best;
+  size_t best_distance = 3;
+  for (const Subcommand& s : kSubcommands)
+    if (const size_t d = EditDistance(word, s.name); d < best_distance) {
+      best_distance = d;
+      best = std::string(s.name);
+    }
+  return best;
+}
+
+// The subcommand that has the long option `arg` (--stacks is record's, not report's), or "".
+std::string CommandWithOption(const std::map<std::string, CLI::App*>& subapps,
+                              std::string_view arg) {
+  if (!arg.starts_with("--")) return "";
+  arg = arg.substr(
+      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+  for (const auto& [name, sub] : subapps)
+    for (const CLI::Option* o : sub->get_options())
+      for (const std::string& lname : o->get_lnames())
+        if (lname == arg) return name;
+  return "";
+}
+
 // Whether option `opt` takes the separate word `next` as its value: always when it needs
 // one; when the value is optional ([=VALUE]), only a word its check accepts (--dump 123),
 // as getopt takes an optional value only attached.
@@ -158,8 +183,13 @@ int Main(int argc, char** argv) {
         {"check", "cstool report FILE --check"},
         {"dump", "cstool record --dump"}};
     const auto done_by = kDoneBy.find(word);
-    fmt::print(stderr, "cstool: '{}' is not a cstool command{}. See 'cstool --help'.\n", word,
-               done_by == kDoneBy.end() ? "" : fmt::format("; that is {}", done_by->second));
+    std::string hint = ".";
+    if (done_by != kDoneBy.end()) {
+      hint = fmt::format("; that is {}.", done_by->second);
+    } else if (const std::string near = NearestCommand(word); !near.empty()) {
+      hint = fmt::format(". Did you mean '{}'?", near);
+    }
+    fmt::print(stderr, "cstool: '{}' is not a cstool command{} See 'cstool --help'.\n", word, hint);
     return static_cast<int>(ExitCode::kUsage);
   };
   if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help")
@@ -190,10 +220,15 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}: {}\n", who, e.what());
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
-      for (const std::string& arg : sub.remaining())
-        if (std::string near = NearestOption(sub, arg); !near.empty())
+      for (const std::string& arg : sub.remaining()) {
+        if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
+        } else if (std::string owner = CommandWithOption(subapps, arg); !owner.empty()) {
+          fmt::print(stderr, "{}: {} is an option of 'cstool {}', not of {}\n", who, arg, owner,
+                     name);
+        }
+      }
     }
     fmt::print(stderr, "See '{} --help'.\n", who);
     return static_cast<int>(ExitCode::kUsage);

@@ -204,7 +204,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
   uint64_t lost_total = 0;
   for (auto [cpu, n] : t.lost_events) {
     lost[std::to_string(cpu)] = n;
-    lost_total += n;
+    if (!t.CpuUnread(cpu)) lost_total += n;  // as the table's total (unread: unknown)
   }
   nlohmann::json anomalies = nlohmann::json::object();
   for (auto& [name, n] : t.anomalies) anomalies[name] = n;

@@ -73,9 +73,9 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
         100.0 * static_cast<double>(lost) / static_cast<double>(lost + t.events), lost + t.events));
   if (!t.unread_cpus.empty())
     notes.push_back(fmt::format(
-        "the data of CPU {} could not be read at all: what ran there is unknown, and threads "
+        "the data of {} {} could not be read at all: what ran there is unknown, and threads "
         "seen on it are marked ! (lost_events_touched)",
-        FormatCpuList(t.unread_cpus)));
+        t.unread_cpus.size() == 1 ? "CPU" : "CPUs", FormatCpuList(t.unread_cpus)));
   // ANOMALIES' lost_events counts what the trace's own loss markers say (one for a gap of
   // unknown size); the total above also takes the kernel's count when it stopped.
   if (auto it = t.anomalies.find("lost_events"); it != t.anomalies.end() && it->second < lost)

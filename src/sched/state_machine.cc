@@ -404,10 +404,16 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
                WakesExitListener(waker, e.pid)) [[unlikely]] {
       NoteSignalExitCandidate(waker, e.c.ts);
     }
-  } else if (from_irq) {
+  } else if (from_irq && !(e.c.flags & kFlagNmi)) {
     // An interrupt's event names the task it interrupted: with a pid filter, often the
-    // only sign that another task took the CPU from the one last switched in.
-    NoteEventTask(cpu, e.c);
+    // only sign that another task took the CPU from the one last switched in; pid 0, that
+    // the CPU had gone idle (an unfollowed task's switch to idle is filtered out, a
+    // followed one's is not). (An NMI may hit inside a switch, before current changes.)
+    if (e.c.pid != 0) {
+      NoteEventTask(cpu, e.c);
+    } else if (cpu.current_known && cpu.current != nullptr && !cpu.current->tracked) {
+      SetCurrent(cpu, e.c.cpu, nullptr, true, e.c.ts);
+    }
   }
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
@@ -624,9 +630,11 @@ void StateMachine::PushTaskRename(const TaskRename& e) {
 //
 // The CPU's current thread, in an exec syscall, wrote an event as `tid`: its process's
 // leader's tid, the leader exiting or gone (`leader`: what `tid` names now).
-// Or a thread in an exec syscall the leader woke as it exited, not seen running since:
-// the kernel often leaves the switch to it out (from idle, or from a task the trace does
-// not follow), and the CPU still shows what ran before.
+// Or a thread in an exec syscall the leader woke as it exited, queued on this CPU and
+// not seen running since: the kernel often leaves the switch to it from idle out, and the
+// CPU may still show what the trace last saw there (an unfollowed task, with a pid
+// filter). Not while the event may still be the leader's own: it runs on this CPU or may
+// run anywhere (preempted, not yet switched out dead).
 Thread* StateMachine::TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader) {
   if (leader != nullptr && !leader->exiting) return nullptr;
   const auto execing_as_leader = [&](const Thread* t) {
@@ -634,15 +642,20 @@ Thread* StateMachine::TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leade
            syscalls_.Class(t->syscall) == SyscallClass::kExec;
   };
   Thread* t = cpu.current_known ? cpu.current : nullptr;
-  if (t == nullptr || !t->on_cpu || !execing_as_leader(t)) t = ExecWaiterWokenBy(tid);
+  if (t == nullptr || !t->on_cpu || !execing_as_leader(t)) {
+    const bool leader_elsewhere = leader == nullptr || leader->state == Microstate::kZombie ||
+                                  (leader->on_cpu && leader->cpu != cur_cpu_);
+    t = leader_elsewhere ? ExecWaiterWokenBy(tid, cur_cpu_) : nullptr;
+  }
   if (!execing_as_leader(t)) return nullptr;
   ExchangeTids(*t, tid, leader);
   return t;
 }
 
-Thread* StateMachine::ExecWaiterWokenBy(int32_t leader_tid) const {
+Thread* StateMachine::ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) const {
   for (const WokenExecWaiter& w : woken_exec_waiters_)
-    if (w.leader_tid == leader_tid && !w.execing->on_cpu && IsWaitingForCpu(w.execing->state))
+    if (w.leader_tid == leader_tid && !w.execing->on_cpu && IsWaitingForCpu(w.execing->state) &&
+        w.execing->cpu == cpu_id)
       return w.execing;
   return nullptr;
 }

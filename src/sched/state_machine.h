@@ -216,7 +216,7 @@ class StateMachine final : public EventSink {
   // A non-leader's exec exchanges its tid with its leader's (StateMachine::EventTask).
   Thread* TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader);
   Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
-  Thread* ExecWaiterWokenBy(int32_t leader_tid) const;
+  Thread* ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) const;
   void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader);
   Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);
@@ -346,9 +346,9 @@ class StateMachine final : public EventSink {
     Thread* leader;  // null when the trace had not shown it
   };
   std::vector<TidTaken> leader_tids_taken_;
-  // Threads in an exec syscall that their process's exiting leader woke (de_thread()
-  // waits for that): when an idle CPU's switch to one goes untraced, its first event
-  // there already carries the leader's tid.
+  // Threads in an exec syscall that their process's exiting leader woke: de_thread()
+  // sleeps until the leader is a zombie, and the leader's exit_notify() wakes it. When
+  // its switch-in goes untraced, its first event already carries the leader's tid.
   struct WokenExecWaiter {
     int32_t leader_tid;
     Thread* execing;

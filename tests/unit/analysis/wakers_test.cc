@@ -267,6 +267,26 @@ TEST(Wakers, AnInterruptsWakeupNamesTheTaskThatHeldTheCpu) {
   }
 }
 
+// An interrupt's wakeup written by the idle task (pid 0) says the CPU had gone idle: the
+// unfollowed task the trace last showed there stopped unseen. The wait from there is
+// behind idle, and the woken thread's first event is an untraced switch from idle (dated
+// at the kernel's switch), not a task replacing another.
+TEST(Wakers, AnInterruptsWakeupFromIdleSaysTheCpuIsIdle) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(5, 1, 10, kRead);
+  s.Switch(100, 1, 10, kD, 44);                // blocks; kworker 44 runs, goes idle unseen
+  s.WakeBoth(300, 1, 0, 10, 1, kFlagSoftirq);  // the completion, in idle's softirq
+  s.SysExit(360, 1, 10, kRead);                // its switch-in was not traced
+  s.Finish(500);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, 44), -1);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kMissingSwitchFromIdle), 1u);
+  EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 0u);
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {

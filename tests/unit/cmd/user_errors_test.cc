@@ -258,6 +258,23 @@ TEST(Help, AMisspelledOptionSuggestsTheNearest) {
   EXPECT_EQ(nothing.err.find("did you mean"), std::string::npos) << nothing.err;
 }
 
+// A mistyped command is named with the nearest one, and another command's option with its
+// command (--stacks is record's: a reader of its section tries it on report).
+TEST(Help, AMistypedCommandAndAnotherCommandsOptionAreNamed) {
+  CommandResult typo = RunCommand({CSTOOL_BINARY, "reprot", "x.dat"});
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_NE(typo.err.find("'reprot' is not a cstool command. Did you mean 'report'? See"),
+            std::string::npos)
+      << typo.err;
+  CommandResult other = RunCommand({CSTOOL_BINARY, "report", "--stacks", "x.dat"});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("--stacks is an option of 'cstool record', not of report"),
+            std::string::npos)
+      << other.err;
+  CommandResult far = RunCommand({CSTOOL_BINARY, "zzzzzz"});
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
 // Record's options end at the command's first word (perf's rule: the command's own
 // options stay its own); one that is not record's before it is still a typo to name.
 TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {

@@ -2446,6 +2446,39 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
   }
 }
 
+// The leader's own events between its wakeup of the exec'ing thread and the exchange are
+// its own, even where the CPU's current is unknown (lost events) and the thread is queued
+// on that CPU with its switch-in not yet seen.
+TEST(StateMachine, TheLeadersOwnEventAfterItWokeTheExecingThreadKeepsItsTid) {
+  constexpr int64_t kExecve = 59;  // x86_64
+  TrackingPolicy policy;
+  policy.known_tgids = {{10, 10}, {11, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(3'000, 1, 11, kExecve);
+  s.Switch(3'500, 1, 11, kD, 0);
+  s.Exit(6'000, 0, 10);
+  s.Wake(6'500, 0, 10, 11, 0);  // queued on the leader's CPU
+  s.Lost(6'600, 0, 3);
+  s.Vector(6'700, 0, 10, true);  // the leader, still on CPU 0
+  s.Vector(6'750, 0, 10, false);
+  s.Switch(7'600, 0, 10, kStateZombie, 11);
+  s.Rename(8'000, 0, 10, "newprog");  // the thread, as 10 now
+  s.Exec(12'000, 0, 11, 10);
+  s.SysExit(13'000, 0, 10, kExecve);
+  s.Finish(20'000);
+  const ThreadReport& execed = s.Report(10);
+  ASSERT_EQ(execed.thread->tid_before_exec, 11);
+  EXPECT_EQ(execed.thread->comm, "newprog");
+  EXPECT_EQ(execed.thread->tid_since, 8'000);
+  for (const ThreadReport& r : s.model().threads)
+    if (r.thread && r.thread->tid == 10 && &r != &execed) {
+      EXPECT_EQ(r.thread->comm, "task");
+      EXPECT_EQ(r.voluntary, 1u);  // its final switch
+    }
+}
+
 // The exec'ing thread names its leader's tid before the exchange too, about the leader:
 // it wakes it to kill it (a leader the trace had not shown yet, as in -a or a flight
 // dump), then switches to it. Those name the leader; the exchange comes with the thread's
