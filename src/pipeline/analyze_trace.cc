@@ -299,6 +299,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     caps.wakelist_function = info->wakelist_function;
     caps.exit_listener_tid = info->exit_listener_tid;
     caps.unfiltered_moves = info->unfiltered_migrations;
+    caps.untraced_cpus = info->untraced_cpus;
   }
 
   auto result = std::make_unique<AnalyzedTrace>();
@@ -469,9 +470,9 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   }
   if (info && !info->untraced_cpus.empty())
     t.notes.push_back(fmt::format(
-        "CPU {} not recorded (record -C): what ran there is not in the trace, so a thread that "
-        "ran there shows waiting for a CPU, or its last state, until it shows up on a "
-        "recorded one",
+        "CPU {} not recorded (record -C): what ran there is not in the trace, so a thread "
+        "queued there (woken or moved onto it) is unknown (UNK) until it shows up on a "
+        "recorded CPU; one that went there unseen keeps its last state",
         FormatCpuList(info->untraced_cpus)));
   if (info && !info->untraced_tids.empty())
     t.notes.push_back(fmt::format(

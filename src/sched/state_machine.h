@@ -3,6 +3,7 @@
 // to observers. See state_machine.cc for the timeline of one thread's life.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -51,6 +52,13 @@ struct TraceCapabilities {
   // The moves of followed threads done in unfollowed contexts are in the file
   // (RecordingInfo::unfiltered_migrations): where a followed thread is queued is known.
   bool unfiltered_moves = false;
+  // The online CPUs the recording left out (record -C; RecordingInfo::untraced_cpus):
+  // what a thread queued on one does there is not in the trace.
+  std::vector<int32_t> untraced_cpus;
+  bool CpuUntraced(int32_t cpu) const {
+    return !untraced_cpus.empty() &&
+           std::find(untraced_cpus.begin(), untraced_cpus.end(), cpu) != untraced_cpus.end();
+  }
 };
 
 class StateMachine final : public EventSink {
@@ -217,6 +225,7 @@ class StateMachine final : public EventSink {
   Thread* TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader);
   Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
   Thread* ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) const;
+  void QueuedOnUntracedCpu(Thread& t, int64_t ts);
   void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader);
   Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& NewThread(int32_t tid, std::string_view comm, int64_t ts, bool in_trace);

@@ -2370,6 +2370,40 @@ TEST(StateMachine, AnExitsWakeupsOfItsOwnThreadsComeBeforeTheRecord) {
   }
 }
 
+// record -C leaves a CPU out: a thread queued there, by a wakeup or a move, may run, wait
+// or sleep there unseen. That time is unknown until its next event on a recorded CPU, not
+// a wait for a CPU (a ping-pong pinned to the unrecorded CPU showed 95-100 % of it).
+TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
+  TraceCapabilities caps;
+  caps.untraced_cpus = {1};
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 11);        // 10 sleeps; 11 runs on CPU 0
+  s.WakeBoth(200, 0, 11, 10, 1);       // 10 queued on CPU 1, not recorded
+  s.Switch(400, 0, 11, kR, 10, true);  // back on CPU 0 (moved there unseen)
+  s.SysExit(410, 0, 10, kRead);
+  s.Switch(500, 0, 10, kR, 11, true);  // 10 preempted, queued on CPU 0
+  s.Migrate(600, 0, 11, 10, 0, 1);     // and moved to CPU 1
+  s.Switch(900, 0, 11, kS, 10);
+  s.Finish(1'000);
+  EXPECT_EQ(s.Micro(10, M::kSleep), 100);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 0);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 600 - 500);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), (400 - 200) + (900 - 600));
+  EXPECT_TILED(s);
+  // With every CPU recorded the same events are a wait for a CPU.
+  Sim all;
+  all.Switch(0, 0, 0, kR, 10);
+  all.SysEnter(5, 0, 10, kRead);
+  all.Switch(100, 0, 10, kS, 11);
+  all.WakeBoth(200, 0, 11, 10, 1);
+  all.Switch(400, 0, 11, kR, 10, true);
+  all.Finish(500);
+  EXPECT_EQ(all.Micro(10, M::kUnknown), 0);
+  EXPECT_EQ(all.Micro(10, M::kWaitCpuWakeup), 200);
+}
+
 // A non-leader thread's exec: the kernel exchanges its tid with its leader's as the
 // leader exits, and events carry the new tids before sched_process_exec says so: the
 // thread's (its new name, a page fault, a preemption) the leader's tid, the leader's last
