@@ -94,6 +94,9 @@ struct ThreadReport {
   // a non-leader thread's switches once it is released, part way through its exit.
   uint64_t voluntary_after_exit = 0;
   uint64_t involuntary_after_exit = 0;
+  // Involuntary switches to the recording cstool's own threads (included above): what
+  // recording the thread cost it.
+  uint64_t involuntary_to_recorder = 0;
   std::vector<std::pair<uint32_t, uint64_t>> causes;  // packed SwitchCause -> count
   std::array<uint64_t, kPreemptedAtCount> preempted_at{};
   std::unordered_map<int64_t, SyscallStats> syscalls;

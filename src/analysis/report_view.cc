@@ -123,6 +123,7 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   into.placement.stolen_ns += r.placement.stolen_ns;
   into.voluntary_after_exit += r.voluntary_after_exit;
   into.involuntary_after_exit += r.involuntary_after_exit;
+  into.involuntary_to_recorder += r.involuntary_to_recorder;
   for (auto [k, n] : r.causes) {
     bool found = false;
     for (auto& [k2, n2] : into.causes)

@@ -20,6 +20,7 @@ class SwitchCauseObserver : public Observer {
     } else {
       ++r.involuntary;
       ++r.preempted_at[static_cast<size_t>(e.preempted_at)];
+      if (e.next != nullptr && e.next->recorder) ++r.involuntary_to_recorder;
     }
     r.CountCause(e.cause);
   }

@@ -108,8 +108,9 @@ struct RecordingInfo {
   // -a: the recorder's own threads, kept out of event tracing (set_event_notrace_pid, as
   // trace-cmd does); only other threads' switches and wakeups show them.
   std::vector<int32_t> untraced_tids;
-  // cstool irq: the recorder's own threads, traced (an interrupt on its CPU counts) but
-  // not the report's.
+  // The recorder's own threads otherwise: traced but not the report's (cstool irq: an
+  // interrupt on its CPU counts), or not followed (a pid filter), where the workload's
+  // switches to them are what recording cost it.
   std::vector<int32_t> recorder_tids;
   // -C: the online CPUs left out. A thread's switches and time there are not in the trace.
   std::vector<int32_t> untraced_cpus;

@@ -24,6 +24,7 @@ nlohmann::json SwitchesJson(const ReportView& view, const ThreadReport& r) {
           {"involuntary", r.involuntary},
           {"after_exit",
            {{"voluntary", r.voluntary_after_exit}, {"involuntary", r.involuntary_after_exit}}},
+          {"involuntary_to_recorder", r.involuntary_to_recorder},
           {"causes", causes},
           {"preempted_at", at}};
 }

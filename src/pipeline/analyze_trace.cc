@@ -86,6 +86,26 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   return notes;
 }
 
+// The observer's cost, said once: the recorder's threads (its readers, woken every few
+// ms, and its listener) preempt the workload now and then, and those switches are the
+// workload's as the kernel counts them (preempt:irq, mostly: a timer woke the reader).
+std::string RecorderPreemptionNote(const ReportModel& model) {
+  uint64_t to_recorder = 0, involuntary = 0;
+  for (const ThreadReport& r : model.threads) {
+    if (r.thread == nullptr || !r.thread->tracked) continue;
+    to_recorder += r.involuntary_to_recorder;
+    involuntary += r.involuntary;
+  }
+  if (to_recorder == 0) return {};
+  return fmt::format(
+      "{} of the recorded threads' {} involuntary switches ({:.1f} %) were to cstool's own "
+      "threads (its readers and listener): what recording cost them, counted in ICX and their "
+      "causes as the kernel counts them (WAITED BEHIND names the threads; JSON "
+      "switches.involuntary_to_recorder)",
+      to_recorder, involuntary,
+      100.0 * static_cast<double>(to_recorder) / static_cast<double>(involuntary));
+}
+
 // Why a flight dump's window may not show every change of state of the target's threads
 // (a thread with no event in it may then have run unseen, so its /proc state at the dump
 // does not stand for the window); empty when it shows them all.
@@ -425,6 +445,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           fmt::format("while decoding: {}={} (records skipped; no time or CPU kept)", name, n));
   }
   t.notes = NotesFor(caps, t);
+  if (std::string note = RecorderPreemptionNote(model); !note.empty()) t.notes.push_back(note);
   if (t.unfiltered_runtime.lost_events > 0)
     t.notes.push_back(
         fmt::format("the unfiltered run-time buffer lost {} events: increments and moves done in "

@@ -674,6 +674,10 @@ void Recorder::StartTracing() {
     } else {
       info_.recorder_tids.assign(own.begin(), own.end());  // traced, not the report's
     }
+  } else {
+    // Not traced (no pid filter names them), but the other side of the workload's switches
+    // when they preempt it: the report counts those switches as recording's cost.
+    for (const auto& t : ListThreads(::getpid())) info_.recorder_tids.push_back(t.tid);
   }
   // The child's switch-out into its release wait must happen before tracing starts:
   // the baseline counters below include it, so the trace must not.

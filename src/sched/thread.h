@@ -24,6 +24,7 @@ struct Thread {
   int32_t tgid = 0;  // 0 while unknown
   std::string comm;
   bool tracked = false;       // belongs to the recorded workload
+  bool recorder = false;      // one of the recording cstool's own threads
   bool lost_touched = false;  // a lost-events gap may have changed this thread's numbers
   bool created_in_trace = false;
   bool exiting = false;  // sched_process_exit seen

@@ -33,6 +33,7 @@ Thread& ThreadTracker::Add(int32_t tid, std::string_view comm, int64_t ts, bool 
   t.since = ts;
   if (auto it = tgid_hint_.find(tid); it != tgid_hint_.end()) t.tgid = it->second;
   t.tracked = IsReportable(tid, t.tgid);
+  t.recorder = std::binary_search(policy_.recorder_tids.begin(), policy_.recorder_tids.end(), tid);
   if (tid == kKthreaddTid ||
       std::binary_search(policy_.kernel_threads.begin(), policy_.kernel_threads.end(), tid))
     MarkKernelThread(t);

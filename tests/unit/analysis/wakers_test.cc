@@ -267,6 +267,27 @@ TEST(Wakers, AnInterruptsWakeupNamesTheTaskThatHeldTheCpu) {
   }
 }
 
+// A followed thread preempted by one of the recorder's own threads (its reader, woken by a
+// timer) counts the switch as the kernel does, and as recording's cost besides; one
+// preempted by another task does not.
+TEST(Wakers, APreemptionByTheRecordersThreadIsCountedAsItsCost) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}, {90, 90}};
+  policy.recorder_tids = {90};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(100, 0, 10, kR, 90, /*preempt=*/true);  // the reader
+  s.Switch(150, 0, 90, kS, 10);
+  s.Switch(300, 0, 10, kR, 50, /*preempt=*/true);  // another task
+  s.Switch(350, 0, 50, kS, 10);
+  s.Finish(500);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.involuntary, 2u);
+  EXPECT_EQ(r.involuntary_to_recorder, 1u);
+  EXPECT_EQ(Behind(r, 90), 50);
+  EXPECT_FALSE(s.Report(90).thread->tracked);
+}
+
 // An interrupt's wakeup written by the idle task (pid 0) says the CPU had gone idle: the
 // unfollowed task the trace last showed there stopped unseen. The wait from there is
 // behind idle, and the woken thread's first event is an untraced switch from idle (dated
