@@ -240,7 +240,8 @@ std::string ReportView::UngroupedNote() const {
   return fmt::format(
       "processes could not be grouped for {} thread{}: the file has no thread-group ids for "
       "them (nor did a traced fork with clone flags or an exec show them); their PID is "
-      "unknown (-) and PROCESSES leaves them out",
+      "unknown (-) and PROCESSES leaves them out (a trace-cmd recording tells them when "
+      "it has the task events, -e task, from before the program started)",
       ungrouped_threads, ungrouped_threads == 1 ? "" : "s");
 }
 
