@@ -49,12 +49,18 @@ class DiffTableOutput : public DiffOutput {
     os_ << fmt::format("cstool diff: {} base recording{} vs {} new\n", r.base_files.size(),
                        r.base_files.size() == 1 ? "" : "s", r.after_files.size());
     os_ << "base:" << Files(r.base_files) << "\nnew: " << Files(r.after_files) << "\n";
-    if (r.significance_known())
+    if (r.significance_known()) {
       os_ << "Values are means over each side's recordings [min..max]; * = significant: the "
              "change exceeds the spread (max - min) of both sides.\n";
-    else
+      // Two values a side have a narrow range by chance often enough to flag noise.
+      if (std::min(r.base_files.size(), r.after_files.size()) < 3)
+        os_ << "With two recordings on a side that is weak evidence: 2 against 2 ping-pong "
+               "recordings of one command flagged 15 rows, 3 against 3 flagged 2; give three or "
+               "more a side.\n";
+    } else {
       os_ << "One recording on a side: no spread to tell noise by, so no change is flagged "
              "significant (give at least 2 recordings per side).\n";
+    }
     Subjects(r, true);
     Section(r, true, DiffKind::kMicrostate,
             "MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)");

@@ -57,5 +57,25 @@ TEST(DiffTableOutput, ALongNameWidensTheSubjectColumnForEveryRow) {
   EXPECT_GT(header[0], long_name.size()) << out.str();
 }
 
+// Two recordings a side flag noise often (2 against 2 identical runs flagged 15 rows): the
+// table says so under two a side, not from three.
+TEST(DiffTableOutput, TwoRecordingsASideAreCalledWeakEvidence) {
+  const auto render = [](size_t per_side) {
+    std::vector<DiffRecording> base, after;
+    for (size_t i = 0; i < per_side; ++i) {
+      base.push_back({"b.dat", {Thread(10, 10, "srv", 100 + static_cast<int64_t>(i))}});
+      after.push_back({"n.dat", {Thread(20, 20, "srv", 300 + static_cast<int64_t>(i))}});
+    }
+    std::ostringstream out;
+    MakeDiffOutput("table", out, 0)->Render(DiffRecordings(base, after));
+    return out.str();
+  };
+  EXPECT_NE(render(2).find("With two recordings on a side that is weak evidence"),
+            std::string::npos)
+      << render(2);
+  EXPECT_EQ(render(3).find("weak evidence"), std::string::npos) << render(3);
+  EXPECT_EQ(render(1).find("weak evidence"), std::string::npos) << render(1);
+}
+
 }  // namespace
 }  // namespace cstool
