@@ -110,6 +110,12 @@ struct ThreadReport {
   int64_t wait_before_migration_preempted_ns = 0;
   std::vector<WokenBy> woken_by;
   std::vector<WaitedBehind> waited_behind;
+  // Its waits for a CPU as traced, each from the wakeup (or preemption) to the switch-in,
+  // as perf sched latency measures them: how many ended, and the longest (with its start;
+  // -1 with none). A thread lost events may have touched has none after the loss.
+  uint64_t waits_ended = 0;
+  int64_t longest_wait_ns = 0;
+  int64_t longest_wait_from = -1;
   Thread::SwitchPlacement placement;  // kernel switch instants vs the traced ones
   nlohmann::json kernel;              // the kernel's own counters, when recorded
   CounterWindow counter_window;       // the reconstruction cut where the kernel was sampled
@@ -133,6 +139,13 @@ struct ThreadReport {
         return;
       }
     woken_by.push_back({waker, wakeups, blocked_ns});
+  }
+  void NoteWaitEnded(int64_t from, int64_t ns) {
+    ++waits_ended;
+    if (ns > longest_wait_ns) {
+      longest_wait_ns = ns;
+      longest_wait_from = from;
+    }
   }
   void AddWaitedBehind(const WaitParty& running, int64_t ns) {
     for (WaitedBehind& w : waited_behind)

@@ -134,6 +134,11 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   for (auto& [nr, s] : r.syscalls) into.syscalls[nr] += s;
   for (auto& [name, s] : r.irqs) into.irqs[name] += s;
   into.wakeups += r.wakeups;
+  into.waits_ended += r.waits_ended;
+  if (r.longest_wait_ns > into.longest_wait_ns) {  // a process's longest is its threads'
+    into.longest_wait_ns = r.longest_wait_ns;
+    into.longest_wait_from = r.longest_wait_from;
+  }
   into.migrations += r.migrations;
   for (auto& [pair, n] : r.migration_pairs) into.migration_pairs[pair] += n;
   into.wait_before_migration_wakeup_ns += r.wait_before_migration_wakeup_ns;

@@ -40,7 +40,7 @@ void WakerObserver::OnWakeup(const WakeupEvent& w) {
 void WakerObserver::AddWaiter(const Thread* t, int32_t cpu, int64_t ts) {
   if (!t->tracked) return;  // never a waiter, so none to replace
   RemoveWaiter(t);
-  if (ValidCpu(cpu)) waiters_.push_back({t, cpu, ts});
+  if (ValidCpu(cpu)) waiters_.push_back({t, cpu, ts, ts});
 }
 
 void WakerObserver::RemoveWaiter(const Thread* t) {
@@ -82,9 +82,13 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   CpuView& cpu = Cpu(e.cpu);
   cpu.current = e.current;
   cpu.known = e.known;
-  // The new current's wait is over, and a freed thread waits no more: one pass.
-  std::erase_if(waiters_,
-                [&e](const Waiter& w) { return w.thread == e.current || w.thread->freed; });
+  // The new current's wait is over, and a freed thread waits no more: one pass. (A wait
+  // lost events may have cut short or ended unseen is no wait's length.)
+  std::erase_if(waiters_, [&](const Waiter& w) {
+    if (w.thread == e.current && !w.thread->lost_touched)
+      model_.For(*w.thread).NoteWaitEnded(w.since, e.ts - w.since);
+    return w.thread == e.current || w.thread->freed;
+  });
   // Preempted (or yielding): it waits on this CPU from now on.
   if (e.sw && e.sw->prev && !e.sw->voluntary && e.sw->prev != e.current)
     AddWaiter(e.sw->prev, e.cpu, e.ts);

@@ -30,11 +30,12 @@ class WakerObserver : public Observer {
   void OnTraceEnd(int64_t ts) override;
 
  private:
-  // A runnable thread, queued on `cpu`, whose wait is accounted up to `mark`.
+  // A runnable thread, queued on `cpu` since `since`, whose wait is accounted up to `mark`.
   struct Waiter {
     const Thread* thread;
     int32_t cpu;
     int64_t mark;
+    int64_t since;
   };
   struct CpuView {
     const Thread* current = nullptr;

@@ -29,6 +29,13 @@ nlohmann::json SwitchesJson(const ReportView& view, const ThreadReport& r) {
           {"preempted_at", at}};
 }
 
+// The longest wait for a CPU as traced (wakeup or preemption to switch-in), of how many.
+nlohmann::json LongestWaitJson(const ThreadReport& r) {
+  return {{"waits", r.waits_ended},
+          {"ns", r.longest_wait_ns},
+          {"from_ts", r.longest_wait_from >= 0 ? nlohmann::json(r.longest_wait_from) : nullptr}};
+}
+
 nlohmann::json SyscallsJson(const ReportView& view, const ThreadReport& r) {
   nlohmann::json j = nlohmann::json::object();
   for (auto& [nr, s] : r.syscalls)
@@ -287,6 +294,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                         {"wait_cpu_ns", WaitCpuJson(*r)},
                         {"woken_by", WokenByJson(*r, false)},
                         {"waited_behind", WaitedBehindJson(*r, false)},
+                        {"longest_wait", LongestWaitJson(*r)},
                         {"switch_placement", PlacementJson(r->placement)},
                         {"anomalies", AnomaliesJson(r->thread->anomalies)}};
     if (!r->kernel.is_null()) j["kernel"] = r->kernel;
@@ -317,6 +325,7 @@ nlohmann::json ReportToJson(const ReportView& view) {
                          {"wait_cpu_ns", WaitCpuJson(p.sum)},
                          {"woken_by", WokenByJson(p.sum, true)},
                          {"waited_behind", WaitedBehindJson(p.sum, true)},
+                         {"longest_wait", LongestWaitJson(p.sum)},
                          {"switch_placement", PlacementJson(p.sum.placement)},
                          {"tree", SubtreeJson(view.tree.subtree[i])}});
     if (const CounterTotals* c = view.CountersOfProcess(p.pid)) {

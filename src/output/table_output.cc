@@ -136,16 +136,18 @@ class TableOutput : public Output {
   // Who made each thread (and process) wait, and its migrations.
   void Wakers(const ReportView& view) {
     os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
-           "ran on the CPU it was queued on, ms; largest 3 each)\n";
+           "ran on the CPU it was queued on, ms; largest 3 each; MAXWAIT: its longest wait, "
+           "wakeup or preemption to switch-in, ms)\n";
     auto header = [this](std::string_view id) {
-      os_ << fmt::format("{:>8} {:<16} {:>6} {:>10}  {}\n", id, "COMM", "MIGR", "PREMIG(ms)",
-                         "WOKEN BY | WAITED BEHIND");
+      os_ << fmt::format("{:>8} {:<16} {:>6} {:>10} {:>11}  {}\n", id, "COMM", "MIGR", "PREMIG(ms)",
+                         "MAXWAIT(ms)", "WOKEN BY | WAITED BEHIND");
     };
     auto row = [this](const std::string& id, const std::string& comm, const ThreadReport& r,
                       bool as_process) {
       os_ << fmt::format(
-          "{:>8} {:<16} {:>6} {:>10}  {}\n", id, comm.substr(0, 16), r.migrations,
+          "{:>8} {:<16} {:>6} {:>10} {:>11}  {}\n", id, comm.substr(0, 16), r.migrations,
           Ms(r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns),
+          r.waits_ended > 0 ? Ms(r.longest_wait_ns) : std::string("-"),
           WaitersText(r, as_process, 3));
     };
     header("TID");

@@ -68,6 +68,28 @@ TEST(Wakers, WokenByAThreadAndByAnIrq) {
   EXPECT_EQ(r.waited_behind.size(), 2u);
 }
 
+// Each wait for a CPU, from the wakeup or preemption to the switch-in as traced (perf
+// sched latency's delay): how many ended, and the longest, with where it began. One still
+// going at the end has no length; after lost events none is measured.
+TEST(Wakers, TheLongestWaitIsFromTheWakeupOrPreemptionToTheSwitchIn) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 11);
+  s.WakeBoth(300, 0, 11, 10, 0);
+  s.Switch(350, 0, 11, kS, 10);        // waited 50
+  s.Switch(400, 0, 10, kR, 12, true);  // preempted
+  s.Switch(480, 0, 12, kS, 10);        // waited 80
+  s.Switch(500, 0, 10, kR, 12, true);  // preempted, still queued at the end
+  s.Finish(700);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.waits_ended, 2u);
+  EXPECT_EQ(r.longest_wait_ns, 80);
+  EXPECT_EQ(r.longest_wait_from, 400);
+  EXPECT_EQ(s.Report(11).waits_ended, 0u);
+  EXPECT_EQ(s.Report(11).longest_wait_from, -1);
+}
+
 // Woken on its way to sleep: 11's sched_waking (on CPU 1) comes while 10 still runs on
 // CPU 0, so the kernel queues the wakeup on CPU 0's wakelist; 10's switch-out follows,
 // then its sched_wakeup in the wakelist interrupt there. The waker is 11, which did the
