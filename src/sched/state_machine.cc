@@ -57,7 +57,7 @@ StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
                            TrackingPolicy policy)
     : syscalls_(syscalls),
       causes_(syscalls, caps.page_faults),
-      caps_(caps),
+      caps_(std::move(caps)),
       follow_all_(policy.all),
       threads_(std::move(policy)),
       increments_complete_(caps.all_increments) {}

@@ -1037,7 +1037,9 @@ TEST(StateMachine, LostEventsLeaveAThreadRunningElsewhereOnItsCpu) {
   s.Switch(300, 0, 10, kR, 20, true);
   s.SysExit(550, 1, 30, kWrite);  // closes CPU 1's gap
   for (const Thread& t : s.sm().threads())
-    if (t.tid == 20) EXPECT_TRUE(t.on_cpu && t.cpu == 0);
+    if (t.tid == 20) {
+      EXPECT_TRUE(t.on_cpu && t.cpu == 0);
+    }
   s.SysEnter(600, 0, 20, kRead);  // 20 on CPU 0, as the model has it
   s.Finish(900);
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kEventFromSleepingThread), 0u);
@@ -2404,6 +2406,15 @@ TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
   EXPECT_EQ(all.Micro(10, M::kWaitCpuWakeup), 200);
 }
 
+constexpr int64_t kExecve = 59;  // x86_64
+
+// Process 10 and its second thread 11, the one that execs.
+TrackingPolicy LeaderAndThread() {
+  TrackingPolicy policy;
+  policy.known_tgids = {{10, 10}, {11, 10}};
+  return policy;
+}
+
 // A non-leader thread's exec: the kernel exchanges its tid with its leader's as the
 // leader exits, and events carry the new tids before sched_process_exec says so: the
 // thread's (its new name, a page fault, a preemption) the leader's tid, the leader's last
@@ -2416,7 +2427,6 @@ TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
 // is still the thread's (it was taken for the dead leader's, an event from a sleeping
 // thread, on 5 of 60 recordings of such an exec).
 TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
-  constexpr int64_t kExecve = 59;  // x86_64
   enum class Shape { kThreadFirst, kLeaderFirst, kUntracedFromIdle, kUntracedFromUnfollowed };
   for (const Shape shape : {Shape::kThreadFirst, Shape::kLeaderFirst, Shape::kUntracedFromIdle,
                             Shape::kUntracedFromUnfollowed}) {
@@ -2484,10 +2494,7 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
 // its own, even where the CPU's current is unknown (lost events) and the thread is queued
 // on that CPU with its switch-in not yet seen.
 TEST(StateMachine, TheLeadersOwnEventAfterItWokeTheExecingThreadKeepsItsTid) {
-  constexpr int64_t kExecve = 59;  // x86_64
-  TrackingPolicy policy;
-  policy.known_tgids = {{10, 10}, {11, 10}};
-  Sim s({}, policy);
+  Sim s({}, LeaderAndThread());
   s.Switch(0, 0, 0, kR, 10);
   s.Switch(0, 1, 0, kR, 11);
   s.SysEnter(3'000, 1, 11, kExecve);
@@ -2518,10 +2525,7 @@ TEST(StateMachine, TheLeadersOwnEventAfterItWokeTheExecingThreadKeepsItsTid) {
 // dump), then switches to it. Those name the leader; the exchange comes with the thread's
 // first event as the leader's tid (here its new name).
 TEST(StateMachine, AnExecingThreadWakingAndSwitchingToItsLeaderExchangesNothing) {
-  constexpr int64_t kExecve = 59;  // x86_64
-  TrackingPolicy policy;
-  policy.known_tgids = {{10, 10}, {11, 10}};
-  Sim s({}, policy);
+  Sim s({}, LeaderAndThread());
   s.Switch(0, 1, 0, kR, 11);
   s.SysEnter(1'000, 1, 11, kExecve);
   s.Wake(2'000, 1, 11, 10, 1);     // kills the leader, unseen so far
