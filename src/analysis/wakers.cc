@@ -83,9 +83,11 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   cpu.current = e.current;
   cpu.known = e.known;
   // The new current's wait is over, and a freed thread waits no more: one pass. (A wait
-  // lost events may have cut short or ended unseen is no wait's length.)
+  // lost events may have cut short or ended unseen is no wait's length, nor is one that
+  // ends on another CPU than the trace had it queued on: it went somewhere unseen, a CPU
+  // record -C left out, say.)
   std::erase_if(waiters_, [&](const Waiter& w) {
-    if (w.thread == e.current && !w.thread->lost_touched)
+    if (w.thread == e.current && !w.thread->lost_touched && w.cpu == e.cpu)
       model_.For(*w.thread).NoteWaitEnded(w.since, e.ts - w.since);
     return w.thread == e.current || w.thread->freed;
   });

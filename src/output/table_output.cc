@@ -137,7 +137,7 @@ class TableOutput : public Output {
   void Wakers(const ReportView& view) {
     os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
            "ran on the CPU it was queued on, ms; largest 3 each; MAXWAIT: its longest wait, "
-           "wakeup or preemption to switch-in, ms)\n";
+           "sched_waking or preemption to switch-in, ms)\n";
     auto header = [this](std::string_view id) {
       os_ << fmt::format("{:>8} {:<16} {:>6} {:>10} {:>11}  {}\n", id, "COMM", "MIGR", "PREMIG(ms)",
                          "MAXWAIT(ms)", "WOKEN BY | WAITED BEHIND");

@@ -86,8 +86,8 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   return notes;
 }
 
-// The observer's cost, said once: the recorder's threads (its readers, woken every few
-// ms, and its listener) preempt the workload now and then, and those switches are the
+// The observer's cost, said once: the recorder's threads (its reading loop, woken every
+// 10 ms, its readers and listener) preempt the workload now and then, and those switches are the
 // workload's as the kernel counts them (preempt:irq, mostly: a timer woke the reader).
 std::string RecorderPreemptionNote(const ReportModel& model) {
   uint64_t to_recorder = 0, involuntary = 0;
@@ -99,9 +99,9 @@ std::string RecorderPreemptionNote(const ReportModel& model) {
   if (to_recorder == 0) return {};
   return fmt::format(
       "{} of the recorded threads' {} involuntary switches ({:.1f} %) were to cstool's own "
-      "threads (its readers and listener): what recording cost them, counted in ICX and their "
-      "causes as the kernel counts them (WAITED BEHIND names the threads; JSON "
-      "switches.involuntary_to_recorder)",
+      "threads (its loop that reads the buffers every 10 ms, mostly): what recording cost "
+      "them, counted in ICX and their causes as the kernel counts them (WAITED BEHIND names "
+      "the threads; JSON switches.involuntary_to_recorder)",
       to_recorder, involuntary,
       100.0 * static_cast<double>(to_recorder) / static_cast<double>(involuntary));
 }

@@ -436,10 +436,12 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // from idle, and the task's own events may all be in the kernel); for a task it never
   // saw run, or whose switch-outs it misses, it did sleep. So did a task outside a
   // pid-filtered recording, whose switches the trace has only to and from a followed task,
-  // whether it was queued by a wakeup or by a preemption.
-  const bool runs_unseen = RunsUnseen(wakee);
+  // whether it was queued by a wakeup or by a preemption; and so did one woken onto a CPU
+  // the recording left out (record -C).
+  const bool runs_unseen = RunsUnseen(wakee) || wakee.woken_onto_untraced_cpu;
   const bool queued = wakee.state == Microstate::kWaitCpuWakeup ||
-                      (runs_unseen && wakee.state == Microstate::kWaitCpuPreempted);
+                      (runs_unseen && wakee.state == Microstate::kWaitCpuPreempted) ||
+                      (wakee.state == Microstate::kUnknown && wakee.woken_onto_untraced_cpu);
   if (!wakee.on_cpu && queued && !wakee.waking_unqueued && e.kind != WakeupKind::kWakeupNew &&
       (e.kind == WakeupKind::kWaking || !caps_.waking) &&
       (runs_unseen ||
@@ -519,7 +521,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
       follow_all_ || (cpu.current_known && cpu.current && cpu.current->tracked);
   if (places_task && !wakee.on_cpu && IsWaitingForCpu(wakee.state) &&
       caps_.CpuUntraced(e.target_cpu)) [[unlikely]]
-    QueuedOnUntracedCpu(wakee, e.c.ts);
+    QueuedOnUntracedCpu(wakee, e.c.ts, /*woken=*/true);
   if (e.kind == WakeupKind::kWaking && caps_.stat_runtime && !context_followed) {
     cpu.filtered_waking_ts = e.c.ts;
     cpu.filtered_waking_target = e.target_cpu;
@@ -552,9 +554,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
 // Queued on a CPU the recording left out (record -C): whether it waits, runs or sleeps
 // there the trace cannot tell, until its next event on a recorded CPU. (It had shown as
 // waiting for a CPU all the while: 95-100 % of a ping-pong's life on the unrecorded CPU.)
-void StateMachine::QueuedOnUntracedCpu(Thread& t, int64_t ts) {
+void StateMachine::QueuedOnUntracedCpu(Thread& t, int64_t ts, bool woken) {
   if (t.held_from >= 0) FlushHeld(t);
   Transition(t, Microstate::kUnknown, AbstractState::kNone, std::max(ts, t.since));
+  t.woken_onto_untraced_cpu = woken;
 }
 
 void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
@@ -580,7 +583,7 @@ void StateMachine::Migrate(Thread& t, const SchedMigrateTask& e) {
   if (!t.on_cpu) t.cpu = e.dest_cpu;
   for (Observer* p : On(Hook::kMigrate)) p->OnMigrate(t, e.orig_cpu, e.dest_cpu, e.c.ts);
   if (!t.on_cpu && IsWaitingForCpu(t.state) && caps_.CpuUntraced(e.dest_cpu)) [[unlikely]]
-    QueuedOnUntracedCpu(t, e.c.ts);
+    QueuedOnUntracedCpu(t, e.c.ts, /*woken=*/false);
 }
 
 void StateMachine::PushTaskNewtask(const TaskNewtask& e) {

@@ -38,6 +38,7 @@ namespace cstool {
 void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts) {
   EmitUntracedSwitchOut(t, false);  // runs again with no wakeup: it had been preempted
   t.seen_running = true;
+  t.woken_onto_untraced_cpu = false;
   t.early_waker = nullptr;
   SettleOut(t, -1);  // switched in again before the one it yielded to told its clock
   t.placement.in_early_ns += ts - in_ts;

@@ -26,6 +26,9 @@ struct Thread {
   bool tracked = false;       // belongs to the recorded workload
   bool recorder = false;      // one of the recording cstool's own threads
   bool lost_touched = false;  // a lost-events gap may have changed this thread's numbers
+  // Woken onto a CPU the recording left out (record -C) and unknown since: a wakeup before
+  // it shows running again means it ran and slept there unseen.
+  bool woken_onto_untraced_cpu = false;
   bool created_in_trace = false;
   bool exiting = false;  // sched_process_exit seen
   // Lifetime over: sched_process_free, reaped by wait4, or the final switch with X.

@@ -2406,6 +2406,25 @@ TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
   EXPECT_EQ(all.Micro(10, M::kWaitCpuWakeup), 200);
 }
 
+// Woken onto the unrecorded CPU and woken again before it shows running: it ran and slept
+// there unseen, a voluntary switch the kernel counted (--check had one switch too few
+// wherever a new thread started on the unrecorded CPU).
+TEST(StateMachine, AThreadWokenAgainOnAnUnrecordedCpuSleptThereUnseen) {
+  TraceCapabilities caps;
+  caps.untraced_cpus = {1};
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(5, 0, 10, kRead);
+  s.Switch(100, 0, 10, kS, 11);
+  s.WakeBoth(200, 0, 11, 10, 1);  // onto CPU 1, not recorded
+  s.WakeBoth(300, 0, 11, 10, 0);  // woken again: it had run and slept there
+  s.Switch(400, 0, 11, kR, 10, true);
+  s.Finish(500);
+  EXPECT_EQ(s.Report(10).voluntary, 2u);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), 100);
+  EXPECT_TILED(s);
+}
+
 constexpr int64_t kExecve = 59;  // x86_64
 
 // Process 10 and its second thread 11, the one that execs.
