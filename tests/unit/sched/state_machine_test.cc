@@ -2372,13 +2372,18 @@ TEST(StateMachine, AnExitsWakeupsOfItsOwnThreadsComeBeforeTheRecord) {
   }
 }
 
+// CPU 1 left out of the recording (record -C 0).
+TraceCapabilities CpuOneLeftOut() {
+  TraceCapabilities caps;
+  caps.untraced_cpus = {1};
+  return caps;
+}
+
 // record -C leaves a CPU out: a thread queued there, by a wakeup or a move, may run, wait
 // or sleep there unseen. That time is unknown until its next event on a recorded CPU, not
 // a wait for a CPU (a ping-pong pinned to the unrecorded CPU showed 95-100 % of it).
 TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
-  TraceCapabilities caps;
-  caps.untraced_cpus = {1};
-  Sim s(caps);
+  Sim s(CpuOneLeftOut());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(5, 0, 10, kRead);
   s.Switch(100, 0, 10, kS, 11);        // 10 sleeps; 11 runs on CPU 0
@@ -2410,9 +2415,7 @@ TEST(StateMachine, AThreadQueuedOnAnUnrecordedCpuIsUnknownThere) {
 // there unseen, a voluntary switch the kernel counted (--check had one switch too few
 // wherever a new thread started on the unrecorded CPU).
 TEST(StateMachine, AThreadWokenAgainOnAnUnrecordedCpuSleptThereUnseen) {
-  TraceCapabilities caps;
-  caps.untraced_cpus = {1};
-  Sim s(caps);
+  Sim s(CpuOneLeftOut());
   s.Switch(0, 0, 0, kR, 10);
   s.SysEnter(5, 0, 10, kRead);
   s.Switch(100, 0, 10, kS, 11);
