@@ -46,14 +46,19 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return last[b.size()];
 }
 
+// The name of a long option as typed ("--name" or "--name=value"); "" for anything else.
+std::string_view LongOptionName(std::string_view arg) {
+  if (!arg.starts_with("--")) return {};
+  return arg.substr(
+      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+}
+
 // For an option `sub` does not have: its nearest long option, when they differ by at most
 // two edits or one starts the other (record --compression, trace-cmd's spelling, is
 // cstool's --compress), an edit counting for less than a prefix (--fromat is --format,
 // not --from); "" otherwise.
 std::string NearestOption(const CLI::App& sub, std::string_view arg) {
-  if (!arg.starts_with("--")) return "";
-  arg = arg.substr(
-      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+  arg = LongOptionName(arg);
   if (arg.size() < 3) return "";  // "--" itself, or too short to resemble anything
   // In half edits: a prefix is one and a half.
   constexpr size_t kPrefix = 3, kTooFar = 6;
@@ -88,9 +93,8 @@ std::string NearestCommand(std::string_view word) {
 // The subcommand that has the long option `arg` (--stacks is record's, not report's), or "".
 std::string CommandWithOption(const std::map<std::string, CLI::App*>& subapps,
                               std::string_view arg) {
-  if (!arg.starts_with("--")) return "";
-  arg = arg.substr(
-      2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2);
+  arg = LongOptionName(arg);
+  if (arg.empty()) return "";
   for (const auto& [name, sub] : subapps)
     for (const CLI::Option* o : sub->get_options())
       for (const std::string& lname : o->get_lnames())

@@ -171,6 +171,13 @@ struct TraceSummary {
   bool CpuUnread(int32_t cpu) const {
     return std::find(unread_cpus.begin(), unread_cpus.end(), cpu) != unread_cpus.end();
   }
+  // The events lost on the CPUs that were read (an unread CPU's are unknown).
+  uint64_t LostOnReadCpus() const {
+    uint64_t n = 0;
+    for (auto [cpu, lost] : lost_events)
+      if (!CpuUnread(cpu)) n += lost;
+    return n;
+  }
   std::map<std::string, uint64_t> anomalies;
   std::vector<std::string> anomaly_details;  // with --explain-anomalies: "ts cpu tid name"
   std::vector<std::string> missing_events;   // default events the file lacks

@@ -223,12 +223,10 @@ class HtmlWriter {
     os_ << "</table></section>\n";
     Wakers(view);
     os_ << "<section><h2>Lost events and anomalies</h2>\n<p>";
-    uint64_t lost_total = 0;
+    const uint64_t lost_total = t.LostOnReadCpus();
     std::string per_cpu;
-    for (auto [cpu, n] : t.lost_events) {
-      if (!t.CpuUnread(cpu)) lost_total += n;
+    for (auto [cpu, n] : t.lost_events)
       per_cpu += fmt::format(", cpu{} {}", cpu, view.LostText(cpu, n));
-    }
     os_ << Esc(fmt::format("Lost events: {} total{}", lost_total, per_cpu)) << "<br>Anomalies:";
     if (t.anomalies.empty()) os_ << " none";
     for (auto& [name, n] : t.anomalies) os_ << " " << Esc(fmt::format("{}={}", name, n));

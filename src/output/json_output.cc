@@ -209,11 +209,8 @@ class JsonOutput : public Output {
 nlohmann::json ReportToJson(const ReportView& view) {
   const TraceSummary& t = view.model->trace;
   nlohmann::json lost = nlohmann::json::object();
-  uint64_t lost_total = 0;
-  for (auto [cpu, n] : t.lost_events) {
-    lost[std::to_string(cpu)] = n;
-    if (!t.CpuUnread(cpu)) lost_total += n;  // as the table's total (unread: unknown)
-  }
+  for (auto [cpu, n] : t.lost_events) lost[std::to_string(cpu)] = n;
+  const uint64_t lost_total = t.LostOnReadCpus();  // as the table's total (unread: unknown)
   nlohmann::json anomalies = nlohmann::json::object();
   for (auto& [name, n] : t.anomalies) anomalies[name] = n;
   nlohmann::json trace = {{"file", t.file},

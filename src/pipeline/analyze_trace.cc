@@ -61,9 +61,7 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   if (!caps.page_faults)
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
   if (std::string note = TraceClockNote(t.trace_clock); !note.empty()) notes.push_back(note);
-  uint64_t lost = 0;
-  for (auto [cpu, n] : t.lost_events)
-    if (!t.CpuUnread(cpu)) lost += n;
+  const uint64_t lost = t.LostOnReadCpus();
   // The share says how much of a marked thread's numbers the trace still shows.
   if (lost > 0)
     notes.push_back(fmt::format(

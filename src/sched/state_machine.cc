@@ -60,7 +60,7 @@ StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
       caps_(std::move(caps)),
       follow_all_(policy.all),
       threads_(std::move(policy)),
-      increments_complete_(caps.all_increments) {}
+      increments_complete_(caps_.all_increments) {}
 
 StateMachine::~StateMachine() = default;
 

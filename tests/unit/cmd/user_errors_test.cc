@@ -272,7 +272,7 @@ TEST(Help, AMistypedCommandAndAnotherCommandsOptionAreNamed) {
             std::string::npos)
       << other.err;
   CommandResult far = RunCommand({CSTOOL_BINARY, "zzzzzz"});
-  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+  EXPECT_EQ(far.err.find("Did you mean"), std::string::npos) << far.err;
 }
 
 // Record's options end at the command's first word (perf's rule: the command's own
