@@ -284,6 +284,7 @@ class StateMachine final : public EventSink {
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
+  int64_t UpdateFrom(const Thread& t, int64_t measured) const;
   void NoteStolen(Thread& t, int64_t from, int64_t to);
   void FlushHeld(Thread& t);
   // A pending gap in `t`'s increments (Thread::gap_from) is settled: the part of it up to

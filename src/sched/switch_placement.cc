@@ -279,6 +279,24 @@ void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
     MarkOnCpuChanged(cpu, t.cpu, &t, ts);
 }
 
+// Where the kernel's update of running `t` that an increment reports began, on the trace's
+// clock: the increment's event less its runtime (`measured`), unless the run-time clock
+// stood still inside it (steal). With every increment of a followed thread in the file,
+// none is missing before it, and then the update began where the increments so far ended
+// (the run's start, for its first), not `measured`:
+//
+//   trace:   incr ...| (vCPU stolen: clock stood still) ...... incr(r)
+//   kernel:  incr ...|........................................ r .....|
+//                    ^ the update began here          ^ measured = t(incr) - r
+int64_t StateMachine::UpdateFrom(const Thread& t, int64_t measured) const {
+  if (!increments_complete_ || !t.tracked) return measured;
+  if (t.run_start >= 0) {
+    const int64_t so_far = t.run_start + t.run_ns;
+    return measured > so_far + kIncrementLagNs ? so_far : measured;
+  }
+  return t.settle_in_from >= 0 && measured > t.settle_in_to ? t.settle_in_from : measured;
+}
+
 // The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
 // `e`. False when it told nothing: `t` is not running, or its run has no start to add to
 // and no exit record waits on it.
@@ -294,11 +312,12 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // that wakeup was no exit's (a page fault's, say).
   // But a wakeup of the listener the file names is taskstats_exit()'s, whatever follows
   // (exit_mm() of a large process can take a tick or more before sched_process_exit).
+  const int64_t update_from = UpdateFrom(t, e.c.ts - runtime);
   if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
-    if (e.c.ts - runtime > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
+    if (update_from > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
       t.signal_exit_wakeup_ts = -1;
     else if (t.update_after_signal_exit_wakeup < 0)
-      t.update_after_signal_exit_wakeup = e.c.ts - runtime;
+      t.update_after_signal_exit_wakeup = update_from;
   }
   // An increment between the exit's start and the exit record (a tick: taskstats_exit()
   // comes well into do_exit()) is in the record if taskstats read the runtime after it;
@@ -306,13 +325,12 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // before the first such increment is the other candidate (the check picks by value).
   bool told_exit = false;  // (it dated an exit record's accounting)
   if (t.exit_accounting_pending && t.exit_record_ts < 0 && t.accounted_before_exit_tick < 0) {
-    t.accounted_before_exit_tick = e.c.ts - runtime;
+    t.accounted_before_exit_tick = update_from;
     told_exit = true;
   }
   // The first increment after the record is not in it.
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
-    SettleExitRecord(t, e.c.ts - runtime, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN,
-                     e.c.ts);
+    SettleExitRecord(t, update_from, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN, e.c.ts);
     told_exit = true;
   }
   if (t.settle_in_from >= 0) {

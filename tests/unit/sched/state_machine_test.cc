@@ -2641,6 +2641,53 @@ TEST(StateMachine, AFatalSignalsExitRecordIsWhereItWokeTheListener) {
   }
 }
 
+// The host stole the vCPU after the exit began, before the tick that came next: with
+// every increment in the file, that tick's update began where the increments before it
+// ended (its clock stood still for the steal), not at its event less its runtime. The
+// record, taken before the tick, holds the accounting to there: a fatal signal's, at the
+// listener's wakeup, and an exit syscall's first candidate (a tick before its record).
+// (A leader killed by its thread's exec: --check had its run 0.87 ms past the record.)
+//
+//   trace:  10 on CPU: incr to 10'000 | exit begins 20'000 ... (stolen) ... tick at 60'000
+//   kernel: the tick's update counts [10'000, 60'000) less 8'000 of steal: 40'000
+//           measured from its event: 20'000, which would put 10'000 more in the record
+TEST(StateMachine, StealBeforeTheTickAfterTheExitBeganIsNotInTheExitRecord) {
+  constexpr int64_t kKill = 62;  // x86_64
+  for (const bool signal : {true, false}) {
+    SCOPED_TRACE(signal);
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = true;
+    caps.exit_listener_tid = 600;
+    Sim s(caps, Following({10}));
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // accounted to 10'000
+    if (signal) {
+      s.SysEnter(15'000, 0, 10, kKill);
+      s.SysExit(16'000, 0, 10, kKill);
+      s.Wake(20'000, 0, 10, 600, 1);  // the record
+    } else {
+      s.SysEnter(20'000, 0, 10, kExitGroup);
+    }
+    s.StatRuntime(60'000, 0, 10, 40'000, kFlagHardirq);
+    if (!signal) s.Wake(61'000, 0, 10, 600, 1);  // the record: after the tick
+    s.Exit(62'000, 0, 10);
+    s.StatRuntime(64'000, 0, 10, 4'000);
+    s.Switch(64'500, 0, 10, kStateDead, 0);
+    s.Finish(70'000);
+    const ThreadReport& r = s.Report(10);
+    EXPECT_EQ(r.placement.stolen_ns, 60'000 - 2'000 - 50'000);
+    if (signal) {
+      EXPECT_EQ(r.thread->accounted_at_exit, 10'000);
+      EXPECT_EQ(r.counter_window.exit_ts, 10'000);
+    } else {
+      EXPECT_EQ(r.thread->accounted_at_exit, 60'000);  // where the update after it began
+      EXPECT_EQ(r.thread->accounted_before_exit_tick, 10'000);
+      EXPECT_EQ(r.counter_window.exit_before_tick_ts, 10'000);
+    }
+    EXPECT_TILED(s);
+  }
+}
+
 // A fatal signal's exit whose listener was woken on its own CPU: the wakeup's update (from
 // 10'000) comes before sched_process_exit and settles what the record holds there, also
 // when no increment follows (the final switch reused that wakeup's clock). With the
