@@ -225,6 +225,7 @@ class StateMachine final : public EventSink {
   Thread* TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader);
   Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
   Thread* ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) const;
+  Thread* IncrementSubject(int32_t pid);
   void QueuedOnUntracedCpu(Thread& t, int64_t ts, bool woken);
   void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader);
   Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});

@@ -65,11 +65,12 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   return cur && cur->tid == tid && threads_.Names(*cur) ? cur : nullptr;
 }
 
-// The thread `tid` an event on this CPU is about (an increment's may be another CPU's).
+// The thread `tid` an increment on this CPU is about (it may be another CPU's).
 [[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
                                                                 std::string_view comm) {
   if (Thread* cur = CurrentNamed(cpu, tid)) [[likely]]
     return *cur;
+  if (Thread* t = IncrementSubject(tid)) return *t;
   return Lookup(tid, comm);
 }
 

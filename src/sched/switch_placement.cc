@@ -254,7 +254,7 @@ void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
 Thread* StateMachine::UnfilteredSubject(int32_t context, int32_t pid) {
   if (pid == 0) return nullptr;
   if (const Thread* c = threads_.Find(context); c != nullptr && c->tracked) return nullptr;
-  Thread* t = threads_.Find(pid);
+  Thread* t = IncrementSubject(pid);
   return t != nullptr && t->tracked ? t : nullptr;
 }
 

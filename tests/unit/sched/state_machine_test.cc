@@ -2512,6 +2512,65 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
   }
 }
 
+// An increment done from another context (a wakeup on another CPU checking preemption
+// there; an unfollowed one's is in the unfiltered buffer) names the exec'ing thread by
+// its leader's tid once the leader is dead: the kernel exchanged the tids before the
+// thread's own events show it. It is the thread's run time, not the dead leader's; taken
+// for the leader's, the thread's increments fell short of its run, read as steal.
+//
+//   CPU 0:  10 (leader) ... exit ... wakes 11 | X      500: incr(pid 10, 100'000) at 800'000
+//   CPU 1:  11 in execve, waits (D) .......... | 11 runs from 700'000 ... as 10: incr at 900'000
+TEST(StateMachine, AnIncrementOfTheLeadersTidAfterItsDeathIsTheExecingThreads) {
+  for (const bool followed_context : {false, true}) {
+    SCOPED_TRACE(followed_context);
+    TraceCapabilities caps = WithIncrements();
+    caps.all_increments = true;
+    TrackingPolicy policy;
+    policy.all = false;
+    policy.root_pids = {10, 30};
+    policy.known_tgids = {{10, 10}, {11, 10}, {500, 500}, {30, 30}};
+    Sim s(caps, policy);
+    s.Switch(0, 0, 0, kR, 10);
+    s.Switch(0, 1, 0, kR, 11);
+    s.StatRuntime(100'000, 0, 10, 100'000);
+    s.StatRuntime(100'000, 1, 11, 100'000);
+    s.SysEnter(200'000, 1, 11, kExecve);
+    s.StatRuntime(350'000, 1, 11, 250'000);
+    s.Switch(350'000, 1, 11, kD, 0);  // waits for the leader to die
+    s.Exit(600'000, 0, 10);
+    s.Wake(650'000, 0, 10, 11, 1);
+    s.Switch(700'000, 1, 0, kR, 11);
+    s.StatRuntime(760'000, 0, 10, 660'000);
+    s.Switch(760'000, 0, 10, kStateZombie, 0);
+    // The thread, as 10: 700'000 -> 800'000. A wakeup on CPU 0 checked preemption on CPU 1.
+    if (followed_context)
+      s.StatRuntime(800'000, 0, 10, 100'000, 0, 30);
+    else
+      s.UnfilteredRuntime(800'000, 0, 10, 100'000, 500);
+    s.StatRuntime(900'000, 1, 10, 100'000);  // its own tick, as 10
+    s.Exec(1'000'000, 1, 11, 10);
+    s.SysExit(1'050'000, 1, 10, kExecve);
+    s.StatRuntime(1'200'000, 1, 10, 300'000);
+    s.Switch(1'200'000, 1, 10, kS, 0);
+    s.Finish(2'000'000);
+    for (Anomaly a : {Anomaly::kSwitchOutNotCurrent, Anomaly::kEventFromSleepingThread,
+                      Anomaly::kSwitchInAlreadyOnCpu, Anomaly::kMissingSwitchOut})
+      EXPECT_EQ(s.sm().anomalies().Get(a), 0u) << NameOf(a);
+    const ThreadReport& execed = s.Report(10);
+    ASSERT_EQ(execed.thread->tid_before_exec, 11);
+    EXPECT_EQ(execed.placement.stolen_ns, 0);
+    EXPECT_EQ(execed.microstates[static_cast<size_t>(M::kUser)] +
+                  execed.microstates[static_cast<size_t>(M::kSys)],
+              350'000 + 500'000);
+    for (const ThreadReport& r : s.model().threads)
+      if (r.thread && r.thread->tid == 10 && &r != &execed) {
+        EXPECT_EQ(r.microstates[static_cast<size_t>(M::kZombie)], 1'000'000 - 760'000);
+        EXPECT_EQ(r.placement.stolen_ns, 0);
+      }
+    EXPECT_TILED(s);
+  }
+}
+
 // The leader's own events between its wakeup of the exec'ing thread and the exchange are
 // its own, even where the CPU's current is unknown (lost events) and the thread is queued
 // on that CPU with its switch-in not yet seen.
