@@ -336,9 +336,10 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   if (t.settle_in_from >= 0) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
-    // An increment that starts after the traced switch-in is not the run's first: that
-    // one was done from an unfollowed task's context. Then the model's instant (where the
-    // previous task's increments ended, when it had them) stands.
+    // An increment that starts after the traced switch-in is not the run's first (that
+    // one was done from an unfollowed task's context), or the clock stood still inside it
+    // (below). Then the model's instant (where the previous task's increments ended, when
+    // it had them) stands.
     const int64_t measured = e.c.ts - runtime;
     const int64_t settle_in_to = t.settle_in_to;
     int64_t start =
