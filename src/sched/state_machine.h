@@ -287,8 +287,6 @@ class StateMachine final : public EventSink {
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
   int64_t UpdateFrom(const Thread& t, int64_t measured) const;
   void NoteStolen(Thread& t, int64_t from, int64_t to);
-  static int64_t IncrementClock(const Cpu& cpu, int64_t event_ts);
-  static void OpenGap(Thread& t, const SchedStatRuntime& e, int64_t previous_end, int64_t reached);
   void FlushHeld(Thread& t);
   // A pending gap in `t`'s increments (Thread::gap_from) is settled: the part of it up to
   // where the run ended, `end`, is steal (INT64_MAX: all of it).

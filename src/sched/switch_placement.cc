@@ -336,14 +336,12 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   if (t.settle_in_from >= 0) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
-    // An increment that starts after the traced switch-in is not the run's first (that
-    // one was done from an unfollowed task's context), or the clock stood still inside it
-    // (below). Then the model's instant (where the previous task's increments ended, when
-    // it had them) stands.
+    // An increment that starts after the traced switch-in is not the run's first: that
+    // one was done from an unfollowed task's context. Then the model's instant (where the
+    // previous task's increments ended, when it had them) stands.
     const int64_t measured = e.c.ts - runtime;
-    const int64_t settle_in_to = t.settle_in_to;
     int64_t start =
-        measured > settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
+        measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
     // The increment's event comes after the clock it was computed with (kIncrementLagNs),
     // so `measured` is late by that lag; the model's instant is a clock read too. Within
     // one lag of each other they are the same clock.
@@ -364,22 +362,16 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       NoteStolen(t, start, stood_still_to);
       t.run_ns += stood_still_to - start;
     }
-    // With every increment in the file, none came before this one in the run (an
-    // unfollowed context's is in the unfiltered buffer): counting from after the traced
-    // switch-in, it is a gap, as between two increments, not a missing first one. (Not
-    // noticed until the next one, a tick's gap read as a clock the preemption after it
-    // reused: 0.9 ms of steal as run delay. Its own only: a remote one's event is late.)
-    if (measured > settle_in_to && increments_complete_ && t.tracked && e.c.cpu == t.cpu &&
-        e.c.pid == t.tid) {
-      const int64_t reached = IncrementClock(cpu, e.c.ts) - kIncrementLagNs - t.run_start;
-      if (reached > t.run_ns) OpenGap(t, e, t.run_start, reached);
-    }
   } else if (t.run_start >= 0) {
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
-    // to less than this one's clock, which was read at most kIncrementLagNs before it
-    // (or is a reused one, and the increments are complete up to it).
-    const int64_t clock_ts = IncrementClock(cpu, e.c.ts);
+    // to less than this one's clock, which was read at most kIncrementLagNs before it.
+    // But while a clock skip is pending here (a wakeup that found need-resched set:
+    // PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after that), the
+    // increment of __schedule() is computed with the reused clock of that wakeup, not a
+    // fresh one: its clock is the skip's, and the increments are complete up to it.
+    const int64_t clock_ts =
+        cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
     // Increments cannot add up past their own clock: what this one counts from before the
     // gapped one's event was run time after all, not steal. That one was computed with an
     // old clock (a reschedule at the return from a long execve that picked the same task
@@ -407,10 +399,15 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       // (Only a followed thread's: the increments other contexts do for other threads are
       // left out.)
       if (increments_complete_ && t.tracked) {
-        OpenGap(t, e, previous_end, reached);
-      } else {
-        t.run_ns = reached;
+        t.gap_from = previous_end;
+        t.gap_ns = reached - t.run_ns;
+        t.gap_clock_end = t.run_start + t.run_ns;
+        // Only __schedule()'s own update, in the task's context on its CPU, reuses a
+        // clock; an interrupt's, or another context's (a remote wakeup), reads it.
+        t.gap_clock_fresh = (e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)) != 0 ||
+                            e.c.cpu != t.cpu || e.c.pid != t.tid;
       }
+      t.run_ns = reached;
     }
   } else {
     return told_exit;
@@ -427,29 +424,6 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       FinalUpTo(t, t.gap_from >= 0 ? std::min(accounted, t.gap_clock_end) : accounted);
   if (t.held_from >= 0 && final_to > t.held_from) ReleaseHeld(t, final_to);
   return true;
-}
-
-// The clock increment `e` of a thread running on `cpu` was computed with: read just
-// before its event, or while a clock skip is pending there (a wakeup that found
-// need-resched set: PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after
-// that), for __schedule()'s increment, the reused clock of that wakeup.
-int64_t StateMachine::IncrementClock(const Cpu& cpu, int64_t event_ts) {
-  return cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(event_ts, cpu.rq_clock_ts) : event_ts;
-}
-
-// `t`'s increments, the last `e`, add up to less than the clock reached (run time from
-// the run's start), with none missing: a gap after `previous_end` that the run's next
-// increment or its switch-out settles (steal, a late event, or a reused clock).
-void StateMachine::OpenGap(Thread& t, const SchedStatRuntime& e, int64_t previous_end,
-                           int64_t reached) {
-  t.gap_from = previous_end;
-  t.gap_ns = reached - t.run_ns;
-  t.gap_clock_end = t.run_start + t.run_ns;
-  // Only __schedule()'s own update, in the task's context on its CPU, reuses a clock; an
-  // interrupt's, or another context's (a remote wakeup), reads it.
-  t.gap_clock_fresh = (e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)) != 0 ||
-                      e.c.cpu != t.cpu || e.c.pid != t.tid;
-  t.run_ns = reached;
 }
 
 // A preemption, with every increment in the file: the preempted task's last increment

@@ -2146,33 +2146,6 @@ TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
   }
 }
 
-// A run's first increment can show a gap by itself: with every increment in the file
-// none came before it in the run, so one that counts from after the traced switch-in
-// says the clock stood still inside it. It is a gap like one between two increments,
-// settled the same way: steal, here, whether __schedule()'s own increment follows it or
-// the preemption reuses the tick's clock. (Taken for a missing first increment, the gap
-// showed only at __schedule()'s increment, and the reused-clock rule above read it as
-// run delay: a new thread's 0.9 ms of host steal, --check DISAGREE.)
-//
-//   CPU0:  idle ==> 10 at 0 .... tick: incr(200'000) at 300'500 [incr(500)] ==> 500 at 301'000
-//   kernel: 10 on CPU from 0; the clock stood still for 98'500 of it
-TEST(StateMachine, AGapInARunsFirstIncrementIsAGapToo) {
-  for (const bool schedule_increment : {true, false}) {
-    SCOPED_TRACE(schedule_increment);
-    Sim s = FollowingWithEveryIncrement({10});
-    s.Switch(0, 0, 0, kR, 10);
-    s.StatRuntime(300'500, 0, 10, 200'000, kFlagHardirq);  // from 100'500
-    if (schedule_increment) s.StatRuntime(301'000, 0, 10, 500);
-    s.Switch(301'000, 0, 10, kR, 500);
-    s.Finish(700'000);
-    const int64_t end = schedule_increment ? 299'000 : 298'500;
-    EXPECT_EQ(s.Report(10).placement.stolen_ns, 300'500 - 2'000 - 200'000);
-    EXPECT_EQ(s.Micro(10, M::kUser), end);
-    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 700'000 - end);
-    EXPECT_TILED(s);
-  }
-}
-
 // A followed task on CPU1 queues 12 on CPU0, accounting 10 there (its increment is in
 // the trace) and asking for a reschedule; the host then does not run CPU0 for 850 us, so
 // the reschedule IPI and the switch come that late. The switch reuses the enqueue's
