@@ -1,5 +1,7 @@
 #include "counters/derived_metrics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -32,6 +34,11 @@ std::vector<std::pair<std::string, double>> DerivedMetrics(const std::vector<std
     }
   }
   return out;
+}
+
+std::string RateText(std::string_view counter, double per_second) {
+  if (counter == "task-clock") return fmt::format("{:.3f} CPUs", per_second / 1e9);
+  return fmt::format("{:.1f}", per_second);
 }
 
 }  // namespace cstool

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,5 +15,9 @@ namespace cstool {
 // are left out.
 std::vector<std::pair<std::string, double>> DerivedMetrics(const std::vector<std::string>& names,
                                                            const std::vector<uint64_t>& values);
+
+// A counter's rate per second as a table shows it: a count per second, or for a counter of
+// CPU time (task-clock, in ns) the CPUs it kept busy, as perf stat's "CPUs utilized".
+std::string RateText(std::string_view counter, double per_second);
 
 }  // namespace cstool

@@ -278,8 +278,8 @@ class TableOutput : public Output {
   // and its rate per second of that span; the derived metrics where their inputs were
   // counted.
   void Counters(const ReportView& view) {
-    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it; * scaled: "
-           "multiplexed, an estimate)\n";
+    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it, task-clock "
+           "in CPUs; * scaled: multiplexed, an estimate)\n";
     std::string head = fmt::format("{:>8} {:>7} {:<16} {:>9}", "TID", "PID", "COMM", "SPAN(ms)");
     for (const std::string& n : view.counter_names) head += fmt::format(" {:>14} {:>12}", n, "/s");
     os_ << head << "  DERIVED\n";
@@ -291,7 +291,7 @@ class TableOutput : public Output {
         out += fmt::format(
             " {:>14} {:>12}",
             i < c.values.size() ? fmt::format("{}{}", c.values[i], c.scaled ? "*" : "") : "-",
-            fmt::format("{:.1f}", c.Rate(i)));
+            RateText(view.counter_names[i], c.Rate(i)));
       std::string derived;
       for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values))
         derived += fmt::format("{}{} {:.3f}", derived.empty() ? "" : ", ", key, v);

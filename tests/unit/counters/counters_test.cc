@@ -101,6 +101,14 @@ TEST(DerivedMetrics, OnlyWhereInputsWereCounted) {
   EXPECT_TRUE(DerivedMetrics({"instructions", "cycles"}, {5, 0}).empty());  // no division by 0
 }
 
+// task-clock counts nanoseconds: per second, the CPUs it kept busy (it read as
+// "987654321.0" per second); other counters stay counts per second.
+TEST(DerivedMetrics, ATimeCountersRateReadsAsCpus) {
+  EXPECT_EQ(RateText("task-clock", 987'654'321.0), "0.988 CPUs");
+  EXPECT_EQ(RateText("task-clock", 2e9), "2.000 CPUs");
+  EXPECT_EQ(RateText("page-faults", 1234.56), "1234.6");
+}
+
 TEST(CounterSamples, JsonRoundTripAndTotals) {
   CounterRecording rec;
   rec.names = {"page-faults", "write-bytes"};
