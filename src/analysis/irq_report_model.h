@@ -37,12 +37,8 @@ struct IrqTaskSummary {
   // microstates): nested interrupts count once.
   int64_t irq_ns = 0;
   int64_t softirq_ns = 0;
-  uint64_t count = 0;  // interrupts that hit it
-  // By source name: the interrupts of it that hit the task, and the part of the task's irq
-  // and softirq time each took (the innermost handler's; the rest of one that hit the
-  // task before it, when the kernel switched to it inside that handler): the times add
-  // up to irq_ns + softirq_ns, less any the trace has no handler for.
-  std::map<std::string, IrqCount> sources;
+  uint64_t count = 0;                       // interrupts that hit it
+  std::map<std::string, IrqCount> sources;  // by source name; nested time counts in each
   int64_t LostNs() const { return irq_ns + softirq_ns; }
 };
 

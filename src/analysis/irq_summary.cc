@@ -34,34 +34,30 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   IrqCount& c = s.per_cpu[iv.cpu];
   ++c.count;
   c.time_ns += dur;
-  recent_[iv.cpu].Push(
-      {iv.start, iv.end, &s.name, iv.kind == IrqKind::kSoftirq, iv.interrupted == nullptr});
+
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
+    idle_recent_[iv.cpu].Push({iv.start, iv.end});
     return;
   }
   IrqTaskSummary& task = Task(*iv.interrupted);
   ++task.count;
-  ++task.sources[s.name].count;
+  IrqCount& ts = task.sources[s.name];
+  ++ts.count;
+  ts.time_ns += dur;
 }
 
-// The time of a task's irq or softirq segment goes to the interrupts it overlaps on its
-// CPU (the innermost kind only: a hardirq nested in a softirq is the segment's state).
 void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
                                         int64_t end) {
   if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
   IrqTaskSummary& task = Task(thread);
-  const bool soft = state == Microstate::kSoftirq;
-  (soft ? task.softirq_ns : task.irq_ns) += end - start;
-  auto it = recent_.find(thread.cpu);
-  if (it == recent_.end()) return;
-  it->second.ForEach([&](const RecentIrq& irq) {
-    const int64_t overlap = std::min(end, irq.end) - std::max(start, irq.start);
-    if (overlap <= 0) return;
-    if (irq.idle) idle_.time_ns -= overlap;
-    if (irq.soft == soft) task.sources[*irq.source].time_ns += overlap;
-  });
+  (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
+  if (auto it = idle_recent_.find(thread.cpu); it != idle_recent_.end())
+    it->second.ForEach([&](const std::pair<int64_t, int64_t>& idle) {
+      idle_.time_ns -=
+          std::max<int64_t>(0, std::min(end, idle.second) - std::max(start, idle.first));
+    });
 }
 
 void IrqSummaryObserver::Fill(IrqReport& report) const {

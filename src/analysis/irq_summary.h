@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/irq_report_model.h"
@@ -37,18 +38,10 @@ class IrqSummaryObserver : public Observer {
   std::map<std::string, IrqSourceSummary, std::less<>> sources_;
   std::unordered_map<uint32_t, TaskAcc> tasks_;  // by Thread::id
   IrqCount idle_;
-  // The latest interrupts on each CPU. A task's irq and softirq segments arrive later
-  // (once the kernel's switch instants are known) and take their time from these: the
-  // task the kernel switched in at a wakeup inside an interrupt ran the rest of it (its
-  // irq time: not the time of the task it hit, nor idle time if it hit an idle CPU).
-  struct RecentIrq {
-    int64_t start = 0;
-    int64_t end = 0;
-    const std::string* source = nullptr;  // a key of sources_
-    bool soft = false;                    // a softirq (else hardirq, vector or NMI)
-    bool idle = false;                    // it hit an idle CPU
-  };
-  std::unordered_map<int32_t, LastN<RecentIrq, 64>> recent_;
+  // The latest interrupts that hit each idle CPU, [start, end): the task the kernel
+  // switched in at a wakeup inside one ran the rest of it (its irq time), which is then
+  // no idle time.
+  std::unordered_map<int32_t, LastN<std::pair<int64_t, int64_t>, 8>> idle_recent_;
 };
 
 }  // namespace cstool

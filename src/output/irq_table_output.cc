@@ -53,7 +53,7 @@ class IrqTableOutput : public IrqOutput {
 
     os_ << fmt::format(
         "\nTASKS THAT LOST THE MOST TIME TO INTERRUPTS (top {}; LOST = IRQ + SOFTIRQ, nested "
-        "counted once; COUNT: interrupts that hit it; sources: count/us of LOST)\n",
+        "counted once; sources: count/us)\n",
         kTopTasks);
     os_ << fmt::format("{:>7} {:>7} {:<16} {:>10} {:>10} {:>10} {:>7}  {}\n", "TID", "PID", "COMM",
                        "LOST_US", "IRQ_US", "SOFTIRQ_US", "COUNT", "TOP SOURCES");
