@@ -678,13 +678,15 @@ Thread* StateMachine::ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) cons
 
 // The thread an increment (written by another context than its subject's, or not yet
 // known to be about the CPU's current) names as `pid`, or null when the model knows no
-// such thread. An increment's subject is running; a dead leader, switched out for good,
-// is not: its tid names the thread in an exec syscall it woke as it died, whose tid the
-// kernel exchanged with its own before any of that thread's events showed it (taken for
-// the leader's, its run time went missing from the thread's, and read as steal).
-Thread* StateMachine::IncrementSubject(int32_t pid) {
+// such thread; exchanges the tids of an exec that shows here first. An increment's
+// subject is running; a leader switched out dead (a zombie) is not: its tid names the
+// thread in an exec syscall it woke as it died, whose tid the kernel exchanged with its
+// own before any of that thread's events showed it (taken for the leader's, its run time
+// went missing from the thread's, and read as steal). A leader preempted in its exit is
+// still alive, and its own.
+Thread* StateMachine::IncrementSubjectExchanging(int32_t pid) {
   Thread* t = threads_.Find(pid);
-  if (t != nullptr && t->exiting && !t->on_cpu) [[unlikely]]
+  if (t != nullptr && t->exiting && t->state == Microstate::kZombie) [[unlikely]]
     for (const WokenExecWaiter& w : woken_exec_waiters_)
       if (w.leader_tid == pid && w.execing->tid != pid &&
           syscalls_.Class(w.execing->syscall) == SyscallClass::kExec) {

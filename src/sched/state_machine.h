@@ -214,7 +214,7 @@ class StateMachine final : public EventSink {
   // wrote the event (common_pid, a switch's prev): an exiting leader's last events may
   // carry the tid of the thread that took its own in an exec (EventTask).
   Thread* CurrentNamed(const Cpu& cpu, int32_t tid) const;
-  Thread& EventThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
+  Thread& IncrementThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& OwnThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteEventTask(Cpu& cpu, const EventCommon& c);
@@ -225,7 +225,7 @@ class StateMachine final : public EventSink {
   Thread* TakingLeaderTid(const Cpu& cpu, int32_t tid, Thread* leader);
   Thread* LeaderUnderExecingTid(const Cpu& cpu, int32_t tid);
   Thread* ExecWaiterWokenBy(int32_t leader_tid, int32_t cpu_id) const;
-  Thread* IncrementSubject(int32_t pid);
+  Thread* IncrementSubjectExchanging(int32_t pid);
   void QueuedOnUntracedCpu(Thread& t, int64_t ts, bool woken);
   void ExchangeTids(Thread& execing, int32_t leader_tid, Thread* leader);
   Thread& EventTask(const Cpu& cpu, int32_t tid, std::string_view comm = {});
@@ -285,7 +285,13 @@ class StateMachine final : public EventSink {
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
-  int64_t UpdateFrom(const Thread& t, int64_t measured) const;
+  int64_t UpdateFrom(const Thread& t, const SchedStatRuntime& e, int64_t measured) const;
+  struct FirstIncrement {
+    int64_t start;           // the kernel's switch-in
+    int64_t stood_still_to;  // the clock stood still from `start` to here (steal)
+  };
+  FirstIncrement FirstIncrementStart(const Thread& t, const SchedStatRuntime& e,
+                                     int64_t measured) const;
   void NoteStolen(Thread& t, int64_t from, int64_t to);
   void FlushHeld(Thread& t);
   // A pending gap in `t`'s increments (Thread::gap_from) is settled: the part of it up to

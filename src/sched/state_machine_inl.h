@@ -66,11 +66,11 @@ constexpr int32_t kMaxCpuId = 1 << 16;
 }
 
 // The thread `tid` an increment on this CPU is about (it may be another CPU's).
-[[gnu::always_inline]] inline Thread& StateMachine::EventThread(const Cpu& cpu, int32_t tid,
-                                                                std::string_view comm) {
+[[gnu::always_inline]] inline Thread& StateMachine::IncrementThread(const Cpu& cpu, int32_t tid,
+                                                                    std::string_view comm) {
   if (Thread* cur = CurrentNamed(cpu, tid)) [[likely]]
     return *cur;
-  if (Thread* t = IncrementSubject(tid)) return *t;
+  if (Thread* t = IncrementSubjectExchanging(tid)) return *t;
   return Lookup(tid, comm);
 }
 

@@ -234,7 +234,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
   if (e.pid == 0) return;
   // `pid` is the task whose run was accounted: this CPU's current, or another CPU's when
   // a wakeup here checked preemption there.
-  AccountIncrement(EventThread(here, e.pid, e.comm), e);
+  AccountIncrement(IncrementThread(here, e.pid, e.comm), e);
 }
 
 // The unfiltered buffer holds every task's increments done in the contexts the trace
@@ -254,7 +254,7 @@ void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
 Thread* StateMachine::UnfilteredSubject(int32_t context, int32_t pid) {
   if (pid == 0) return nullptr;
   if (const Thread* c = threads_.Find(context); c != nullptr && c->tracked) return nullptr;
-  Thread* t = IncrementSubject(pid);
+  Thread* t = IncrementSubjectExchanging(pid);
   return t != nullptr && t->tracked ? t : nullptr;
 }
 
@@ -288,13 +288,38 @@ void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
 //   trace:   incr ...| (vCPU stolen: clock stood still) ...... incr(r)
 //   kernel:  incr ...|........................................ r .....|
 //                    ^ the update began here          ^ measured = t(incr) - r
-int64_t StateMachine::UpdateFrom(const Thread& t, int64_t measured) const {
+int64_t StateMachine::UpdateFrom(const Thread& t, const SchedStatRuntime& e,
+                                 int64_t measured) const {
   if (!increments_complete_ || !t.tracked) return measured;
+  if (t.settle_in_from >= 0) return FirstIncrementStart(t, e, measured).start;
   if (t.run_start >= 0) {
     const int64_t so_far = t.run_start + t.run_ns;
     return measured > so_far + kIncrementLagNs ? so_far : measured;
   }
-  return t.settle_in_from >= 0 && measured > t.settle_in_to ? t.settle_in_from : measured;
+  return measured;
+}
+
+// Where the kernel switched `t` in, as the run's first increment `e` (measured from
+// `measured`, its event less its runtime) tells within the settle window, and how far
+// the run-time clock stood still from there (steal at the start of the run).
+StateMachine::FirstIncrement StateMachine::FirstIncrementStart(const Thread& t,
+                                                               const SchedStatRuntime& e,
+                                                               int64_t measured) const {
+  // An increment that starts after the traced switch-in is not the run's first: that
+  // one was done from an unfollowed task's context. Then the model's instant (where the
+  // previous task's increments ended, when it had them) stands.
+  int64_t start =
+      measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
+  // The increment's event comes after the clock it was computed with (kIncrementLagNs),
+  // so `measured` is late by that lag; the model's instant is a clock read too. Within
+  // one lag of each other they are the same clock.
+  if (start > t.settle_in_from && start - t.settle_in_from <= kIncrementLagNs)
+    start = t.settle_in_from;
+  const int64_t stood_still_to = start;
+  if (t.settles_out_of && e.c.cpu == t.cpu && e.c.pid == t.tid &&
+      ClockStoodStillAtSwitch(t, *t.settles_out_of, start))
+    start = t.settles_out_of->settle_out_default;
+  return {start, stood_still_to};
 }
 
 // The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
@@ -312,7 +337,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // that wakeup was no exit's (a page fault's, say).
   // But a wakeup of the listener the file names is taskstats_exit()'s, whatever follows
   // (exit_mm() of a large process can take a tick or more before sched_process_exit).
-  const int64_t update_from = UpdateFrom(t, e.c.ts - runtime);
+  const int64_t update_from = UpdateFrom(t, e, e.c.ts - runtime);
   if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
     if (update_from > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
       t.signal_exit_wakeup_ts = -1;
@@ -336,21 +361,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   if (t.settle_in_from >= 0) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
-    // An increment that starts after the traced switch-in is not the run's first: that
-    // one was done from an unfollowed task's context. Then the model's instant (where the
-    // previous task's increments ended, when it had them) stands.
-    const int64_t measured = e.c.ts - runtime;
-    int64_t start =
-        measured > t.settle_in_to ? t.settle_in_from : std::max(measured, t.settle_in_before.start);
-    // The increment's event comes after the clock it was computed with (kIncrementLagNs),
-    // so `measured` is late by that lag; the model's instant is a clock read too. Within
-    // one lag of each other they are the same clock.
-    if (start > t.settle_in_from && start - t.settle_in_from <= kIncrementLagNs)
-      start = t.settle_in_from;
-    const int64_t stood_still_to = start;
-    if (t.settles_out_of && e.c.cpu == t.cpu && e.c.pid == t.tid &&
-        ClockStoodStillAtSwitch(t, *t.settles_out_of, start))
-      start = t.settles_out_of->settle_out_default;
+    const auto [start, stood_still_to] = FirstIncrementStart(t, e, e.c.ts - runtime);
     SettleIn(t, start);
     if (t.settles_out_of) {  // the task it preempted stopped at the same clock
       SettleOut(*t.settles_out_of, start);

@@ -2562,13 +2562,49 @@ TEST(StateMachine, AnIncrementOfTheLeadersTidAfterItsDeathIsTheExecingThreads) {
     EXPECT_EQ(execed.microstates[static_cast<size_t>(M::kUser)] +
                   execed.microstates[static_cast<size_t>(M::kSys)],
               350'000 + 500'000);
+    const ThreadReport* leader = nullptr;
     for (const ThreadReport& r : s.model().threads)
-      if (r.thread && r.thread->tid == 10 && &r != &execed) {
-        EXPECT_EQ(r.microstates[static_cast<size_t>(M::kZombie)], 1'000'000 - 760'000);
-        EXPECT_EQ(r.placement.stolen_ns, 0);
-      }
+      if (r.thread && r.thread->tid == 10 && &r != &execed) leader = &r;
+    ASSERT_NE(leader, nullptr);
+    EXPECT_EQ(leader->microstates[static_cast<size_t>(M::kZombie)], 1'000'000 - 760'000);
+    EXPECT_EQ(leader->placement.stolen_ns, 0);
     EXPECT_TILED(s);
   }
+}
+
+// A leader preempted in its exit is alive: an increment naming its tid (done by another
+// context) is its own, and the exec'ing thread it woke keeps its tid until an event of
+// its own shows the exchange.
+TEST(StateMachine, AnIncrementOfAnExitingLeaderStillAliveIsItsOwn) {
+  TraceCapabilities caps = WithIncrements();
+  caps.all_increments = true;
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {10};
+  policy.known_tgids = {{10, 10}, {11, 10}, {500, 500}};
+  Sim s(caps, policy);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SysEnter(200'000, 1, 11, kExecve);
+  s.StatRuntime(350'000, 1, 11, 350'000);
+  s.Switch(350'000, 1, 11, kD, 0);  // waits for the leader to die
+  s.StatRuntime(500'000, 0, 10, 500'000);
+  s.Exit(600'000, 0, 10);
+  s.Wake(650'000, 0, 10, 11, 1);
+  s.StatRuntime(700'000, 0, 10, 200'000);
+  s.Switch(700'000, 0, 10, kR, 500, /*preempt=*/true);  // preempted in its exit
+  s.UnfilteredRuntime(800'000, 0, 10, 1'000, 500);      // run again unseen: its own
+  const Thread* leader = nullptr;
+  const Thread* execing = nullptr;
+  for (const Thread& t : s.sm().threads()) {
+    if (t.tid == 10) leader = &t;
+    if (t.tid == 11) execing = &t;
+  }
+  ASSERT_NE(leader, nullptr);
+  ASSERT_NE(execing, nullptr);
+  EXPECT_TRUE(leader->exiting);
+  EXPECT_EQ(execing->tid_since, 0);  // no exchange
+  EXPECT_TRUE(IsSleeping(execing->state) || IsWaitingForCpu(execing->state));
 }
 
 // The leader's own events between its wakeup of the exec'ing thread and the exchange are
@@ -2745,6 +2781,29 @@ TEST(StateMachine, StealBeforeTheTickAfterTheExitBeganIsNotInTheExitRecord) {
     }
     EXPECT_TILED(s);
   }
+}
+
+// The same when the tick is the run's first increment: the update began at the run's
+// start, where the model settles the switch-in, so the record holds none of the run.
+TEST(StateMachine, StealInTheRunsFirstIncrementAfterTheExitBeganIsNotInTheExitRecord) {
+  constexpr int64_t kKill = 62;  // x86_64
+  TraceCapabilities caps = WithIncrements();
+  caps.all_increments = true;
+  caps.exit_listener_tid = 600;
+  Sim s(caps, Following({10}));
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(15'000, 0, 10, kKill);
+  s.SysExit(16'000, 0, 10, kKill);
+  s.Wake(20'000, 0, 10, 600, 1);                       // the record
+  s.StatRuntime(60'000, 0, 10, 40'000, kFlagHardirq);  // measured from 20'000
+  s.Exit(62'000, 0, 10);
+  s.StatRuntime(64'000, 0, 10, 4'000);
+  s.Switch(64'500, 0, 10, kStateDead, 0);
+  s.Finish(70'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->accounted_at_exit, 0);
+  EXPECT_EQ(r.counter_window.exit_ts, 0);
+  EXPECT_TILED(s);
 }
 
 // A fatal signal's exit whose listener was woken on its own CPU: the wakeup's update (from
