@@ -69,7 +69,15 @@ void WakerObserver::Flush(Waiter& w, int64_t ts) {
 
 void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   if (!ValidCpu(e.cpu)) return;
-  Cpu(e.cpu);
+  // The switch names the task it switched out: where the view had another (idle, mostly),
+  // that task's switch-in was not traced (an unfollowed task's, from idle), and a CPU
+  // with a task queued does not stay idle: the waits there were behind it. (An exec'd
+  // thread's 9.6 ms behind "idle" were the recorder's reader, preferred on a tick.)
+  if (e.sw != nullptr && e.sw->prev != nullptr) {
+    CpuView& view = Cpu(e.cpu);
+    view.current = e.sw->prev;
+    view.known = true;
+  }
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
     // named): the time so far stays with the CPU it was counted on.

@@ -330,6 +330,24 @@ TEST(Wakers, AnInterruptsWakeupFromIdleSaysTheCpuIsIdle) {
   EXPECT_EQ(s.sm().anomalies().Get(Anomaly::kSwitchOutNotCurrent), 0u);
 }
 
+// A wait on a CPU the trace last showed idle, ended by a switch from a task whose
+// switch-in it did not show (an unfollowed one, from idle): a CPU with a task queued does
+// not stay idle, so the wait was behind that task, not idle.
+TEST(Wakers, AWaitEndedByAnUntracedTasksSwitchWasBehindIt) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}, {90, 90}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(5, 1, 10, kRead);
+  s.Switch(100, 1, 10, kS, 0);                 // blocks; CPU 1 idle
+  s.WakeBoth(300, 1, 0, 10, 1, kFlagHardirq);  // a timer, in idle's interrupt
+  s.Switch(2'000, 1, 90, kS, 10);              // 90 ran first, its switch-in unseen
+  s.Finish(2'500);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, 90), 2'000 - 300);
+  EXPECT_EQ(Behind(r, kPartyIdle), -1);
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {
