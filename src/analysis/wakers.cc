@@ -1,7 +1,5 @@
 #include "analysis/wakers.h"
 
-#include <algorithm>
-
 namespace cstool {
 namespace {
 
@@ -69,13 +67,14 @@ void WakerObserver::Flush(Waiter& w, int64_t ts) {
 
 void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   if (!ValidCpu(e.cpu)) return;
-  // The switch names the task it switched out: where the view had another (idle, mostly),
-  // that task's switch-in was not traced (an unfollowed task's, from idle), and a CPU
-  // with a task queued does not stay idle: the waits there were behind it (an exec'd
-  // thread's 2.8 ms behind "idle" were the recorder's reader's). Not after lost events
-  // there: what ran since is unknown.
+  // The switch names the task it switched out: where the view had the CPU idle, that
+  // task's switch-in was not traced (an unfollowed task's, from idle), and a CPU with a
+  // task queued does not stay idle: the waits there were behind it (an exec'd thread's
+  // 2.8 ms behind "idle" were the recorder's reader's). Not after lost events there: what
+  // ran is unknown. (A followed prev's own untraced switch-in showed before this one.)
   if (e.sw != nullptr && e.sw->prev != nullptr) {
-    if (CpuView& view = Cpu(e.cpu); view.known) view.current = e.sw->prev;
+    if (CpuView& view = Cpu(e.cpu); view.known && view.current == nullptr)
+      view.current = e.sw->prev;
   }
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
