@@ -72,10 +72,9 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   // task queued does not stay idle: the waits there were behind it (an exec'd thread's
   // 2.8 ms behind "idle" were the recorder's reader's). Not after lost events there: what
   // ran is unknown. (A followed prev's own untraced switch-in showed before this one.)
-  if (e.sw != nullptr && e.sw->prev != nullptr) {
-    if (CpuView& view = Cpu(e.cpu); view.known && view.current == nullptr)
-      view.current = e.sw->prev;
-  }
+  if (CpuView& view = Cpu(e.cpu);
+      e.sw != nullptr && e.sw->prev != nullptr && view.known && view.current == nullptr)
+    view.current = e.sw->prev;
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
     // named): the time so far stays with the CPU it was counted on.

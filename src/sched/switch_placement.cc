@@ -337,7 +337,9 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   // that wakeup was no exit's (a page fault's, say).
   // But a wakeup of the listener the file names is taskstats_exit()'s, whatever follows
   // (exit_mm() of a large process can take a tick or more before sched_process_exit).
-  const int64_t update_from = UpdateFrom(t, e, e.c.ts - runtime);
+  // (Only an exit's record reads it: not worth its cost at every increment.)
+  const bool exit_pending = t.signal_exit_wakeup_ts >= 0 || t.exit_accounting_pending;
+  const int64_t update_from = exit_pending ? UpdateFrom(t, e, e.c.ts - runtime) : 0;
   if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
     if (update_from > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
       t.signal_exit_wakeup_ts = -1;

@@ -2512,6 +2512,18 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
   }
 }
 
+// Process 10, whose thread 11 execs, and process 30 followed beside it (500 is not),
+// with every increment in the file.
+Sim ExecsProcessWithEveryIncrement() {
+  TraceCapabilities caps = WithIncrements();
+  caps.all_increments = true;
+  TrackingPolicy policy;
+  policy.all = false;
+  policy.root_pids = {10, 30};
+  policy.known_tgids = {{10, 10}, {11, 10}, {500, 500}, {30, 30}};
+  return Sim(caps, policy);
+}
+
 // An increment done from another context (a wakeup on another CPU checking preemption
 // there; an unfollowed one's is in the unfiltered buffer) names the exec'ing thread by
 // its leader's tid once the leader is dead: the kernel exchanged the tids before the
@@ -2523,13 +2535,7 @@ TEST(StateMachine, AnExecExchangesTheTidsOfTheThreadAndItsLeader) {
 TEST(StateMachine, AnIncrementOfTheLeadersTidAfterItsDeathIsTheExecingThreads) {
   for (const bool followed_context : {false, true}) {
     SCOPED_TRACE(followed_context);
-    TraceCapabilities caps = WithIncrements();
-    caps.all_increments = true;
-    TrackingPolicy policy;
-    policy.all = false;
-    policy.root_pids = {10, 30};
-    policy.known_tgids = {{10, 10}, {11, 10}, {500, 500}, {30, 30}};
-    Sim s(caps, policy);
+    Sim s = ExecsProcessWithEveryIncrement();
     s.Switch(0, 0, 0, kR, 10);
     s.Switch(0, 1, 0, kR, 11);
     s.StatRuntime(100'000, 0, 10, 100'000);
@@ -2576,13 +2582,7 @@ TEST(StateMachine, AnIncrementOfTheLeadersTidAfterItsDeathIsTheExecingThreads) {
 // context) is its own, and the exec'ing thread it woke keeps its tid until an event of
 // its own shows the exchange.
 TEST(StateMachine, AnIncrementOfAnExitingLeaderStillAliveIsItsOwn) {
-  TraceCapabilities caps = WithIncrements();
-  caps.all_increments = true;
-  TrackingPolicy policy;
-  policy.all = false;
-  policy.root_pids = {10};
-  policy.known_tgids = {{10, 10}, {11, 10}, {500, 500}};
-  Sim s(caps, policy);
+  Sim s = ExecsProcessWithEveryIncrement();
   s.Switch(0, 0, 0, kR, 10);
   s.Switch(0, 1, 0, kR, 11);
   s.SysEnter(200'000, 1, 11, kExecve);
