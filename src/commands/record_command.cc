@@ -113,7 +113,8 @@ int RunDump(int pid, Messages& messages) {
   for (const FlightRecorderProcess& r : running)
     if (pid == 0 || r.pid == pid) target = &r;
   if (running.empty())
-    throw Error("no flight recorder is running (cstool record --flight SECS ...)");
+    throw Error(fmt::format("{}no flight recorder is running (cstool record --flight SECS ...)",
+                            pid == 0 ? "" : fmt::format("pid {} is not one: ", pid)));
   if (target == nullptr)
     throw Error(fmt::format("cstool pid {} is not a running flight recorder", pid),
                 ExitCode::kUsage);

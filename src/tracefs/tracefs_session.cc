@@ -1,7 +1,6 @@
 #include "tracefs/tracefs_session.h"
 
 #include <fmt/core.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "base/cpu_list.h"
 #include "base/errors.h"
+#include "tracefs/instance_owner.h"
 #include "tracefs/tracefs_api.h"
 
 namespace cstool {
@@ -124,16 +124,6 @@ bool HasClock(const std::string& clocks, std::string_view name) {
     pos = end + 1;
   }
   return false;
-}
-
-// A killed recorder not yet reaped by its parent is a zombie: dead for its instance.
-bool ProcessAlive(int pid) {
-  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  std::getline(in, stat);
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
 }
 
 std::string ProcessComm(int pid) {
@@ -255,15 +245,15 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
   int reaped = 0;
   for (const auto& [name, pid] : CstoolInstances()) {
     if (pid == ::getpid()) continue;  // handled by the constructor
-    if (ProcessAlive(pid) && ProcessComm(pid) == "cstool") continue;
+    const std::filesystem::path dir = std::filesystem::path(tracing) / "instances" / name;
+    if (InstanceOwnerRuns(dir, pid)) continue;
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
     if (!inst) continue;
     if (tracefs_instance_destroy(inst) == 0) {
       ++reaped;
     } else {
       const int err = errno;
-      const std::string holders =
-          err == EBUSY ? HoldersOf(std::filesystem::path(tracing) / "instances" / name) : "";
+      const std::string holders = err == EBUSY ? HoldersOf(dir) : "";
       messages.Warning(fmt::format("cannot remove stale instance '{}': {}{}", name,
                                    std::strerror(err),
                                    holders.empty() ? "" : "; its files are open in " + holders));

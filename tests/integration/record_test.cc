@@ -4,15 +4,18 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -446,6 +449,100 @@ TEST_F(RecordTest, StaleInstancesAreReaped) {
   if (fs::exists(stale)) ::rmdir(stale.c_str());
 }
 
+// `sh -c SCRIPT` started as pid `pid` (clone3's set_tid, which root may ask for); -1
+// with errno when that pid is taken.
+pid_t SpawnShellAs(pid_t pid, const char* script) {
+  clone_args args{};
+  args.exit_signal = SIGCHLD;
+  args.set_tid = reinterpret_cast<uint64_t>(&pid);
+  args.set_tid_size = 1;
+  const long child = ::syscall(SYS_clone3, &args, sizeof(args));
+  if (child == 0) {
+    ::execl("/bin/sh", "sh", "-c", script, nullptr);
+    ::_exit(126);
+  }
+  return static_cast<pid_t>(child);
+}
+
+// An instance cstool-PID made before the process PID starts: a recorder that died and
+// gave its pid back, or a live one whose instance the wall clock, set forward since,
+// makes look older. `script` ($0: the instance) runs as that process.
+struct LaterProcess {
+  fs::path instance;
+  pid_t pid = -1;
+};
+LaterProcess StartAfterItsInstance(const char* script) {
+  std::ifstream pid_max_file("/proc/sys/kernel/pid_max");
+  pid_t pid_max = 0;
+  pid_max_file >> pid_max;
+  pid_t pid = pid_max - 1000;  // mostly far from where the kernel is giving pids now
+  for (int attempt = 0; attempt < 100 && pid > 1000; ++attempt) {
+    pid -= 7;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    const fs::path instance = kTracefsInstances / fmt::format("cstool-{}", pid);
+    if (!fs::create_directory(instance)) continue;
+    // Process start times count clock ticks (10 ms): start well after the instance.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string line = fmt::format("set -- {}; {}", instance.string(), script);
+    if (const pid_t started = SpawnShellAs(pid, line.c_str()); started == pid)
+      return {instance, started};
+    ::rmdir(instance.c_str());  // taken meanwhile: another pid
+  }
+  return {};
+}
+
+void EndChild(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+// A recorder whose binary is not called cstool (a copy, an installed cstool-1.2) is as
+// alive as any: the next recording removed its instance, and its recording died
+// ("cannot read tracefs file 'cstool-PID/per_cpu/cpu0/stats'"). Here the owner is a live
+// process that started before its instance was made, under another name.
+TEST_F(RecordTest, ALiveOwnersInstanceIsKeptWhateverItsProgramIsCalled) {
+  const pid_t owner = Spawn({"/bin/sleep", "30"}, dir_ / "s.out", dir_ / "s.err");
+  ASSERT_GT(owner, 0);
+  const fs::path instance = kTracefsInstances / fmt::format("cstool-{}", owner);
+  ASSERT_TRUE(fs::create_directory(instance));
+  Result r = Record({"-o", dir_ / "keep.dat", "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(instance));
+  ::rmdir(instance.c_str());
+  EndChild(owner);
+}
+
+// The other way round: the instance's pid now belongs to a process started after the
+// instance was made, so its recorder died and the pid was given again.
+TEST_F(RecordTest, AnInstanceWhosePidWasGivenAgainIsReaped) {
+  const LaterProcess later = StartAfterItsInstance("exec sleep 30");
+  ASSERT_GT(later.pid, 0) << "cannot start a process as a chosen pid: " << std::strerror(errno);
+  Result r = Record({"-o", dir_ / "reap.dat", "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(later.instance));
+  if (fs::exists(later.instance)) ::rmdir(later.instance.c_str());
+  EndChild(later.pid);
+}
+
+// Whatever the clocks say, a process reading the instance's buffers is its owner.
+TEST_F(RecordTest, AnInstanceItsPidHasOpenIsKept) {
+  const LaterProcess later = StartAfterItsInstance("exec 3< \"$1/trace\"; exec sleep 30");
+  ASSERT_GT(later.pid, 0) << "cannot start a process as a chosen pid: " << std::strerror(errno);
+  // Until the shell has the file open.
+  const fs::path fd = fmt::format("/proc/{}/fd/3", later.pid);
+  for (int i = 0; i < 200 && !fs::exists(fd); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(fd));
+  Result r = Record({"-o", dir_ / "keep.dat", "--", "/bin/true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(later.instance));
+  // Not even tried (the kernel refuses while a file is open, and the warning called
+  // the live instance stale).
+  EXPECT_EQ(r.err.find("stale"), std::string::npos) << r.err;
+  EndChild(later.pid);
+  ::rmdir(later.instance.c_str());
+}
+
 TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
   pid_t target = Spawn({kWorkload, "yield", "2000000"}, dir_ / "w.out", dir_ / "w.err");
   // Wait for its two yielding threads.
@@ -805,7 +902,9 @@ TEST_F(RecordTest, TheCommandsOwnOptionsAreItsOwnWithoutTheSeparator) {
   EXPECT_EQ(grep_trace.at("system_wide"), true);  // -a before the command is record's
 
   Result dump = Record({"--dump", "999999"});
-  EXPECT_NE(dump.err.find("no flight recorder is running"), std::string::npos) << dump.err;
+  EXPECT_NE(dump.err.find("pid 999999 is not one: no flight recorder is running"),
+            std::string::npos)
+      << dump.err;
 }
 
 }  // namespace

@@ -1,0 +1,90 @@
+#include "tracefs/instance_owner.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace cstool {
+namespace {
+
+int64_t NsOf(const timespec& t) { return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
+
+int64_t ClockNs(clockid_t clock) {
+  timespec t{};
+  ::clock_gettime(clock, &t);
+  return NsOf(t);
+}
+
+int64_t TickNs() {
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  return 1'000'000'000 / (hz > 0 ? hz : 100);
+}
+
+}  // namespace
+
+bool ProcessAlive(int pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  std::getline(in, stat);
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
+
+std::optional<int64_t> ProcessStartBootNs(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The name in parentheses may hold spaces: count the fields after its ')'. The
+  // start time is field 22, the 20th after the name.
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string field;
+  for (int i = 0; i < 20; ++i)
+    if (!(fields >> field)) return std::nullopt;
+  const int64_t ticks = std::strtoll(field.c_str(), nullptr, 10);
+  if (ticks <= 0) return std::nullopt;
+  return ticks * TickNs();
+}
+
+std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  // The stamp is wall-clock time; the clocks' offset now turns it into boot time.
+  return NsOf(st.st_ctim) - (ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_BOOTTIME));
+}
+
+bool HoldsFilesUnder(int pid, const std::filesystem::path& dir) {
+  const std::string prefix = dir.string() + "/";
+  std::error_code ec;
+  // The process may exit while this runs: every step takes an error code, never throws.
+  for (std::filesystem::directory_iterator fd(fmt::format("/proc/{}/fd", pid), ec), end;
+       !ec && fd != end; fd.increment(ec)) {
+    std::error_code link_ec;
+    if (std::filesystem::read_symlink(fd->path(), link_ec).string().rfind(prefix, 0) == 0)
+      return true;
+  }
+  return false;
+}
+
+bool InstanceOwnerRuns(const std::filesystem::path& dir, int pid) {
+  if (!ProcessAlive(pid)) return false;
+  const std::optional<int64_t> started = ProcessStartBootNs(pid);
+  const std::optional<int64_t> made = ChangedAtBootNs(dir);
+  if (!started || !made) return true;
+  // The start time is cut to the clock tick, so an owner's is never after `made`; a
+  // process started more than a tick after the instance has a dead owner's pid, unless
+  // it reads the instance (a wall clock set forward since skews `made` early).
+  if (*started <= *made + TickNs()) return true;
+  return HoldsFilesUnder(pid, dir);
+}
+
+}  // namespace cstool
