@@ -1,6 +1,7 @@
 // cstool entry point: one declarative table of subcommands, one run wrapper that turns
 // errors into a single message line and an exit status (2 for usage, 1 for failures).
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -88,6 +89,37 @@ std::string NearestCommand(std::string_view word) {
       best = std::string(s.name);
     }
   return best;
+}
+
+// CLI11's "Could not convert: --tid = abc" said as what the option takes: "--tid takes a
+// whole number, not 'abc'".
+std::string ConversionText(const CLI::App& sub, const std::string& what) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const size_t equals = what.find(" = ");
+  if (!what.starts_with(kPrefix) || equals == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), equals - kPrefix.size());
+  const std::string value = what.substr(equals + 3);
+  const CLI::Option* option = sub.get_option_no_throw(name);
+  const std::string type = option ? option->get_type_name() : "";
+  std::string takes = "another kind of value";
+  if (type == "INT" || type == "UINT")
+    takes = "a whole number";
+  else if (type == "FLOAT" || type == "NUMBER")
+    takes = "a number";
+  else if (!type.empty())
+    takes = type;
+  return fmt::format("{} takes {}, not '{}'", name, takes, value);
+}
+
+// CLI11's list of unexpected arguments without the "--" that ends cstool's own options
+// (`record --bogus -- true` named "-- --bogus").
+std::string ExtrasText(const CLI::App& sub) {
+  std::vector<std::string> extras;
+  for (const std::string& arg : sub.remaining())
+    if (arg != "--") extras.push_back(arg);
+  if (extras.empty()) return "";
+  return fmt::format("The following argument{} not expected: {}",
+                     extras.size() == 1 ? " was" : "s were", fmt::join(extras, " "));
 }
 
 // The subcommand that has the long option `arg` (--stacks is record's, not report's), or "".
@@ -221,7 +253,12 @@ int Main(int argc, char** argv) {
     for (const auto& [n, sub] : subapps)
       if (sub->parsed()) name = n;
     const std::string who = name.empty() ? "cstool" : "cstool " + name;
-    fmt::print(stderr, "{}: {}\n", who, e.what());
+    std::string text = e.what();
+    if (!name.empty() && dynamic_cast<const CLI::ConversionError*>(&e) != nullptr)
+      text = ConversionText(*subapps[name], text);
+    if (!name.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      if (std::string extras = ExtrasText(*subapps[name]); !extras.empty()) text = extras;
+    fmt::print(stderr, "{}: {}\n", who, text);
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
       for (const std::string& arg : sub.remaining()) {

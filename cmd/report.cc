@@ -61,9 +61,11 @@ RunFn SetupReport(CLI::App& sub) {
   sub.add_option("-p,--pid", opts->view.pids,
                  "Only threads of these processes (repeatable or comma-separated; none "
                  "matching is an error)")
+      ->allow_extra_args(false)  // `-p 12 FILE`: FILE is the file, not a second pid
       ->delimiter(',');
   sub.add_option("-t,--tid", opts->view.tids,
                  "Only these threads (repeatable or comma-separated; none matching is an error)")
+      ->allow_extra_args(false)
       ->delimiter(',');
   sub.add_option("--sort", opts->view.sort,
                  "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "

@@ -41,16 +41,20 @@ std::string StatusText(const ThreadCheck& c) {
     s += " (" +
          Problems(c.switches_ok, c.on_cpu_ok || !c.times_judged, c.wait_ok || !c.times_judged) +
          ")";
-  if (!c.note.empty()) s += ": " + c.note;
+  // A note explains an agreement or why times were not judged; beside a disagreement it
+  // is an aside, not its cause ("DISAGREE (wait): ONCPU leaves out ... of steal" read as
+  // the wait's explanation).
+  if (!c.note.empty()) s += (c.status == CheckStatus::kDisagree ? "; " : ": ") + c.note;
   // What the exit record leaves out: the final switch, and the run the kernel had not yet
   // accounted when the record was taken (the THREADS table holds it; a third of a
-  // thread's time was seen cut).
+  // thread's time was seen cut). Said as what ONCPU leaves out: a cut larger than the
+  // ONCPU shown read as a contradiction.
   if (c.exit_adjust > 0 || c.exit_cut_on_cpu_ns > 0) {
     s += " [";
     if (c.exit_adjust > 0) s += fmt::format("final switch excluded: {}", c.exit_adjust);
     if (c.exit_adjust > 0 && c.exit_cut_on_cpu_ns > 0) s += "; ";
     if (c.exit_cut_on_cpu_ns > 0)
-      s += fmt::format("{:.3f} ms run not yet accounted at the exit record",
+      s += fmt::format("ONCPU leaves out its last {:.3f} ms, not yet accounted at the exit record",
                        Ms(c.exit_cut_on_cpu_ns));
     s += "]";
   }

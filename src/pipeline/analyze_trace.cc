@@ -182,10 +182,12 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
   const bool listed = std::find(names.begin(), names.end(), o.buffer) != names.end();
   if (std::string_view(reader.backend_name()) != "libtracecmd") {
     if (!listed) return nullptr;
-    if (!o.salvage) return OpenTraceFile(file, o);
     try {
       return OpenTraceFile(file, o);
     } catch (const Error& e) {
+      // The file lists the buffer but cannot give its table: damage, which --salvage
+      // reads around (the error said so for every other cut but this one).
+      if (!o.salvage) throw DamagedDataError(e.what(), e.code());
       damage.push_back(fmt::format(
           "the unfiltered run-time buffer ({}) is not read: {}; switch instants of threads "
           "whose increments it held come from the runqueue clock model",

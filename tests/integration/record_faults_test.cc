@@ -281,6 +281,9 @@ TEST_F(RecordFaults, ACutCopyIsSalvagedWithoutItsRunTimeBuffer) {
     CommandResult strict = RunCommand({kCstool, "report", cut});
     EXPECT_NE(strict.status, 0);
     EXPECT_NE(strict.err.find("truncated at offset"), std::string::npos) << strict.err;
+    // As for a cut anywhere in the data (a cut buffer table alone did not say it).
+    EXPECT_NE(strict.err.find("(--salvage reports what the file still holds)"), std::string::npos)
+        << strict.err;
     CommandResult salvaged = RunCommand({kCstool, "report", "--salvage", cut});
     EXPECT_EQ(salvaged.status, 0) << salvaged.err;
     EXPECT_NE(salvaged.err.find("the unfiltered run-time buffer (cstool_runtime) is not read: " +

@@ -305,9 +305,33 @@ TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   KernelCheckResult res = f.Check();
   std::ostringstream table;
   RenderCheckTable(res, table);
-  EXPECT_NE(table.str().find("[final switch excluded: 1; 2.790 ms run not yet accounted at "
-                             "the exit record]"),
+  EXPECT_NE(table.str().find("[final switch excluded: 1; ONCPU leaves out its last 2.790 ms, "
+                             "not yet accounted at the exit record]"),
             std::string::npos)
+      << table.str();
+}
+
+// A thread's note beside a disagreement is an aside: "DISAGREE (wait): ONCPU leaves out
+// 0.042 ms of steal" read as the cause of a 2.7 ms wait difference.
+TEST(KernelCheck, ANoteBesideADisagreementIsNotItsCause) {
+  KernelCheckResult res;
+  res.has_counters = true;
+  res.compared = 2;
+  ThreadCheck a;
+  a.tid = 11;
+  a.pid = 10;
+  a.status = CheckStatus::kAgree;
+  a.on_cpu_ok = a.wait_ok = a.switches_ok = a.times_judged = true;
+  a.note = "ONCPU leaves out 0.042 ms of steal while it ran";
+  ThreadCheck b = a;
+  b.tid = 12;
+  b.status = CheckStatus::kDisagree;
+  b.wait_ok = false;
+  res.threads = {a, b};
+  std::ostringstream table;
+  RenderCheckTable(res, table);
+  EXPECT_NE(table.str().find("agree: ONCPU leaves out 0.042 ms"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("DISAGREE (wait); ONCPU leaves out 0.042 ms"), std::string::npos)
       << table.str();
 }
 

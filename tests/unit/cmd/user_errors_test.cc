@@ -287,6 +287,26 @@ TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {
   EXPECT_EQ(r.err.find("-la is not"), std::string::npos) << r.err;
 }
 
+// A value that is not a number says what the option takes ("Could not convert: pid =
+// abc" was CLI11's), and the "--" that ends record's options is not an unexpected
+// argument ("-- --bogus").
+TEST(Help, AWrongValueSaysWhatTheOptionTakes) {
+  for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"msa", "abc"}, "cstool msa: pid takes a whole number, not 'abc'"},
+           {{"report", "x.dat", "-t", "abc"},
+            "cstool report: --tid takes a whole number, not 'abc'"},
+           {{"record", "-N", "abc", "--", "true"},
+            "cstool record: --duration takes a number, not 'abc'"},
+           {{"record", "--bogus", "--", "true"},
+            "cstool record: The following argument was not expected: --bogus"}}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), expected) << r.err;
+  }
+}
+
 // CLI11's own errors come in cstool's form: "cstool NAME: ...", then where help is; an
 // option of names lists the names (not CLI11's enum map).
 TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {

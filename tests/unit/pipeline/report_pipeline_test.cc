@@ -430,12 +430,16 @@ TEST(ReportPipeline, SortByCommOrdersByNameAscending) {
   }
 }
 
-// -t and -p take a comma-separated list as well as repeats.
+// -t and -p take a comma-separated list as well as repeats, and one value each time:
+// `report -t TID FILE` took FILE for a second thread ("Could not convert: --tid =
+// 16697,FILE").
 TEST(ReportPipeline, SelectionsTakeCommaLists) {
   const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
-  const auto tids = [&](std::vector<std::string> args) {
-    std::vector<std::string> cmd = {CSTOOL_BINARY, "report", src, "--format", "json"};
+  const auto tids = [&](std::vector<std::string> args, bool file_last = false) {
+    std::vector<std::string> cmd = {CSTOOL_BINARY, "report", "--format", "json"};
+    if (!file_last) cmd.push_back(src);
     cmd.insert(cmd.end(), args.begin(), args.end());
+    if (file_last) cmd.push_back(src);
     CommandResult r = RunCommand(cmd);
     EXPECT_EQ(r.status, 0) << r.err;
     std::vector<int64_t> out;
@@ -447,6 +451,8 @@ TEST(ReportPipeline, SelectionsTakeCommaLists) {
   EXPECT_EQ(tids({"-t", "16697,16698"}), (std::vector<int64_t>{16697, 16698}));
   EXPECT_EQ(tids({"-t", "16697", "-t", "16698"}), (std::vector<int64_t>{16697, 16698}));
   EXPECT_EQ(tids({"-p", "16694,16694"}), tids({"-p", "16694"}));
+  EXPECT_EQ(tids({"-t", "16697"}, true), (std::vector<int64_t>{16697}));
+  EXPECT_EQ(tids({"-p", "16694"}, true), tids({"-p", "16694"}));
 }
 
 TEST(ReportPipeline, UsageErrorsExitTwo) {
