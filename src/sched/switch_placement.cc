@@ -111,6 +111,8 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   }
   t.placement.in_early_ns -= start - t.settle_in_from;
   t.settle_in_from = -1;
+  if (t.record_at_switch_in) t.accounted_at_record = start;
+  t.record_at_switch_in = false;
 }
 
 // Where the kernel's accounting of `t` stands as the trace shows it: its run's increments
@@ -124,6 +126,7 @@ int64_t StateMachine::AccountedSoFar(const Thread& t) {
 void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.exit_record_ts = ts;
   t.accounted_at_record = AccountedSoFar(t);
+  t.record_at_switch_in = t.run_start < 0 && t.settle_in_from >= 0;
 }
 
 // Whether a wakeup of `wakee_tid` by the dying thread can be the one taskstats_exit()
@@ -355,7 +358,10 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     t.accounted_before_exit_tick = update_from;
     told_exit = true;
   }
-  // The first increment after the record is not in it.
+  // The first increment after the record is not in it. Taken before the run's first
+  // increment, the record holds the accounting as of the switch-in this one settles.
+  if (t.record_at_switch_in && t.settle_in_from >= 0)
+    t.accounted_at_record = FirstIncrementStart(t, e, e.c.ts - runtime).start;
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     SettleExitRecord(t, update_from, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN, e.c.ts);
     told_exit = true;

@@ -212,6 +212,10 @@ struct Thread {
   // sched_process_exit, whichever came first.
   int64_t exit_record_ts = -1;
   int64_t accounted_at_record = -1;  // the accounting the trace showed then (-1: none)
+  // The record came before the run's first increment: accounted_at_record is the run's
+  // switch-in as the model placed it, which that increment settles (an untraced switch-in
+  // after a move to another CPU stood 0.24 ms after the kernel's).
+  bool record_at_switch_in = false;
   // Where the accounting stood before the first increment after the exit began, when that
   // increment (a tick) came before the record: taskstats reads the exec runtime at an
   // instant the trace does not show, before it wakes the listener, so the record holds

@@ -2806,6 +2806,37 @@ TEST(StateMachine, StealInTheRunsFirstIncrementAfterTheExitBeganIsNotInTheExitRe
   EXPECT_TILED(s);
 }
 
+// An exit record taken before the run's first increment holds the accounting as of the
+// kernel's switch-in, which that increment tells: not the model's instant for a switch-in
+// the trace did not show. (A readlink preempted by the migration thread, moved to an idle
+// CPU and picked up there unseen: its cut stood at its first event there, 0.24 ms after
+// the kernel's switch, and --check had its on-CPU time 0.239 ms over the record's.)
+//
+//   CPU 0:  10 runs, incr to 10'000 | preempted by migration/0 at 10'050
+//   CPU 1:  idle | (kernel: 10 in at 12'000, untraced) | fault 30'000 ... exit_group 50'000
+//           record 51'000 | incr 39'500 at 51'500: measured from 12'000 | exit | dead
+TEST(StateMachine, AnExitRecordBeforeTheRunsFirstIncrementHoldsTheKernelsSwitchIn) {
+  TraceCapabilities caps = WithIncrements();
+  caps.exit_listener_tid = 600;
+  Sim s(caps);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(1'000, 1, 20, kS, 0);  // CPU 1 idle
+  s.StatRuntime(10'000, 0, 10, 10'000);
+  s.Switch(10'050, 0, 10, kR, 18, /*preempt=*/true);
+  s.Fault(30'000, 1, 10);  // its first event on CPU 1
+  s.SysEnter(50'000, 1, 10, kExitGroup);
+  s.Wake(51'000, 1, 10, 600, 0, 0, WakeupKind::kWaking);  // the record
+  s.StatRuntime(51'500, 1, 10, 39'500);
+  s.Exit(52'000, 1, 10);
+  s.Switch(53'000, 1, 10, kStateDead, 0);
+  s.Finish(60'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->exit_record_ts, 51'000);
+  EXPECT_EQ(r.thread->accounted_at_exit, 12'000);
+  EXPECT_EQ(r.counter_window.exit_ts, 12'000);
+  EXPECT_TILED(s);
+}
+
 // A fatal signal's exit whose listener was woken on its own CPU: the wakeup's update (from
 // 10'000) comes before sched_process_exit and settles what the record holds there, also
 // when no increment follows (the final switch reused that wakeup's clock). With the
