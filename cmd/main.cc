@@ -102,10 +102,12 @@ std::string ConversionText(const CLI::App& sub, const std::string& what) {
   const CLI::Option* option = sub.get_option_no_throw(name);
   const std::string type = option ? option->get_type_name() : "";
   std::string takes = "another kind of value";
-  if (type == "INT" || type == "UINT")
+  if (type == "INT" || type == "UINT" || type == "N")
     takes = "a whole number";
   else if (type == "FLOAT" || type == "NUMBER")
     takes = "a number";
+  else if (type == "SECS")
+    takes = "a number of seconds";
   else if (!type.empty())
     takes = type;
   return fmt::format("{} takes {}, not '{}'", name, takes, value);

@@ -112,9 +112,13 @@ int RunDump(int pid, Messages& messages) {
   const FlightRecorderProcess* target = nullptr;
   for (const FlightRecorderProcess& r : running)
     if (pid == 0 || r.pid == pid) target = &r;
+  if (running.empty() && pid == 0)
+    throw Error("no flight recorder is running (cstool record --flight SECS ...)");
   if (running.empty())
-    throw Error(fmt::format("{}no flight recorder is running (cstool record --flight SECS ...)",
-                            pid == 0 ? "" : fmt::format("pid {} is not one: ", pid)));
+    throw Error(fmt::format("pid {} is not a flight recorder: none is running (cstool record "
+                            "--flight SECS ...)",
+                            pid),
+                ExitCode::kUsage);
   if (target == nullptr)
     throw Error(fmt::format("cstool pid {} is not a running flight recorder", pid),
                 ExitCode::kUsage);

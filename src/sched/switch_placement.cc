@@ -111,8 +111,11 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   }
   t.placement.in_early_ns -= start - t.settle_in_from;
   t.settle_in_from = -1;
-  if (t.record_at_switch_in) t.accounted_at_record = start;
+  // An exit record's accounting at the switch-in is settled by now (AccountIncrement,
+  // or the model's instant stands); a fatal signal's candidate is settled here.
   t.record_at_switch_in = false;
+  if (t.signal_exit_at_switch_in) t.accounted_at_signal_exit_wakeup = start;
+  t.signal_exit_at_switch_in = false;
 }
 
 // Where the kernel's accounting of `t` stands as the trace shows it: its run's increments
@@ -146,6 +149,7 @@ bool StateMachine::WakesExitListener(const Thread& dying, int32_t wakee_tid) con
 void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
   t.signal_exit_wakeup_ts = ts;
   t.accounted_at_signal_exit_wakeup = AccountedSoFar(t);
+  t.signal_exit_at_switch_in = t.run_start < 0 && t.settle_in_from >= 0;
   t.update_after_signal_exit_wakeup = -1;
 }
 
@@ -162,6 +166,7 @@ void StateMachine::BeginSignalExit(Thread& t, int64_t ts) {
   if (t.signal_exit_wakeup_ts >= 0) {
     t.exit_record_ts = t.signal_exit_wakeup_ts;
     t.accounted_at_record = t.accounted_at_signal_exit_wakeup;
+    t.record_at_switch_in = t.signal_exit_at_switch_in;
     // The listener woken on this CPU: that wakeup's own update (its preemption check)
     // came between the record and now, and it tells what the record holds already.
     if (t.update_after_signal_exit_wakeup >= 0)
@@ -360,7 +365,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   }
   // The first increment after the record is not in it. Taken before the run's first
   // increment, the record holds the accounting as of the switch-in this one settles.
-  if (t.record_at_switch_in && t.settle_in_from >= 0)
+  if (t.record_at_switch_in)
     t.accounted_at_record = FirstIncrementStart(t, e, e.c.ts - runtime).start;
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     SettleExitRecord(t, update_from, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN, e.c.ts);

@@ -226,6 +226,9 @@ struct Thread {
   // (StateMachine::BeginSignalExit). -1: none.
   int64_t signal_exit_wakeup_ts = -1;
   int64_t accounted_at_signal_exit_wakeup = -1;
+  // The same for that wakeup: it came before the run's first increment, and
+  // accounted_at_signal_exit_wakeup is the switch-in the model placed (SettleIn moves it).
+  bool signal_exit_at_switch_in = false;
   // Where the first update after that wakeup began (the wakeup's own, when the listener
   // was woken on this CPU), -1: none yet. Were it the record's, it is the first after it.
   int64_t update_after_signal_exit_wakeup = -1;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -66,8 +67,11 @@ bool HoldsFilesUnder(int pid, const std::filesystem::path& dir) {
   const std::string prefix = dir.string() + "/";
   std::error_code ec;
   // The process may exit while this runs: every step takes an error code, never throws.
-  for (std::filesystem::directory_iterator fd(fmt::format("/proc/{}/fd", pid), ec), end;
-       !ec && fd != end; fd.increment(ec)) {
+  std::filesystem::directory_iterator fd(fmt::format("/proc/{}/fd", pid), ec), end;
+  // Gone, it holds nothing; unreadable (another user's, to a cstool that is not root), it
+  // may hold anything.
+  if (ec) return ec != std::errc::no_such_file_or_directory && ec != std::errc::no_such_process;
+  for (; !ec && fd != end; fd.increment(ec)) {
     std::error_code link_ec;
     if (std::filesystem::read_symlink(fd->path(), link_ec).string().rfind(prefix, 0) == 0)
       return true;
@@ -80,9 +84,11 @@ bool InstanceOwnerRuns(const std::filesystem::path& dir, int pid) {
   const std::optional<int64_t> started = ProcessStartBootNs(pid);
   const std::optional<int64_t> made = ChangedAtBootNs(dir);
   if (!started || !made) return true;
-  // The start time is cut to the clock tick, so an owner's is never after `made`; a
-  // process started more than a tick after the instance has a dead owner's pid, unless
-  // it reads the instance (a wall clock set forward since skews `made` early).
+  // An owner started before it made the instance. The slack: the directory's time stamp
+  // comes from the kernel's coarse clock, up to a jiffy behind (a clock tick of /proc is
+  // at least one). A process started later has a dead owner's pid, unless it holds the
+  // instance open, as every live session does (a wall clock set forward since the
+  // instance was made makes it look older).
   if (*started <= *made + TickNs()) return true;
   return HoldsFilesUnder(pid, dir);
 }

@@ -22,12 +22,13 @@ std::optional<int64_t> ProcessStartBootNs(int pid);
 // status, in nanoseconds of CLOCK_BOOTTIME; nullopt when it cannot be read.
 std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path);
 
-// Whether process `pid` has a file under `dir` open.
+// Whether process `pid` has a file under `dir` open; true when its files cannot be read
+// (another user's process).
 bool HoldsFilesUnder(int pid, const std::filesystem::path& dir);
 
 // Whether the instance directory `dir` (named for `pid`) belongs to a process that still
 // runs: `pid` is alive and either started before the instance was made (its owner made
-// it) or has the instance's files open (the owner reading its buffers, whatever the
+// it) or has the instance's files open (every live session holds one, whatever the
 // clocks say). What cannot be read counts for a live owner: a live recording is never
 // removed on a guess.
 bool InstanceOwnerRuns(const std::filesystem::path& dir, int pid);

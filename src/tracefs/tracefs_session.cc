@@ -1,5 +1,6 @@
 #include "tracefs/tracefs_session.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -281,6 +282,10 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
   if (!instance_)
     throw Error(
         fmt::format("cannot create tracefs instance '{}': {}", name_, std::strerror(errno)));
+  if (char* path = tracefs_instance_get_file(instance_.get(), "tracing_on")) {
+    held_open_.emplace(::open(path, O_RDONLY | O_CLOEXEC));
+    tracefs_put_tracing_file(path);
+  }
   Configure(config);
 }
 

@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/messages.h"
+#include "base/unique_fd.h"
 
 struct tracefs_instance;
 
@@ -110,6 +112,12 @@ class TracefsSession {
 
   std::string name_;
   std::unique_ptr<tracefs_instance, InstanceDeleter> instance_;
+  // A file of the instance, open for the session's life (closed before the instance is
+  // removed: declared after it). The kernel refuses to remove an instance with an open
+  // file, and another cstool takes it for its owner's sign of life: a flight recorder
+  // reads none between dumps, and a wall clock set forward can make its instance look
+  // older than it (tracefs/instance_owner).
+  std::optional<UniqueFd> held_open_;
   std::string clock_;
   std::vector<EventName> events_;
   std::vector<std::string> missing_;

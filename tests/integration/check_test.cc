@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -250,9 +249,9 @@ TEST_F(CheckSignalExit, AProcessThatExitsWithItsThreadsAliveAgreesWithTheKernel)
   EXPECT_GT(info->exit_listener_tid, 0);
   // It is one of the recorder's own threads, which the file lists: the workload's
   // switches to them are counted as recording's cost.
-  EXPECT_NE(std::find(info->recorder_tids.begin(), info->recorder_tids.end(),
-                      info->exit_listener_tid),
-            info->recorder_tids.end());
+  EXPECT_NE(
+      std::find(info->recorder_tids.begin(), info->recorder_tids.end(), info->exit_listener_tid),
+      info->recorder_tids.end());
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", file, "--check", "--format", "json"});
   const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
   ASSERT_EQ(check.at("compared").get<uint32_t>(), 9u) << check.dump(2);

@@ -349,6 +349,28 @@ TEST_F(RecordFaults, InstanceRemovedFromUnderIt) {
   }
 }
 
+// A flight recorder reads none of its instance's files between dumps, yet holds one
+// open all along: the kernel refuses to remove the instance, and another cstool sees
+// its owner alive by it whatever the clocks say (a wall clock set forward made a live
+// recorder's instance look older than it).
+TEST_F(RecordFaults, AFlightRecordersInstanceIsHeldOpenBetweenDumps) {
+  Background rec({kCstool, "record", "--flight", "2", "-N", "3", "-o", dir_ / "f.dat", "--",
+                  kWorkload, "nanosleep", "2000", "1000"},
+                 dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  const std::string prefix = rec.instance().string() + "/";
+  bool held = false;
+  for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(rec.pid()) + "/fd")) {
+    std::error_code ec;
+    held = held || fs::read_symlink(fd.path(), ec).string().rfind(prefix, 0) == 0;
+  }
+  EXPECT_TRUE(held);
+  EXPECT_NE(::rmdir(rec.instance().c_str()), 0);
+  EXPECT_EQ(errno, EBUSY) << std::strerror(errno);
+  EXPECT_EQ(rec.Wait(), 0) << ReadWholeFile(dir_ / "rec.err");
+  EXPECT_FALSE(fs::exists(rec.instance()));  // its own end removes it
+}
+
 // Unprivileged: `record` says which privilege it needs, in one line, exit 2; `report`
 // works on any readable file.
 class Unprivileged : public RecordFaults {

@@ -450,7 +450,7 @@ TEST_F(RecordTest, StaleInstancesAreReaped) {
 }
 
 // `sh -c SCRIPT` started as pid `pid` (clone3's set_tid, which root may ask for); -1
-// with errno when that pid is taken.
+// with errno when that pid cannot be had.
 pid_t SpawnShellAs(pid_t pid, const char* script) {
   clone_args args{};
   args.exit_signal = SIGCHLD;
@@ -464,19 +464,34 @@ pid_t SpawnShellAs(pid_t pid, const char* script) {
   return static_cast<pid_t>(child);
 }
 
-// An instance cstool-PID made before the process PID starts: a recorder that died and
-// gave its pid back, or a live one whose instance the wall clock, set forward since,
-// makes look older. `script` ($0: the instance) runs as that process.
-struct LaterProcess {
+// A process a test started and the cstool-PID instance named for it: both gone at the
+// end of the scope, whatever the test's outcome.
+struct InstanceOfProcess {
+  InstanceOfProcess() = default;
+  InstanceOfProcess(const InstanceOfProcess&) = delete;
+  InstanceOfProcess& operator=(const InstanceOfProcess&) = delete;
+  ~InstanceOfProcess() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (!instance.empty()) ::rmdir(instance.c_str());
+  }
   fs::path instance;
   pid_t pid = -1;
 };
-LaterProcess StartAfterItsInstance(const char* script) {
+
+// An instance cstool-PID made before the process PID starts: a recorder that died and
+// gave its pid back, or a live one whose instance the wall clock, set forward since,
+// makes look older. `script` ($1: the instance) runs as that process. Returns the error
+// (errno) when no pid could be had.
+int StartAfterItsInstance(const char* script, InstanceOfProcess& out) {
   std::ifstream pid_max_file("/proc/sys/kernel/pid_max");
   pid_t pid_max = 0;
   pid_max_file >> pid_max;
   pid_t pid = pid_max - 1000;  // mostly far from where the kernel is giving pids now
-  for (int attempt = 0; attempt < 100 && pid > 1000; ++attempt) {
+  int error = EEXIST;
+  for (int attempt = 0; attempt < 100 && error == EEXIST && pid > 1000; ++attempt) {
     pid -= 7;
     if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
     const fs::path instance = kTracefsInstances / fmt::format("cstool-{}", pid);
@@ -484,16 +499,16 @@ LaterProcess StartAfterItsInstance(const char* script) {
     // Process start times count clock ticks (10 ms): start well after the instance.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const std::string line = fmt::format("set -- {}; {}", instance.string(), script);
-    if (const pid_t started = SpawnShellAs(pid, line.c_str()); started == pid)
-      return {instance, started};
-    ::rmdir(instance.c_str());  // taken meanwhile: another pid
+    const pid_t started = SpawnShellAs(pid, line.c_str());
+    error = started == pid ? 0 : errno;
+    if (error == 0) {
+      out.instance = instance;
+      out.pid = started;
+      return 0;
+    }
+    ::rmdir(instance.c_str());  // EEXIST: taken meanwhile, another pid
   }
-  return {};
-}
-
-void EndChild(pid_t pid) {
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  return error;
 }
 
 // A recorder whose binary is not called cstool (a copy, an installed cstool-1.2) is as
@@ -501,33 +516,32 @@ void EndChild(pid_t pid) {
 // ("cannot read tracefs file 'cstool-PID/per_cpu/cpu0/stats'"). Here the owner is a live
 // process that started before its instance was made, under another name.
 TEST_F(RecordTest, ALiveOwnersInstanceIsKeptWhateverItsProgramIsCalled) {
-  const pid_t owner = Spawn({"/bin/sleep", "30"}, dir_ / "s.out", dir_ / "s.err");
-  ASSERT_GT(owner, 0);
-  const fs::path instance = kTracefsInstances / fmt::format("cstool-{}", owner);
-  ASSERT_TRUE(fs::create_directory(instance));
+  InstanceOfProcess owner;
+  owner.pid = Spawn({"/bin/sleep", "30"}, dir_ / "s.out", dir_ / "s.err");
+  ASSERT_GT(owner.pid, 0);
+  owner.instance = kTracefsInstances / fmt::format("cstool-{}", owner.pid);
+  ASSERT_TRUE(fs::create_directory(owner.instance));
   Result r = Record({"-o", dir_ / "keep.dat", "--", "/bin/true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(fs::exists(instance));
-  ::rmdir(instance.c_str());
-  EndChild(owner);
+  EXPECT_TRUE(fs::exists(owner.instance));
 }
 
 // The other way round: the instance's pid now belongs to a process started after the
 // instance was made, so its recorder died and the pid was given again.
 TEST_F(RecordTest, AnInstanceWhosePidWasGivenAgainIsReaped) {
-  const LaterProcess later = StartAfterItsInstance("exec sleep 30");
-  ASSERT_GT(later.pid, 0) << "cannot start a process as a chosen pid: " << std::strerror(errno);
+  InstanceOfProcess later;
+  const int error = StartAfterItsInstance("exec sleep 30", later);
+  ASSERT_EQ(error, 0) << "cannot start a process as a chosen pid: " << std::strerror(error);
   Result r = Record({"-o", dir_ / "reap.dat", "--", "/bin/true"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::exists(later.instance));
-  if (fs::exists(later.instance)) ::rmdir(later.instance.c_str());
-  EndChild(later.pid);
 }
 
 // Whatever the clocks say, a process reading the instance's buffers is its owner.
 TEST_F(RecordTest, AnInstanceItsPidHasOpenIsKept) {
-  const LaterProcess later = StartAfterItsInstance("exec 3< \"$1/trace\"; exec sleep 30");
-  ASSERT_GT(later.pid, 0) << "cannot start a process as a chosen pid: " << std::strerror(errno);
+  InstanceOfProcess later;
+  const int error = StartAfterItsInstance("exec 3< \"$1/trace\"; exec sleep 30", later);
+  ASSERT_EQ(error, 0) << "cannot start a process as a chosen pid: " << std::strerror(error);
   // Until the shell has the file open.
   const fs::path fd = fmt::format("/proc/{}/fd/3", later.pid);
   for (int i = 0; i < 200 && !fs::exists(fd); ++i)
@@ -539,8 +553,6 @@ TEST_F(RecordTest, AnInstanceItsPidHasOpenIsKept) {
   // Not even tried (the kernel refuses while a file is open, and the warning called
   // the live instance stale).
   EXPECT_EQ(r.err.find("stale"), std::string::npos) << r.err;
-  EndChild(later.pid);
-  ::rmdir(later.instance.c_str());
 }
 
 TEST_F(RecordTest, AttachToRunningProcessFollowsItsThreads) {
@@ -902,7 +914,8 @@ TEST_F(RecordTest, TheCommandsOwnOptionsAreItsOwnWithoutTheSeparator) {
   EXPECT_EQ(grep_trace.at("system_wide"), true);  // -a before the command is record's
 
   Result dump = Record({"--dump", "999999"});
-  EXPECT_NE(dump.err.find("pid 999999 is not one: no flight recorder is running"),
+  EXPECT_EQ(dump.status, 2);
+  EXPECT_NE(dump.err.find("pid 999999 is not a flight recorder: none is running"),
             std::string::npos)
       << dump.err;
 }

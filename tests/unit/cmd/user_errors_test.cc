@@ -297,6 +297,8 @@ TEST(Help, AWrongValueSaysWhatTheOptionTakes) {
             "cstool report: --tid takes a whole number, not 'abc'"},
            {{"record", "-N", "abc", "--", "true"},
             "cstool record: --duration takes a number, not 'abc'"},
+           {{"record", "--max-dumps", "abc", "--", "true"},
+            "cstool record: --max-dumps takes a whole number, not 'abc'"},
            {{"record", "--bogus", "--", "true"},
             "cstool record: The following argument was not expected: --bogus"}}) {
     std::vector<std::string> argv = {CSTOOL_BINARY};

@@ -2810,30 +2810,63 @@ TEST(StateMachine, StealInTheRunsFirstIncrementAfterTheExitBeganIsNotInTheExitRe
 // kernel's switch-in, which that increment tells: not the model's instant for a switch-in
 // the trace did not show. (A readlink preempted by the migration thread, moved to an idle
 // CPU and picked up there unseen: its cut stood at its first event there, 0.24 ms after
-// the kernel's switch, and --check had its on-CPU time 0.239 ms over the record's.)
+// the kernel's switch, and --check had its on-CPU time 0.239 ms over the record's.) The
+// same for a fatal signal's record, taken at its wakeup of the listener.
 //
 //   CPU 0:  10 runs, incr to 10'000 | preempted by migration/0 at 10'050
-//   CPU 1:  idle | (kernel: 10 in at 12'000, untraced) | fault 30'000 ... exit_group 50'000
+//   CPU 1:  idle | (kernel: 10 in at 12'000, untraced) | fault 30'000 ... exit begins
 //           record 51'000 | incr 39'500 at 51'500: measured from 12'000 | exit | dead
 TEST(StateMachine, AnExitRecordBeforeTheRunsFirstIncrementHoldsTheKernelsSwitchIn) {
+  constexpr int64_t kKill = 62;  // x86_64
+  for (const bool signal : {false, true}) {
+    SCOPED_TRACE(signal);
+    TraceCapabilities caps = WithIncrements();
+    caps.exit_listener_tid = 600;
+    Sim s(caps);
+    s.Switch(0, 0, 0, kR, 10);
+    s.Switch(1'000, 1, 20, kS, 0);  // CPU 1 idle
+    s.StatRuntime(10'000, 0, 10, 10'000);
+    s.Switch(10'050, 0, 10, kR, 18, /*preempt=*/true);
+    s.Fault(30'000, 1, 10);  // its first event on CPU 1
+    if (signal) {
+      s.SysEnter(40'000, 1, 10, kKill);
+      s.SysExit(41'000, 1, 10, kKill);
+    } else {
+      s.SysEnter(50'000, 1, 10, kExitGroup);
+    }
+    s.Wake(51'000, 1, 10, 600, 0, 0, WakeupKind::kWaking);  // the record
+    s.StatRuntime(51'500, 1, 10, 39'500);
+    s.Exit(52'000, 1, 10);
+    s.Switch(53'000, 1, 10, kStateDead, 0);
+    s.Finish(60'000);
+    const ThreadReport& r = s.Report(10);
+    EXPECT_EQ(r.thread->exit_record_ts, 51'000);
+    EXPECT_EQ(r.thread->accounted_at_exit, 12'000);
+    EXPECT_EQ(r.counter_window.exit_ts, 12'000);
+    EXPECT_TILED(s);
+  }
+}
+
+// A record taken in a run that ended with no increment (switched out, the model's
+// switch-in standing) holds that run's switch-in: the next run's first increment does not
+// move it.
+TEST(StateMachine, AnExitRecordOfARunWithoutIncrementsStaysWithThatRun) {
   TraceCapabilities caps = WithIncrements();
   caps.exit_listener_tid = 600;
   Sim s(caps);
   s.Switch(0, 0, 0, kR, 10);
-  s.Switch(1'000, 1, 20, kS, 0);  // CPU 1 idle
-  s.StatRuntime(10'000, 0, 10, 10'000);
-  s.Switch(10'050, 0, 10, kR, 18, /*preempt=*/true);
-  s.Fault(30'000, 1, 10);  // its first event on CPU 1
-  s.SysEnter(50'000, 1, 10, kExitGroup);
-  s.Wake(51'000, 1, 10, 600, 0, 0, WakeupKind::kWaking);  // the record
-  s.StatRuntime(51'500, 1, 10, 39'500);
-  s.Exit(52'000, 1, 10);
-  s.Switch(53'000, 1, 10, kStateDead, 0);
-  s.Finish(60'000);
-  const ThreadReport& r = s.Report(10);
-  EXPECT_EQ(r.thread->exit_record_ts, 51'000);
-  EXPECT_EQ(r.thread->accounted_at_exit, 12'000);
-  EXPECT_EQ(r.counter_window.exit_ts, 12'000);
+  s.StatRuntime(5'000, 0, 10, 5'000);
+  s.Switch(6'000, 0, 10, kR, 11, /*preempt=*/true);
+  s.Switch(8'000, 0, 11, kS, 10);  // 10 back at 8'000
+  s.SysEnter(9'000, 0, 10, kExitGroup);
+  s.Wake(10'000, 0, 10, 600, 1, 0, WakeupKind::kWaking);  // the record
+  s.Switch(11'000, 0, 10, kR, 12, /*preempt=*/true);      // out with no increment
+  s.Switch(20'000, 0, 12, kS, 10);
+  s.StatRuntime(25'000, 0, 10, 5'000);  // the next run's first: from 20'000
+  s.Exit(26'000, 0, 10);
+  s.Switch(27'000, 0, 10, kStateDead, 0);
+  s.Finish(30'000);
+  EXPECT_EQ(s.Report(10).thread->accounted_at_exit, 8'000);
   EXPECT_TILED(s);
 }
 
