@@ -38,7 +38,7 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
-    idle_recent_[iv.cpu].Push({iv.start, iv.end});
+    idle_recent_[iv.cpu].Push({iv.start, iv.end, &it->first, nullptr});
     return;
   }
   IrqTaskSummary& task = Task(*iv.interrupted);
@@ -54,9 +54,16 @@ void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, 
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
   if (auto it = idle_recent_.find(thread.cpu); it != idle_recent_.end())
-    it->second.ForEach([&](const std::pair<int64_t, int64_t>& idle) {
-      idle_.time_ns -=
-          std::max<int64_t>(0, std::min(end, idle.second) - std::max(start, idle.first));
+    it->second.ForEach([&](IdleHit& hit) {
+      const int64_t rest = std::min(end, hit.end) - std::max(start, hit.start);
+      if (rest <= 0) return;
+      idle_.time_ns -= rest;
+      IrqCount& source = task.sources[*hit.source];
+      source.time_ns += rest;
+      if (hit.counted_for == &thread) return;  // its rest in several segments
+      hit.counted_for = &thread;
+      ++source.count;
+      ++task.count;
     });
 }
 

@@ -38,10 +38,17 @@ class IrqSummaryObserver : public Observer {
   std::map<std::string, IrqSourceSummary, std::less<>> sources_;
   std::unordered_map<uint32_t, TaskAcc> tasks_;  // by Thread::id
   IrqCount idle_;
-  // The latest interrupts that hit each idle CPU, [start, end): the task the kernel
-  // switched in at a wakeup inside one ran the rest of it (its irq time), which is then
-  // no idle time.
-  std::unordered_map<int32_t, LastN<std::pair<int64_t, int64_t>, 8>> idle_recent_;
+  // An interrupt that hit an idle CPU, [start, end): the task the kernel switched in at a
+  // wakeup inside one ran the rest of it (its irq time), which is then no idle time but
+  // that task's, from that source (a task woken from idle by the tick had LOST time with
+  // no interrupt and no source to show for it).
+  struct IdleHit {
+    int64_t start = 0;
+    int64_t end = 0;
+    const std::string* source = nullptr;  // a key of sources_
+    const Thread* counted_for = nullptr;  // the task whose count has it
+  };
+  std::unordered_map<int32_t, LastN<IdleHit, 8>> idle_recent_;  // the latest, per CPU
 };
 
 }  // namespace cstool

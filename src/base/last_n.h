@@ -21,6 +21,11 @@ class LastN {
     const uint64_t held = std::min<uint64_t>(pushed_, N);
     for (uint64_t i = pushed_ - held; i < pushed_; ++i) f(items_[i % N]);
   }
+  template <typename F>
+  void ForEach(F&& f) {
+    const uint64_t held = std::min<uint64_t>(pushed_, N);
+    for (uint64_t i = pushed_ - held; i < pushed_; ++i) f(items_[i % N]);
+  }
 
  private:
   std::array<T, N> items_{};

@@ -90,6 +90,27 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
   EXPECT_EQ(r.tasks[1].sources.at("vector:local_timer").count, 2u);
 }
 
+// The task the kernel switched in inside an interrupt that hit an idle CPU ran the rest of
+// it: that rest is its irq time and no idle time, and the interrupt is among its sources
+// (a task woken from idle by the tick showed LOST time with COUNT 0 and no source).
+TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) {
+  job_.cpu = 1;
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1300, 1350);  // its rest, in two pieces
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1350, 1400);
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 2000, 2100);
+  IrqReport r;
+  observer_.Fill(r);
+  EXPECT_EQ(r.idle.count, 1u);
+  EXPECT_EQ(r.idle.time_ns, 300);
+  ASSERT_EQ(r.tasks.size(), 1u);
+  EXPECT_EQ(r.tasks[0].LostNs(), 200);
+  EXPECT_EQ(r.tasks[0].count, 2u);
+  EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").count, 2u);
+  EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 200);
+}
+
 // The recorder's own threads (traced by cstool irq, not the recording's): their
 // interrupts count in the sources, and they are no row of the task table.
 TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
