@@ -35,10 +35,10 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   ++c.count;
   c.time_ns += dur;
 
+  recent_[iv.cpu].Push({iv.start, iv.end, &it->first, iv.interrupted, nullptr});
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
-    idle_recent_[iv.cpu].Push({iv.start, iv.end, &it->first, nullptr});
     return;
   }
   IrqTaskSummary& task = Task(*iv.interrupted);
@@ -53,15 +53,18 @@ void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, 
   if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
-  if (auto it = idle_recent_.find(thread.cpu); it != idle_recent_.end())
-    it->second.ForEach([&](IdleHit& hit) {
-      const int64_t rest = std::min(end, hit.end) - std::max(start, hit.start);
-      if (rest <= 0) return;
-      idle_.time_ns -= rest;
-      IrqCount& source = task.sources[*hit.source];
+  if (auto it = recent_.find(thread.cpu); it != recent_.end())
+    it->second.ForEach([&](RecentIrq& irq) {
+      const int64_t rest = std::min(end, irq.end) - std::max(start, irq.start);
+      if (rest <= 0 || irq.interrupted == &thread) return;  // its own: counted whole
+      if (irq.interrupted == nullptr)
+        idle_.time_ns -= rest;
+      else
+        Task(*irq.interrupted).sources[*irq.source].time_ns -= rest;
+      IrqCount& source = task.sources[*irq.source];  // (tasks_'s nodes do not move)
       source.time_ns += rest;
-      if (hit.counted_for == &thread) return;  // its rest in several segments
-      hit.counted_for = &thread;
+      if (irq.rest_counted_for == &thread) return;  // its rest in several segments
+      irq.rest_counted_for = &thread;
       ++source.count;
       ++task.count;
     });

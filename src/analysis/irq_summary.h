@@ -38,17 +38,21 @@ class IrqSummaryObserver : public Observer {
   std::map<std::string, IrqSourceSummary, std::less<>> sources_;
   std::unordered_map<uint32_t, TaskAcc> tasks_;  // by Thread::id
   IrqCount idle_;
-  // An interrupt that hit an idle CPU, [start, end): the task the kernel switched in at a
-  // wakeup inside one ran the rest of it (its irq time), which is then no idle time but
-  // that task's, from that source (a task woken from idle by the tick had LOST time with
-  // no interrupt and no source to show for it).
-  struct IdleHit {
+  // An interrupt, [start, end), and what it hit (null: an idle CPU). The task the kernel
+  // switched in at a wakeup inside one ran the rest of it (its irq time): that rest is
+  // then no idle time, nor the interrupted task's, but the new task's, from that source
+  // (a task woken from idle by the tick had LOST time with no interrupt and no source to
+  // show for it).
+  struct RecentIrq {
     int64_t start = 0;
     int64_t end = 0;
     const std::string* source = nullptr;  // a key of sources_
-    const Thread* counted_for = nullptr;  // the task whose count has it
+    const Thread* interrupted = nullptr;
+    const Thread* rest_counted_for = nullptr;  // the task whose count has its rest
   };
-  std::unordered_map<int32_t, LastN<IdleHit, 8>> idle_recent_;  // the latest, per CPU
+  // The latest per CPU: a switched-in task's segments come at its first run-time increment,
+  // after the interrupts of up to a tick (a thousand a second injected: four).
+  std::unordered_map<int32_t, LastN<RecentIrq, 32>> recent_;
 };
 
 }  // namespace cstool

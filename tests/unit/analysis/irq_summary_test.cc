@@ -111,6 +111,29 @@ TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) 
   EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 200);
 }
 
+// The same inside a tick that hit a running task, whose wakeup preempted it: the rest
+// after the switch's instant is the next task's, in its sources and no longer in the
+// preempted task's, so each one's sources add up to its LOST.
+TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
+  job_.cpu = 1;
+  other_.cpu = 1;
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1000, 1300);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1300, 1400);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  for (const IrqTaskSummary& t : r.tasks) {
+    SCOPED_TRACE(t.tid);
+    EXPECT_EQ(t.count, 1u);
+    EXPECT_EQ(t.sources.at("vector:local_timer").count, 1u);
+    EXPECT_EQ(t.sources.at("vector:local_timer").time_ns, t.LostNs());
+  }
+  EXPECT_EQ(r.tasks[0].tid, 100);
+  EXPECT_EQ(r.tasks[0].LostNs(), 300);
+  EXPECT_EQ(r.idle.count, 0u);
+}
+
 // The recorder's own threads (traced by cstool irq, not the recording's): their
 // interrupts count in the sources, and they are no row of the task table.
 TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
