@@ -35,7 +35,8 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   ++c.count;
   c.time_ns += dur;
 
-  recent_[iv.cpu].Push({iv.start, iv.end, &it->first, iv.interrupted, nullptr});
+  recent_[iv.cpu].Push(
+      {.start = iv.start, .end = iv.end, .source = &it->first, .interrupted = iv.interrupted});
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
@@ -48,6 +49,23 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   ts.time_ns += dur;
 }
 
+// A task switched in inside an interrupt that hit another task is switched to at its
+// exit (or after the softirqs that follow it): a switch later than this after the CPU's
+// last interrupt ran none of their rest. (From idle the switch-in is often untraced: the
+// task's first event shows it, a kernel thread's maybe only its switch-out.)
+constexpr int64_t kRestSwitchWindowNs = 100'000;
+
+void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
+  auto it = recent_.find(e.cpu);
+  if (it == recent_.end() || it->second.empty()) return;
+  const bool soon = e.ts - it->second.newest().end <= kRestSwitchWindowNs;
+  it->second.ForEach([&](RecentIrq& irq) {
+    if (irq.next_known || irq.end > e.ts) return;
+    irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
+    irq.next_known = true;
+  });
+}
+
 void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
                                         int64_t end) {
   if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
@@ -56,11 +74,21 @@ void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, 
   if (auto it = recent_.find(thread.cpu); it != recent_.end())
     it->second.ForEach([&](RecentIrq& irq) {
       const int64_t rest = std::min(end, irq.end) - std::max(start, irq.start);
-      if (rest <= 0 || irq.interrupted == &thread) return;  // its own: counted whole
-      if (irq.interrupted == nullptr)
+      // Its own interrupts count whole (OnIrq); another task's rest only if this one came next.
+      if (rest <= 0 || irq.interrupted == &thread || irq.next != &thread) return;
+      irq.moved_ns += rest;
+      if (irq.interrupted == nullptr) {
         idle_.time_ns -= rest;
-      else
-        Task(*irq.interrupted).sources[*irq.source].time_ns -= rest;
+      } else {
+        IrqTaskSummary& hit = Task(*irq.interrupted);
+        IrqCount& was = hit.sources[*irq.source];
+        was.time_ns -= rest;
+        // Switched before it began (the kernel's instant): it never hit the other task.
+        if (irq.moved_ns == irq.end - irq.start) {
+          --was.count;
+          --hit.count;
+        }
+      }
       IrqCount& source = task.sources[*irq.source];  // (tasks_'s nodes do not move)
       source.time_ns += rest;
       if (irq.rest_counted_for == &thread) return;  // its rest in several segments

@@ -21,6 +21,7 @@ class IrqSummaryObserver : public Observer {
   explicit IrqSummaryObserver(std::vector<int32_t> cpus) : cpus_(std::move(cpus)) {}
 
   void OnIrq(const IrqInterval& iv) override;
+  void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
 
   // Sources by total time (then name), tasks by lost time (then tid); tasks that no
@@ -48,11 +49,17 @@ class IrqSummaryObserver : public Observer {
     int64_t end = 0;
     const std::string* source = nullptr;  // a key of sources_
     const Thread* interrupted = nullptr;
+    // The task the CPU showed next after it, the only one that can have run its rest:
+    // a segment is found by its thread's CPU when it is delivered, which may be
+    // another by then (held segments outlive a move).
+    const Thread* next = nullptr;
+    bool next_known = false;
     const Thread* rest_counted_for = nullptr;  // the task whose count has its rest
+    int64_t moved_ns = 0;                      // of it, the rest after a switch inside
   };
-  // The latest per CPU: a switched-in task's segments come at its first run-time increment,
-  // after the interrupts of up to a tick (a thousand a second injected: four).
-  std::unordered_map<int32_t, LastN<RecentIrq, 32>> recent_;
+  // The latest per CPU: a switched-in task's segments come at its first run-time increment
+  // (within a tick), or when its syscall state is known.
+  std::unordered_map<int32_t, LastN<RecentIrq, 64>> recent_;
 };
 
 }  // namespace cstool

@@ -24,6 +24,10 @@ class IrqSummaryTest : public ::testing::Test {
            const Thread* t) {
     observer_.OnIrq({kind, name, cpu, start, end, t});
   }
+  // The trace shows `t` running on `cpu` from `ts` (a switch, or its first event there).
+  void Current(int64_t ts, int32_t cpu, const Thread* t) {
+    observer_.OnCpuCurrent({.ts = ts, .cpu = cpu, .current = t, .known = true});
+  }
   IrqSummaryObserver observer_{{0, 1}};
   Thread job_ = MakeThread(0, 100, 100, "job");
   Thread other_ = MakeThread(1, 200, 150, "other");
@@ -96,6 +100,7 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
 TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) {
   job_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
+  Current(1450, 1, &job_);
   observer_.OnStateSegment(job_, Microstate::kIrq, 1300, 1350);  // its rest, in two pieces
   observer_.OnStateSegment(job_, Microstate::kIrq, 1350, 1400);
   Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
@@ -118,6 +123,7 @@ TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
   job_.cpu = 1;
   other_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
+  Current(1450, 1, &other_);
   observer_.OnStateSegment(job_, Microstate::kIrq, 1000, 1300);
   observer_.OnStateSegment(other_, Microstate::kIrq, 1300, 1400);
   IrqReport r;
@@ -132,6 +138,42 @@ TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
   EXPECT_EQ(r.tasks[0].tid, 100);
   EXPECT_EQ(r.tasks[0].LostNs(), 300);
   EXPECT_EQ(r.idle.count, 0u);
+}
+
+// A switch the kernel placed before the interrupt began: all of it is the next task's,
+// and it hit the preempted task not at all.
+TEST_F(IrqSummaryTest, AnInterruptWhollyAfterTheSwitchIsTheNextTasksOnly) {
+  job_.cpu = 1;
+  other_.cpu = 1;
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
+  Current(1450, 1, &other_);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1000, 1400);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.tasks.size(), 1u);
+  EXPECT_EQ(r.tasks[0].tid, 200);
+  EXPECT_EQ(r.tasks[0].count, 1u);
+  EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 400);
+}
+
+// A segment delivered after its thread moved is looked up on the CPU it has now: an
+// interrupt there is not its rest unless the trace showed it next on that CPU, right
+// after the interrupt.
+TEST_F(IrqSummaryTest, AnInterruptIsTheRestOfTheTaskThatCameNextOnly) {
+  job_.cpu = 1;  // it ran on CPU 0 at 1000-1400; it is on CPU 1 now
+  other_.cpu = 1;
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &other_);
+  Current(201'400, 1, &job_);  // other_ ran on after the tick
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1000, 1400);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1100, 1200);  // CPU 0's tick
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  EXPECT_EQ(r.tasks[0].tid, 200);
+  EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 400);
+  EXPECT_EQ(r.tasks[1].tid, 100);
+  EXPECT_EQ(r.tasks[1].count, 0u);
+  EXPECT_TRUE(r.tasks[1].sources.empty());
 }
 
 // The recorder's own threads (traced by cstool irq, not the recording's): their
