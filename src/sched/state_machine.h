@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -285,11 +286,12 @@ class StateMachine final : public EventSink {
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
-  int64_t UpdateFrom(const Thread& t, const SchedStatRuntime& e, int64_t measured) const;
   struct FirstIncrement {
     int64_t start;           // the kernel's switch-in
     int64_t stood_still_to;  // the clock stood still from `start` to here (steal)
   };
+  int64_t UpdateFrom(const Thread& t, const std::optional<FirstIncrement>& first,
+                     int64_t measured) const;
   FirstIncrement FirstIncrementStart(const Thread& t, const SchedStatRuntime& e,
                                      int64_t measured) const;
   void NoteStolen(Thread& t, int64_t from, int64_t to);
@@ -306,6 +308,7 @@ class StateMachine final : public EventSink {
   static int64_t FinalUpTo(const Thread& t, int64_t to);
   static bool ExitRecordUnsettled(const Thread& t);
   static int64_t AccountedSoFar(const Thread& t);
+  static bool AccountedAtUnsettledSwitchIn(const Thread& t);
   void RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* settled_by = nullptr);
   void SettleOut(Thread& t, int64_t end);
   void NoteUntracedSwitchOut(Thread& t, int64_t ts);

@@ -24,6 +24,7 @@
 // trace at all (an idle CPU picking up a woken task) is placed the same way. Per thread,
 // Thread::placement counts how far the kernel's instants are from the traced ones.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "sched/state_machine.h"
@@ -124,12 +125,18 @@ int64_t StateMachine::AccountedSoFar(const Thread& t) {
   return t.run_start >= 0 ? t.run_start + t.run_ns : t.settle_in_from;
 }
 
+// Whether AccountedSoFar is the run's switch-in as the model placed it, which the run's
+// first increment may still move (SettleIn).
+bool StateMachine::AccountedAtUnsettledSwitchIn(const Thread& t) {
+  return t.run_start < 0 && t.settle_in_from >= 0;
+}
+
 // The dying thread's exit record (taskstats) was taken at `ts`: it holds the accounting
 // as of the kernel's last update before then.
 void StateMachine::NoteExitRecord(Thread& t, int64_t ts) {
   t.exit_record_ts = ts;
   t.accounted_at_record = AccountedSoFar(t);
-  t.record_at_switch_in = t.run_start < 0 && t.settle_in_from >= 0;
+  t.record_at_switch_in = AccountedAtUnsettledSwitchIn(t);
 }
 
 // Whether a wakeup of `wakee_tid` by the dying thread can be the one taskstats_exit()
@@ -149,7 +156,7 @@ bool StateMachine::WakesExitListener(const Thread& dying, int32_t wakee_tid) con
 void StateMachine::NoteSignalExitCandidate(Thread& t, int64_t ts) {
   t.signal_exit_wakeup_ts = ts;
   t.accounted_at_signal_exit_wakeup = AccountedSoFar(t);
-  t.signal_exit_at_switch_in = t.run_start < 0 && t.settle_in_from >= 0;
+  t.signal_exit_at_switch_in = AccountedAtUnsettledSwitchIn(t);
   t.update_after_signal_exit_wakeup = -1;
 }
 
@@ -296,10 +303,10 @@ void StateMachine::PickedUpByIdleCpu(Thread& t, int32_t from_cpu, int64_t ts) {
 //   trace:   incr ...| (vCPU stolen: clock stood still) ...... incr(r)
 //   kernel:  incr ...|........................................ r .....|
 //                    ^ the update began here          ^ measured = t(incr) - r
-int64_t StateMachine::UpdateFrom(const Thread& t, const SchedStatRuntime& e,
+int64_t StateMachine::UpdateFrom(const Thread& t, const std::optional<FirstIncrement>& first,
                                  int64_t measured) const {
   if (!increments_complete_ || !t.tracked) return measured;
-  if (t.settle_in_from >= 0) return FirstIncrementStart(t, e, measured).start;
+  if (first) return first->start;
   if (t.run_start >= 0) {
     const int64_t so_far = t.run_start + t.run_ns;
     return measured > so_far + kIncrementLagNs ? so_far : measured;
@@ -341,13 +348,18 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     PickedUpByIdleCpu(t, e.c.cpu, e.c.ts);
   if (!t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return false;
   Cpu& cpu = cpus_[t.cpu];
+  const int64_t measured = e.c.ts - runtime;
+  // The run's first increment tells where the kernel switched it in (SettleIn below),
+  // which is also where an exit record taken before it stood.
+  const std::optional<FirstIncrement> first =
+      t.settle_in_from >= 0 ? std::optional(FirstIncrementStart(t, e, measured)) : std::nullopt;
   // An update after a candidate record (NoteSignalExitCandidate): the thread ran on, so
   // that wakeup was no exit's (a page fault's, say).
   // But a wakeup of the listener the file names is taskstats_exit()'s, whatever follows
   // (exit_mm() of a large process can take a tick or more before sched_process_exit).
   // (Only an exit's record reads it: not worth its cost at every increment.)
   const bool exit_pending = t.signal_exit_wakeup_ts >= 0 || t.exit_accounting_pending;
-  const int64_t update_from = exit_pending ? UpdateFrom(t, e, e.c.ts - runtime) : 0;
+  const int64_t update_from = exit_pending ? UpdateFrom(t, first, measured) : 0;
   if (t.signal_exit_wakeup_ts >= 0) [[unlikely]] {
     if (update_from > t.signal_exit_wakeup_ts && caps_.exit_listener_tid <= 0)
       t.signal_exit_wakeup_ts = -1;
@@ -365,8 +377,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   }
   // The first increment after the record is not in it. Taken before the run's first
   // increment, the record holds the accounting as of the switch-in this one settles.
-  if (t.record_at_switch_in)
-    t.accounted_at_record = FirstIncrementStart(t, e, e.c.ts - runtime).start;
+  if (t.record_at_switch_in) t.accounted_at_record = first->start;
   if (t.exit_accounting_pending && t.exit_record_ts >= 0) {
     SettleExitRecord(t, update_from, t.run_start >= 0 ? t.run_start + t.run_ns : INT64_MIN, e.c.ts);
     told_exit = true;
@@ -374,7 +385,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
   if (t.settle_in_from >= 0) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
-    const auto [start, stood_still_to] = FirstIncrementStart(t, e, e.c.ts - runtime);
+    const auto [start, stood_still_to] = *first;
     SettleIn(t, start);
     if (t.settles_out_of) {  // the task it preempted stopped at the same clock
       SettleOut(*t.settles_out_of, start);
