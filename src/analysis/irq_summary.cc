@@ -60,9 +60,8 @@ void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   if (it == recent_.end() || it->second.empty()) return;
   const bool soon = e.ts - it->second.newest().end <= kRestSwitchWindowNs;
   it->second.ForEach([&](RecentIrq& irq) {
-    if (irq.next_known || irq.end > e.ts) return;
+    if (irq.next || irq.end > e.ts) return;
     irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
-    irq.next_known = true;
   });
 }
 

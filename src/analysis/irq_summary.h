@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -49,11 +50,10 @@ class IrqSummaryObserver : public Observer {
     int64_t end = 0;
     const std::string* source = nullptr;  // a key of sources_
     const Thread* interrupted = nullptr;
-    // The task the CPU showed next after it, the only one that can have run its rest:
-    // a segment is found by its thread's CPU when it is delivered, which may be
-    // another by then (held segments outlive a move).
-    const Thread* next = nullptr;
-    bool next_known = false;
+    // The task the CPU showed next after it (null: none that can have run its rest),
+    // unset until the CPU shows one: a segment is found by its thread's CPU when it is
+    // delivered, which may be another by then (held segments outlive a move).
+    std::optional<const Thread*> next;
     const Thread* rest_counted_for = nullptr;  // the task whose count has its rest
     int64_t moved_ns = 0;                      // of it, the rest after a switch inside
   };

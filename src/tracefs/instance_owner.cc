@@ -28,26 +28,30 @@ int64_t TickNs() {
   return 1'000'000'000 / (hz > 0 ? hz : 100);
 }
 
+// The fields of /proc/PID/stat after the command name, which may hold spaces and
+// parentheses: from its last ')' on (" S 1 ..."); nullopt when it cannot be read.
+std::optional<std::string> StatAfterName(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  return stat.substr(paren + 1);
+}
+
 }  // namespace
 
 bool ProcessAlive(int pid) {
   if (::kill(pid, 0) != 0 && errno != EPERM) return false;
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  std::getline(in, stat);
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+  const std::optional<std::string> fields = StatAfterName(pid);
+  return !fields || fields->size() < 2 || (*fields)[1] != 'Z';
 }
 
 std::optional<int64_t> ProcessStartBootNs(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // The name in parentheses may hold spaces: count the fields after its ')'. The
-  // start time is field 22, the 20th after the name.
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(paren + 1));
+  const std::optional<std::string> after_name = StatAfterName(pid);
+  if (!after_name) return std::nullopt;
+  // The start time is field 22, the 20th after the name.
+  std::istringstream fields(*after_name);
   std::string field;
   for (int i = 0; i < 20; ++i)
     if (!(fields >> field)) return std::nullopt;
@@ -63,14 +67,17 @@ std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path) {
   return NsOf(st.st_ctim) - (ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_BOOTTIME));
 }
 
-bool HoldsFilesUnder(int pid, const std::filesystem::path& dir) {
+std::optional<bool> FilesUnderOpen(int pid, const std::filesystem::path& dir) {
   const std::string prefix = dir.string() + "/";
   std::error_code ec;
   // The process may exit while this runs: every step takes an error code, never throws.
   std::filesystem::directory_iterator fd(fmt::format("/proc/{}/fd", pid), ec), end;
   // Gone, it holds nothing; unreadable (another user's, to a cstool that is not root), it
   // may hold anything.
-  if (ec) return ec != std::errc::no_such_file_or_directory && ec != std::errc::no_such_process;
+  if (ec)
+    return ec == std::errc::no_such_file_or_directory || ec == std::errc::no_such_process
+               ? std::optional(false)
+               : std::nullopt;
   for (; !ec && fd != end; fd.increment(ec)) {
     std::error_code link_ec;
     if (std::filesystem::read_symlink(fd->path(), link_ec).string().rfind(prefix, 0) == 0)
@@ -90,7 +97,7 @@ bool InstanceOwnerRuns(const std::filesystem::path& dir, int pid) {
   // instance open, as every live session does (a wall clock set forward since the
   // instance was made makes it look older).
   if (*started <= *made + TickNs()) return true;
-  return HoldsFilesUnder(pid, dir);
+  return FilesUnderOpen(pid, dir).value_or(true);
 }
 
 }  // namespace cstool

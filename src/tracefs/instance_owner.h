@@ -22,9 +22,9 @@ std::optional<int64_t> ProcessStartBootNs(int pid);
 // status, in nanoseconds of CLOCK_BOOTTIME; nullopt when it cannot be read.
 std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path);
 
-// Whether process `pid` has a file under `dir` open; true when its files cannot be read
-// (another user's process).
-bool HoldsFilesUnder(int pid, const std::filesystem::path& dir);
+// Whether process `pid` has a file under `dir` open; nullopt when its files cannot be
+// read (another user's process, to a cstool that is not root).
+std::optional<bool> FilesUnderOpen(int pid, const std::filesystem::path& dir);
 
 // Whether the instance directory `dir` (named for `pid`) belongs to a process that still
 // runs: `pid` is alive and either started before the instance was made (its owner made

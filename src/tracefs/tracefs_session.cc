@@ -138,22 +138,14 @@ std::string ProcessComm(int pid) {
 std::string HoldersOf(const std::filesystem::path& dir) {
   std::string holders;
   std::error_code ec;
-  const std::string prefix = dir.string() + "/";
   // Processes come and go while this runs: every step takes an error code, never throws.
   for (std::filesystem::directory_iterator proc("/proc", ec), end; !ec && proc != end;
        proc.increment(ec)) {
     const std::string pid = proc->path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code fd_ec;
-    for (std::filesystem::directory_iterator fd(proc->path() / "fd", fd_ec); !fd_ec && fd != end;
-         fd.increment(fd_ec)) {
-      std::error_code link_ec;
-      if (std::filesystem::read_symlink(fd->path(), link_ec).string().rfind(prefix, 0) != 0)
-        continue;
-      holders += fmt::format("{}pid {} ({})", holders.empty() ? "" : ", ", pid,
-                             ProcessComm(std::atoi(pid.c_str())));
-      break;
-    }
+    if (!FilesUnderOpen(std::atoi(pid.c_str()), dir).value_or(false)) continue;
+    holders += fmt::format("{}pid {} ({})", holders.empty() ? "" : ", ", pid,
+                           ProcessComm(std::atoi(pid.c_str())));
   }
   return holders;
 }
