@@ -76,8 +76,8 @@ TEST(RecordMerger, KeepsPerCpuOrderWhenTimeGoesBackwards) {
   EXPECT_EQ(out, (std::vector<std::string>{"1@7#0", "0@10#0", "0@5#1", "0@20#2"}));
 }
 
-// Many CPUs take the heap path (a power of two or not); every path must produce the
-// sorted, stable order.
+// Three or more CPUs take the tournament tree (a power of two or not); every path must
+// produce the sorted, stable order.
 TEST(RecordMerger, ManyStreamsMatchSortedOrder) {
   for (int ncpu : {3, 8, 9, 17, 64, 65}) {
     std::mt19937_64 rng(static_cast<uint64_t>(ncpu));
@@ -99,6 +99,34 @@ TEST(RecordMerger, ManyStreamsMatchSortedOrder) {
       want.push_back(std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
                      std::to_string(r.size));
     EXPECT_EQ(Merge(per_cpu, 7), want) << ncpu << " CPUs";
+  }
+}
+
+// Streams that end at different times, some at once: the tree's leaves empty one by one
+// (and the padding leaves never play).
+TEST(RecordMerger, StreamsOfDifferentLengthsMatchSortedOrder) {
+  for (int ncpu : {3, 5, 12, 33}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(ncpu) * 13);
+    std::vector<std::vector<RawRecord>> per_cpu(static_cast<size_t>(ncpu));
+    std::vector<RawRecord> all;
+    for (int cpu = 0; cpu < ncpu; ++cpu) {
+      const uint32_t n = cpu % 4 == 1 ? 0 : static_cast<uint32_t>(rng() % 300);
+      int64_t ts = static_cast<int64_t>(rng() % 1000);
+      for (uint32_t i = 0; i < n; ++i) {
+        ts += static_cast<int64_t>(rng() % 50);  // runs of one CPU, and ties
+        per_cpu[static_cast<size_t>(cpu)].push_back(Rec(cpu, ts, i));
+        all.push_back(Rec(cpu, ts, i));
+      }
+    }
+    std::stable_sort(all.begin(), all.end(), [](const RawRecord& a, const RawRecord& b) {
+      return a.ts < b.ts || (a.ts == b.ts && a.cpu < b.cpu);
+    });
+    std::vector<std::string> want;
+    for (const auto& r : all)
+      want.push_back(std::to_string(r.cpu) + "@" + std::to_string(r.ts) + "#" +
+                     std::to_string(r.size));
+    for (size_t batch : {1, 16})
+      EXPECT_EQ(Merge(per_cpu, batch), want) << ncpu << " CPUs, batch " << batch;
   }
 }
 
