@@ -41,7 +41,7 @@ CounterWindow& CounterWindowObserver::WindowWithExitCuts(const Thread& t) {
   return w;
 }
 
-void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start,
+void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
                                            int64_t end) {
   WindowWithExitCuts(t).PushSegment(s, start, end, model_.enqueue_lag);
 }

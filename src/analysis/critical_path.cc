@@ -31,7 +31,7 @@ std::string_view PathEndLabel(PathEnd e) {
   return "";
 }
 
-void CriticalPathRecorder::OnStateSegment(const Thread& t, Microstate state, int64_t start,
+void CriticalPathRecorder::OnStateSegment(const Thread& t, Microstate state, int32_t /*cpu*/, int64_t start,
                                           int64_t end) {
   if (end <= start) return;
   if (t.id >= timelines_.size()) timelines_.resize(t.id + 1);

@@ -65,12 +65,12 @@ void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   });
 }
 
-void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
+void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start,
                                         int64_t end) {
   if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
-  if (auto it = recent_.find(thread.cpu); it != recent_.end())
+  if (auto it = recent_.find(cpu); it != recent_.end())
     it->second.ForEach([&](RecentIrq& irq) {
       const int64_t rest = std::min(end, irq.end) - std::max(start, irq.start);
       // Its own interrupts count whole (OnIrq); another task's rest only if this one came next.

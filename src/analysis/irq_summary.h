@@ -23,7 +23,7 @@ class IrqSummaryObserver : public Observer {
 
   void OnIrq(const IrqInterval& iv) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
-  void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start, int64_t end) override;
 
   // Sources by total time (then name), tasks by lost time (then tid); tasks that no
   // interrupt hit are left out.

@@ -92,7 +92,7 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   return c;
 }
 
-void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate state, int64_t start,
+void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate state, int32_t /*cpu*/, int64_t start,
                                             int64_t end) {
   if (!thread.tracked) return;
   bool counts = (condition_.states & Bit(state)) != 0;

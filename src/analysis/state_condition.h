@@ -38,7 +38,7 @@ class StateConditionObserver final : public Observer {
       : condition_(std::move(condition)), syscalls_(syscalls) {}
   const StateCondition& condition() const { return condition_; }
   uint32_t Hooks() const override { return HookBit(Hook::kStateSegment); }
-  void OnStateSegment(const Thread& thread, Microstate state, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start, int64_t end) override;
 
   // The first stretch that held since the last call, described ("tid 12 (worker): sleep
   // 200.1 ms from ... to ..."), with the time it ended.

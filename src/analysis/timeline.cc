@@ -114,7 +114,7 @@ void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
   }
 }
 
-void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) {
+void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start, int64_t end) {
   if (!selected_(t)) return;
   Track& tr = TrackOf(t);
   // The state machine reports a lost-events gap, where it began, before the unknown time

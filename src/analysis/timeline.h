@@ -39,7 +39,7 @@ class TimelineObserver : public Observer {
 
   TimelineObserver(TimelineSink& sink, const SyscallTable& syscalls, ThreadFilter selected);
 
-  void OnStateSegment(const Thread& t, Microstate s, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnWakeup(const WakeupEvent& w) override;

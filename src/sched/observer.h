@@ -131,10 +131,14 @@ class Observer {
   // are no-ops anyway). The default, all, is always correct.
   virtual uint32_t Hooks() const { return kAllHooks; }
   virtual void OnThreadNew(const Thread&) {}
-  // `thread` spent [start, end) in `state`. Emitted for every segment, in time order
-  // per thread; the segments of one thread tile its observed lifetime exactly.
-  virtual void OnStateSegment(const Thread& /*thread*/, Microstate /*state*/, int64_t /*start*/,
-                              int64_t /*end*/) {}
+  // `thread` spent [start, end) in `state`, on `cpu` for the states on a CPU (for the
+  // others, the CPU it was on or queued at then; -1: none known). Emitted for every
+  // segment, in time order per thread; the segments of one thread tile its observed
+  // lifetime exactly. A segment may come after the thread moved on (the switch placement
+  // holds them up to the kernel's next accounting): `cpu` is the segment's, not the
+  // thread's current Thread::cpu.
+  virtual void OnStateSegment(const Thread& /*thread*/, Microstate /*state*/, int32_t /*cpu*/,
+                              int64_t /*start*/, int64_t /*end*/) {}
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
   // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the

@@ -260,10 +260,12 @@ class StateMachine final : public EventSink {
   void MakeOpenStretchUnknown(Thread& t);
   void RefreshRunning(Cpu& cpu, int64_t ts);
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
-  void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
-  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
+  void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int32_t cpu, int64_t start,
+                      int64_t end);
+  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int32_t cpu,
+                             int64_t start, int64_t end);
   // A segment whose microstate is final: into the thread's times and to the observers.
-  void Deliver(Thread& t, Microstate s, int64_t start, int64_t end);
+  void Deliver(Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end);
   bool EmitSwitch(Thread* prev, const SwitchEvent& e);
   void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);

@@ -108,30 +108,30 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   if (end <= start) return;
   if (t.held_from >= 0) [[unlikely]] {
     if (t.held_segments.size() < kMaxHeldSegments) {
-      t.held_segments.push_back({s, a, start, end});
+      t.held_segments.push_back({s, a, t.cpu, start, end});
       return;
     }
     FlushHeld(t);  // a very long run without the kernel's accounting: keep the model
   }
-  EmitSegmentNow(t, s, a, start, end);
+  EmitSegmentNow(t, s, a, t.cpu, start, end);
 }
 
 [[gnu::always_inline]] inline void StateMachine::EmitSegmentNow(Thread& t, Microstate s,
-                                                                AbstractState a, int64_t start,
-                                                                int64_t end) {
+                                                                AbstractState a, int32_t cpu,
+                                                                int64_t start, int64_t end) {
   if (t.syscall == kSyscallUnknown) [[unlikely]] {
-    EmitUnresolvedSegment(t, s, a, start, end);
+    EmitUnresolvedSegment(t, s, a, cpu, start, end);
     return;
   }
-  Deliver(t, s, start, end);
+  Deliver(t, s, cpu, start, end);
 }
 
-[[gnu::always_inline]] inline void StateMachine::Deliver(Thread& t, Microstate s, int64_t start,
-                                                         int64_t end) {
+[[gnu::always_inline]] inline void StateMachine::Deliver(Thread& t, Microstate s, int32_t cpu,
+                                                         int64_t start, int64_t end) {
   t.times[static_cast<size_t>(s)] += end - start;
   const std::vector<Observer*>& observers = On(Hook::kStateSegment);
   if (!observers.empty()) [[unlikely]]
-    for (Observer* p : observers) p->OnStateSegment(t, s, start, end);
+    for (Observer* p : observers) p->OnStateSegment(t, s, cpu, start, end);
 }
 
 [[gnu::always_inline]] inline void StateMachine::Transition(Thread& t, Microstate next,

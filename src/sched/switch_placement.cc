@@ -50,8 +50,8 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
     // The kernel may have switched it in before the model's instant too (a reused clock
     // whose update the trace does not show), but not before its wait began: hold that.
     t.held_from = t.since;
-    t.settle_in_before = {t.state, t.abstract, t.since, 0};
-    t.settle_in_run = {s, a, in_ts, 0};
+    t.settle_in_before = {t.state, t.abstract, t.cpu, t.since, 0};
+    t.settle_in_run = {s, a, t.cpu, in_ts, 0};
     t.settle_in_from = in_ts;
     t.settle_in_to = ts;
   }
@@ -91,9 +91,9 @@ void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread
       t.held_segments.push_back(seg);
       continue;
     }
-    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.start, a});
-    t.held_segments.push_back({as.state, as.abstract, a, b});
-    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, b, seg.end});
+    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.cpu, seg.start, a});
+    t.held_segments.push_back({as.state, as.abstract, as.cpu, a, b});
+    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, seg.cpu, b, seg.end});
   }
 }
 
@@ -107,7 +107,7 @@ void StateMachine::SettleIn(Thread& t, int64_t start) {
   const Thread::Segment& fill = start > t.settle_in_from ? t.settle_in_before : t.settle_in_run;
   RelabelHeld(t, from, to, fill);
   if (t.since < to) {  // still in the run's first state, which began at the model's instant
-    t.held_segments.push_back({fill.state, fill.abstract, t.since, to});
+    t.held_segments.push_back({fill.state, fill.abstract, fill.cpu, t.since, to});
     t.since = to;
   }
   t.placement.in_early_ns -= start - t.settle_in_from;
@@ -662,10 +662,10 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   for (size_t i = 0; i < n; ++i) {
     const Thread::Segment seg = segs[i];
     if (seg.end <= before) {
-      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, seg.end);
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, seg.end);
     } else if (seg.start < before) {
-      EmitSegmentNow(t, seg.state, seg.abstract, seg.start, before);
-      segs[kept++] = {seg.state, seg.abstract, before, seg.end};
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, before);
+      segs[kept++] = {seg.state, seg.abstract, seg.cpu, before, seg.end};
     } else {
       segs[kept++] = seg;
     }
@@ -705,7 +705,7 @@ void StateMachine::RewindHeld(Thread& t, int64_t kernel_ts, int64_t ts, Thread* 
     t.settle_out_from = earliest;
     t.settle_out_to = ts;
     t.settle_out_default = from;
-    t.settle_out_after = {t.state, t.abstract, ts, 0};
+    t.settle_out_after = {t.state, t.abstract, t.cpu, ts, 0};
     settled_by->settles_out_of = &t;
     return;
   }

@@ -14,11 +14,11 @@ namespace cstool {
 
 // A segment of a thread whose syscall state is not known yet: held back until Resolve
 // (or labelled unknown when the trace has no syscall events, or too much is held).
-void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int64_t start,
-                                         int64_t end) {
+void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int32_t cpu,
+                                         int64_t start, int64_t end) {
   if (caps_.syscalls) {
     if (t.pending_segments.size() < kMaxPendingSegments) {
-      t.pending_segments.push_back({s, a, start, end});
+      t.pending_segments.push_back({s, a, cpu, start, end});
       return;
     }
     // Give up waiting: what was pending stays unknown, and so does the rest.
@@ -26,7 +26,7 @@ void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState 
     Resolve(t, kSyscallUnknown);
   }
   if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
-  Deliver(t, s, start, end);
+  Deliver(t, s, cpu, start, end);
 }
 
 // The thread now known to be (or not be) inside syscall `s` since before its pending
@@ -38,7 +38,7 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
   segments.swap(t.pending_segments);
   t.syscall = s;
   for (auto& seg : segments)
-    Deliver(t, causes_.Resolved(t, seg.state, seg.abstract, s), seg.start, seg.end);
+    Deliver(t, causes_.Resolved(t, seg.state, seg.abstract, s), seg.cpu, seg.start, seg.end);
   // Held segments (not final until the thread's switch) take the answer too.
   for (auto& seg : t.held_segments)
     if (seg.abstract != AbstractState::kNone) {

@@ -72,9 +72,13 @@ struct Thread {
   int64_t maybe_moved_asleep_ns = 0;
 
   // A stretch of one state, not yet final (see held_segments and pending_segments).
+  // `cpu`: the thread's CPU when the stretch was made (Thread::cpu then): the one it ran
+  // on, for the states on a CPU. Kept with it because a held stretch is final only later,
+  // when the thread may be queued on another CPU already.
   struct Segment {
     Microstate state;
     AbstractState abstract;
+    int32_t cpu;
     int64_t start;
     int64_t end;
   };

@@ -102,8 +102,8 @@ class SyntheticThreads {
   }
   void Bursts(Thread& t, int64_t period, int64_t user_ns, int64_t end) {
     for (int64_t ts = 0; ts < end; ts += period) {
-      scope_.OnStateSegment(t, Microstate::kUser, ts, ts + user_ns);
-      scope_.OnStateSegment(t, Microstate::kSleep, ts + user_ns, ts + period);
+      scope_.OnStateSegment(t, Microstate::kUser, 0, ts, ts + user_ns);
+      scope_.OnStateSegment(t, Microstate::kSleep, 0, ts + user_ns, ts + period);
       t.times[static_cast<size_t>(Microstate::kUser)] += user_ns;
     }
   }

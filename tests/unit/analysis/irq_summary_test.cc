@@ -68,13 +68,13 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
   // A hardirq nested in a softirq: the sources each count it, the microstates once.
   Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 1, 8100, 8200, &other_);
   Irq(IrqKind::kSoftirq, "softirq:NET_RX", 1, 8000, 8500, &other_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1000, 1400);
-  observer_.OnStateSegment(job_, Microstate::kUser, 1400, 1500);  // ignored
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1500, 1600);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 5000, 7000);
-  observer_.OnStateSegment(other_, Microstate::kSoftirq, 8000, 8100);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 8100, 8200);
-  observer_.OnStateSegment(other_, Microstate::kSoftirq, 8200, 8500);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 0, 1000, 1400);
+  observer_.OnStateSegment(job_, Microstate::kUser, 0, 1400, 1500);  // ignored
+  observer_.OnStateSegment(job_, Microstate::kIrq, 0, 1500, 1600);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 5000, 7000);
+  observer_.OnStateSegment(other_, Microstate::kSoftirq, 1, 8000, 8100);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 8100, 8200);
+  observer_.OnStateSegment(other_, Microstate::kSoftirq, 1, 8200, 8500);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -98,13 +98,12 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
 // it: that rest is its irq time and no idle time, and the interrupt is among its sources
 // (a task woken from idle by the tick showed LOST time with COUNT 0 and no source).
 TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) {
-  job_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
   Current(1450, 1, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1300, 1350);  // its rest, in two pieces
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1350, 1400);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1300, 1350);  // its rest, in two pieces
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1350, 1400);
   Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 2000, 2100);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 2000, 2100);
   IrqReport r;
   observer_.Fill(r);
   EXPECT_EQ(r.idle.count, 1u);
@@ -120,12 +119,10 @@ TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) 
 // after the switch's instant is the next task's, in its sources and no longer in the
 // preempted task's, so each one's sources add up to its LOST.
 TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
-  job_.cpu = 1;
-  other_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
   Current(1450, 1, &other_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1000, 1300);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1300, 1400);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1000, 1300);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1300, 1400);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -143,11 +140,9 @@ TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
 // A switch the kernel placed before the interrupt began: all of it is the next task's,
 // and it hit the preempted task not at all.
 TEST_F(IrqSummaryTest, AnInterruptWhollyAfterTheSwitchIsTheNextTasksOnly) {
-  job_.cpu = 1;
-  other_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
   Current(1450, 1, &other_);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1000, 1400);
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1000, 1400);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 1u);
@@ -156,16 +151,13 @@ TEST_F(IrqSummaryTest, AnInterruptWhollyAfterTheSwitchIsTheNextTasksOnly) {
   EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 400);
 }
 
-// A segment delivered after its thread moved is looked up on the CPU it has now: an
-// interrupt there is not its rest unless the trace showed it next on that CPU, right
-// after the interrupt.
+// An interrupt is the rest of the task the trace showed next on its CPU right after it,
+// and of no other task with an irq segment there at that time.
 TEST_F(IrqSummaryTest, AnInterruptIsTheRestOfTheTaskThatCameNextOnly) {
-  job_.cpu = 1;  // it ran on CPU 0 at 1000-1400; it is on CPU 1 now
-  other_.cpu = 1;
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &other_);
   Current(201'400, 1, &job_);  // other_ ran on after the tick
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1000, 1400);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1100, 1200);  // CPU 0's tick
+  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1000, 1400);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1100, 1200);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -176,15 +168,37 @@ TEST_F(IrqSummaryTest, AnInterruptIsTheRestOfTheTaskThatCameNextOnly) {
   EXPECT_TRUE(r.tasks[1].sources.empty());
 }
 
+// A segment is final only at the kernel's next accounting of its thread, which may have
+// been woken onto another CPU by then: the interrupt it was the rest of is looked up on
+// the segment's CPU, not the thread's (here the rest stayed idle time).
+TEST_F(IrqSummaryTest, ASegmentCountsOnItsOwnCpuNotWhereItsThreadIsNow) {
+  job_.cpu = 0;  // queued on CPU 0 by the time its segment is delivered
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
+  Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &other_);
+  Current(1450, 1, &job_);
+  Current(1450, 0, &job_);  // (as if it had come next on CPU 0 too)
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1300, 1400);
+  IrqReport r;
+  observer_.Fill(r);
+  EXPECT_EQ(r.idle.time_ns, 300);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  EXPECT_EQ(r.tasks[0].tid, 100);  // (its LOST first: other_'s segments are not here)
+  EXPECT_EQ(r.tasks[0].count, 1u);
+  EXPECT_EQ(r.tasks[0].sources.at("vector:local_timer").time_ns, 100);
+  EXPECT_EQ(r.tasks[1].tid, 200);  // its tick on CPU 0 stays whole
+  EXPECT_EQ(r.tasks[1].count, 1u);
+  EXPECT_EQ(r.tasks[1].sources.at("vector:local_timer").time_ns, 400);
+}
+
 // The recorder's own threads (traced by cstool irq, not the recording's): their
 // interrupts count in the sources, and they are no row of the task table.
 TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
   Thread recorder = MakeThread(2, 300, 300, "cstool");
   recorder.tracked = false;
   Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &recorder);
-  observer_.OnStateSegment(recorder, Microstate::kIrq, 1000, 1400);
+  observer_.OnStateSegment(recorder, Microstate::kIrq, 0, 1000, 1400);
   Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 2000, 2100);
+  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 2000, 2100);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.sources.size(), 1u);

@@ -60,8 +60,8 @@ TEST(StateCondition, AtLeastCountsAStretchOfExactlyTheDuration) {
         ParseStateCondition(at_least ? "sleep>=100ns" : "sleep>100ns", syscalls), syscalls);
     Thread t;
     t.tracked = true;
-    o.OnStateSegment(t, Microstate::kSleep, 0, 100);
-    o.OnStateSegment(t, Microstate::kUser, 100, 150);
+    o.OnStateSegment(t, Microstate::kSleep, 0, 0, 100);
+    o.OnStateSegment(t, Microstate::kUser, 0, 100, 150);
     EXPECT_EQ(o.Take().has_value(), at_least) << at_least;
   }
 }
@@ -85,23 +85,23 @@ TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
   t.tid = 42;
   t.comm = "worker";
   t.tracked = true;
-  o.OnStateSegment(t, Microstate::kSleep, 0, 60);
-  o.OnStateSegment(t, Microstate::kSleepUninterruptible, 60, 120);  // one stretch: 120 ns
+  o.OnStateSegment(t, Microstate::kSleep, 0, 0, 60);
+  o.OnStateSegment(t, Microstate::kSleepUninterruptible, 0, 60, 120);  // one stretch: 120 ns
   std::optional<StateConditionObserver::Hit> hit = o.Take();
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->ts, 120);
   EXPECT_NE(hit->what.find("tid 42 (worker)"), std::string::npos) << hit->what;
   EXPECT_FALSE(o.Take());
 
-  o.OnStateSegment(t, Microstate::kSleep, 200, 280);
-  o.OnStateSegment(t, Microstate::kUser, 280, 290);  // a break
-  o.OnStateSegment(t, Microstate::kSleep, 290, 370);
+  o.OnStateSegment(t, Microstate::kSleep, 0, 200, 280);
+  o.OnStateSegment(t, Microstate::kUser, 0, 280, 290);  // a break
+  o.OnStateSegment(t, Microstate::kSleep, 0, 290, 370);
   EXPECT_FALSE(o.Take());
 
   Thread untracked = t;
   untracked.id = 2;
   untracked.tracked = false;
-  o.OnStateSegment(untracked, Microstate::kSleep, 0, 1000);
+  o.OnStateSegment(untracked, Microstate::kSleep, 0, 0, 1000);
   EXPECT_FALSE(o.Take());
 }
 
