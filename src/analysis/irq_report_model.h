@@ -52,7 +52,10 @@ struct IrqReport {
   std::vector<IrqSourceSummary> sources;  // most total time first
   std::vector<IrqTaskSummary> tasks;      // most lost time first
   IrqCount idle;                          // interrupts that hit an idle CPU
-  std::optional<NoiseReport> noise;       // the osnoise view, when asked for
+  // The recorder's own threads (not in `tasks`): interrupts that hit them and their irq
+  // microstate, so that tasks, idle and these add up to the hardirq sources.
+  IrqCount recorder;
+  std::optional<NoiseReport> noise;  // the osnoise view, when asked for
 };
 
 // "hardirq", "vector", "softirq", "nmi".

@@ -59,15 +59,17 @@ void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   auto it = recent_.find(e.cpu);
   if (it == recent_.end() || it->second.empty()) return;
   const bool soon = e.ts - it->second.newest().end <= kRestSwitchWindowNs;
-  it->second.ForEach([&](RecentIrq& irq) {
-    if (irq.next || irq.end > e.ts) return;
-    irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
+  // They end in the order they were pushed: once one has its next task, so have all
+  // before it (a switch at every event of a report then visits one or none).
+  it->second.ForEachNewestWhile([&](RecentIrq& irq) {
+    if (irq.next) return false;
+    if (irq.end <= e.ts) irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
+    return true;
   });
 }
 
-void IrqSummaryObserver::OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start,
-                                        int64_t end) {
-  if (state != Microstate::kIrq && state != Microstate::kSoftirq) return;
+void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate state, int32_t cpu,
+                                            int64_t start, int64_t end) {
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
   if (auto it = recent_.find(cpu); it != recent_.end())
@@ -104,11 +106,16 @@ void IrqSummaryObserver::Fill(IrqReport& report) const {
       report.sources.begin(), report.sources.end(),
       [](const IrqSourceSummary& a, const IrqSourceSummary& b) { return a.time_ns > b.time_ns; });
   report.tasks.clear();
+  report.recorder = {};
   for (const auto& [id, acc] : tasks_) {
     if (acc.summary.count == 0 && acc.summary.LostNs() == 0) continue;
     // Not the recording's (the recorder's own threads): their interrupts count in the
-    // sources, and the task table is about the workload.
-    if (!acc.thread->tracked) continue;
+    // sources and in a line of their own, and the task table is about the workload.
+    if (!acc.thread->tracked) {
+      report.recorder.count += acc.summary.count;
+      report.recorder.time_ns += acc.summary.irq_ns;
+      continue;
+    }
     IrqTaskSummary t = acc.summary;
     t.tid = acc.thread->tid;
     t.pid = acc.thread->tgid != 0 ? acc.thread->tgid : acc.thread->tid;

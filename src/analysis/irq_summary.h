@@ -21,13 +21,23 @@ class IrqSummaryObserver : public Observer {
   // `cpus`: the traced CPUs, listed in every source's per-CPU split even when 0.
   explicit IrqSummaryObserver(std::vector<int32_t> cpus) : cpus_(std::move(cpus)) {}
 
+  uint32_t Hooks() const override {
+    return HookBit(Hook::kIrq) | HookBit(Hook::kCpuCurrent) | HookBit(Hook::kInterruptSegment);
+  }
   void OnIrq(const IrqInterval& iv) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
-  void OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start, int64_t end) override;
+  void OnInterruptSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start,
+                          int64_t end) override;
 
   // Sources by total time (then name), tasks by lost time (then tid); tasks that no
   // interrupt hit are left out.
   void Fill(IrqReport& report) const;
+  // Every task's sources so far (the recorder's threads too): fn(const Thread&,
+  // const IrqTaskSummary&), tid and comm left unset.
+  template <typename Fn>
+  void ForEachTask(Fn&& fn) const {
+    for (const auto& [id, acc] : tasks_) fn(*acc.thread, acc.summary);
+  }
 
  private:
   struct TaskAcc {
@@ -51,8 +61,7 @@ class IrqSummaryObserver : public Observer {
     const std::string* source = nullptr;  // a key of sources_
     const Thread* interrupted = nullptr;
     // The task the CPU showed next after it (null: none that can have run its rest),
-    // unset until the CPU shows one: a segment is found by its thread's CPU when it is
-    // delivered, which may be another by then (held segments outlive a move).
+    // unset until the CPU shows one.
     std::optional<const Thread*> next;
     const Thread* rest_counted_for = nullptr;  // the task whose count has its rest
     int64_t moved_ns = 0;                      // of it, the rest after a switch inside

@@ -24,6 +24,13 @@ class LastN {
   void ForEach(F&& f) {
     ForEachIn(*this, f);
   }
+  // Calls `f` on each value held, newest first, while it returns true.
+  template <typename F>
+  void ForEachNewestWhile(F&& f) {
+    const uint64_t oldest = pushed_ - std::min<uint64_t>(pushed_, N);
+    for (uint64_t i = pushed_; i > oldest; --i)
+      if (!f(items_[(i - 1) % N])) return;
+  }
 
  private:
   template <typename Self, typename F>

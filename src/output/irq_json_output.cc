@@ -72,7 +72,11 @@ nlohmann::json IrqReportToJson(const IrqReport& r) {
                      {"count", t.count},
                      {"sources", src}});
   }
-  return {{"trace", trace}, {"sources", sources}, {"tasks", tasks}, {"idle", CountJson(r.idle)}};
+  return {{"trace", trace},
+          {"sources", sources},
+          {"tasks", tasks},
+          {"idle", CountJson(r.idle)},
+          {"recorder", CountJson(r.recorder)}};
 }
 
 nlohmann::json IrqAffinityToJson(const std::vector<int>& cpus,

@@ -71,6 +71,20 @@ class IrqTableOutput : public IrqOutput {
                          t.comm, Us(t.LostNs()), Us(t.irq_ns), Us(t.softirq_ns), t.count, top);
     }
     if (r.tasks.empty()) os_ << "(no task was interrupted)\n";
+    // What the table leaves out, so that the tasks, the idle line and these add up to the
+    // hardirq sources' time.
+    if (r.tasks.size() > kTopTasks) {
+      IrqCount more;
+      for (size_t i = kTopTasks; i < r.tasks.size(); ++i) {
+        more.count += r.tasks[i].count;
+        more.time_ns += r.tasks[i].irq_ns;
+      }
+      os_ << fmt::format("{} more tasks were hit {} times (IRQ_US {})\n",
+                         r.tasks.size() - kTopTasks, more.count, Us(more.time_ns));
+    }
+    if (r.recorder.count > 0 || r.recorder.time_ns > 0)
+      os_ << fmt::format("cstool's own threads (not listed) were hit {} times (IRQ_US {})\n",
+                         r.recorder.count, Us(r.recorder.time_ns));
   }
 
   void RenderNoise(const IrqReport& r) override {

@@ -119,6 +119,7 @@ enum class Hook : uint8_t {
   kRuntimeAccounted,
   kStolen,
   kKernelStack,
+  kInterruptSegment,
   kCount
 };
 constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
@@ -139,6 +140,11 @@ class Observer {
   // thread's current Thread::cpu.
   virtual void OnStateSegment(const Thread& /*thread*/, Microstate /*state*/, int32_t /*cpu*/,
                               int64_t /*start*/, int64_t /*end*/) {}
+  // The segments in the irq and softirq states only (each also goes to OnStateSegment):
+  // for an observer that needs just those, which costs a plain report nothing while the
+  // others cost a call per segment.
+  virtual void OnInterruptSegment(const Thread& /*thread*/, Microstate /*state*/, int32_t /*cpu*/,
+                                  int64_t /*start*/, int64_t /*end*/) {}
   virtual void OnSwitch(const SwitchEvent&) {}
   virtual void OnWakeup(const WakeupEvent&) {}
   // sched_wakeup of a thread that sched_waking made runnable at `runnable_since`: the

@@ -132,6 +132,8 @@ constexpr int32_t kMaxCpuId = 1 << 16;
   const std::vector<Observer*>& observers = On(Hook::kStateSegment);
   if (!observers.empty()) [[unlikely]]
     for (Observer* p : observers) p->OnStateSegment(t, s, cpu, start, end);
+  if (s == Microstate::kIrq || s == Microstate::kSoftirq) [[unlikely]]
+    for (Observer* p : On(Hook::kInterruptSegment)) p->OnInterruptSegment(t, s, cpu, start, end);
 }
 
 [[gnu::always_inline]] inline void StateMachine::Transition(Thread& t, Microstate next,

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <vector>
+
 #include "output/irq_output.h"
 #include "tracefs/cpu_event_counter.h"
 
@@ -68,13 +71,12 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
   // A hardirq nested in a softirq: the sources each count it, the microstates once.
   Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 1, 8100, 8200, &other_);
   Irq(IrqKind::kSoftirq, "softirq:NET_RX", 1, 8000, 8500, &other_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 0, 1000, 1400);
-  observer_.OnStateSegment(job_, Microstate::kUser, 0, 1400, 1500);  // ignored
-  observer_.OnStateSegment(job_, Microstate::kIrq, 0, 1500, 1600);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 5000, 7000);
-  observer_.OnStateSegment(other_, Microstate::kSoftirq, 1, 8000, 8100);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 8100, 8200);
-  observer_.OnStateSegment(other_, Microstate::kSoftirq, 1, 8200, 8500);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 0, 1000, 1400);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 0, 1500, 1600);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 1, 5000, 7000);
+  observer_.OnInterruptSegment(other_, Microstate::kSoftirq, 1, 8000, 8100);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 1, 8100, 8200);
+  observer_.OnInterruptSegment(other_, Microstate::kSoftirq, 1, 8200, 8500);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -100,10 +102,10 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
 TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) {
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
   Current(1450, 1, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1300, 1350);  // its rest, in two pieces
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1350, 1400);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 1300, 1350);  // its rest, in two pieces
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 1350, 1400);
   Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 2000, 2100);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 2000, 2100);
   IrqReport r;
   observer_.Fill(r);
   EXPECT_EQ(r.idle.count, 1u);
@@ -121,8 +123,8 @@ TEST_F(IrqSummaryTest, TheRestOfAnIdleCpusInterruptIsTheNextTasksWithItsSource) 
 TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
   Current(1450, 1, &other_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1000, 1300);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1300, 1400);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 1000, 1300);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 1, 1300, 1400);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -142,7 +144,7 @@ TEST_F(IrqSummaryTest, TheRestOfAnInterruptAfterASwitchIsTheNextTasks) {
 TEST_F(IrqSummaryTest, AnInterruptWhollyAfterTheSwitchIsTheNextTasksOnly) {
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &job_);
   Current(1450, 1, &other_);
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1000, 1400);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 1, 1000, 1400);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 1u);
@@ -156,8 +158,8 @@ TEST_F(IrqSummaryTest, AnInterruptWhollyAfterTheSwitchIsTheNextTasksOnly) {
 TEST_F(IrqSummaryTest, AnInterruptIsTheRestOfTheTaskThatCameNextOnly) {
   Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, &other_);
   Current(201'400, 1, &job_);  // other_ ran on after the tick
-  observer_.OnStateSegment(other_, Microstate::kIrq, 1, 1000, 1400);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1100, 1200);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 1, 1000, 1400);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 1100, 1200);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.tasks.size(), 2u);
@@ -177,7 +179,7 @@ TEST_F(IrqSummaryTest, ASegmentCountsOnItsOwnCpuNotWhereItsThreadIsNow) {
   Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &other_);
   Current(1450, 1, &job_);
   Current(1450, 0, &job_);  // (as if it had come next on CPU 0 too)
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 1300, 1400);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 1300, 1400);
   IrqReport r;
   observer_.Fill(r);
   EXPECT_EQ(r.idle.time_ns, 300);
@@ -196,9 +198,9 @@ TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
   Thread recorder = MakeThread(2, 300, 300, "cstool");
   recorder.tracked = false;
   Irq(IrqKind::kVector, "vector:local_timer", 0, 1000, 1400, &recorder);
-  observer_.OnStateSegment(recorder, Microstate::kIrq, 0, 1000, 1400);
+  observer_.OnInterruptSegment(recorder, Microstate::kIrq, 0, 1000, 1400);
   Irq(IrqKind::kVector, "vector:local_timer", 1, 2000, 2100, &job_);
-  observer_.OnStateSegment(job_, Microstate::kIrq, 1, 2000, 2100);
+  observer_.OnInterruptSegment(job_, Microstate::kIrq, 1, 2000, 2100);
   IrqReport r;
   observer_.Fill(r);
   ASSERT_EQ(r.sources.size(), 1u);
@@ -206,6 +208,35 @@ TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
   EXPECT_EQ(r.sources[0].time_ns, 500);
   ASSERT_EQ(r.tasks.size(), 1u);
   EXPECT_EQ(r.tasks[0].tid, 100);
+  // Theirs on a line of its own: tasks, idle and the recorder add up to the sources.
+  EXPECT_EQ(r.recorder.count, 1u);
+  EXPECT_EQ(r.recorder.time_ns, 400);
+  EXPECT_EQ(r.tasks[0].irq_ns + r.idle.time_ns + r.recorder.time_ns, r.sources[0].time_ns);
+  std::ostringstream table;
+  MakeIrqOutput("table", table)->RenderSummary(r);
+  EXPECT_NE(table.str().find("cstool's own threads (not listed) were hit 1 times (IRQ_US 0.4)"),
+            std::string::npos)
+      << table.str();
+  EXPECT_EQ(IrqReportToJson(r)["recorder"]["time_ns"], 400);
+}
+
+// Past the table's top ten, the other tasks' interrupts show on a line of their own.
+TEST_F(IrqSummaryTest, TheTableSumsUpTheTasksPastItsTop) {
+  std::vector<Thread> threads;
+  for (uint32_t i = 0; i < 12; ++i)
+    threads.push_back(MakeThread(10 + i, 1000 + static_cast<int32_t>(i), 1000, "worker"));
+  for (uint32_t i = 0; i < 12; ++i) {
+    const int64_t at = 10'000 * (i + 1), dur = 1000 - 10 * i;  // the last two least
+    Irq(IrqKind::kVector, "vector:local_timer", 0, at, at + dur, &threads[i]);
+    observer_.OnInterruptSegment(threads[i], Microstate::kIrq, 0, at, at + dur);
+  }
+  IrqReport r;
+  r.cpus = {0};
+  observer_.Fill(r);
+  std::ostringstream table;
+  MakeIrqOutput("table", table)->RenderSummary(r);
+  EXPECT_NE(table.str().find("2 more tasks were hit 2 times (IRQ_US 1.8)"), std::string::npos)
+      << table.str();
 }
 
 TEST_F(IrqSummaryTest, JsonListsPerCpuCountsAndIrqNumbers) {

@@ -394,6 +394,21 @@ TEST(StateMachine, TheRestOfAnInterruptAfterTheSwitchsInstantIsTheNextTasksIrq) 
   EXPECT_EQ(s.Micro(20, M::kSys), (108 - 106) + (5 - 3));
   EXPECT_EQ(s.Micro(10, M::kIrq) + s.Micro(20, M::kIrq), 104 - 100);
   EXPECT_TILED(s);
+  // The report's interrupts of each thread say the same: the tick's rest and the softirq
+  // after it are the wakee's (both had counted whole for the task the trace shows
+  // interrupted, and none for the wakee).
+  auto source = [&](int32_t tid, std::string_view name) {
+    for (const auto& [key, st] : s.Report(tid).irqs)
+      if (*key == name) return st;
+    return IrqStats{};
+  };
+  EXPECT_EQ(source(10, "vector:local_timer").count, 1u);
+  EXPECT_EQ(source(10, "vector:local_timer").time_ns, 101 - 100);
+  EXPECT_EQ(source(20, "vector:local_timer").count, 1u);
+  EXPECT_EQ(source(20, "vector:local_timer").time_ns, 104 - 101);
+  EXPECT_EQ(source(10, "softirq:TIMER").count, 0u);
+  EXPECT_EQ(source(20, "softirq:TIMER").count, 1u);
+  EXPECT_EQ(source(20, "softirq:TIMER").time_ns, 106 - 104);
 }
 
 // A hardirq that interrupts a softirq is irq time, the softirq's time resumes after it.
