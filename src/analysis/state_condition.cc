@@ -92,30 +92,49 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   return c;
 }
 
-void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate state, int32_t /*cpu*/, int64_t start,
-                                            int64_t end) {
-  if (!thread.tracked) return;
-  bool counts = (condition_.states & Bit(state)) != 0;
+bool StateConditionObserver::Counts(const Thread& thread, Microstate state) const {
+  if (!thread.tracked || (condition_.states & Bit(state)) == 0) return false;
   // A syscall's sleep: the thread is still inside it when the sleep ends.
-  if (counts && !condition_.syscall.empty())
-    counts = thread.syscall >= 0 && syscalls_.Name(thread.syscall) == condition_.syscall;
-  if (!counts) {
+  return condition_.syscall.empty() ||
+         (thread.syscall >= 0 && syscalls_.Name(thread.syscall) == condition_.syscall);
+}
+
+void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate state, int32_t /*cpu*/,
+                                            int64_t start, int64_t end) {
+  if (!Counts(thread, state)) {
     runs_.erase(thread.id);
     return;
   }
   auto [it, fresh] = runs_.try_emplace(thread.id, Run{start, end});
   Run& run = it->second;
   if (!fresh) {
-    if (run.end != start) run.start = start;  // not contiguous: a new stretch
+    if (run.end != start) run = Run{start, end};  // not contiguous: a new stretch
     run.end = end;
   }
-  if (run.end - run.start > condition_.threshold_ns && !hit_) {
+  if (run.end - run.start > condition_.threshold_ns && !run.held && !hit_) {
     hit_ = Hit{run.end,
                fmt::format("{}: tid {} ({}) {:.1f} ms, ending at {}.{:09}", condition_.text,
                            thread.tid, thread.comm, static_cast<double>(run.end - run.start) / 1e6,
                            run.end / 1000000000, run.end % 1000000000)};
-    runs_.erase(thread.id);  // the stretch is reported once
+    run.held = true;  // the stretch is reported once
   }
+}
+
+void StateConditionObserver::CheckOpen(const Thread& thread, int64_t now, int64_t at_least_ns) {
+  // (A state still to be told apart, "asleep in a syscall not yet known", is no answer.)
+  if (hit_ || thread.freed || thread.abstract != AbstractState::kNone ||
+      !Counts(thread, thread.state))
+    return;
+  Run open{thread.since, thread.since};
+  if (auto it = runs_.find(thread.id); it != runs_.end() && it->second.end == thread.since)
+    open = it->second;
+  if (open.held || now - open.start <= std::max(condition_.threshold_ns, at_least_ns)) return;
+  hit_ =
+      Hit{now, fmt::format("{}: tid {} ({}) {:.1f} ms so far, still at {}.{:09}", condition_.text,
+                           thread.tid, thread.comm, static_cast<double>(now - open.start) / 1e6,
+                           now / 1000000000, now % 1000000000)};
+  open.held = true;
+  runs_[thread.id] = open;  // its segments to come continue it: reported once
 }
 
 std::optional<StateConditionObserver::Hit> StateConditionObserver::Take() {

@@ -38,10 +38,17 @@ class StateConditionObserver final : public Observer {
       : condition_(std::move(condition)), syscalls_(syscalls) {}
   const StateCondition& condition() const { return condition_; }
   uint32_t Hooks() const override { return HookBit(Hook::kStateSegment); }
-  void OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& thread, Microstate state, int32_t cpu, int64_t start,
+                      int64_t end) override;
+
+  // `thread`'s state in progress, with every event up to `now` seen: a stretch that
+  // lasts longer than the threshold and than `at_least_ns` already holds, without waiting
+  // for its end (a thread stuck in it would never end it). Each stretch holds once, here
+  // or at its end.
+  void CheckOpen(const Thread& thread, int64_t now, int64_t at_least_ns = 0);
 
   // The first stretch that held since the last call, described ("tid 12 (worker): sleep
-  // 200.1 ms from ... to ..."), with the time it ended.
+  // 200.1 ms from ... to ..."), with the time it ended (or was seen to hold).
   struct Hit {
     int64_t ts = 0;
     std::string what;
@@ -52,7 +59,10 @@ class StateConditionObserver final : public Observer {
   struct Run {
     int64_t start = 0;
     int64_t end = 0;
+    bool held = false;  // the condition held for it already
   };
+  // Whether `thread` in `state` is what the condition is about.
+  bool Counts(const Thread& thread, Microstate state) const;
   StateCondition condition_;
   const SyscallTable& syscalls_;
   std::unordered_map<uint32_t, Run> runs_;  // by Thread::id: the stretch in progress

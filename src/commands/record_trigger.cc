@@ -38,6 +38,8 @@ class StateTrigger final : public LiveTrigger {
     machine_ =
         std::make_unique<StateMachine>(syscalls_, CapabilitiesOf(*decoder_), std::move(policy));
     machine_->AddObserver(&observer_);
+    for (const AttachSeed& s : scope.seeds) machine_->SeedThread(s, scope.seeds_ts);
+    open_after_ns_ = scope.window_ns;
   }
 
   std::optional<TriggerHit> Feed(const std::vector<LiveCpuSource*>& sources, int64_t cut) override {
@@ -55,6 +57,12 @@ class StateTrigger final : public LiveTrigger {
       if (!hit)
         if (auto h = observer_.Take()) hit = TriggerHit{h->ts, std::move(h->what)};
     });
+    // A stretch still going on at the cut, longer than the window (TriggerScope::window_ns).
+    for (const Thread& t : machine_->threads()) {
+      if (hit) break;
+      observer_.CheckOpen(t, cut, open_after_ns_);
+      if (auto h = observer_.Take()) hit = TriggerHit{h->ts, std::move(h->what)};
+    }
     return hit;
   }
 
@@ -64,6 +72,7 @@ class StateTrigger final : public LiveTrigger {
   TepHandlePtr tep_;
   std::unique_ptr<EventDecoder> decoder_;
   std::unique_ptr<StateMachine> machine_;
+  int64_t open_after_ns_ = 0;
 };
 
 }  // namespace

@@ -32,6 +32,16 @@ struct TriggerScope {
   // The recorder's own threads, which -a may trace (where the kernel cannot leave them
   // out): never the condition's, as they are never the report's.
   std::vector<int32_t> recorder_tids;
+  // -p: the targets' threads as /proc showed them just before tracing, at `seeds_ts`
+  // (RecordingInfo::attach_seeds): a thread already asleep when tracing began is in the
+  // condition's state from there, as the report has it.
+  std::vector<AttachSeed> seeds;
+  int64_t seeds_ts = 0;
+  // The flight window: a stretch is checked when it ends, so that the dump holds the
+  // whole episode, but one still going on once it is longer than this (and the
+  // threshold) holds already: waiting would keep no more of it, and a thread stuck in it
+  // would never end it.
+  int64_t window_ns = 0;
 };
 
 class LiveTrigger {

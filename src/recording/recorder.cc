@@ -691,7 +691,10 @@ void Recorder::StartTracing() {
   if (trigger_) {
     TriggerScope scope{.target_pids = o_.system_wide ? std::vector<int32_t>{} : info_.target_pids,
                        .known_threads = threads_.List(),
-                       .recorder_tids = info_.RecorderThreads()};
+                       .recorder_tids = info_.RecorderThreads(),
+                       .seeds = info_.attach_seeds,
+                       .seeds_ts = info_.attach_seed_ts,
+                       .window_ns = WindowNs()};
     trigger_->Start(*trigger_session_, file_cpus_, scope);
   }
   if (trigger_session_) trigger_session_->Start();

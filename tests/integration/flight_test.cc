@@ -158,9 +158,9 @@ TEST_F(FlightTest, TriggerDumpsTheOneStall) {
 }
 
 // -p of a running process: its threads from before tracing (no fork in the trace says
-// whose they are) are the trigger's too. bursty's workers sleep 19 ms between 1 ms runs;
-// its main thread sleeps in pthread_join throughout, so only a worker can fire
-// `sleep>10ms` (before, none did: "no dump").
+// whose they are) are the trigger's too. bursty's workers sleep 19 ms between 1 ms runs,
+// its main thread in pthread_join throughout (which holds once it is longer than the
+// 0.5 s window): one of them fires `sleep>10ms` (before, none did: "no dump").
 TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
   const pid_t workload = StartBursty("4000");
   ASSERT_GT(workload, 0);
@@ -175,8 +175,36 @@ TEST_F(FlightTest, TriggerWatchesTheThreadsOfAnAttachedProcess) {
   nlohmann::json report = ReportJson(dir_ / "p.dat.1");
   ASSERT_FALSE(report.is_discarded());
   const std::string trigger = report["trace"]["flight_dump"]["trigger"];
-  EXPECT_NE(trigger.find("sleep>10ms: tid "), std::string::npos) << trigger;
-  EXPECT_EQ(trigger.find("tid " + std::to_string(workload) + " "), std::string::npos) << trigger;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(trigger, m, std::regex("^sleep>10ms: tid ([0-9]+) "))) << trigger;
+  bool its_thread = false;
+  for (const auto& t : report["threads"])
+    its_thread |= t["tid"] == std::stoi(m[1].str()) && t["pid"] == workload;
+  EXPECT_TRUE(its_thread) << trigger << "\n" << report["threads"].dump();
+}
+
+// -p of a process whose main thread was asleep in pthread_join (a futex) before tracing
+// began and stays so: the trigger starts it in that state, as the report does, and fires
+// while the sleep goes on, once it is longer than the window (it never ends: before, no
+// dump).
+TEST_F(FlightTest, TriggerFiresForASleepGoingOnSinceBeforeTheAttach) {
+  const pid_t workload = StartBursty("6000");
+  ASSERT_GT(workload, 0);
+  const fs::path out = dir_ / "s.dat";
+  CommandResult r = RunCommand({kCstool, "record", "--flight", "0.5", "--trigger",
+                                "sleep:futex>300ms", "--max-dumps", "1", "-N", "3", "-p",
+                                std::to_string(workload), "-o", out.string()});
+  ::kill(workload, SIGKILL);
+  ::waitpid(workload, nullptr, 0);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(FilesStartingWith("s.dat"), std::vector<std::string>{"s.dat.1"}) << r.err;
+  nlohmann::json report = ReportJson(dir_ / "s.dat.1");
+  ASSERT_FALSE(report.is_discarded());
+  const std::string trigger = report["trace"]["flight_dump"]["trigger"];
+  EXPECT_NE(trigger.find("sleep:futex>300ms: tid " + std::to_string(workload) + " "),
+            std::string::npos)
+      << trigger;
+  EXPECT_NE(trigger.find(" ms so far, still at "), std::string::npos) << trigger;
 }
 
 // A dump of a -p process whose main thread sleeps in pthread_join throughout (bursty):

@@ -2,6 +2,7 @@
 #include "analysis/state_condition.h"
 
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
 
 #include "base/errors.h"
 
@@ -102,6 +103,55 @@ TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
   untracked.id = 2;
   untracked.tracked = false;
   o.OnStateSegment(untracked, Microstate::kSleep, 0, 0, 1000);
+  EXPECT_FALSE(o.Take());
+}
+
+// A thread stuck in the state never ends its stretch: the condition holds once the stretch
+// in progress is longer than the threshold, counted from where it began (earlier segments
+// of it included), and the end of that stretch is not a second hit.
+TEST(StateConditionObserver, AStretchInProgressHoldsOnceItIsLongEnough) {
+  SyscallTable syscalls;
+  StateConditionObserver o(ParseStateCondition("sleep:futex>100ns", syscalls), syscalls);
+  Thread t;
+  t.id = 1;
+  t.tid = 42;
+  t.comm = "worker";
+  t.tracked = true;
+  t.syscall = SYS_futex;
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 0, 40);
+  t.state = Microstate::kSleepFutex;  // and on since 40
+  t.since = 40;
+  o.CheckOpen(t, 100);  // 100 ns so far: not longer
+  EXPECT_FALSE(o.Take());
+  o.CheckOpen(t, 101);
+  std::optional<StateConditionObserver::Hit> hit = o.Take();
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->ts, 101);
+  EXPECT_NE(hit->what.find("tid 42 (worker) 0.0 ms so far"), std::string::npos) << hit->what;
+  o.CheckOpen(t, 500);
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 40, 900);  // its end
+  EXPECT_FALSE(o.Take());
+  // The next stretch is another; asked for at least 500 ns (the flight window), it holds
+  // only past that.
+  o.OnStateSegment(t, Microstate::kUser, 0, 900, 950);
+  t.since = 950;
+  o.CheckOpen(t, 1450, 500);
+  EXPECT_FALSE(o.Take());
+  o.CheckOpen(t, 1451, 500);
+  EXPECT_TRUE(o.Take());
+
+  // Another syscall's sleep, a state not yet told apart, or a thread not followed: no.
+  Thread u = t;
+  u.id = 2;
+  u.since = 0;
+  u.syscall = SYS_read;
+  o.CheckOpen(u, 10'000);
+  u.syscall = SYS_futex;
+  u.abstract = AbstractState::kSleepInterruptible;
+  o.CheckOpen(u, 10'000);
+  u.abstract = AbstractState::kNone;
+  u.tracked = false;
+  o.CheckOpen(u, 10'000);
   EXPECT_FALSE(o.Take());
 }
 
