@@ -83,13 +83,15 @@ void TimelineObserver::NameThread(const Thread& t, Track& tr) {
     tr.named = true;
     tr.comm = t.comm;
   }
-  // A process is named after its first thread seen, and again after its leader; a thread
-  // of an unknown process has a group of its own, named so.
-  auto [it, inserted] = processes_.try_emplace(pid, false);
-  const bool leader = PidKnown(t) && t.tid == pid;
-  if (inserted || (!it->second && leader)) {
-    sink_.ProcessName(pid, PidKnown(t) ? t.comm : fmt::format("{} (process unknown)", t.comm));
-    it->second = leader;
+  // A process is named after its first thread seen, and again after its leader, each time
+  // the leader's name changes (an exec: the workload was named "cstool", the recorder
+  // that forked it); a thread of an unknown process has a group of its own, named so.
+  auto [it, inserted] = processes_.try_emplace(pid);
+  const bool own_group = !PidKnown(t);
+  const bool names_it = own_group || t.tid == pid;
+  if (inserted || (names_it && it->second != t.comm)) {
+    sink_.ProcessName(pid, own_group ? fmt::format("{} (process unknown)", t.comm) : t.comm);
+    it->second = names_it ? t.comm : std::string();
   }
 }
 
@@ -114,7 +116,8 @@ void TimelineObserver::Flush(const Thread& t, Track& tr, size_t keep) {
   }
 }
 
-void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start, int64_t end) {
+void TimelineObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
+                                      int64_t end) {
   if (!selected_(t)) return;
   Track& tr = TrackOf(t);
   // The state machine reports a lost-events gap, where it began, before the unknown time

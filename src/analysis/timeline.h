@@ -39,7 +39,8 @@ class TimelineObserver : public Observer {
 
   TimelineObserver(TimelineSink& sink, const SyscallTable& syscalls, ThreadFilter selected);
 
-  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
+                      int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnWakeup(const WakeupEvent& w) override;
@@ -99,9 +100,11 @@ class TimelineObserver : public Observer {
   const SyscallTable& syscalls_;
   ThreadFilter selected_;
   CpuOccupancy occupancy_;
-  std::vector<Track> tracks_;                    // by Thread::id
-  std::vector<const Thread*> threads_;           // by Thread::id, for the final flush
-  std::unordered_map<int32_t, bool> processes_;  // pid -> named after its leader
+  std::vector<Track> tracks_;           // by Thread::id
+  std::vector<const Thread*> threads_;  // by Thread::id, for the final flush
+  // pid -> the comm it is named after: its leader's, or its only thread's when the process
+  // is unknown (empty: another thread's, the first seen of a process).
+  std::unordered_map<int32_t, std::string> processes_;
   std::vector<bool> cpu_named_;
   std::vector<int64_t> lost_ts_;  // where lost-events gaps began, sorted
   uint64_t next_flow_ = 1;

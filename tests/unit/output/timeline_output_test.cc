@@ -369,6 +369,10 @@ TEST(ProtoTimeline, DecodesToTheModel) {
   EXPECT_EQ(proto.primary_clocks, std::set<int>{pb::BUILTIN_CLOCK_BOOTTIME});
   // The renamed thread, its non-UTF-8 byte as Latin-1 like the JSON's \u00e9.
   EXPECT_EQ(proto.thread_names.at({100, 100}), "caf\xc3\xa9 100");
+  // And its group (its process is not known here), after its new name: it kept its first
+  // (and a process its leader's first: the recorder's "cstool" for every workload
+  // cstool record started).
+  EXPECT_EQ(proto.process_names.at(100), "caf\xc3\xa9 (process unknown)");
   ASSERT_EQ(proto.slices.size(), model.slices.size());
   EXPECT_EQ(proto.slices.size(), 4u);  // two threads, two CPUs
   for (const auto& [key, slices] : model.slices) {
