@@ -38,8 +38,8 @@ RunFn SetupRecord(CLI::App& sub) {
                "anyway)");
   CLI::Option* duration = AddDurationOption(
       sub, options->duration_s,
-      "Stop after this many seconds, > 0, sending the command SIGTERM as timeout(1) does "
-      "(omit -N to stop when the command exits or on Ctrl-C)");
+      "Stop after this many seconds, > 0, sending a command still running SIGTERM and "
+      "exiting 124, as timeout(1) does (omit -N to stop when the command exits or on Ctrl-C)");
   sub.add_option("-e,--event", options->events,
                  "Also record SYSTEM:EVENT (or a whole SYSTEM) (repeatable)")
       ->allow_extra_args(false);

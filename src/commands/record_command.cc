@@ -52,8 +52,20 @@ void PrintSummary(Messages& messages, const RecordResult& r) {
 }
 
 // How the `-- CMD` child ended, when not with status 0 (then cstool's own exit status is
-// that status, or 128 + the signal, and the summary says why).
-void PrintChildEnding(Messages& messages, const ChildCounters& child) {
+// that status, or 128 + the signal, and the summary says why), or that the recording's end
+// ended it (then the status is timeout(1)'s).
+void PrintChildEnding(Messages& messages, const RecordResult& result) {
+  const ChildCounters& child = result.info.child;
+  if (result.command_timed_out) {
+    messages.Status(fmt::format(
+        "the command was still running at the end: sent SIGTERM as timeout(1) does (exit "
+        "status {}, as timeout's){}",
+        kCommandTimedOut,
+        child.reaped && child.wait_status != 0 && WIFEXITED(child.wait_status)
+            ? fmt::format("; it exited with status {}", WEXITSTATUS(child.wait_status))
+            : ""));
+    return;
+  }
   if (!child.reaped || child.wait_status == 0) return;
   const int status = child.wait_status;
   if (WIFSIGNALED(status))
@@ -86,7 +98,7 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
   }
   if (options.flight_s > 0) {
     PrintFlightSummary(messages, result);
-    PrintChildEnding(messages, result.info.child);  // --max-dumps ends it like -N
+    PrintChildEnding(messages, result);  // --max-dumps ends it like -N
     if (result.still_running_pid != 0)
       messages.Warning(fmt::format("command (pid {}) is still running", result.still_running_pid));
     return result.exit_status;
@@ -95,7 +107,7 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
   // check, which analyses the whole file) short, as while recording.
   StopSignalScope signals;
   PrintSummary(messages, result);
-  PrintChildEnding(messages, result.info.child);
+  PrintChildEnding(messages, result);
   if (!result.info.ended_early.empty())
     messages.Warning(fmt::format("the recording stopped early: {}; {} is complete up to then",
                                  result.info.ended_early, result.path));

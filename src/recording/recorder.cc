@@ -296,6 +296,7 @@ class Recorder {
   Clock::time_point started_;
   std::optional<Clock::time_point> deadline_;  // -N
   bool timed_out_ = false;
+  bool command_timed_out_ = false;  // the command was running still: ReapChild ended it
   int signal_ = 0;
   double seconds_ = 0;
   uint64_t file_size_ = 0;
@@ -1020,7 +1021,10 @@ void Recorder::ReapChild() {
     // SIGTERM to cstool, or SIGINT sent with kill(2), does not reach the child by
     // itself; Ctrl-C on the terminal already did. -N ends the command like timeout(1).
     if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) SignalCommand(signal_);
-    if (!signal_ && timed_out_) SignalCommand(SIGTERM);
+    if (!signal_ && timed_out_) {
+      SignalCommand(SIGTERM);
+      command_timed_out_ = true;
+    }
     child_->ReapWithin(kChildGraceSeconds);
   }
   if (child_->reaped()) {
@@ -1256,6 +1260,10 @@ RecordResult Recorder::Result() {
     } else {
       r.still_running_pid = child_->pid();
       r.exit_status = 128 + (signal_ ? signal_ : SIGTERM);
+    }
+    if (command_timed_out_) {
+      r.exit_status = kCommandTimedOut;
+      r.command_timed_out = true;
     }
   }  // -p / -a: a signal or -N is the normal way to stop
   r.info = std::move(info_);

@@ -35,14 +35,20 @@ class RecordListener {
   virtual void Stopped() = 0;                            // once, when the loop ends
 };
 
+// timeout(1)'s exit status when its time limit ended the command, whatever the command
+// then exited with: the recording is whole, and the status says why the command ended.
+inline constexpr int kCommandTimedOut = 124;
+
 struct RecordResult {
   std::string path;    // the file written
   RecordingInfo info;  // as stored in the file: per-CPU counts, threads, child, ...
   double seconds = 0;  // tracing time
   uint64_t file_size = 0;
   // The process exit status: the child's for `-- CMD` (128 + signal if it outlived
-  // the grace period), 0 for -p / -a.
+  // the grace period; kCommandTimedOut when -N, --max-dumps or --max-size ended it), 0
+  // for -p / -a.
   int exit_status = 0;
+  bool command_timed_out = false;
   // The `-- CMD` child's pid if it was still running at the end (0 otherwise).
   int still_running_pid = 0;
   // --flight: the dumps written, in order (no file at `path` then).

@@ -315,7 +315,7 @@ TEST_F(CheckSignalExit, AChildAliveAtTheEndIsCheckedAndEndedWithTheCommand) {
   const std::string spin = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload spin 100000 0";
   CommandResult rec = RunCommand(
       {CSTOOL_BINARY, "record", "-N", "0.5", "-o", file, "--", "sh", "-c", spin + "; true"});
-  ASSERT_EQ(rec.status, 128 + 15) << rec.err;
+  ASSERT_EQ(rec.status, 124) << rec.err;  // timeout(1)'s: -N ended the command
   CommandResult left = RunCommand({"pgrep", "-f", spin});
   EXPECT_NE(left.status, 0) << "still running: " << left.out;
   if (left.status == 0) RunCommand({"pkill", "-f", spin});
@@ -363,7 +363,11 @@ TEST_F(CheckSignalExit, ACommandAsleepWhenTheRecordingEndsSleptUntilTheStop) {
   const std::string file = (dir_ / "asleep.dat").string();
   CommandResult rec =
       RunCommand({CSTOOL_BINARY, "record", "-N", "0.5", "-o", file, "--", "sleep", "6"});
-  ASSERT_EQ(rec.status, 128 + 15) << rec.err;
+  ASSERT_EQ(rec.status, 124) << rec.err;  // timeout(1)'s: -N ended the command
+  EXPECT_NE(rec.err.find("cstool record: the command was still running at the end: sent "
+                         "SIGTERM as timeout(1) does (exit status 124, as timeout's)\n"),
+            std::string::npos)
+      << rec.err;
   int64_t stopped = 0;
   ASSERT_EQ(PatchRecordingInfo(
                 file, [&](nlohmann::json& info) { stopped = info.at("end_ts").get<int64_t>(); }),
