@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -28,6 +29,13 @@ int RunAffinity(const IrqOptions& options, IrqOutput& output) {
   }
   std::vector<AffinityRequest> requests;
   for (const std::string& a : options.assignments) requests.push_back(ParseAffinityRequest(a));
+  // Said once, as -C and nmi-inject say it, rather than as every IRQ's refusal (ERANGE).
+  const std::vector<int> online = OnlineCpus();
+  for (const AffinityRequest& r : requests)
+    for (int c : r.cpus)
+      if (std::find(online.begin(), online.end(), c) == online.end())
+        throw Error(fmt::format("CPU {} is not online (online: {})", c, FormatCpuList(online)),
+                    ExitCode::kUsage);
   if (::geteuid() != 0)
     throw Error("moving IRQs needs root privileges (writes /proc/irq/N/smp_affinity_list)",
                 ExitCode::kUsage);

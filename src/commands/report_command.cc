@@ -86,6 +86,22 @@ std::string NothingSelected(const ReportModel& model, const SyscallTable& syscal
   return out + ")";
 }
 
+// What --critical-path could name instead: the workload's threads (every thread when the
+// file has no recorded workload).
+std::string FileThreads(const ReportModel& model, const SyscallTable& syscalls,
+                        const std::string& file) {
+  ViewOptions options;
+  ReportView shown = BuildView(model, syscalls, options);
+  if (shown.threads.empty()) {
+    options.all_threads = true;
+    shown = BuildView(model, syscalls, options);
+  }
+  if (shown.threads.empty()) return "the file holds no threads";
+  return fmt::format("the file's threads: {} (cstool report {}{} lists them)",
+                     ListOf(shown.threads, ThreadText), file,
+                     options.all_threads ? " --all-threads" : "");
+}
+
 // The thread --critical-path names: of the threads that had this tid (tid reuse, or an
 // exec that gave a thread its leader's tid: its own tid names it too), the one alive at
 // `to` (the latest one that began by then), else the last one.
@@ -103,14 +119,15 @@ int64_t SecondsToTs(const TraceSummary& trace, double s, int64_t unset) {
 }
 
 int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
-                    const CriticalPathRecorder& recorder, ReportExports& exports,
-                    std::ostream& out) {
+                    const SyscallTable& syscalls, const CriticalPathRecorder& recorder,
+                    ReportExports& exports, std::ostream& out) {
   const TraceSummary& trace = model.trace;
   const int64_t to = SecondsToTs(trace, options.path_to_s, -1);
   const Thread* target = PathTarget(model, options.critical_path_tid, to);
   if (!target)
-    throw Error(fmt::format("--critical-path {}: no thread with that tid in {}",
-                            options.critical_path_tid, options.file));
+    throw Error(fmt::format("--critical-path {}: no thread with that tid in {}; {}",
+                            options.critical_path_tid, options.file,
+                            FileThreads(model, syscalls, options.file)));
   const int64_t from = SecondsToTs(trace, options.path_from_s, target->first_ts);
   auto seconds = [&trace](int64_t ts) { return static_cast<double>(ts - trace.first_ts) / 1e9; };
   if (options.path_from_s >= 0 && from >= target->end_ts)
@@ -212,8 +229,8 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   if (path_recorder) {
     try {
-      const int status = RunCriticalPath(options, analyzed->model, *path_recorder, exports,
-                                         file_out ? file_out->stream() : out);
+      const int status = RunCriticalPath(options, analyzed->model, syscalls, *path_recorder,
+                                         exports, file_out ? file_out->stream() : out);
       if (file_out) file_out->Commit();
       for (const std::string& w : exports.Finish(view)) messages.Warning(w);
       return status;

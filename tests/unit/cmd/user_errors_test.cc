@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_list.h"
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
 
@@ -38,6 +39,19 @@ TEST(SelectionMatchesNothing, PidNamesTheFilesProcesses) {
   EXPECT_EQ(LastOwnLine(r.err),
             "cstool report: no thread matches -p 12345; the file's processes: "
             "16694 cstool_workload (cstool report " +
+                file + " lists them)");
+}
+
+// --critical-path of a tid the file does not have names the threads it has, as -t does.
+TEST(SelectionMatchesNothing, CriticalPathOfAnotherTidNamesTheFilesThreads) {
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, "--critical-path", "1"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(LastOwnLine(r.err),
+            "cstool report: --critical-path 1: no thread with that tid in " + file +
+                "; the file's threads: 16694 cstool_workload, 16697 cstool_workload, 16698 "
+                "cstool_workload (cstool report " +
                 file + " lists them)");
 }
 
@@ -156,6 +170,19 @@ TEST(IrqAffinity, ANonexistentIrqIsRefusedWithItsReason) {
   EXPECT_NE(r.out.find("  ENOENT (No such file or directory)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(": ENOENT"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 moved, 1 refused"), std::string::npos) << r.out;
+}
+
+// A CPU that is not online is refused once, before any IRQ is tried (every IRQ was, each
+// refused with ERANGE), as -C and nmi-inject refuse it.
+TEST(IrqAffinity, ACpuNotOnlineIsRefusedBeforeAnyIrqIsTried) {
+  const std::vector<int> online = OnlineCpus();
+  ASSERT_FALSE(online.empty());
+  const std::string cpu = std::to_string(online.back() + 1);
+  CommandResult r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--affinity", "all=" + cpu});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "cstool irq: CPU " + cpu + " is not online (online: " + FormatCpuList(online) + ")\n");
 }
 
 // Item 7: errors say why, and what to do next.
