@@ -127,13 +127,19 @@ void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
         lacks(first), lacks(*other),
         foreign ? "; for a file cstool did not record: not recorded, or none happened" : ""));
   }
+  // The program by its name, not its path: a build before and one after the change, in
+  // two checkouts, is what a diff is for.
+  auto program_and_args = [](std::vector<std::string> command) {
+    if (!command.empty()) command[0] = std::filesystem::path(command[0]).filename().string();
+    return command;
+  };
   std::set<std::vector<std::string>> base_commands, new_commands;
-  for (const DiffRecording& r : base) base_commands.insert(r.command);
-  for (const DiffRecording& r : after) new_commands.insert(r.command);
+  for (const DiffRecording& r : base) base_commands.insert(program_and_args(r.command));
+  for (const DiffRecording& r : after) new_commands.insert(program_and_args(r.command));
   if (base_commands != new_commands && base_commands.size() == 1 && new_commands.size() == 1)
     messages.Warning(fmt::format("the sides ran different commands: base `{}`, new `{}`",
-                                 CommandText(*base_commands.begin()),
-                                 CommandText(*new_commands.begin())));
+                                 CommandText(base.front().command),
+                                 CommandText(after.front().command)));
 }
 
 // Passes everything on, and keeps the warnings for the outputs (JSON, HTML), whose

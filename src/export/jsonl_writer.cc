@@ -52,6 +52,11 @@ Error IoError(const std::string& path, const char* what) {
 JsonlWriter::JsonlWriter(const std::string& dir, TraceKey key, bool replace)
     : dir_(dir), key_(std::move(key)) {
   std::error_code ec;
+  if (std::filesystem::exists(dir_, ec) && !std::filesystem::is_directory(dir_, ec))
+    throw Error(fmt::format("{} is a file: --format jsonl writes a directory of tables (one "
+                            ".jsonl file each); give a new directory or one it wrote",
+                            dir_),
+                ExitCode::kUsage);
   made_dir_ = std::filesystem::create_directories(dir_, ec);
   if (ec || !std::filesystem::is_directory(dir_))
     throw Error(fmt::format("cannot create directory {}: {}", dir_,

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "base/errors.h"
@@ -39,6 +40,11 @@ SqliteWriter::SqliteWriter(const std::string& path, TraceKey key, bool replace)
 }
 
 void SqliteWriter::Begin(bool replace) {
+  if (std::error_code ec; std::filesystem::is_directory(path_, ec))
+    throw Error(fmt::format("{} is a directory: --format sqlite writes one database file; give "
+                            "a new file or one it wrote",
+                            path_),
+                ExitCode::kUsage);
   sqlite3* db = nullptr;
   const int rc =
       sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

@@ -115,6 +115,15 @@ TEST(DiffCommand, SidesRecordedDifferentlyAreSaid) {
                               "`./build/workloads/cstool_workload mutex 2 40`, new `./w b`"),
             std::string::npos)
       << commands.err;
+  // The same program from another directory (a build before the change and one after, in
+  // two checkouts) is the same command.
+  const std::string moved = EditedCopy(f, "moved.dat", [](nlohmann::json& info) {
+    info["command"] = std::vector<std::string>{"/opt/b/cstool_workload", "mutex", "2", "40"};
+  });
+  CommandResult same = Diff({f, "--", moved});
+  EXPECT_EQ(same.status, 0) << same.err;
+  EXPECT_EQ(same.err.find("different commands"), std::string::npos) << same.err;
+  std::filesystem::remove(moved);
   // The same trace in two formats: the same events, no warning.
   CommandResult foreign = Diff({kFixtures + "small_v6.dat", "--", kFixtures + "small_v7_zstd.dat"});
   EXPECT_EQ(foreign.err.find("the same events"), std::string::npos) << foreign.err;

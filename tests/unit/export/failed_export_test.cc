@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "export/jsonl_writer.h"
 #include "export/schema.h"
 #include "export/sqlite_writer.h"
@@ -80,6 +82,40 @@ TEST(FailedExport, JsonlIntoANewDirectoryLeavesNoDirectory) {
     AddTraceRow(failed, 1);
   }
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// A path of the other format's kind is refused, saying what each writes, and stays as it
+// was ("cannot create directory x.db: Not a directory", "jl: cannot open: unable to open
+// database file" said neither).
+TEST(FailedExport, APathOfTheOtherKindIsRefusedAndKept) {
+  const fs::path file = Scratch("a_file.db");
+  { std::ofstream(file) << "x"; }
+  const fs::path dir = Scratch("a_dir");
+  fs::create_directory(dir);
+  try {
+    JsonlWriter w(file.string(), {"t1", "alpha"}, false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_EQ(std::string(e.what()),
+              file.string() +
+                  " is a file: --format jsonl writes a directory of tables (one "
+                  ".jsonl file each); give a new directory or one it wrote");
+  }
+  try {
+    SqliteWriter w(dir.string(), {"t1", "alpha"}, false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kUsage);
+    EXPECT_EQ(std::string(e.what()), dir.string() +
+                                         " is a directory: --format sqlite writes one "
+                                         "database file; give a new file or one it "
+                                         "wrote");
+  }
+  EXPECT_EQ(testing::ReadWholeFile(file), "x");
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove(file);
+  fs::remove(dir);
 }
 
 // A database the failed export created stays, without rows (another host's export may be
