@@ -38,10 +38,23 @@ void AddCountersJson(nlohmann::json& j, const MsaRow& r, const std::vector<std::
   if (!derived.empty()) j["derived"] = derived;
 }
 
-// A counter in a table cell: exact up to 7 digits, then k/M/G; '*' marks a scaled value.
-std::string FormatCount(uint64_t v, bool scaled) {
+// The perf software clocks count nanoseconds: shown in milliseconds, as perf stat shows
+// them ("msec"), with the unit in the column's title (a bare "25.4M" read as a count).
+bool CountsNanoseconds(const std::string& counter) {
+  return counter == "task-clock" || counter == "cpu-clock";
+}
+
+std::string CounterTitle(const std::string& counter) {
+  return CountsNanoseconds(counter) ? counter + "(ms)" : counter;
+}
+
+// A counter in a table cell: exact up to 7 digits, then M/G (a clock in ms); '*' marks a
+// scaled value.
+std::string FormatCount(const std::string& counter, uint64_t v, bool scaled) {
   std::string s;
-  if (v < 10000000)
+  if (CountsNanoseconds(counter))
+    s = fmt::format("{:.2f}", static_cast<double>(v) / 1e6);
+  else if (v < 10000000)
     s = std::to_string(v);
   else if (v < 10000000000ULL)
     s = fmt::format("{:.1f}M", v / 1e6);
@@ -50,7 +63,9 @@ std::string FormatCount(uint64_t v, bool scaled) {
   return scaled ? s + "*" : s;
 }
 
-size_t CounterWidth(const std::string& name) { return std::max<size_t>(name.size(), 8); }
+size_t CounterWidth(const std::string& counter) {
+  return std::max<size_t>(CounterTitle(counter).size(), 8);
+}
 
 nlohmann::json RowJson(const MsaRow& r, bool per_process) {
   nlohmann::json shares = nlohmann::json::object();
@@ -97,13 +112,17 @@ std::string SamplesTable(const MsaFrame& f) {
                      "EVENT", "AT(ms)", "CPU", "IP");
   const size_t columns = f.samples.front().values.size();
   for (size_t i = 0; i < columns && i < f.counter_names.size(); ++i)
-    out += fmt::format(" {:>{}}", f.counter_names[i], CounterWidth(f.counter_names[i]));
+    out +=
+        fmt::format(" {:>{}}", CounterTitle(f.counter_names[i]), CounterWidth(f.counter_names[i]));
   out += "\n";
   for (const MsaSample& s : f.samples) {
     out += fmt::format("  {:>7} {:>7} {:>7} {:<16.16} {:>9.3f} {:>3} {:>#18x}", s.n, s.pid, s.tid,
                        f.ebs_event, static_cast<double>(s.ts - f.start_ns) / 1e6, s.cpu, s.ip);
     for (size_t i = 0; i < s.values.size() && i < f.counter_names.size(); ++i)
-      out += fmt::format(" {:>{}}", fmt::format("{}{}", s.values[i], s.scaled ? "*" : ""),
+      out += fmt::format(" {:>{}}",
+                         CountsNanoseconds(f.counter_names[i])
+                             ? FormatCount(f.counter_names[i], s.values[i], s.scaled)
+                             : fmt::format("{}{}", s.values[i], s.scaled ? "*" : ""),
                          CounterWidth(f.counter_names[i]));
     out += "\n";
   }
@@ -167,7 +186,8 @@ class TableMsaOutput : public MsaOutput {
     out += fmt::format("{:>7} {:>7} {:<15}", "PID", f.per_process ? "NLWP" : "TID", "COMM");
     for (const MicrostateNames& n : kMicrostateNames) out += fmt::format(" {:>4}", n.column);
     out += fmt::format(" {:>6} {:>6} {:>7}", "VCX", "ICX", "SCL");
-    for (const std::string& n : f.counter_names) out += fmt::format(" {:>{}}", n, CounterWidth(n));
+    for (const std::string& n : f.counter_names)
+      out += fmt::format(" {:>{}}", CounterTitle(n), CounterWidth(n));
     out += " CAUSE\n";
     bool scaled = false;
     for (const MsaRow& r : f.rows) {
@@ -177,8 +197,9 @@ class TableMsaOutput : public MsaOutput {
       out += fmt::format(" {:>6} {:>6} {:>7}", r.voluntary, r.involuntary, r.syscalls);
       for (size_t i = 0; i < f.counter_names.size(); ++i)
         out += fmt::format(" {:>{}}",
-                           i < r.counters.size() ? FormatCount(r.counters[i], r.counters_scaled)
-                                                 : std::string("-"),
+                           i < r.counters.size()
+                               ? FormatCount(f.counter_names[i], r.counters[i], r.counters_scaled)
+                               : std::string("-"),
                            CounterWidth(f.counter_names[i]));
       scaled = scaled || r.counters_scaled;
       out += fmt::format(" {}\n", r.TopCause());

@@ -234,11 +234,11 @@ TEST(MsaOutput, SampleRowsBelowTheTableAndInJson) {
   EXPECT_NE(text.find("  samples of page-faults every 100 events: 2 in this interval, 3 lost "
                       "(ring buffer full), 1 throttle(s) (perf_event_max_sample_rate)\n"
                       "  NSAMPLE     PID     TID EVENT               AT(ms) CPU                 IP "
-                      "page-faults task-clock\n"
+                      "page-faults task-clock(ms)\n"
                       "        1     100     101 page-faults          0.250   1           0x401a2b "
-                      "        100   12345678\n"
+                      "        100          12.35\n"
                       "        2     100     100 page-faults        250.000   0 0xffffffff81000000 "
-                      "        200   98765432\n"),
+                      "        200          98.77\n"),
             std::string::npos)
       << text;
 
