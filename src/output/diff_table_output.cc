@@ -61,6 +61,12 @@ class DiffTableOutput : public DiffOutput {
       os_ << "One recording on a side: no spread to tell noise by, so no change is flagged "
              "significant (give at least 2 recordings per side).\n";
     }
+    if (std::any_of(r.subjects.begin(), r.subjects.end(), [](const DiffSubject& s) {
+          return s.matched() && s.key.is_thread && s.key.thread_nth >= 2;
+        }))
+      os_ << "Threads that share a name in a process are matched by the order they were created "
+             "(NAME#2, #3, ...): where their roles vary between runs (a pool's workers), one's "
+             "loss shows as another's gain; the rows BY PROCESS sum them.\n";
     Subjects(r, true);
     Section(r, true, DiffKind::kMicrostate,
             "MICROSTATES BY THREAD (time in ms, then its share in % of the thread's lifetime)");
