@@ -143,11 +143,21 @@ bool JsonlWriter::CheckDuplicate(bool replace) {
   start += ',';
   const std::string trace_file = PathOf(SchemaOf(Table::kTrace));
   bool found = false;
+  std::string stored;  // the trace's row
   {
     std::ifstream in(trace_file);
-    for (std::string line; !found && std::getline(in, line);) found = line.starts_with(start);
+    for (std::string line; !found && std::getline(in, line);)
+      if (line.starts_with(start)) {
+        found = true;
+        stored = std::move(line);
+      }
   }
   if (!found) return false;
+  if (replace && !key_.host_given) {
+    const nlohmann::json row = nlohmann::json::parse(stored, nullptr, false);
+    if (row.is_object() && row.contains("host") && row["host"].is_string())
+      key_.host = row["host"].get<std::string>();
+  }
   if (!replace)
     throw Error(fmt::format(
         "{} already holds trace {}: the same recording is exported only once, every thread of "

@@ -23,6 +23,9 @@ class JsonlWriter final : public RowSink {
   // Throws cstool::Error when DIR cannot be created or written, holds another schema
   // version, or already holds key.trace_id and `replace` is false.
   JsonlWriter(const std::string& dir, TraceKey key, bool replace);
+  // The trace's key as written: its host the stored one when --replace re-exports a trace
+  // without --host (TraceKey::host_given).
+  const TraceKey& key() const { return key_; }
   ~JsonlWriter() override;
   JsonlWriter(const JsonlWriter&) = delete;
   JsonlWriter& operator=(const JsonlWriter&) = delete;

@@ -20,6 +20,10 @@ using Value = std::variant<std::monostate, int64_t, std::string_view>;
 struct TraceKey {
   std::string trace_id;
   std::string host;
+  // Named by --host; else the exporting machine's name, and a trace exported again with
+  // --replace keeps the host it was stored under (a recording brought from another
+  // machine was re-filed under the one that re-exported it).
+  bool host_given = false;
 };
 
 class RowSink {

@@ -131,6 +131,7 @@ void SqliteWriter::CheckDuplicate(bool replace) {
     file = ColumnText(s, 1);
   });
   if (!found) return;
+  if (replace && !key_.host_given) key_.host = host;
   if (!replace)
     throw Error(fmt::format(
         "{} already holds trace {} (host {}, file {}): the same recording is exported only "

@@ -23,6 +23,9 @@ class SqliteWriter final : public RowSink {
   // key.trace_id and `replace` is false (with `replace`, that trace's rows are deleted
   // first, in the same transaction). Without Commit() the transaction is rolled back.
   SqliteWriter(const std::string& path, TraceKey key, bool replace);
+  // The trace's key as written: its host the stored one when --replace re-exports a trace
+  // without --host (TraceKey::host_given).
+  const TraceKey& key() const { return key_; }
   ~SqliteWriter() override;
   SqliteWriter(const SqliteWriter&) = delete;
   SqliteWriter& operator=(const SqliteWriter&) = delete;

@@ -49,8 +49,8 @@ int64_t StreamedRowObserver::CpuDuring(PerThread& p, int64_t start, int64_t end)
   return at_mid >= 0 ? at_mid : any >= 0 ? any : next;
 }
 
-void StreamedRowObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
-                                         int64_t end) {
+void StreamedRowObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/,
+                                         int64_t start, int64_t end) {
   PerThread& p = Of(t);
   const int64_t cpu = IsOnCpu(s) ? CpuDuring(p, start, end) : kNone;
   Row& held = p.held;

@@ -33,7 +33,8 @@ class StreamedRowObserver : public Observer {
     return HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) | HookBit(Hook::kWakeup) |
            HookBit(Hook::kCpuCurrent) | HookBit(Hook::kTraceEnd);
   }
-  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
+                      int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
   void OnWakeup(const WakeupEvent& w) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;

@@ -15,10 +15,16 @@ TableExport::TableExport(const TableExportOptions& options, const std::string& t
     : options_(options) {
   key_.trace_id = TraceIdOf(trace_file);
   key_.host = options.host.empty() ? LocalHostName() : options.host;
-  if (options.format == "sqlite")
-    sink_ = std::make_unique<SqliteWriter>(options.path, key_, options.replace);
-  else
-    sink_ = std::make_unique<JsonlWriter>(options.path, key_, options.replace);
+  key_.host_given = !options.host.empty();
+  if (options.format == "sqlite") {
+    auto writer = std::make_unique<SqliteWriter>(options.path, key_, options.replace);
+    key_ = writer->key();
+    sink_ = std::move(writer);
+  } else {
+    auto writer = std::make_unique<JsonlWriter>(options.path, key_, options.replace);
+    key_ = writer->key();
+    sink_ = std::move(writer);
+  }
   streamed_ = std::make_unique<StreamedRowObserver>(*sink_, syscalls);
 }
 

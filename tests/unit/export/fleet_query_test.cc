@@ -120,6 +120,13 @@ TEST_F(Fleet, TheSameTraceIsRefusedOrReplacedNeverDoubled) {
   EXPECT_EQ(counts(), before);
   EXPECT_EQ(Shell(db, "SELECT DISTINCT host FROM thread_state;"),
             (std::vector<std::string>{"gamma"}));
+  // Without --host, exported again in place it keeps the host it was stored under (it
+  // took the exporting machine's name), and says which.
+  CommandResult kept = ExportTables(copy, "sqlite", db, {"--replace"});
+  EXPECT_EQ(kept.status, 0) << kept.err;
+  EXPECT_EQ(Shell(db, "SELECT DISTINCT host FROM thread_state UNION SELECT host FROM trace;"),
+            (std::vector<std::string>{"gamma"}));
+  EXPECT_NE(kept.err.find("(host gamma)"), std::string::npos) << kept.err;
 }
 
 TEST_F(Fleet, JsonlDirectoryAppendsAndRefusesTheSameTrace) {
@@ -139,6 +146,12 @@ TEST_F(Fleet, JsonlDirectoryAppendsAndRefusesTheSameTrace) {
           .status,
       0);
   EXPECT_EQ(std::filesystem::file_size(out + "/thread_state.jsonl"), size);
+  // Without --host it stays alpha's.
+  ASSERT_EQ(ExportTables(Fixture("golden_mutex.dat"), "jsonl", out, {"--replace"}).status, 0);
+  EXPECT_EQ(std::filesystem::file_size(out + "/thread_state.jsonl"), size);
+  const std::string after = ReadWholeFile(out + "/trace.jsonl");
+  EXPECT_NE(after.find("\"host\":\"alpha\""), std::string::npos) << after;
+  EXPECT_NE(after.find("\"host\":\"beta\""), std::string::npos) << after;
 }
 
 TEST_F(Fleet, ADatabaseOfAnotherSchemaVersionIsRefused) {
