@@ -78,14 +78,20 @@ TEST(StateCondition, SchedulerEventsSufficeOnlyWhereSwitchesAndWakeupsDecide) {
     EXPECT_FALSE(SchedulerEventsSuffice(ParseStateCondition(no, syscalls))) << no;
 }
 
-TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
-  SyscallTable syscalls;
-  StateConditionObserver o(ParseStateCondition("sleep>100ns", syscalls), syscalls);
+// A followed thread, tid 42 "worker".
+Thread Worker() {
   Thread t;
   t.id = 1;
   t.tid = 42;
   t.comm = "worker";
   t.tracked = true;
+  return t;
+}
+
+TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
+  SyscallTable syscalls;
+  StateConditionObserver o(ParseStateCondition("sleep>100ns", syscalls), syscalls);
+  Thread t = Worker();
   o.OnStateSegment(t, Microstate::kSleep, 0, 0, 60);
   o.OnStateSegment(t, Microstate::kSleepUninterruptible, 0, 60, 120);  // one stretch: 120 ns
   std::optional<StateConditionObserver::Hit> hit = o.Take();
@@ -112,11 +118,7 @@ TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
 TEST(StateConditionObserver, AStretchInProgressHoldsOnceItIsLongEnough) {
   SyscallTable syscalls;
   StateConditionObserver o(ParseStateCondition("sleep:futex>100ns", syscalls), syscalls);
-  Thread t;
-  t.id = 1;
-  t.tid = 42;
-  t.comm = "worker";
-  t.tracked = true;
+  Thread t = Worker();
   t.syscall = SYS_futex;
   o.OnStateSegment(t, Microstate::kSleepFutex, 0, 0, 40);
   t.state = Microstate::kSleepFutex;  // and on since 40
