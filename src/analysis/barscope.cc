@@ -134,7 +134,8 @@ BarscopeObserver::ThreadRow* BarscopeObserver::RowOf(const Thread& t) {
   return idx >= 0 ? &rows_[idx] : nullptr;
 }
 
-void BarscopeObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start, int64_t end) {
+void BarscopeObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
+                                      int64_t end) {
   ThreadRow* row = RowOf(t);
   if (!row) return;
   const size_t k = static_cast<size_t>(s);

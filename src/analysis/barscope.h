@@ -41,7 +41,8 @@ class BarscopeObserver : public Observer {
   BarscopeObserver(const SyscallTable& syscalls, ThreadFilter selected, Range range = {});
 
   void OnThreadNew(const Thread& t) override;
-  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
+                      int64_t end) override;
   void OnSwitch(const SwitchEvent& e) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;

@@ -41,8 +41,8 @@ CounterWindow& CounterWindowObserver::WindowWithExitCuts(const Thread& t) {
   return w;
 }
 
-void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
-                                           int64_t end) {
+void CounterWindowObserver::OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/,
+                                           int64_t start, int64_t end) {
   WindowWithExitCuts(t).PushSegment(s, start, end, model_.enqueue_lag);
 }
 

@@ -28,7 +28,8 @@ class CounterWindowObserver : public Observer {
            HookBit(Hook::kStolen) | HookBit(Hook::kTraceEnd);
   }
   void OnThreadNew(const Thread& t) override;
-  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
+                      int64_t end) override;
   void OnEnqueued(const Thread& t, int64_t runnable_since, int64_t ts,
                   const EnqueueDating& dating) override {
     model_.For(t).counter_window.NoteEnqueued(runnable_since, ts, dating,

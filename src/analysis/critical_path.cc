@@ -31,8 +31,8 @@ std::string_view PathEndLabel(PathEnd e) {
   return "";
 }
 
-void CriticalPathRecorder::OnStateSegment(const Thread& t, Microstate state, int32_t /*cpu*/, int64_t start,
-                                          int64_t end) {
+void CriticalPathRecorder::OnStateSegment(const Thread& t, Microstate state, int32_t /*cpu*/,
+                                          int64_t start, int64_t end) {
   if (end <= start) return;
   if (t.id >= timelines_.size()) timelines_.resize(t.id + 1);
   std::vector<Segment>& segs = timelines_[t.id].segments;

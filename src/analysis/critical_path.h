@@ -67,7 +67,8 @@ class CriticalPathRecorder : public Observer {
   uint32_t Hooks() const override {
     return HookBit(Hook::kStateSegment) | HookBit(Hook::kWakeup) | HookBit(Hook::kLostEvents);
   }
-  void OnStateSegment(const Thread& t, Microstate state, int32_t cpu, int64_t start, int64_t end) override;
+  void OnStateSegment(const Thread& t, Microstate state, int32_t cpu, int64_t start,
+                      int64_t end) override;
   void OnWakeup(const WakeupEvent& w) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;
 

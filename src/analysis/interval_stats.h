@@ -40,7 +40,8 @@ class IntervalStatsObserver : public Observer {
     start_ = interval_start;
   }
 
-  void OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start, int64_t end) override {
+  void OnStateSegment(const Thread& t, Microstate s, int32_t /*cpu*/, int64_t start,
+                      int64_t end) override {
     start = std::max(start, start_);
     if (end > start) stats_[t.id].microstates[static_cast<size_t>(s)] += end - start;
   }

@@ -262,8 +262,8 @@ class StateMachine final : public EventSink {
   void EmitSegment(Thread& t, Microstate s, AbstractState a, int64_t start, int64_t end);
   void EmitSegmentNow(Thread& t, Microstate s, AbstractState a, int32_t cpu, int64_t start,
                       int64_t end);
-  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int32_t cpu,
-                             int64_t start, int64_t end);
+  void EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState a, int32_t cpu, int64_t start,
+                             int64_t end);
   // A segment whose microstate is final: into the thread's times and to the observers.
   void Deliver(Thread& t, Microstate s, int32_t cpu, int64_t start, int64_t end);
   bool EmitSwitch(Thread* prev, const SwitchEvent& e);

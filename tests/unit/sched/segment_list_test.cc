@@ -11,7 +11,9 @@ namespace {
 using Segment = Thread::Segment;
 using SegmentList = Thread::SegmentList;
 
-Segment Seg(int64_t start) { return {Microstate::kUser, AbstractState::kNone, 0, start, start + 1}; }
+Segment Seg(int64_t start) {
+  return {Microstate::kUser, AbstractState::kNone, 0, start, start + 1};
+}
 
 std::vector<int64_t> Starts(const SegmentList& l) {
   std::vector<int64_t> out;
