@@ -52,9 +52,10 @@ struct IrqReport {
   std::vector<IrqSourceSummary> sources;  // most total time first
   std::vector<IrqTaskSummary> tasks;      // most lost time first
   IrqCount idle;                          // interrupts that hit an idle CPU
-  // The recorder's own threads (not in `tasks`): interrupts that hit them and their irq
-  // microstate, so that tasks, idle and these add up to the hardirq sources.
-  IrqCount recorder;
+  // The recorder's own threads (not in `tasks`), summed as a task's are (its `sources`
+  // unused): the tasks' IRQ_US, the idle line's time and this one's irq_ns add up to the
+  // hardirq sources' time.
+  IrqTaskSummary recorder;
   std::optional<NoiseReport> noise;  // the osnoise view, when asked for
 };
 

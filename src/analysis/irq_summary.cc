@@ -60,7 +60,9 @@ void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   if (it == recent_.end() || it->second.empty()) return;
   const bool soon = e.ts - it->second.newest().end <= kRestSwitchWindowNs;
   // They end in the order they were pushed: once one has its next task, so have all
-  // before it (a switch at every event of a report then visits one or none).
+  // before it (a switch at every event of a report then visits one or none). (In a
+  // damaged file whose clock went back on this CPU an older one may be left without: its
+  // rest then stays with the task it hit, as for a rest the report cannot tie.)
   it->second.ForEachNewestWhile([&](RecentIrq& irq) {
     if (irq.next) return false;
     if (irq.end <= e.ts) irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
@@ -113,7 +115,8 @@ void IrqSummaryObserver::Fill(IrqReport& report) const {
     // sources and in a line of their own, and the task table is about the workload.
     if (!acc.thread->tracked) {
       report.recorder.count += acc.summary.count;
-      report.recorder.time_ns += acc.summary.irq_ns;
+      report.recorder.irq_ns += acc.summary.irq_ns;
+      report.recorder.softirq_ns += acc.summary.softirq_ns;
       continue;
     }
     IrqTaskSummary t = acc.summary;

@@ -111,13 +111,23 @@ void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate sta
     if (run.end != start) run = Run{start, end};  // not contiguous: a new stretch
     run.end = end;
   }
-  if (run.end - run.start > condition_.threshold_ns && !run.held && !hit_) {
+  if (run.end - run.start > condition_.threshold_ns && !hit_ && !Reported(thread, run)) {
     hit_ = Hit{run.end,
                fmt::format("{}: tid {} ({}) {:.1f} ms, ending at {}.{:09}", condition_.text,
                            thread.tid, thread.comm, static_cast<double>(run.end - run.start) / 1e6,
                            run.end / 1000000000, run.end % 1000000000)};
-    run.held = true;  // the stretch is reported once
+    reported_[thread.id] = run.start;  // the stretch is reported once
   }
+}
+
+bool StateConditionObserver::Reported(const Thread& thread, const Run& run) {
+  auto it = reported_.find(thread.id);
+  if (it == reported_.end()) return false;
+  if (it->second < run.start) {  // an earlier stretch's
+    reported_.erase(it);
+    return false;
+  }
+  return it->second <= run.end;
 }
 
 void StateConditionObserver::CheckOpen(const Thread& thread, int64_t now, int64_t at_least_ns) {
@@ -125,16 +135,18 @@ void StateConditionObserver::CheckOpen(const Thread& thread, int64_t now, int64_
   if (hit_ || thread.freed || thread.abstract != AbstractState::kNone ||
       !Counts(thread, thread.state))
     return;
-  Run open{thread.since, thread.since};
+  Run open{thread.since, now};
   if (auto it = runs_.find(thread.id); it != runs_.end() && it->second.end == thread.since)
-    open = it->second;
-  if (open.held || now - open.start <= std::max(condition_.threshold_ns, at_least_ns)) return;
+    open.start = it->second.start;
+  if (now - open.start <= std::max(condition_.threshold_ns, at_least_ns) || Reported(thread, open))
+    return;
   hit_ =
       Hit{now, fmt::format("{}: tid {} ({}) {:.1f} ms so far, still at {}.{:09}", condition_.text,
                            thread.tid, thread.comm, static_cast<double>(now - open.start) / 1e6,
                            now / 1000000000, now % 1000000000)};
-  open.held = true;
-  runs_[thread.id] = open;  // its segments to come continue it: reported once
+  // An instant inside the stretch: whatever segments of it come later (the switch
+  // placement may hold some from before `since`), any run that covers it was reported.
+  reported_[thread.id] = thread.since;
 }
 
 std::optional<StateConditionObserver::Hit> StateConditionObserver::Take() {

@@ -59,13 +59,19 @@ class StateConditionObserver final : public Observer {
   struct Run {
     int64_t start = 0;
     int64_t end = 0;
-    bool held = false;  // the condition held for it already
   };
   // Whether `thread` in `state` is what the condition is about.
   bool Counts(const Thread& thread, Microstate state) const;
+  // Whether `run` is the stretch the condition held for already (forgetting an earlier
+  // stretch's mark).
+  bool Reported(const Thread& thread, const Run& run);
   StateCondition condition_;
   const SyscallTable& syscalls_;
   std::unordered_map<uint32_t, Run> runs_;  // by Thread::id: the stretch in progress
+  // By Thread::id: an instant of the last stretch the condition held for. (A mark, not a
+  // flag on the run: segments of that stretch from before where CheckOpen saw it may come
+  // later, after a break in the runs.)
+  std::unordered_map<uint32_t, int64_t> reported_;
   std::optional<Hit> hit_;
 };
 

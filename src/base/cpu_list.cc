@@ -71,12 +71,20 @@ std::string CpuMaskHex(const std::vector<int>& cpus) {
   return out;
 }
 
-std::vector<int> OnlineCpus() {
-  std::ifstream in("/sys/devices/system/cpu/online");
+namespace {
+
+std::vector<int> SysCpuList(const char* path) {
+  std::ifstream in(path);
   std::string line;
-  if (!in || !std::getline(in, line)) throw Error("cannot read /sys/devices/system/cpu/online");
+  if (!in || !std::getline(in, line)) throw Error(fmt::format("cannot read {}", path));
   return ParseCpuList(line);
 }
+
+}  // namespace
+
+std::vector<int> OnlineCpus() { return SysCpuList("/sys/devices/system/cpu/online"); }
+
+std::vector<int> PossibleCpus() { return SysCpuList("/sys/devices/system/cpu/possible"); }
 
 int UsableCpuCount() {
   cpu_set_t set;

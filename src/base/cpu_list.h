@@ -20,6 +20,8 @@ std::string CpuMaskHex(const std::vector<int>& cpus);
 
 // CPUs currently online (/sys/devices/system/cpu/online).
 std::vector<int> OnlineCpus();
+// CPUs this machine can have (/sys/devices/system/cpu/possible): online or not.
+std::vector<int> PossibleCpus();
 
 // CPUs this process may run on (its affinity mask; 1 if that cannot be read).
 int UsableCpuCount();

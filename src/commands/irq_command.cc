@@ -29,13 +29,24 @@ int RunAffinity(const IrqOptions& options, IrqOutput& output) {
   }
   std::vector<AffinityRequest> requests;
   for (const std::string& a : options.assignments) requests.push_back(ParseAffinityRequest(a));
-  // Said once, as -C and nmi-inject say it, rather than as every IRQ's refusal (ERANGE).
+  // Said once, rather than as every IRQ's refusal (ERANGE): a CPU the machine cannot have,
+  // or a list with no CPU online. (The kernel takes a list with some CPUs offline.)
   const std::vector<int> online = OnlineCpus();
-  for (const AffinityRequest& r : requests)
+  const std::vector<int> possible = PossibleCpus();
+  auto in = [](const std::vector<int>& cpus, int c) {
+    return std::find(cpus.begin(), cpus.end(), c) != cpus.end();
+  };
+  for (const AffinityRequest& r : requests) {
     for (int c : r.cpus)
-      if (std::find(online.begin(), online.end(), c) == online.end())
-        throw Error(fmt::format("CPU {} is not online (online: {})", c, FormatCpuList(online)),
+      if (!in(possible, c))
+        throw Error(fmt::format("there is no CPU {} (this machine's CPUs: {}; online: {})", c,
+                                FormatCpuList(possible), FormatCpuList(online)),
                     ExitCode::kUsage);
+    if (std::none_of(r.cpus.begin(), r.cpus.end(), [&](int c) { return in(online, c); }))
+      throw Error(fmt::format("none of CPUs {} is online (online: {})", FormatCpuList(r.cpus),
+                              FormatCpuList(online)),
+                  ExitCode::kUsage);
+  }
   if (::geteuid() != 0)
     throw Error("moving IRQs needs root privileges (writes /proc/irq/N/smp_affinity_list)",
                 ExitCode::kUsage);

@@ -76,7 +76,10 @@ nlohmann::json IrqReportToJson(const IrqReport& r) {
           {"sources", sources},
           {"tasks", tasks},
           {"idle", CountJson(r.idle)},
-          {"recorder", CountJson(r.recorder)}};
+          {"recorder",
+           {{"count", r.recorder.count},
+            {"irq_ns", r.recorder.irq_ns},
+            {"softirq_ns", r.recorder.softirq_ns}}}};
 }
 
 nlohmann::json IrqAffinityToJson(const std::vector<int>& cpus,

@@ -82,9 +82,10 @@ class IrqTableOutput : public IrqOutput {
       os_ << fmt::format("{} more tasks were hit {} times (IRQ_US {})\n",
                          r.tasks.size() - kTopTasks, more.count, Us(more.time_ns));
     }
-    if (r.recorder.count > 0 || r.recorder.time_ns > 0)
-      os_ << fmt::format("cstool's own threads (not listed) were hit {} times (IRQ_US {})\n",
-                         r.recorder.count, Us(r.recorder.time_ns));
+    if (r.recorder.count > 0 || r.recorder.LostNs() > 0)
+      os_ << fmt::format(
+          "cstool's own threads (not listed) were hit {} times (IRQ_US {}, SOFTIRQ_US {})\n",
+          r.recorder.count, Us(r.recorder.irq_ns), Us(r.recorder.softirq_ns));
   }
 
   void RenderNoise(const IrqReport& r) override {

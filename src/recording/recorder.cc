@@ -1021,7 +1021,8 @@ void Recorder::ReapChild() {
     // SIGTERM to cstool, or SIGINT sent with kill(2), does not reach the child by
     // itself; Ctrl-C on the terminal already did. -N ends the command like timeout(1).
     if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) SignalCommand(signal_);
-    if (!signal_ && timed_out_) {
+    // (One that exited on its own while the buffers drained keeps its own status.)
+    if (!signal_ && timed_out_ && !child_->Exited()) {
       SignalCommand(SIGTERM);
       command_timed_out_ = true;
     }

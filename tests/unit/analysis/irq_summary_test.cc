@@ -210,14 +210,16 @@ TEST_F(IrqSummaryTest, ThreadsNotTheRecordingsAreNoTasks) {
   EXPECT_EQ(r.tasks[0].tid, 100);
   // Theirs on a line of its own: tasks, idle and the recorder add up to the sources.
   EXPECT_EQ(r.recorder.count, 1u);
-  EXPECT_EQ(r.recorder.time_ns, 400);
-  EXPECT_EQ(r.tasks[0].irq_ns + r.idle.time_ns + r.recorder.time_ns, r.sources[0].time_ns);
+  EXPECT_EQ(r.recorder.irq_ns, 400);
+  EXPECT_EQ(r.tasks[0].irq_ns + r.idle.time_ns + r.recorder.irq_ns, r.sources[0].time_ns);
   std::ostringstream table;
   MakeIrqOutput("table", table)->RenderSummary(r);
-  EXPECT_NE(table.str().find("cstool's own threads (not listed) were hit 1 times (IRQ_US 0.4)"),
+  EXPECT_NE(table.str().find(
+                "cstool's own threads (not listed) were hit 1 times (IRQ_US 0.4, SOFTIRQ_US 0.0)"),
             std::string::npos)
       << table.str();
-  EXPECT_EQ(IrqReportToJson(r)["recorder"]["time_ns"], 400);
+  EXPECT_EQ(IrqReportToJson(r)["recorder"]["irq_ns"], 400);
+  EXPECT_EQ(IrqReportToJson(r)["recorder"]["softirq_ns"], 0);
 }
 
 // Past the table's top ten, the other tasks' interrupts show on a line of their own.

@@ -157,5 +157,27 @@ TEST(StateConditionObserver, AStretchInProgressHoldsOnceItIsLongEnough) {
   EXPECT_FALSE(o.Take());
 }
 
+// Segments of a stretch seen in progress may come after CheckOpen from before where it saw
+// the stretch (the switch placement holds them up to the kernel's next accounting), after
+// a break in the runs: the stretch still holds once.
+TEST(StateConditionObserver, HeldSegmentsOfAStretchSeenInProgressAreNoSecondHit) {
+  SyscallTable syscalls;
+  StateConditionObserver o(ParseStateCondition("sleep:futex>100ns", syscalls), syscalls);
+  Thread t = Worker();
+  t.syscall = SYS_futex;
+  t.state = Microstate::kSleepFutex;
+  t.since = 1000;
+  o.CheckOpen(t, 2000, 500);
+  ASSERT_TRUE(o.Take());
+  o.OnStateSegment(t, Microstate::kSys, 0, 900, 950);  // held until now
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 950, 1000);
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 1000, 5000);
+  EXPECT_FALSE(o.Take());
+  // A stretch after it is another.
+  o.OnStateSegment(t, Microstate::kUser, 0, 5000, 5100);
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 5100, 5300);
+  EXPECT_TRUE(o.Take());
+}
+
 }  // namespace
 }  // namespace cstool

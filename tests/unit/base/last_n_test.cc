@@ -30,5 +30,32 @@ TEST(LastN, HoldsTheLastNOldestFirst) {
   EXPECT_EQ(last.newest(), 5);
 }
 
+// Newest first, while the callback says go on; the values it changes stay changed; across
+// the ring's wrap and before it fills.
+TEST(LastN, VisitsNewestFirstWhileAsked) {
+  LastN<int, 3> last;
+  std::vector<int> seen;
+  last.ForEachNewestWhile([&](int& v) {
+    seen.push_back(v);
+    return true;
+  });
+  EXPECT_TRUE(seen.empty());
+  for (int v : {1, 2}) last.Push(v);
+  last.ForEachNewestWhile([&](int& v) {
+    seen.push_back(v);
+    return true;
+  });
+  EXPECT_EQ(seen, (std::vector<int>{2, 1}));
+  for (int v : {3, 4, 5}) last.Push(v);  // holds 3 4 5, wrapped
+  seen.clear();
+  last.ForEachNewestWhile([&](int& v) {
+    seen.push_back(v);
+    v *= 10;
+    return v != 40;  // stops after 4
+  });
+  EXPECT_EQ(seen, (std::vector<int>{5, 4}));
+  EXPECT_EQ(Held(last), (std::vector<int>{3, 40, 50}));
+}
+
 }  // namespace
 }  // namespace cstool

@@ -87,13 +87,15 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   std::filesystem::remove(g);
 }
 
-// A run counts once in a side's spread: the same recording twice on a side, by one path
-// or a copy, would flag every difference as beyond the noise.
 // Same-named threads are matched by creation order, and the table says what that means
 // when a diff has such a pair; a diff without one says nothing of it.
 TEST(DiffCommand, SaysHowSameNamedThreadsAreMatched) {
   const std::string f = kFixtures + "golden_mutex.dat";
   const std::string g = SameEventsOtherFile(f, "again2.dat");
+  struct Removed {
+    std::string path;
+    ~Removed() { std::filesystem::remove(path); }
+  } removed{g};
   const std::string note = "Threads that share a name in a process are matched by the order";
   CommandResult pool = Diff({f, "--", g});
   ASSERT_EQ(pool.status, 0) << pool.err;
@@ -102,9 +104,10 @@ TEST(DiffCommand, SaysHowSameNamedThreadsAreMatched) {
   CommandResult other = Diff({kFixtures + "small_v6.dat", "--", f});
   ASSERT_EQ(other.status, 0) << other.err;
   EXPECT_EQ(other.out.find(note), std::string::npos) << other.out;
-  std::filesystem::remove(g);
 }
 
+// A run counts once in a side's spread: the same recording twice on a side, by one path
+// or a copy, would flag every difference as beyond the noise.
 TEST(DiffCommand, TheSameRecordingTwiceOnASideIsRefused) {
   const std::string f = kFixtures + "golden_mutex.dat";
   const std::string copy = EditedCopy(f, "copy.dat", [](nlohmann::json&) {});  // same bytes

@@ -172,17 +172,19 @@ TEST(IrqAffinity, ANonexistentIrqIsRefusedWithItsReason) {
   EXPECT_NE(r.out.find("0 moved, 1 refused"), std::string::npos) << r.out;
 }
 
-// A CPU that is not online is refused once, before any IRQ is tried (every IRQ was, each
-// refused with ERANGE), as -C and nmi-inject refuse it.
-TEST(IrqAffinity, ACpuNotOnlineIsRefusedBeforeAnyIrqIsTried) {
+// A CPU the machine cannot have is refused once, before any IRQ is tried (every IRQ was,
+// each refused with ERANGE).
+TEST(IrqAffinity, ACpuTheMachineLacksIsRefusedBeforeAnyIrqIsTried) {
   const std::vector<int> online = OnlineCpus();
-  ASSERT_FALSE(online.empty());
-  const std::string cpu = std::to_string(online.back() + 1);
-  CommandResult r = RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--affinity", "all=" + cpu});
+  const std::vector<int> possible = PossibleCpus();
+  ASSERT_FALSE(possible.empty());
+  const std::string cpu = std::to_string(possible.back() + 1);
+  CommandResult r =
+      RunCommand({"timeout", "20", CSTOOL_BINARY, "irq", "--affinity", "all=0," + cpu});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err,
-            "cstool irq: CPU " + cpu + " is not online (online: " + FormatCpuList(online) + ")\n");
+  EXPECT_EQ(r.err, "cstool irq: there is no CPU " + cpu + " (this machine's CPUs: " +
+                       FormatCpuList(possible) + "; online: " + FormatCpuList(online) + ")\n");
 }
 
 // Item 7: errors say why, and what to do next.

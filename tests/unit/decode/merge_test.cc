@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 
 namespace cstool {
@@ -124,6 +126,25 @@ TEST(RecordMerger, StreamsOfDifferentLengthsMatchSortedOrder) {
     }
     for (size_t batch : {1, 16})
       EXPECT_EQ(Merge(per_cpu, batch), SortedOrder(per_cpu)) << ncpu << " CPUs, batch " << batch;
+  }
+}
+
+// Times of either sign and at the extremes (a damaged file's): the tree's keys order them
+// as numbers (its unsigned keys flip the sign bit).
+TEST(RecordMerger, NegativeAndExtremeTimestampsMergeInOrder) {
+  const std::vector<int64_t> times = {
+      INT64_MIN, INT64_MIN + 1, -1'000'000'000'000'000'000, -5, 0, 7, INT64_MAX - 1, INT64_MAX};
+  for (int ncpu : {3, 5}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(ncpu) * 31);
+    std::vector<std::vector<RawRecord>> per_cpu(static_cast<size_t>(ncpu));
+    for (int cpu = 0; cpu < ncpu; ++cpu) {
+      std::vector<int64_t> ts;
+      for (int i = 0; i < 12; ++i) ts.push_back(times[rng() % times.size()]);
+      std::sort(ts.begin(), ts.end());
+      for (uint32_t i = 0; i < ts.size(); ++i)
+        per_cpu[static_cast<size_t>(cpu)].push_back(Rec(cpu, ts[i], i));
+    }
+    EXPECT_EQ(Merge(per_cpu, 3), SortedOrder(per_cpu)) << ncpu << " CPUs";
   }
 }
 

@@ -369,9 +369,8 @@ TEST(ProtoTimeline, DecodesToTheModel) {
   EXPECT_EQ(proto.primary_clocks, std::set<int>{pb::BUILTIN_CLOCK_BOOTTIME});
   // The renamed thread, its non-UTF-8 byte as Latin-1 like the JSON's \u00e9.
   EXPECT_EQ(proto.thread_names.at({100, 100}), "caf\xc3\xa9 100");
-  // And its group (its process is not known here), after its new name: it kept its first
-  // (and a process its leader's first: the recorder's "cstool" for every workload
-  // cstool record started).
+  // And its group (its process is not known here), after its new name (before, it kept
+  // its first).
   EXPECT_EQ(proto.process_names.at(100), "caf\xc3\xa9 (process unknown)");
   ASSERT_EQ(proto.slices.size(), model.slices.size());
   EXPECT_EQ(proto.slices.size(), 4u);  // two threads, two CPUs
@@ -396,6 +395,32 @@ TEST(ProtoTimeline, DecodesToTheModel) {
     EXPECT_EQ(p.from_ts, from->start) << "flow " << id << " starts on " << *from;
     EXPECT_EQ(p.to_ts, to->start) << "flow " << id << " ends on " << *to;
   }
+}
+
+// A process started by the recorder: forked as "cstool", it execs the workload. The
+// process is named after its leader's new name (every workload cstool record started was
+// "cstool", the name it was forked with).
+void ExecScript(Sim& s) {
+  s.Switch(0, 0, 0, kR, 1);
+  s.Fork(100, 0, 1, 200, /*thread=*/false);
+  s.Wake(150, 0, 1, 200, 0, 0, WakeupKind::kWakeupNew);
+  s.Switch(200, 0, 1, kS, 200, false, "cstool");
+  s.SysExit(250, 0, 200, 56);
+  s.Rename(300, 0, 200, "workload");
+  s.Switch(400, 0, 200, kS, 0);
+  s.Finish(500);
+}
+
+TEST(ProtoTimeline, AProcessIsNamedAfterItsLeaderAsItExecs) {
+  for (TimelineFormat format : {TimelineFormat::kProto, TimelineFormat::kJson}) {
+    Timeline model;
+    Write(format, model, ExecScript);
+    EXPECT_EQ(model.process_names.at(200), "workload");
+    EXPECT_EQ(model.thread_names.at({200, 200}), "workload 200");
+  }
+  Timeline model;
+  EXPECT_EQ(DecodeProto(Write(TimelineFormat::kProto, model, ExecScript)).process_names.at(200),
+            "workload");
 }
 
 // Both writers fed by the same observer give the same threads, slices and flows.

@@ -1503,6 +1503,49 @@ Sim FollowingWithEveryIncrement(std::vector<int32_t> followed) {
   return Sim(caps, policy);
 }
 
+// An interrupt segment may be final only after its thread moved: here a thread alive
+// before the trace, whose syscall state is told only by its sys_exit on CPU 1 after a
+// wakeup queued it there. The segment goes out with the CPU it was on, not the thread's.
+//
+//   CPU0:  10 (syscall unknown) | irq 1'500-1'600 | sleeps 2'000 ==> 0
+//   CPU1:  12 ... wakes 10 onto CPU 1 at 2'500 | 12 ==> 10 at 3'000 | 10 sys_exit(read)
+TEST(StateMachine, AHeldInterruptSegmentKeepsItsCpu) {
+  struct Seen : Observer {
+    uint32_t Hooks() const override { return HookBit(Hook::kInterruptSegment); }
+    void OnInterruptSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
+                            int64_t end) override {
+      if (t.tid == 10) segments.push_back({s, cpu, start, end, t.cpu});
+    }
+    struct Segment {
+      Microstate state;
+      int32_t cpu;
+      int64_t start, end;
+      int32_t thread_cpu;  // Thread::cpu at delivery
+    };
+    std::vector<Segment> segments;
+  } seen;
+  Sim s;
+  s.AddObserver(&seen);
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 12);
+  s.SysEnter(100, 1, 12, kWrite);  // (12's syscall state is known)
+  s.IrqEntry(1'500, 0, 10);
+  s.IrqExit(1'600, 0, 10);
+  s.Switch(2'000, 0, 10, kS, 0);
+  s.WakeBoth(2'500, 1, 12, 10, 1);
+  s.Switch(3'000, 1, 12, kR, 10, true);
+  ASSERT_TRUE(seen.segments.empty());  // still waiting for its syscall state
+  s.SysExit(3'100, 1, 10, kRead);
+  ASSERT_EQ(seen.segments.size(), 1u);
+  EXPECT_EQ(seen.segments[0].state, M::kIrq);
+  EXPECT_EQ(seen.segments[0].start, 1'500);
+  EXPECT_EQ(seen.segments[0].end, 1'600);
+  EXPECT_EQ(seen.segments[0].thread_cpu, 1);
+  EXPECT_EQ(seen.segments[0].cpu, 0);
+  s.Finish(4'000);
+  EXPECT_TILED(s);
+}
+
 TraceCapabilities WithWakelistFunction() {
   TraceCapabilities caps = WithIncrements();
   caps.wakelist_function = kTtwuPending;
