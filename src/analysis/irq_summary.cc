@@ -75,10 +75,14 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
   if (auto it = recent_.find(cpu); it != recent_.end())
-    it->second.ForEach([&](RecentIrq& irq) {
+    // Newest first, up to the first that ended before the segment (they end in the order
+    // they were pushed): a scan of all 64 at every interrupt segment cost a sixth of a
+    // report of 64 CPUs with a tick on each.
+    it->second.ForEachNewestWhile([&](RecentIrq& irq) {
+      if (irq.end <= start) return false;
       const int64_t rest = std::min(end, irq.end) - std::max(start, irq.start);
       // Its own interrupts count whole (OnIrq); another task's rest only if this one came next.
-      if (rest <= 0 || irq.interrupted == &thread || irq.next != &thread) return;
+      if (rest <= 0 || irq.interrupted == &thread || irq.next != &thread) return true;
       irq.moved_ns += rest;
       if (irq.interrupted == nullptr) {
         idle_.time_ns -= rest;
@@ -94,10 +98,11 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
       }
       IrqCount& source = task.sources[*irq.source];  // (tasks_'s nodes do not move)
       source.time_ns += rest;
-      if (irq.rest_counted_for == &thread) return;  // its rest in several segments
+      if (irq.rest_counted_for == &thread) return true;  // its rest in several segments
       irq.rest_counted_for = &thread;
       ++source.count;
       ++task.count;
+      return true;
     });
 }
 
