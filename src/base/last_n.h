@@ -15,14 +15,11 @@ class LastN {
   void Push(const T& value) { items_[pushed_++ % N] = value; }
   bool empty() const { return pushed_ == 0; }
   const T& newest() const { return items_[(pushed_ - 1) % N]; }  // (not when empty())
-  // Calls `f` on each value held, oldest first (which may change it, on a LastN it may).
+  // Calls `f` on each value held, oldest first.
   template <typename F>
   void ForEach(F&& f) const {
-    ForEachIn(*this, f);
-  }
-  template <typename F>
-  void ForEach(F&& f) {
-    ForEachIn(*this, f);
+    const uint64_t held = std::min<uint64_t>(pushed_, N);
+    for (uint64_t i = pushed_ - held; i < pushed_; ++i) f(items_[i % N]);
   }
   // Calls `f` on each value held, newest first, while it returns true.
   template <typename F>
@@ -33,12 +30,6 @@ class LastN {
   }
 
  private:
-  template <typename Self, typename F>
-  static void ForEachIn(Self& self, F& f) {
-    const uint64_t held = std::min<uint64_t>(self.pushed_, N);
-    for (uint64_t i = self.pushed_ - held; i < self.pushed_; ++i) f(self.items_[i % N]);
-  }
-
   std::array<T, N> items_{};
   uint64_t pushed_ = 0;
 };

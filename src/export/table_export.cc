@@ -16,15 +16,15 @@ TableExport::TableExport(const TableExportOptions& options, const std::string& t
   key_.trace_id = TraceIdOf(trace_file);
   key_.host = options.host.empty() ? LocalHostName() : options.host;
   key_.host_given = !options.host.empty();
-  if (options.format == "sqlite") {
-    auto writer = std::make_unique<SqliteWriter>(options.path, key_, options.replace);
+  // The key as the writer settled it (a replaced trace's stored host).
+  auto keep = [this](auto writer) {
     key_ = writer->key();
     sink_ = std::move(writer);
-  } else {
-    auto writer = std::make_unique<JsonlWriter>(options.path, key_, options.replace);
-    key_ = writer->key();
-    sink_ = std::move(writer);
-  }
+  };
+  if (options.format == "sqlite")
+    keep(std::make_unique<SqliteWriter>(options.path, key_, options.replace));
+  else
+    keep(std::make_unique<JsonlWriter>(options.path, key_, options.replace));
   streamed_ = std::make_unique<StreamedRowObserver>(*sink_, syscalls);
 }
 

@@ -88,6 +88,15 @@ Thread Worker() {
   return t;
 }
 
+// The worker asleep in futex() since `since`, as the state machine has it in progress.
+Thread FutexSleeper(int64_t since) {
+  Thread t = Worker();
+  t.syscall = SYS_futex;
+  t.state = Microstate::kSleepFutex;
+  t.since = since;
+  return t;
+}
+
 TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
   SyscallTable syscalls;
   StateConditionObserver o(ParseStateCondition("sleep>100ns", syscalls), syscalls);
@@ -118,12 +127,9 @@ TEST(StateConditionObserver, JoinsContiguousSegmentsOfOneThread) {
 TEST(StateConditionObserver, AStretchInProgressHoldsOnceItIsLongEnough) {
   SyscallTable syscalls;
   StateConditionObserver o(ParseStateCondition("sleep:futex>100ns", syscalls), syscalls);
-  Thread t = Worker();
-  t.syscall = SYS_futex;
-  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 0, 40);
-  t.state = Microstate::kSleepFutex;  // and on since 40
-  t.since = 40;
-  o.CheckOpen(t, 100);  // 100 ns so far: not longer
+  Thread t = FutexSleeper(40);
+  o.OnStateSegment(t, Microstate::kSleepFutex, 0, 0, 40);  // and on since 40
+  o.CheckOpen(t, 100);                                     // 100 ns so far: not longer
   EXPECT_FALSE(o.Take());
   o.CheckOpen(t, 101);
   std::optional<StateConditionObserver::Hit> hit = o.Take();
@@ -163,10 +169,7 @@ TEST(StateConditionObserver, AStretchInProgressHoldsOnceItIsLongEnough) {
 TEST(StateConditionObserver, HeldSegmentsOfAStretchSeenInProgressAreNoSecondHit) {
   SyscallTable syscalls;
   StateConditionObserver o(ParseStateCondition("sleep:futex>100ns", syscalls), syscalls);
-  Thread t = Worker();
-  t.syscall = SYS_futex;
-  t.state = Microstate::kSleepFutex;
-  t.since = 1000;
+  Thread t = FutexSleeper(1000);
   o.CheckOpen(t, 2000, 500);
   ASSERT_TRUE(o.Take());
   o.OnStateSegment(t, Microstate::kSys, 0, 900, 950);  // held until now
