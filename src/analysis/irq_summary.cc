@@ -35,8 +35,12 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   ++c.count;
   c.time_ns += dur;
 
-  recent_[iv.cpu].Push(
-      {.start = iv.start, .end = iv.end, .source = &it->first, .interrupted = iv.interrupted});
+  if (iv.cpu >= 0) {
+    if (static_cast<size_t>(iv.cpu) >= recent_.size()) recent_.resize(iv.cpu + 1);
+    if (!recent_[iv.cpu]) recent_[iv.cpu] = std::make_unique<RecentIrqs>();
+    recent_[iv.cpu]->Push(
+        {.start = iv.start, .end = iv.end, .source = &it->first, .interrupted = iv.interrupted});
+  }
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
@@ -56,14 +60,14 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
 constexpr int64_t kRestSwitchWindowNs = 100'000;
 
 void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
-  auto it = recent_.find(e.cpu);
-  if (it == recent_.end() || it->second.empty()) return;
-  const bool soon = e.ts - it->second.newest().end <= kRestSwitchWindowNs;
+  RecentIrqs* recent = Recent(e.cpu);
+  if (recent == nullptr) return;
+  const bool soon = e.ts - recent->newest().end <= kRestSwitchWindowNs;
   // They end in the order they were pushed: once one has its next task, so have all
   // before it (a switch at every event of a report then visits one or none). (In a
   // damaged file whose clock went back on this CPU an older one may be left without: its
   // rest then stays with the task it hit, as for a rest the report cannot tie.)
-  it->second.ForEachNewestWhile([&](RecentIrq& irq) {
+  recent->ForEachNewestWhile([&](RecentIrq& irq) {
     if (irq.next) return false;
     if (irq.end <= e.ts) irq.next = soon || irq.interrupted == nullptr ? e.current : nullptr;
     return true;
@@ -74,11 +78,11 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
                                             int64_t start, int64_t end) {
   IrqTaskSummary& task = Task(thread);
   (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
-  if (auto it = recent_.find(cpu); it != recent_.end())
+  if (RecentIrqs* recent = Recent(cpu))
     // Newest first, up to the first that ended before the segment (they end in the order
     // they were pushed): a scan of all 64 at every interrupt segment cost a sixth of a
     // report of 64 CPUs with a tick on each.
-    it->second.ForEachNewestWhile([&](RecentIrq& irq) {
+    recent->ForEachNewestWhile([&](RecentIrq& irq) {
       if (irq.end <= start) return false;
       const int64_t rest = std::min(end, irq.end) - std::max(start, irq.start);
       // Its own interrupts count whole (OnIrq); another task's rest only if this one came next.

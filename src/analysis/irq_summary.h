@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -66,9 +67,15 @@ class IrqSummaryObserver : public Observer {
     const Thread* rest_counted_for = nullptr;  // the task whose count has its rest
     int64_t moved_ns = 0;                      // of it, the rest after a switch inside
   };
-  // The latest per CPU: a switched-in task's segments come at its first run-time increment
-  // (within a tick), or when its syscall state is known.
-  std::unordered_map<int32_t, LastN<RecentIrq, 64>> recent_;
+  using RecentIrqs = LastN<RecentIrq, 64>;
+  // The CPU's recent interrupts; null when none came there yet (or `cpu` is no CPU).
+  RecentIrqs* Recent(int32_t cpu) {
+    return cpu >= 0 && static_cast<size_t>(cpu) < recent_.size() ? recent_[cpu].get() : nullptr;
+  }
+  // The latest per CPU, indexed by CPU (a lookup at every switch): a switched-in task's
+  // segments come at its first run-time increment (within a tick), or when its syscall
+  // state is known.
+  std::vector<std::unique_ptr<RecentIrqs>> recent_;
 };
 
 }  // namespace cstool
