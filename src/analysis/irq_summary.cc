@@ -11,23 +11,43 @@ static_assert(static_cast<size_t>(IrqKind::kNmi) + 1 == kIrqKindNames.size());
 
 std::string_view IrqKindName(IrqKind kind) { return kIrqKindNames(kind); }
 
-IrqTaskSummary& IrqSummaryObserver::Task(const Thread& t) {
-  TaskAcc& acc = tasks_[t.id];
-  acc.thread = &t;
-  return acc.summary;
+IrqSummaryObserver::TaskAcc& IrqSummaryObserver::Task(const Thread& t) {
+  if (t.id >= tasks_.size()) tasks_.resize(size_t{t.id} + 1);
+  std::unique_ptr<TaskAcc>& acc = tasks_[t.id];
+  if (!acc) acc = std::make_unique<TaskAcc>();
+  acc->thread = &t;
+  return *acc;
+}
+
+IrqCount& IrqSummaryObserver::TaskAcc::Source(const std::string* source) {
+  for (const auto& [key, count] : by_source)
+    if (key == source) return *count;
+  IrqCount& count = summary.sources[*source];
+  by_source.emplace_back(source, &count);
+  return count;
+}
+
+IrqSummaryObserver::Sources::value_type& IrqSummaryObserver::Source(IrqKind kind,
+                                                                    std::string_view name) {
+  if (auto it = by_name_.find(name.data()); it != by_name_.end() && it->second->first == name)
+    return *it->second;
+  auto it = sources_.find(name);
+  if (it == sources_.end()) {
+    IrqSourceSummary s;
+    s.name = std::string(name);
+    s.kind = kind;
+    for (int32_t c : cpus_) s.per_cpu[c];
+    it = sources_.emplace(s.name, std::move(s)).first;
+  }
+  auto& entry = by_name_[name.data()];
+  entry = &*it;
+  return *entry;
 }
 
 void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   const int64_t dur = std::max<int64_t>(0, iv.end - iv.start);
-  auto it = sources_.find(iv.name);
-  if (it == sources_.end()) {
-    IrqSourceSummary s;
-    s.name = std::string(iv.name);
-    s.kind = iv.kind;
-    for (int32_t c : cpus_) s.per_cpu[c];
-    it = sources_.emplace(s.name, std::move(s)).first;
-  }
-  IrqSourceSummary& s = it->second;
+  auto& [name, s] = Source(iv.kind, iv.name);
+  const std::string* const key = &name;
   ++s.count;
   s.time_ns += dur;
   s.max_ns = std::max(s.max_ns, dur);
@@ -39,16 +59,16 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
     if (static_cast<size_t>(iv.cpu) >= recent_.size()) recent_.resize(iv.cpu + 1);
     if (!recent_[iv.cpu]) recent_[iv.cpu] = std::make_unique<RecentIrqs>();
     recent_[iv.cpu]->Push(
-        {.start = iv.start, .end = iv.end, .source = &it->first, .interrupted = iv.interrupted});
+        {.start = iv.start, .end = iv.end, .source = key, .interrupted = iv.interrupted});
   }
   if (!iv.interrupted) {
     ++idle_.count;
     idle_.time_ns += dur;
     return;
   }
-  IrqTaskSummary& task = Task(*iv.interrupted);
-  ++task.count;
-  IrqCount& ts = task.sources[s.name];
+  TaskAcc& task = Task(*iv.interrupted);
+  ++task.summary.count;
+  IrqCount& ts = task.Source(key);
   ++ts.count;
   ts.time_ns += dur;
 }
@@ -76,8 +96,8 @@ void IrqSummaryObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
 
 void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate state, int32_t cpu,
                                             int64_t start, int64_t end) {
-  IrqTaskSummary& task = Task(thread);
-  (state == Microstate::kIrq ? task.irq_ns : task.softirq_ns) += end - start;
+  TaskAcc& task = Task(thread);
+  (state == Microstate::kIrq ? task.summary.irq_ns : task.summary.softirq_ns) += end - start;
   if (RecentIrqs* recent = Recent(cpu))
     // Newest first, up to the first that ended before the segment (they end in the order
     // they were pushed): a scan of all 64 at every interrupt segment cost a sixth of a
@@ -91,21 +111,21 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
       if (irq.interrupted == nullptr) {
         idle_.time_ns -= rest;
       } else {
-        IrqTaskSummary& hit = Task(*irq.interrupted);
-        IrqCount& was = hit.sources[*irq.source];
+        TaskAcc& hit = Task(*irq.interrupted);
+        IrqCount& was = hit.Source(irq.source);
         was.time_ns -= rest;
         // Switched before it began (the kernel's instant): it never hit the other task.
         if (irq.moved_ns == irq.end - irq.start) {
           --was.count;
-          --hit.count;
+          --hit.summary.count;
         }
       }
-      IrqCount& source = task.sources[*irq.source];  // (tasks_'s nodes do not move)
+      IrqCount& source = task.Source(irq.source);
       source.time_ns += rest;
       if (irq.rest_counted_for == &thread) return true;  // its rest in several segments
       irq.rest_counted_for = &thread;
       ++source.count;
-      ++task.count;
+      ++task.summary.count;
       return true;
     });
 }
@@ -118,7 +138,9 @@ void IrqSummaryObserver::Fill(IrqReport& report) const {
       [](const IrqSourceSummary& a, const IrqSourceSummary& b) { return a.time_ns > b.time_ns; });
   report.tasks.clear();
   report.recorder = {};
-  for (const auto& [id, acc] : tasks_) {
+  for (const auto& task : tasks_) {
+    if (!task) continue;
+    const TaskAcc& acc = *task;
     if (acc.summary.count == 0 && acc.summary.LostNs() == 0) continue;
     // Not the recording's (the recorder's own threads): their interrupts count in the
     // sources and in a line of their own, and the task table is about the workload.
