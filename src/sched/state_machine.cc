@@ -379,8 +379,6 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
       ForgetWaitInLostGap(*next);
     next->on_cpu = true;
     next->cpu = e.c.cpu;
-    next->moved_asleep_at = -1;  // woken without the wakeup this was for
-    next->maybe_moved_asleep_ns = 0;
     Microstate s = RunningState(*next, cpu);
     StartRun(*next, s, s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone,
              in_ts, ts);
