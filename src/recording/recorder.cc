@@ -214,6 +214,11 @@ class Recorder {
   }
   int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
   void FlightTick();
+  // The trigger's records read so far, those up to `cut` fed to it: its first hit in them.
+  std::optional<TriggerHit> FeedTrigger(int64_t cut);
+  // At the end: what the last tick left unfed (the command may end right after the
+  // condition held); true when it dumped.
+  bool FinalFlightTick();
   // `last`: no dump comes after this one (the window goes on only to the end).
   void WriteDump(const TriggerHit& hit, bool last);
   std::optional<std::filesystem::path> KeepPreviousOutput();
@@ -787,19 +792,36 @@ void Recorder::FlightTick() {
   if (const std::string grown = kernel_window_->Grow(now); !grown.empty())
     messages_.Status(
         fmt::format("flight window buffers growing to hold {:g} s: {}", o_.flight_s, grown));
-  std::optional<TriggerHit> hit;
-  if (trigger_) {
-    for (auto& s : sources_) s->Drain(kMaxTriggerPagesPerTick);
-    std::vector<LiveCpuSource*> sources;
-    for (auto& s : sources_) sources.push_back(s.get());
-    hit = trigger_->Feed(sources, now - kFlightCutLagNs);
-  }
-  // One episode makes one dump: the condition is ignored until the window holds none of
-  // the previous dump's events.
-  if (hit && hit->ts < rearm_ts_) hit.reset();
+  std::optional<TriggerHit> hit = FeedTrigger(now - kFlightCutLagNs);
   if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
   // The dump that reaches --max-dumps is the last: its new instance is not grown back.
   if (hit) WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
+}
+
+std::optional<TriggerHit> Recorder::FeedTrigger(int64_t cut) {
+  if (!trigger_) return std::nullopt;
+  for (auto& s : sources_) s->Drain(kMaxTriggerPagesPerTick);
+  std::vector<LiveCpuSource*> sources;
+  for (auto& s : sources_) sources.push_back(s.get());
+  std::optional<TriggerHit> hit = trigger_->Feed(sources, cut);
+  // One episode makes one dump: the condition is ignored until the window holds none of
+  // the previous dump's events.
+  if (hit && hit->ts < rearm_ts_) hit.reset();
+  return hit;
+}
+
+// The ticks feed the trigger up to the cut lag before their read, every kLoopTick: a
+// command that ends within that of the condition holding (`sleep 0.2` with
+// --trigger 'sleep>100ms': the sleep ends at its wakeup, the exit follows at once) would
+// end the recording with the hit unseen, and no dump. Once the records being committed
+// then have landed, everything up to the end is fed.
+bool Recorder::FinalFlightTick() {
+  if (!trigger_ || dumps_done_) return false;
+  const int64_t end = MonotonicNowNs();
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kFlightCutLagNs));
+  const std::optional<TriggerHit> hit = FeedTrigger(end);
+  if (hit) WriteDump(*hit, /*last=*/true);
+  return hit.has_value();
 }
 
 // A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
@@ -911,8 +933,9 @@ void Recorder::ReadLoop() {
     ReportProgress();
     std::this_thread::sleep_for(kLoopTick);
   }
-  // (Not after --max-dumps: that many were asked for.)
-  if (flight() && o_.dump_at_end && !dumps_done_)
+  const bool dumped_at_end = flight() && FinalFlightTick();
+  // (Not after --max-dumps: that many were asked for; nor right after a hit's dump.)
+  if (flight() && o_.dump_at_end && !dumps_done_ && !dumped_at_end)
     WriteDump({MonotonicNowNs(), "end of the recording"}, /*last=*/true);
   if (listener_ != nullptr) listener_->Stopped();
 }

@@ -157,6 +157,34 @@ TEST_F(FlightTest, TriggerDumpsTheOneStall) {
   EXPECT_LT((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 1000000000);
 }
 
+// The condition holding within a loop tick of the command's end (`stall 1 200`: the
+// 200 ms sleep ends 1 ms before the exit) still dumps, once: the records the last tick
+// had not fed the trigger are fed at the end (before, "no dump ... (nothing written)").
+// With --dump-at-end the hit's dump is the end's: no second copy of the same window.
+TEST_F(FlightTest, AConditionMetAsTheCommandEndsStillDumps) {
+  for (const bool dump_at_end : {false, true}) {
+    SCOPED_TRACE(dump_at_end);
+    const std::string name = dump_at_end ? "ee.dat" : "e.dat";
+    std::vector<std::string> args = {
+        kCstool,     "record",      "--flight", "1",
+        "--trigger", "sleep>100ms", "-o",       (dir_ / name).string()};
+    if (dump_at_end) args.push_back("--dump-at-end");
+    for (const char* a : {"--", kWorkload.c_str(), "stall", "1", "200"}) args.emplace_back(a);
+    CommandResult r = RunCommand(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(FilesStartingWith(name), std::vector<std::string>{name + ".1"}) << r.err;
+    EXPECT_NE(r.err.find("flight recorder: 1 dump"), std::string::npos) << r.err;
+    nlohmann::json report = ReportJson(dir_ / (name + ".1"));
+    ASSERT_FALSE(report.is_discarded());
+    EXPECT_NE(
+        report["trace"]["flight_dump"]["trigger"].get<std::string>().find("sleep>100ms: tid "),
+        std::string::npos);
+    const nlohmann::json* staller = ThreadNamed(report, "staller");
+    ASSERT_NE(staller, nullptr) << report.dump();
+    EXPECT_GE((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 200000000);
+  }
+}
+
 // -p of a running process: its threads from before tracing (no fork in the trace says
 // whose they are) are the trigger's too. bursty's workers sleep 19 ms between 1 ms runs,
 // its main thread in pthread_join throughout (which holds once it is longer than the
