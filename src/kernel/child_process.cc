@@ -64,10 +64,18 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) : argv_(std::move(argv
     ::close(release[1]);
     throw Error(fmt::format("pipe: {}", std::strerror(errno)));
   }
-  // Build argv before fork: the child may only call async-signal-safe functions.
+  // Build argv before fork: the child may only call async-signal-safe functions. The
+  // PATH search is done here too: execvp() in the child would try each directory before
+  // the one that has the command, every failed execve() in the trace, charged to the
+  // workload's syscalls (`record -- sleep 1` showed execve 10 for one program run).
+  std::string program = ResolveCommand(argv_[0]);
   std::vector<char*> cargv;
   for (auto& a : argv_) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  // A file the kernel cannot execute itself (no #! line) is a shell script to execvp().
+  std::string shell = "/bin/sh";
+  std::vector<char*> script_argv = {shell.data(), program.data()};
+  script_argv.insert(script_argv.end(), cargv.begin() + 1, cargv.end());
 
   pid_ = ::fork();
   if (pid_ < 0) {
@@ -83,8 +91,12 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) : argv_(std::move(argv
     do n = ::read(release[0], &c, 1);
     while (n < 0 && errno == EINTR);
     if (n != 1) ::_exit(kCommandNotFoundExit);  // the recorder gave up before release
-    ::execvp(cargv[0], cargv.data());
+    ::execv(program.c_str(), cargv.data());
     int e = errno;
+    if (e == ENOEXEC) {
+      ::execv(script_argv[0], script_argv.data());
+      e = errno;
+    }
     ssize_t w = ::write(error[1], &e, sizeof e);
     (void)w;
     ::_exit(e == ENOENT ? kCommandNotFoundExit : kCannotExecuteExit);

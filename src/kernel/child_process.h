@@ -15,13 +15,15 @@ namespace cstool {
 inline constexpr int kCommandNotFoundExit = 127;
 inline constexpr int kCannotExecuteExit = 126;  // found, but exec failed (EACCES, ENOEXEC)
 
-// Resolves argv[0] the way execvp() will (PATH search unless it has a '/'); throws
+// Resolves argv[0] the way execvp() does (PATH search unless it has a '/'); throws
 // cstool::Error with exit 127 ("command not found") if there is nothing to run.
 std::string ResolveCommand(const std::string& name);
 
 class ChildProcess {
  public:
-  explicit ChildProcess(std::vector<std::string> argv);  // forks; the child waits
+  // Forks; the child waits. Throws cstool::Error (127/126) when argv[0] resolves to
+  // nothing to run.
+  explicit ChildProcess(std::vector<std::string> argv);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -185,6 +185,32 @@ TEST_F(RecordTest, ExitStatusIsTheChilds) {
   EXPECT_EQ(r.err.find("the command"), std::string::npos) << r.err;
 }
 
+// The command is found on PATH before the fork: its one execve() is the trace's, not one
+// per directory tried before the one that has it (execvp() in the child: `record -- sleep
+// 1` showed execve 10, nine failing, in the program's syscall table). A file with no #!
+// line still runs as a shell script, as execvp() runs it.
+TEST_F(RecordTest, TheCommandsPathSearchIsNotInItsSyscalls) {
+  const fs::path out = dir_ / "path.dat";
+  Result r = Run({"/usr/bin/env", "PATH=/nonexistent-a:/nonexistent-b:/usr/bin:/bin", kCstool,
+                  "record", "-o", out.string(), "--", "true"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Result json = Run({kCstool, "report", out.string(), "--format", "json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json report = nlohmann::json::parse(json.out);
+  const nlohmann::json* run = nullptr;
+  for (const auto& t : report.at("threads"))
+    if (t.at("comm") == "true") run = &t;
+  ASSERT_NE(run, nullptr) << json.out;
+  EXPECT_EQ(run->at("syscalls").at("execve").at("calls").get<uint64_t>(), 1u) << run->dump();
+
+  const fs::path script = dir_ / "no-shebang";
+  std::ofstream(script) << "echo \"from the script: $1\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  r = Record({"-o", (dir_ / "script.dat").string(), "--", script.string(), "an-argument"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "from the script: an-argument\n");
+}
+
 // A second recording under the same name keeps the first as NAME.old (it was silently
 // overwritten), as perf record does. Not a device: the file is renamed over the output,
 // and `-o /dev/null` made /dev/null a regular file (it is refused).
