@@ -463,26 +463,28 @@ std::string KernelCheckResult::Verdict() const {
   if (compared == 0)
     return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
-  // A verdict on switch counts alone must not read as one on the times too.
-  // Nor one on a thread that did nothing: a -p recording of a busy process judged the
-  // times of its one idle thread only.
+  return fmt::format(
+             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
+             "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+             verdict, agreeing, compared, compared, Considered(), others, JudgedText(),
+             WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
+             static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +
+         MissingEventsText();
+}
+
+// A verdict on switch counts alone must not read as one on the times too. Nor one on a
+// thread that did nothing: a -p recording of a busy process judged the times of its one
+// idle thread only.
+std::string KernelCheckResult::JudgedText() const {
   const std::string idle =
       times_judged_idle == 0
           ? std::string()
           : fmt::format(", {} of them neither ran nor waited", times_judged_idle);
-  const std::string judged =
-      times_judged == compared && times_judged_idle == 0 ? std::string()
-      : times_judged == compared
-          ? fmt::format("; times judged for {} of {}{}", times_judged, compared, idle)
-          : fmt::format("; times judged for {} of {}{} (the rest: switch counts only)",
-                        times_judged, compared, idle);
-  return fmt::format(
-             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
-             "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
-             verdict, agreeing, compared, compared, Considered(), others, judged,
-             WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
-             static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +
-         MissingEventsText();
+  if (times_judged == compared && times_judged_idle == 0) return "";
+  if (times_judged == compared)
+    return fmt::format("; times judged for {} of {}{}", times_judged, compared, idle);
+  return fmt::format("; times judged for {} of {}{} (the rest: switch counts only)", times_judged,
+                     compared, idle);
 }
 
 std::string KernelCheckResult::MissingEventsText() const {

@@ -184,6 +184,9 @@ struct KernelCheckResult {
   // "; recorded without E1, E2 (...)" after a failed verdict of a recording that lacks
   // events, else "".
   std::string MissingEventsText() const;
+  // "; times judged for N of M ..." when not every compared thread's times were judged
+  // (empty when they were): the verdict's and `record`'s summary's qualifier.
+  std::string JudgedText() const;
 };
 
 // Pure comparison of one thread (unit-testable with synthetic inputs). `untraced_cpus`:
