@@ -36,8 +36,16 @@ std::vector<std::pair<std::string, double>> DerivedMetrics(const std::vector<std
   return out;
 }
 
+bool CountsNanoseconds(std::string_view counter) {
+  return counter == "task-clock" || counter == "cpu-clock";
+}
+
+std::string CounterTitle(std::string_view counter) {
+  return CountsNanoseconds(counter) ? fmt::format("{}(ms)", counter) : std::string(counter);
+}
+
 std::string RateText(std::string_view counter, double per_second) {
-  if (counter == "task-clock") return fmt::format("{:.3f} CPUs", per_second / 1e9);
+  if (CountsNanoseconds(counter)) return fmt::format("{:.3f} CPUs", per_second / 1e9);
   return fmt::format("{:.1f}", per_second);
 }
 

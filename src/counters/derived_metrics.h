@@ -16,8 +16,15 @@ namespace cstool {
 std::vector<std::pair<std::string, double>> DerivedMetrics(const std::vector<std::string>& names,
                                                            const std::vector<uint64_t>& values);
 
-// A counter's rate per second as a table shows it: a count per second, or for a counter of
-// CPU time (task-clock, in ns) the CPUs it kept busy, as perf stat's "CPUs utilized".
+// The perf software clocks (task-clock, cpu-clock): they count nanoseconds of CPU time.
+bool CountsNanoseconds(std::string_view counter);
+// A counter's column title in a table: a clock's with its unit, "task-clock(ms)", as its
+// total shows in milliseconds, as perf stat shows it ("msec"; a bare total in ns read as
+// a count).
+std::string CounterTitle(std::string_view counter);
+
+// A counter's rate per second as a table shows it: a count per second, or for a clock the
+// CPUs it kept busy, as perf stat's "CPUs utilized".
 std::string RateText(std::string_view counter, double per_second);
 
 }  // namespace cstool

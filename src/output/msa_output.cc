@@ -38,16 +38,6 @@ void AddCountersJson(nlohmann::json& j, const MsaRow& r, const std::vector<std::
   if (!derived.empty()) j["derived"] = derived;
 }
 
-// The perf software clocks count nanoseconds: shown in milliseconds, as perf stat shows
-// them ("msec"), with the unit in the column's title (a bare "25.4M" read as a count).
-bool CountsNanoseconds(const std::string& counter) {
-  return counter == "task-clock" || counter == "cpu-clock";
-}
-
-std::string CounterTitle(const std::string& counter) {
-  return CountsNanoseconds(counter) ? counter + "(ms)" : counter;
-}
-
 // A counter in a table cell: exact up to 7 digits, then M/G (a clock in ms); '*' marks a
 // scaled value.
 std::string FormatCount(const std::string& counter, uint64_t v, bool scaled) {

@@ -278,20 +278,25 @@ class TableOutput : public Output {
   // and its rate per second of that span; the derived metrics where their inputs were
   // counted.
   void Counters(const ReportView& view) {
-    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it, task-clock "
-           "in CPUs; * scaled: multiplexed, an estimate)\n";
+    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it; a clock's "
+           "total in ms, its rate in CPUs, as perf stat shows them; * scaled: multiplexed, an "
+           "estimate)\n";
     std::string head = fmt::format("{:>8} {:>7} {:<16} {:>9}", "TID", "PID", "COMM", "SPAN(ms)");
-    for (const std::string& n : view.counter_names) head += fmt::format(" {:>14} {:>12}", n, "/s");
+    for (const std::string& n : view.counter_names)
+      head += fmt::format(" {:>14} {:>12}", CounterTitle(n), "/s");
     os_ << head << "  DERIVED\n";
     auto line = [&](const std::string& id1, const std::string& id2, const std::string& comm,
                     const CounterTotals& c) {
       std::string out = fmt::format("{:>8} {:>7} {:<16} {:>9.3f}", id1, id2, comm.substr(0, 16),
                                     static_cast<double>(c.last_ts - c.first_ts) / 1e6);
       for (size_t i = 0; i < view.counter_names.size(); ++i)
-        out += fmt::format(
-            " {:>14} {:>12}",
-            i < c.values.size() ? fmt::format("{}{}", c.values[i], c.scaled ? "*" : "") : "-",
-            RateText(view.counter_names[i], c.Rate(i)));
+        out += fmt::format(" {:>14} {:>12}",
+                           i >= c.values.size() ? "-"
+                           : CountsNanoseconds(view.counter_names[i])
+                               ? fmt::format("{:.3f}{}", static_cast<double>(c.values[i]) / 1e6,
+                                             c.scaled ? "*" : "")
+                               : fmt::format("{}{}", c.values[i], c.scaled ? "*" : ""),
+                           RateText(view.counter_names[i], c.Rate(i)));
       std::string derived;
       for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values))
         derived += fmt::format("{}{} {:.3f}", derived.empty() ? "" : ", ", key, v);

@@ -326,6 +326,17 @@ TEST_F(CountersTest, RecordCountsTheIoOfAThreadThatExited) {
   EXPECT_NE(report["trace"]["counter_notes"].dump().find("rounded down to whole KiB"),
             std::string::npos)
       << report["trace"].dump();
+
+  // The table shows task-clock as perf stat does, in ms with the unit in its title (as
+  // msa does), not as a bare count of ns.
+  testing::CommandResult table = testing::RunCommand({kCstool, "report", trace.string()});
+  ASSERT_EQ(table.status, 0) << table.err;
+  const uint64_t ns = (*t)["counters"]["values"]["task-clock"].get<uint64_t>();
+  EXPECT_NE(table.out.find("task-clock(ms)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(fmt::format(" {:.3f} ", static_cast<double>(ns) / 1e6)),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find(fmt::format(" {} ", ns)), std::string::npos) << table.out;
 }
 
 // The recorder opens counters when it finds a thread: new threads at its next look, new

@@ -2,11 +2,17 @@
 // samples' JSON and totals, and a software group on the test's own thread.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +231,49 @@ TEST(ThreadCounters, FinalCountsOfAnExitedThread) {
   EXPECT_EQ(tc.live(), 0u);
   EXPECT_TRUE(tc.Followed(tid));
   EXPECT_FALSE(tc.Follow(::getpid(), tid));  // a thread is followed once
+}
+
+// A group opened on a thread that is running (msa attaches to running threads) counts
+// with every member from the open: a member added to the running group counted from the
+// thread's next switch-in only, which a busy thread may not have for long (msa showed
+// task-clock 0-325 ms of a spinning thread's 500). The spinner's CPU-time clock over a
+// span inside the group's bounds the member's count from below (the task clock counts
+// the interrupts and steal that CPU time leaves out).
+TEST(PerfGroup, AMemberCountsFromTheOpenOfARunningThread) {
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> tid{0};
+  std::thread spinner([&] {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  while (tid == 0) std::this_thread::yield();
+  clockid_t clock{};
+  ASSERT_EQ(::pthread_getcpuclockid(spinner.native_handle(), &clock), 0);
+  auto cpu_ns = [&] {
+    timespec ts{};
+    ::clock_gettime(clock, &ts);
+    return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // running by now
+  int error = 0;
+  std::optional<PerfGroup> g =
+      PerfGroup::Open(tid, ParseEventList("context-switches,task-clock"), &error);
+  if (!g && (error == EACCES || error == EPERM)) {
+    stop = true;
+    spinner.join();
+    GTEST_SKIP() << "perf_event_open not permitted";
+  }
+  ASSERT_TRUE(g) << error;
+  const int64_t from = cpu_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int64_t to = cpu_ns();
+  std::optional<GroupReading> r = g->Read();
+  stop = true;
+  spinner.join();
+  ASSERT_TRUE(r);
+  EXPECT_GE(r->values[1], static_cast<uint64_t>(to - from))
+      << "task-clock " << r->values[1] << " switches " << r->values[0];
 }
 
 // Software events count on any kernel: this thread's own faults, exactly.
