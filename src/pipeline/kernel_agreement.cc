@@ -20,6 +20,11 @@ std::string KernelAgreementLine(const std::string& file) {
     KernelCheckResult check = CheckAgainstKernel(analyzed->model, view.threads);
     if (!check.has_counters)
       return fmt::format("kernel agrees: not checked ({})", check.no_counters_reason);
+    if (check.compared == 0)  // "0/0 threads" read as a verdict
+      return fmt::format(
+          "kernel agrees: not checked (no thread could be compared: {} partial, {} with lost "
+          "events, {} untraced, {} without counters)",
+          check.partial, check.lost, check.untraced, check.no_counters);
     std::string line = fmt::format("kernel agrees: {}/{} threads", check.agreeing, check.compared);
     if (check.partial + check.lost + check.untraced + check.no_counters > 0)
       line += fmt::format(" ({} partial, {} with lost events, {} untraced, {} without counters)",
