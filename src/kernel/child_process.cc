@@ -57,6 +57,11 @@ std::string ResolveCommand(const std::string& name) {
 }
 
 ChildProcess::ChildProcess(std::vector<std::string> argv) : argv_(std::move(argv)) {
+  // The PATH search is done here, before the fork: execvp() in the child would try each
+  // directory before the one that has the command, every failed execve() in the trace,
+  // charged to the workload's syscalls (`record -- sleep 1` showed execve 10 for one
+  // program run). (First: it may throw, and the pipes are not open yet.)
+  std::string program = ResolveCommand(argv_.at(0));
   int release[2], error[2];
   if (::pipe2(release, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
   if (::pipe2(error, O_CLOEXEC) != 0) {
@@ -64,11 +69,7 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) : argv_(std::move(argv
     ::close(release[1]);
     throw Error(fmt::format("pipe: {}", std::strerror(errno)));
   }
-  // Build argv before fork: the child may only call async-signal-safe functions. The
-  // PATH search is done here too: execvp() in the child would try each directory before
-  // the one that has the command, every failed execve() in the trace, charged to the
-  // workload's syscalls (`record -- sleep 1` showed execve 10 for one program run).
-  std::string program = ResolveCommand(argv_[0]);
+  // Build argv before fork: the child may only call async-signal-safe functions.
   std::vector<char*> cargv;
   for (auto& a : argv_) cargv.push_back(a.data());
   cargv.push_back(nullptr);

@@ -213,11 +213,12 @@ class Recorder {
     return out;
   }
   int64_t WindowNs() const { return static_cast<int64_t>(o_.flight_s * 1e9); }
-  void FlightTick();
+  // True when it wrote a dump.
+  bool FlightTick();
   // The trigger's records read so far, those up to `cut` fed to it: its first hit in them.
   std::optional<TriggerHit> FeedTrigger(int64_t cut);
   // At the end: what the last tick left unfed (the command may end right after the
-  // condition held); true when it dumped.
+  // condition held); true when it wrote a dump.
   bool FinalFlightTick();
   // `last`: no dump comes after this one (the window goes on only to the end).
   void WriteDump(const TriggerHit& hit, bool last);
@@ -787,15 +788,18 @@ void Recorder::ReportProgress() {
 
 // --flight, every loop tick: let the window's buffers grow to SECS seconds, read the
 // trigger's ring buffers and feed it, and dump on a trigger hit or SIGUSR1.
-void Recorder::FlightTick() {
+bool Recorder::FlightTick() {
   const int64_t now = MonotonicNowNs();
   if (const std::string grown = kernel_window_->Grow(now); !grown.empty())
     messages_.Status(
         fmt::format("flight window buffers growing to hold {:g} s: {}", o_.flight_s, grown));
   std::optional<TriggerHit> hit = FeedTrigger(now - kFlightCutLagNs);
   if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
+  if (!hit) return false;
   // The dump that reaches --max-dumps is the last: its new instance is not grown back.
-  if (hit) WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
+  const size_t dumps = dumps_.size();
+  WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
+  return dumps_.size() > dumps;
 }
 
 std::optional<TriggerHit> Recorder::FeedTrigger(int64_t cut) {
@@ -820,8 +824,10 @@ bool Recorder::FinalFlightTick() {
   const int64_t end = MonotonicNowNs();
   std::this_thread::sleep_for(std::chrono::nanoseconds(kFlightCutLagNs));
   const std::optional<TriggerHit> hit = FeedTrigger(end);
-  if (hit) WriteDump(*hit, /*last=*/true);
-  return hit.has_value();
+  if (!hit) return false;
+  const size_t dumps = dumps_.size();
+  WriteDump(*hit, /*last=*/true);
+  return dumps_.size() > dumps;  // (not when the dump could not be written)
 }
 
 // A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
@@ -904,6 +910,7 @@ void Recorder::WriteDump(const TriggerHit& hit, bool last) {
 // keeps learning the targets' threads.
 void Recorder::ReadLoop() {
   auto last_scan = Clock::now();
+  bool last_tick_dumped = false;
   while (!ShouldStop()) {
     bool scanned = false;
     if (Clock::now() - last_scan >= kThreadScanInterval) {
@@ -928,14 +935,15 @@ void Recorder::ReadLoop() {
               std::chrono::duration<double>(o_.counter_interval_s));
       }
     }
-    if (flight()) FlightTick();
+    last_tick_dumped = flight() && FlightTick();
     UpdateBudget();
     ReportProgress();
     std::this_thread::sleep_for(kLoopTick);
   }
   const bool dumped_at_end = flight() && FinalFlightTick();
-  // (Not after --max-dumps: that many were asked for; nor right after a hit's dump.)
-  if (flight() && o_.dump_at_end && !dumps_done_ && !dumped_at_end)
+  // (Not after --max-dumps: that many were asked for; nor right after a hit's dump, at the
+  // last tick or the final one: its window is the end's, bar a tick.)
+  if (flight() && o_.dump_at_end && !dumps_done_ && !dumped_at_end && !last_tick_dumped)
     WriteDump({MonotonicNowNs(), "end of the recording"}, /*last=*/true);
   if (listener_ != nullptr) listener_->Stopped();
 }

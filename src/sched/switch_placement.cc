@@ -40,9 +40,11 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
   EmitUntracedSwitchOut(t, false);  // runs again with no wakeup: it had been preempted
   // Woken (sched_waking) and running with no enqueue in the trace: it was queued by now,
   // when the trace cannot tell, so its wait counts whole from the waking, plus the sleep
-  // since a move while asleep (which queued it). Either way that wakeup is over: a move
-  // before it is no part of the next one's wait.
-  if (t.waking_unqueued && IsWaitingForCpu(t.state)) NoteEnqueued(t, t.since);
+  // since a move while asleep (which queued it). (Not where lost events cut the wait: its
+  // stretch then begins at the gap's end, not at the waking.) Either way that wakeup is
+  // over: a move before it is no part of the next one's wait.
+  if (t.waking_unqueued && t.state == Microstate::kWaitCpuWakeup && !t.lost_touched)
+    NoteEnqueued(t, t.since);
   t.moved_asleep_at = -1;
   t.maybe_moved_asleep_ns = 0;
   t.seen_running = true;

@@ -1793,25 +1793,29 @@ TEST(StateMachine, AMoveByTheWakeupIsNotAMoveWhileAsleep) {
 //   CPU0:  10 (sched_setaffinity) | D ==> 500   move 0->1 at 300, waking 10 at 400
 //   CPU1:  600 ...... 10 runs (first event 450) | futex S ==> 600 ... woken 1'000 | 600 ==> 10
 TEST(StateMachine, AMoveWhileAsleepEndsWithTheRunItsWakeupLedTo) {
-  Sim s(TraceCapabilities{}, Following({10}));
-  s.Switch(0, 1, 0, kR, 600);
-  s.Switch(0, 0, 0, kR, 10);
-  s.SysEnter(1, 0, 10, kRead);
-  s.Switch(100, 0, 10, kD, 500);
-  s.UnfilteredMigrate(300, 0, 500, 10, 0, 1);
-  s.Wake(400, 0, 500, 10, 1);  // sched_waking; its sched_wakeup is not in the trace
-  s.SysExit(450, 1, 10, kRead);
-  s.SysEnter(460, 1, 10, kFutex);
-  s.Switch(470, 1, 10, kS, 600);
-  s.WakeBoth(1'000, 0, 500, 10, 1);
-  s.Switch(1'100, 1, 600, kR, 10);
-  s.Finish(1'200);
-  EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 400 - 300);
-  EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 0);
-  EXPECT_EQ(s.Report(10).counter_window.total.QueuedWaitNs(),
-            (450 - 400) + (400 - 300) + (1'100 - 1'000));
-  EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), (450 - 400) + (1'100 - 1'000));
-  EXPECT_TILED(s);
+  for (const bool switch_traced : {false, true}) {  // 600 ==> 10 in the trace, or not
+    SCOPED_TRACE(switch_traced);
+    Sim s(TraceCapabilities{}, Following({10}));
+    s.Switch(0, 1, 0, kR, 600);
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1, 0, 10, kRead);
+    s.Switch(100, 0, 10, kD, 500);
+    s.UnfilteredMigrate(300, 0, 500, 10, 0, 1);
+    s.Wake(400, 0, 500, 10, 1);  // sched_waking; its sched_wakeup is not in the trace
+    if (switch_traced) s.Switch(450, 1, 600, kR, 10);
+    s.SysExit(450, 1, 10, kRead);
+    s.SysEnter(460, 1, 10, kFutex);
+    s.Switch(470, 1, 10, kS, 600);
+    s.WakeBoth(1'000, 0, 500, 10, 1);
+    s.Switch(1'100, 1, 600, kR, 10);
+    s.Finish(1'200);
+    EXPECT_EQ(s.Report(10).placement.asleep_queued_ns, 400 - 300);
+    EXPECT_EQ(s.Report(10).placement.asleep_maybe_queued_ns, 0);
+    EXPECT_EQ(s.Report(10).counter_window.total.QueuedWaitNs(),
+              (450 - 400) + (400 - 300) + (1'100 - 1'000));
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuWakeup), (450 - 400) + (1'100 - 1'000));
+    EXPECT_TILED(s);
+  }
 }
 
 // A CPU's clock stepping back (a damaged or merged file) is named, once per step; the
