@@ -152,13 +152,18 @@ int RunDump(int pid, Messages& messages) {
 int RunRecover(const std::string& file, Messages& messages) {
   RecoveryResult r = RecoverRecording(file, messages);
   // In KiB below a MiB: a small recording's "0.0 MiB" read as nothing recovered.
-  const double kib = static_cast<double>(r.bytes) / 1024.0;
-  const std::string size =
-      kib < 1024.0 ? fmt::format("{:.1f} KiB", kib) : fmt::format("{:.1f} MiB", kib / 1024.0);
+  auto size = [](uint64_t bytes) {
+    const double kib = static_cast<double>(bytes) / 1024.0;
+    return kib < 1024.0 ? fmt::format("{:.1f} KiB", kib) : fmt::format("{:.1f} MiB", kib / 1024.0);
+  };
+  const std::string unread =
+      r.drained_bytes == 0 ? std::string()
+                           : fmt::format(", {} of them unread in the killed recorder's buffers",
+                                         size(r.drained_bytes));
   messages.Status(
-      fmt::format("recovered {} of events on {} CPU{} into {} (killed while recording: no kernel "
-                  "counters, and the pages not yet written then are missing)",
-                  size, r.cpus, r.cpus == 1 ? "" : "s", file));
+      fmt::format("recovered {} of events on {} CPU{} into {}{} (killed while recording: no kernel "
+                  "counters, and what it had read but not yet written is missing)",
+                  size(r.bytes + r.drained_bytes), r.cpus, r.cpus == 1 ? "" : "s", file, unread));
   return 0;
 }
 

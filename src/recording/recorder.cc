@@ -810,7 +810,7 @@ std::optional<TriggerHit> Recorder::FeedTrigger(int64_t cut) {
   std::optional<TriggerHit> hit = trigger_->Feed(sources, cut);
   // One episode makes one dump: the condition is ignored until the window holds none of
   // the previous dump's events.
-  if (hit && hit->ts < rearm_ts_) hit.reset();
+  if (hit && hit->ts < rearm_ts_) return std::nullopt;
   return hit;
 }
 

@@ -13,6 +13,7 @@
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "kernel/proc_threads.h"
+#include "tracefs/orphan_buffers.h"
 #include "tracefs/tracefs_session.h"
 
 namespace cstool {
@@ -62,6 +63,74 @@ TraceFileContents ContentsFromJson(const nlohmann::json& j) {
   if (!c.compression.empty() && !IsKnownCompression(c.compression))
     throw Error(fmt::format("unknown compression \"{}\"", c.compression));
   return c;
+}
+
+// The kernel's `long` as the page header gives it (the commit field's size).
+int LongSizeOf(const std::string& header_page) {
+  const size_t at = header_page.find("commit;");
+  if (at == std::string::npos) return sizeof(long);
+  const size_t size = header_page.find("size:", at);
+  return size != std::string::npos && header_page.compare(size, 6, "size:4") == 0 ? 4 : 8;
+}
+
+// Marks `page` as having lost events before it, of a count not known (the ring buffer's
+// RB_MISSED_EVENTS in the commit field): what the killed recorder had read but not yet
+// written, if anything, is gone.
+void MarkMissedBefore(std::string& page, int long_size) {
+  constexpr uint64_t kMissedEvents = uint64_t{1} << 31;
+  if (page.size() < 8 + static_cast<size_t>(long_size)) return;
+  if (long_size == 8) {
+    uint64_t commit;
+    std::memcpy(&commit, page.data() + 8, 8);
+    commit |= kMissedEvents;
+    std::memcpy(page.data() + 8, &commit, 8);
+  } else {
+    uint32_t commit;
+    std::memcpy(&commit, page.data() + 8, 4);
+    commit |= static_cast<uint32_t>(kMissedEvents);
+    std::memcpy(page.data() + 8, &commit, 4);
+  }
+}
+
+// The tracefs instance of the killed recorder `pid` that wrote `buffer` ("" the trace,
+// else a buffer instance of the file).
+std::string InstanceOf(int pid, std::string_view buffer) {
+  std::string name = fmt::format("{}{}", TracefsSession::kInstancePrefix, pid);
+  if (buffer == tracefile::kUnfilteredRuntimeBuffer) name += "-runtime";
+  return name;
+}
+
+// Appends to `file` (a CPU's page file: raw pages, or chunks with `compression`) the
+// pages the killed recorder's instance still held; returns their bytes.
+uint64_t AppendOrphanPages(const std::filesystem::path& file, std::vector<std::string> pages,
+                           const TraceFileContents& contents) {
+  if (pages.empty()) return 0;
+  if (pages.front().size() != contents.page_size)
+    throw Error(fmt::format("its sub-buffers are {} bytes, the file's pages {}",
+                            pages.front().size(), contents.page_size));
+  const std::string& compression = contents.compression;
+  const int long_size = LongSizeOf(contents.header_page);
+  MarkMissedBefore(pages.front(), long_size);
+  std::string data;
+  uint64_t bytes = 0;
+  if (compression.empty()) {
+    for (const std::string& p : pages) data += p;
+    bytes = data.size();
+  } else {
+    // In chunks of up to 64 pages, as the recorder writes them.
+    const std::unique_ptr<Compressor> compressor = MakeCompressor(compression);
+    for (size_t i = 0; i < pages.size(); i += 64) {
+      std::string chunk;
+      for (size_t k = i; k < std::min(pages.size(), i + 64); ++k) chunk += pages[k];
+      bytes += chunk.size();
+      AppendChunk(*compressor, chunk, data);
+    }
+  }
+  std::ofstream f(file, std::ios::binary | std::ios::app);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!f.flush())
+    throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(errno)));
+  return bytes;
 }
 
 }  // namespace
@@ -157,6 +226,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   TraceFileContents contents;
   RecordingInfo info;
   int file_cpus = 0;
+  int note_recorder_pid = 0;
   try {
     const nlohmann::json note = nlohmann::json::parse(*text);
     if (note.at("version").get<int>() != kNoteVersion)
@@ -164,6 +234,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     contents = ContentsFromJson(note.at("contents"));
     info = note.at("info").get<RecordingInfo>();
     file_cpus = note.at("file_cpus").get<int>();
+    note_recorder_pid = note.value("recorder_pid", 0);
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("'{}' is damaged: {}", note_path.string(), e.what()));
   }
@@ -199,6 +270,32 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     for (int cpu = 0; cpu < file_cpus; ++cpu)
       inst.cpus[static_cast<size_t>(cpu)].pages_file = whole_pages(cpu, inst.name);
   }
+  // What the killed recorder had not read yet: its instance still holds it (until the
+  // instance is removed below), after the pages the files have.
+  const int recorder = note_recorder_pid;
+  auto drain = [&](std::string_view buffer, std::vector<CpuTraceData>& cpus) {
+    std::optional<OrphanBuffers> orphan;
+    try {
+      if (recorder > 0) orphan = OrphanBuffers::Open(InstanceOf(recorder, buffer), recorder);
+      if (!orphan) return;
+      for (int cpu = 0; cpu < file_cpus; ++cpu) {
+        std::filesystem::path& file = cpus[static_cast<size_t>(cpu)].pages_file;
+        const bool had_file = !file.empty();
+        if (!had_file) file = PagesFileFor(out, cpu, buffer);
+        const uint64_t bytes = AppendOrphanPages(file, orphan->Drain(cpu), contents);
+        if (bytes == 0 && !had_file) file.clear();
+        if (buffer.empty()) {
+          result.drained_bytes += bytes;
+          if (bytes > 0 && !had_file) ++result.cpus;
+        }
+      }
+    } catch (const Error& e) {
+      messages.Warning(
+          fmt::format("the killed recorder's unread events are not recovered: {}", e.what()));
+    }
+  };
+  drain({}, contents.cpus);
+  for (InstanceTraceData& inst : contents.instances) drain(inst.name, inst.cpus);
   info.recovered = true;
   info.kernel_counters = nullptr;  // the end samples and exit records were never taken
   contents.cstool_info_json =

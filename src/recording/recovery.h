@@ -35,8 +35,9 @@ int LiveRecorderOf(const std::filesystem::path& out);
 std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out);
 
 struct RecoveryResult {
-  uint64_t bytes = 0;  // of event pages recovered
-  int cpus = 0;        // CPUs with pages
+  uint64_t bytes = 0;          // of event pages recovered from the page files
+  uint64_t drained_bytes = 0;  // and from the killed recorder's instance (unread there)
+  int cpus = 0;                // CPUs with pages
 };
 
 // Assembles `out` from its leftovers and removes them, and the killed recorder's tracefs

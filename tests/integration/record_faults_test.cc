@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -254,6 +255,47 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
     EXPECT_EQ(tc.status, 0) << tc.err;
     EXPECT_NE(tc.out.find("sched_switch"), std::string::npos);
   }
+}
+
+// A workload that traces slowly fills no sub-buffer for long, and the recorder moves
+// only whole ones to its files while it records: after kill -9 nearly all of it is still
+// in the killed recorder's ring buffers. --recover reads them before it removes the
+// instance (it recovered 0.002 s of a 1 s recording, the pages "missing"), after a loss
+// marker of unknown size: what the recorder had read but not written is gone.
+TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
+  const fs::path out = dir_ / "slow.dat";
+  // 100 sleeps of 10 ms: some 1000 events over 1 s, a few sub-buffers per CPU.
+  Background rec(
+      {kCstool, "record", "-o", out, GetParam(), "--", kWorkload, "nanosleep", "100", "10000"},
+      dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<pid_t> children = ChildrenOf(rec.pid());
+  ASSERT_EQ(::kill(rec.pid(), SIGKILL), 0);
+  EXPECT_EQ(rec.Wait(), 128 + SIGKILL);
+  // The orphaned workload runs on, traced by the instance, to its end.
+  for (pid_t c : children)
+    for (int i = 0; i < 500 && ::kill(c, 0) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const fs::path stale = rec.instance();
+  ASSERT_TRUE(fs::exists(stale));
+
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  ASSERT_EQ(recover.status, 0) << recover.err;
+  EXPECT_NE(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
+      << recover.err;
+  EXPECT_FALSE(fs::exists(stale));
+  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  const nlohmann::json* workload = nullptr;
+  for (const auto& t : j.at("threads"))
+    if (t.at("comm") == "cstool_workload") workload = &t;
+  ASSERT_NE(workload, nullptr) << report.out;
+  // Every sleep, and the exit: the whole run, not what the files had at the kill.
+  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
+      << workload->dump();
+  EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover,
