@@ -162,8 +162,11 @@ int RunRecover(const std::string& file, Messages& messages) {
                                          size(r.drained_bytes));
   messages.Status(
       fmt::format("recovered {} of events on {} CPU{} into {}{} (killed while recording: no kernel "
-                  "counters, and what it had read but not yet written is missing)",
-                  size(r.bytes + r.drained_bytes), r.cpus, r.cpus == 1 ? "" : "s", file, unread));
+                  "counters, and {} is missing)",
+                  size(r.bytes + r.drained_bytes), r.cpus, r.cpus == 1 ? "" : "s", file, unread,
+                  r.drained ? "what it had read but not yet written"
+                            : "what it had not yet written (its tracefs instance was not there "
+                              "to read)"));
   return 0;
 }
 

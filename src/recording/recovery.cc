@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/errors.h"
@@ -78,16 +79,20 @@ int LongSizeOf(const std::string& header_page) {
 // written, if anything, is gone.
 void MarkMissedBefore(std::string& page, int long_size) {
   constexpr uint64_t kMissedEvents = uint64_t{1} << 31;
+  // A count the kernel stored at the page's end (RB_MISSED_STORED) was of its own losses
+  // only: with ours added the count is not known.
+  constexpr uint64_t kMissedStored = uint64_t{1} << 30;
   if (page.size() < 8 + static_cast<size_t>(long_size)) return;
   if (long_size == 8) {
     uint64_t commit;
     std::memcpy(&commit, page.data() + 8, 8);
-    commit |= kMissedEvents;
+    commit = (commit | kMissedEvents) & ~kMissedStored;
     std::memcpy(page.data() + 8, &commit, 8);
   } else {
     uint32_t commit;
     std::memcpy(&commit, page.data() + 8, 4);
-    commit |= static_cast<uint32_t>(kMissedEvents);
+    commit =
+        (commit | static_cast<uint32_t>(kMissedEvents)) & ~static_cast<uint32_t>(kMissedStored);
     std::memcpy(page.data() + 8, &commit, 4);
   }
 }
@@ -126,10 +131,17 @@ uint64_t AppendOrphanPages(const std::filesystem::path& file, std::vector<std::s
       AppendChunk(*compressor, chunk, data);
     }
   }
+  std::error_code ec;
+  const uintmax_t before =
+      std::filesystem::exists(file, ec) ? std::filesystem::file_size(file, ec) : 0;
   std::ofstream f(file, std::ios::binary | std::ios::app);
   f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!f.flush())
-    throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(errno)));
+  if (!f.flush()) {
+    const int err = errno;
+    f.close();
+    std::filesystem::resize_file(file, before, ec);  // no torn page or chunk left behind
+    throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(err)));
+  }
   return bytes;
 }
 
@@ -147,11 +159,16 @@ std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
 
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
                        const RecordingInfo& info, int file_cpus) {
-  const nlohmann::json note = {{"version", kNoteVersion},
-                               {"recorder_pid", ::getpid()},
-                               {"file_cpus", file_cpus},
-                               {"contents", ContentsJson(contents)},
-                               {"info", info}};
+  // The stamps of this recorder's instances, for --recover to tell them from any made
+  // later under the same names.
+  std::map<std::string, int64_t> stamps;
+  if (auto stamp = OrphanBuffers::StampOf(InstanceOf(::getpid(), {}))) stamps[""] = *stamp;
+  for (const InstanceTraceData& inst : contents.instances)
+    if (auto stamp = OrphanBuffers::StampOf(InstanceOf(::getpid(), inst.name)))
+      stamps[inst.name] = *stamp;
+  const nlohmann::json note = {
+      {"version", kNoteVersion}, {"recorder_pid", ::getpid()},         {"instance_stamps", stamps},
+      {"file_cpus", file_cpus},  {"contents", ContentsJson(contents)}, {"info", info}};
   const std::filesystem::path path = RecoveryNoteFor(out);
   const std::filesystem::path tmp = path.string() + ".tmp";
   {
@@ -227,6 +244,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   RecordingInfo info;
   int file_cpus = 0;
   int note_recorder_pid = 0;
+  std::map<std::string, int64_t> note_stamps;  // by buffer ("" the trace's)
   try {
     const nlohmann::json note = nlohmann::json::parse(*text);
     if (note.at("version").get<int>() != kNoteVersion)
@@ -235,6 +253,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     info = note.at("info").get<RecordingInfo>();
     file_cpus = note.at("file_cpus").get<int>();
     note_recorder_pid = note.value("recorder_pid", 0);
+    note_stamps = note.value("instance_stamps", std::map<std::string, int64_t>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("'{}' is damaged: {}", note_path.string(), e.what()));
   }
@@ -270,17 +289,21 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     for (int cpu = 0; cpu < file_cpus; ++cpu)
       inst.cpus[static_cast<size_t>(cpu)].pages_file = whole_pages(cpu, inst.name);
   }
-  // What the killed recorder had not read yet: its instance still holds it (until the
-  // instance is removed below), after the pages the files have.
-  const int recorder = note_recorder_pid;
+  // What the killed recorder had not read yet: its instances still hold it (until they
+  // are removed below), after the pages the files have. Only the instances the note
+  // names by their stamp: one made since under the same name is another recording's.
   auto drain = [&](std::string_view buffer, std::vector<CpuTraceData>& cpus) {
-    std::optional<OrphanBuffers> orphan;
-    try {
-      if (recorder > 0) orphan = OrphanBuffers::Open(InstanceOf(recorder, buffer), recorder);
-      if (!orphan) return;
-      for (int cpu = 0; cpu < file_cpus; ++cpu) {
-        std::filesystem::path& file = cpus[static_cast<size_t>(cpu)].pages_file;
-        const bool had_file = !file.empty();
+    const auto stamp = note_stamps.find(std::string(buffer));
+    if (note_recorder_pid <= 0 || stamp == note_stamps.end()) return;
+    const std::string name = InstanceOf(note_recorder_pid, buffer);
+    std::optional<OrphanBuffers> orphan =
+        OrphanBuffers::Open(name, note_recorder_pid, stamp->second);
+    if (!orphan) return;
+    result.drained = true;
+    for (int cpu = 0; cpu < file_cpus; ++cpu) {
+      std::filesystem::path& file = cpus[static_cast<size_t>(cpu)].pages_file;
+      const bool had_file = !file.empty();
+      try {
         if (!had_file) file = PagesFileFor(out, cpu, buffer);
         const uint64_t bytes = AppendOrphanPages(file, orphan->Drain(cpu), contents);
         if (bytes == 0 && !had_file) file.clear();
@@ -288,10 +311,13 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
           result.drained_bytes += bytes;
           if (bytes > 0 && !had_file) ++result.cpus;
         }
+      } catch (const Error& e) {
+        if (!had_file) file.clear();
+        messages.Warning(
+            fmt::format("CPU {}: the events the killed recorder had not read from {} "
+                        "are not recovered: {}",
+                        cpu, name, e.what()));
       }
-    } catch (const Error& e) {
-      messages.Warning(
-          fmt::format("the killed recorder's unread events are not recovered: {}", e.what()));
     }
   };
   drain({}, contents.cpus);

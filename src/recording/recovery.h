@@ -37,6 +37,7 @@ std::vector<std::filesystem::path> LeftoversOf(const std::filesystem::path& out)
 struct RecoveryResult {
   uint64_t bytes = 0;          // of event pages recovered from the page files
   uint64_t drained_bytes = 0;  // and from the killed recorder's instance (unread there)
+  bool drained = false;        // its instance was read (else what it held is missing)
   int cpus = 0;                // CPUs with pages
 };
 

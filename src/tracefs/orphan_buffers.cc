@@ -1,5 +1,7 @@
 #include "tracefs/orphan_buffers.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <vector>
 
@@ -13,11 +15,25 @@ void OrphanBuffers::InstanceDeleter::operator()(tracefs_instance* i) const {
   tracefs_instance_free(i);  // the handle only: the instance stays
 }
 
-std::optional<OrphanBuffers> OrphanBuffers::Open(const std::string& name, int pid) {
+namespace {
+
+std::filesystem::path InstanceDir(const std::string& name) {
   const char* tracing = tracefs_tracing_dir();
-  if (tracing == nullptr || !tracefs_instance_exists(name.c_str()) ||
-      InstanceOwnerRuns(std::filesystem::path(tracing) / "instances" / name, pid))
-    return std::nullopt;
+  return tracing == nullptr ? std::filesystem::path()
+                            : std::filesystem::path(tracing) / "instances" / name;
+}
+
+}  // namespace
+
+std::optional<int64_t> OrphanBuffers::StampOf(const std::string& name) {
+  const std::filesystem::path dir = InstanceDir(name);
+  struct stat st {};
+  if (dir.empty() || ::stat(dir.c_str(), &st) != 0) return std::nullopt;
+  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+}
+
+std::optional<OrphanBuffers> OrphanBuffers::Open(const std::string& name, int pid, int64_t stamp) {
+  if (StampOf(name) != stamp || InstanceOwnerRuns(InstanceDir(name), pid)) return std::nullopt;
   OrphanBuffers b;
   b.instance_.reset(tracefs_instance_alloc(nullptr, name.c_str()));
   if (!b.instance_) return std::nullopt;
@@ -32,8 +48,8 @@ std::vector<std::string> OrphanBuffers::Drain(int cpu) const {
   // (A bound, should the kernel keep handing out pages: a buffer holds far fewer.)
   for (size_t i = 0; i < (size_t{1} << 20); ++i) {
     const int n = tracefs_cpu_flush(pipe.get(), page.data());
-    if (n <= 0) break;
-    out.emplace_back(page.data(), page.size());
+    if (n <= 0) break;                           // empty (or an error: what was read stands)
+    out.emplace_back(page.data(), page.size());  // a whole sub-buffer, padded with zeros
   }
   return out;
 }

@@ -298,6 +298,34 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
 }
 
+// The note names the killed recorder's instances by their stamp: one made since under the
+// same name (a recorder that got the same pid) is another recording's, and not read.
+TEST_F(RecordFaults, RecoverReadsOnlyTheInstanceItsNoteNames) {
+  const fs::path out = dir_ / "other.dat";
+  Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "300", "10000"},
+                 dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  const fs::path note_path = dir_ / "other.dat.recovery.json";
+  for (int i = 0; i < 500 && !fs::exists(note_path); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::vector<pid_t> children = ChildrenOf(rec.pid());
+  ASSERT_EQ(::kill(rec.pid(), SIGKILL), 0);
+  EXPECT_EQ(rec.Wait(), 128 + SIGKILL);
+  nlohmann::json note = nlohmann::json::parse(ReadWholeFile(note_path));
+  ASSERT_TRUE(note.contains("instance_stamps")) << note.dump();
+  ASSERT_TRUE(note["instance_stamps"].contains("")) << note.dump();
+  for (auto& [buffer, stamp] : note["instance_stamps"].items()) stamp = 1;  // another's
+  std::ofstream(note_path, std::ios::trunc) << note.dump();
+  for (pid_t c : children) ::kill(c, SIGKILL);  // the orphaned workload
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  ASSERT_EQ(recover.status, 0) << recover.err;
+  EXPECT_EQ(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
+      << recover.err;
+  EXPECT_NE(recover.err.find("its tracefs instance was not there to read"), std::string::npos)
+      << recover.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Compression, SigkillRecover,
                          ::testing::Values("--compress=none", "--compress"), [](const auto& info) {
                            return std::string(info.index == 0 ? "Pages" : "Compressed");
