@@ -24,6 +24,7 @@
 #include "kernel/proc_threads.h"
 #include "tests/support/files.h"
 #include "tests/support/recording_fixture.h"
+#include "tests/support/report_json.h"
 #include "tests/support/run_command.h"
 #include "tracefs/tracefs_session.h"
 
@@ -35,6 +36,7 @@ using testing::CommandResult;
 using testing::CstoolInstances;
 using testing::OrphanedCstoolInstances;
 using testing::RunCommand;
+using testing::ThreadNamed;
 const std::string kCstool = CSTOOL_BINARY;
 const std::string kWorkload = std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload";
 
@@ -110,13 +112,6 @@ class FlightTest : public testing::RecordingFixture {
     int status = 0;
     ::waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  // The report's thread named `comm`, or null.
-  static const nlohmann::json* ThreadNamed(const nlohmann::json& report, const std::string& comm) {
-    for (const auto& t : report["threads"])
-      if (t.value("comm", "") == comm) return &t;
-    return nullptr;
   }
 };
 

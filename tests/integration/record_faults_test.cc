@@ -25,6 +25,7 @@
 
 #include "format/trace_file_reader.h"
 #include "tests/support/files.h"
+#include "tests/support/report_json.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -288,9 +289,7 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
   ASSERT_EQ(report.status, 0) << report.err;
   const nlohmann::json j = nlohmann::json::parse(report.out);
-  const nlohmann::json* workload = nullptr;
-  for (const auto& t : j.at("threads"))
-    if (t.at("comm") == "cstool_workload") workload = &t;
+  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
   ASSERT_NE(workload, nullptr) << report.out;
   // Every sleep, and the exit: the whole run, not what the files had at the kill.
   EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)

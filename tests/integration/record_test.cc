@@ -36,6 +36,7 @@
 #include "model/recording_info.h"
 #include "tests/support/files.h"
 #include "tests/support/recording_fixture.h"
+#include "tests/support/report_json.h"
 #include "tests/support/run_command.h"
 #include "tracefs/tracefs_session.h"
 
@@ -197,9 +198,7 @@ TEST_F(RecordTest, TheCommandsPathSearchIsNotInItsSyscalls) {
   Result json = Run({kCstool, "report", out.string(), "--format", "json"});
   ASSERT_EQ(json.status, 0) << json.err;
   const nlohmann::json report = nlohmann::json::parse(json.out);
-  const nlohmann::json* run = nullptr;
-  for (const auto& t : report.at("threads"))
-    if (t.at("comm") == "true") run = &t;
+  const nlohmann::json* run = testing::ThreadNamed(report, "true");
   ASSERT_NE(run, nullptr) << json.out;
   EXPECT_EQ(run->at("syscalls").at("execve").at("calls").get<uint64_t>(), 1u) << run->dump();
 
@@ -302,9 +301,20 @@ TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
   for (const char* algorithm : {"zstd", "zlib"}) {
     SCOPED_TRACE(algorithm);
     fs::path out = dir_ / fmt::format("pp-{}.dat", algorithm);
-    Result r = Record(
-        {fmt::format("--compress={}", algorithm), "-o", out, "--", kWorkload, "pingpong", "2000"});
-    ASSERT_EQ(r.status, 0) << r.err;
+    // The host may steal the VM's CPUs while it records (40 ms in 0.1 s, once in CI's
+    // load): the kernel counts that in no time, and the trace holds it where it fell, as
+    // the check's note says. Then, and only then, the workload is recorded once more: a
+    // systematic error fails both.
+    Result check;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      Result r = Record({fmt::format("--compress={}", algorithm), "-o", out, "--", kWorkload,
+                         "pingpong", "2000"});
+      ASSERT_EQ(r.status, 0) << r.err;
+      check = Run({kCstool, "report", out.string(), "--check"});
+      if (check.status == 0 || check.out.find("NOTE: the host stole about ") == std::string::npos)
+        break;
+    }
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
     auto reader = OpenTraceFile(out.string());
     EXPECT_EQ(reader->file_version(), 7);
     EXPECT_STREQ(reader->backend_name(), "fast-v7");
@@ -312,8 +322,6 @@ TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
     EXPECT_EQ(info.cpus.size(), static_cast<size_t>(reader->cpus()));
     // 48 bytes per event uncompressed; the chunks are several times smaller.
     EXPECT_LT(fs::file_size(out) * 3, TotalEvents(info) * 48);
-    Result check = Run({kCstool, "report", out.string(), "--check"});
-    EXPECT_EQ(check.status, 0) << check.out << check.err;
     if (std::string(algorithm) != "zstd") continue;  // Debian's libtracecmd has no zlib
     Result rep = Report(out);
     ASSERT_EQ(rep.status, 0) << rep.err;
