@@ -44,6 +44,13 @@ std::string CounterTitle(std::string_view counter) {
   return CountsNanoseconds(counter) ? fmt::format("{}(ms)", counter) : std::string(counter);
 }
 
+std::string TotalText(std::string_view counter, uint64_t value, bool scaled, int ms_decimals) {
+  const char* mark = scaled ? "*" : "";
+  if (CountsNanoseconds(counter))
+    return fmt::format("{:.{}f}{}", static_cast<double>(value) / 1e6, ms_decimals, mark);
+  return fmt::format("{}{}", value, mark);
+}
+
 std::string RateText(std::string_view counter, double per_second) {
   if (CountsNanoseconds(counter)) return fmt::format("{:.3f} CPUs", per_second / 1e9);
   return fmt::format("{:.1f}", per_second);

@@ -23,6 +23,10 @@ bool CountsNanoseconds(std::string_view counter);
 // a count).
 std::string CounterTitle(std::string_view counter);
 
+// A counter's total as a table shows it: the exact count, or a clock's milliseconds to
+// `ms_decimals` places; '*' marks a value the kernel scaled.
+std::string TotalText(std::string_view counter, uint64_t value, bool scaled, int ms_decimals);
+
 // A counter's rate per second as a table shows it: a count per second, or for a clock the
 // CPUs it kept busy, as perf stat's "CPUs utilized".
 std::string RateText(std::string_view counter, double per_second);

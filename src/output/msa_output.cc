@@ -41,12 +41,9 @@ void AddCountersJson(nlohmann::json& j, const MsaRow& r, const std::vector<std::
 // A counter in a table cell: exact up to 7 digits, then M/G (a clock in ms); '*' marks a
 // scaled value.
 std::string FormatCount(const std::string& counter, uint64_t v, bool scaled) {
+  if (CountsNanoseconds(counter) || v < 10000000) return TotalText(counter, v, scaled, 2);
   std::string s;
-  if (CountsNanoseconds(counter))
-    s = fmt::format("{:.2f}", static_cast<double>(v) / 1e6);
-  else if (v < 10000000)
-    s = std::to_string(v);
-  else if (v < 10000000000ULL)
+  if (v < 10000000000ULL)
     s = fmt::format("{:.1f}M", v / 1e6);
   else
     s = fmt::format("{:.1f}G", v / 1e9);
@@ -109,10 +106,7 @@ std::string SamplesTable(const MsaFrame& f) {
     out += fmt::format("  {:>7} {:>7} {:>7} {:<16.16} {:>9.3f} {:>3} {:>#18x}", s.n, s.pid, s.tid,
                        f.ebs_event, static_cast<double>(s.ts - f.start_ns) / 1e6, s.cpu, s.ip);
     for (size_t i = 0; i < s.values.size() && i < f.counter_names.size(); ++i)
-      out += fmt::format(" {:>{}}",
-                         CountsNanoseconds(f.counter_names[i])
-                             ? FormatCount(f.counter_names[i], s.values[i], s.scaled)
-                             : fmt::format("{}{}", s.values[i], s.scaled ? "*" : ""),
+      out += fmt::format(" {:>{}}", TotalText(f.counter_names[i], s.values[i], s.scaled, 2),
                          CounterWidth(f.counter_names[i]));
     out += "\n";
   }

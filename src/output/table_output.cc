@@ -290,13 +290,10 @@ class TableOutput : public Output {
       std::string out = fmt::format("{:>8} {:>7} {:<16} {:>9.3f}", id1, id2, comm.substr(0, 16),
                                     static_cast<double>(c.last_ts - c.first_ts) / 1e6);
       for (size_t i = 0; i < view.counter_names.size(); ++i)
-        out += fmt::format(" {:>14} {:>12}",
-                           i >= c.values.size() ? "-"
-                           : CountsNanoseconds(view.counter_names[i])
-                               ? fmt::format("{:.3f}{}", static_cast<double>(c.values[i]) / 1e6,
-                                             c.scaled ? "*" : "")
-                               : fmt::format("{}{}", c.values[i], c.scaled ? "*" : ""),
-                           RateText(view.counter_names[i], c.Rate(i)));
+        out += fmt::format(
+            " {:>14} {:>12}",
+            i >= c.values.size() ? "-" : TotalText(view.counter_names[i], c.values[i], c.scaled, 3),
+            RateText(view.counter_names[i], c.Rate(i)));
       std::string derived;
       for (const auto& [key, v] : DerivedMetrics(view.counter_names, c.values))
         derived += fmt::format("{}{} {:.3f}", derived.empty() ? "" : ", ", key, v);

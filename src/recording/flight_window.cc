@@ -1,39 +1,16 @@
 #include "recording/flight_window.h"
 
-#include <fcntl.h>
-#include <fmt/core.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstring>
-#include <memory>
 
-#include "base/errors.h"
-#include "base/unique_fd.h"
-#include "format/compression.h"
 #include "format/trace_file_format.h"
-#include "format/trace_file_writer.h"
+#include "recording/page_file.h"
 
 namespace cstool {
 namespace {
 
-// Pages per compressed chunk, as the recorder's readers write them (256 KiB of pages).
-constexpr size_t kChunkBytes = 256 * 1024;
 constexpr uint64_t kCommitSizeMask = (uint64_t{1} << 30) - 1;
-
-void WriteAll(int fd, std::string_view data, const std::filesystem::path& file) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw Error(
-          fmt::format("cannot write '{}': {}", file.string(), std::strerror(n == 0 ? EIO : errno)));
-    off += static_cast<size_t>(n);
-  }
-}
 
 }  // namespace
 
@@ -115,25 +92,9 @@ CpuRecordStats FlightWindow::WritePages(int cpu, const std::filesystem::path& fi
                                         const std::string& compression) const {
   CpuRecordStats s;
   s.cpu = cpu;
-  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (fd.get() < 0)
-    throw Error(fmt::format("cannot create '{}': {}", file.string(), std::strerror(errno)));
+  PageFileWriter out(file, compression, /*append=*/false);
   const Cpu* c = Find(cpu);
   if (c == nullptr) return s;
-  std::unique_ptr<Compressor> compressor;
-  if (!compression.empty()) compressor = MakeCompressor(compression);
-  std::string pages, chunk;
-  auto flush = [&] {
-    if (pages.empty()) return;
-    if (compressor) {
-      chunk.clear();
-      AppendChunk(*compressor, pages, chunk);
-      WriteAll(fd.get(), chunk, file);
-    } else {
-      WriteAll(fd.get(), pages, file);
-    }
-    pages.clear();
-  };
   for (const Page& p : c->pages) {
     uint64_t commit = 0;
     std::memcpy(&commit, p.bytes.data() + 8, sizeof(long));
@@ -141,10 +102,9 @@ CpuRecordStats FlightWindow::WritePages(int cpu, const std::filesystem::path& fi
     s.events += p.events;
     s.bytes += commit & kCommitSizeMask;
     if (commit & tracefile::kPageMissedEvents) ++s.lost_pages;
-    pages.append(reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size());
-    if (pages.size() >= kChunkBytes) flush();
+    out.Add(std::string_view(reinterpret_cast<const char*>(p.bytes.data()), p.bytes.size()));
   }
-  flush();
+  out.Finish();
   return s;
 }
 

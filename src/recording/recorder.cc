@@ -220,8 +220,9 @@ class Recorder {
   // At the end: what the last tick left unfed (the command may end right after the
   // condition held); true when it wrote a dump.
   bool FinalFlightTick();
-  // `last`: no dump comes after this one (the window goes on only to the end).
-  void WriteDump(const TriggerHit& hit, bool last);
+  // `last`: no dump comes after this one (the window goes on only to the end). False when
+  // the dump could not be taken or written (said as a warning).
+  bool WriteDump(const TriggerHit& hit, bool last);
   std::optional<std::filesystem::path> KeepPreviousOutput();
   void ReadLoop();
   bool ShouldStop();
@@ -485,7 +486,7 @@ void Recorder::OpenUnfilteredRuntime(const SessionConfig& main) {
       o_.system_wide ? std::nullopt : TraceableWakelistFunction();
   if (wakelist) config.extra_events.push_back(kWakelistFlush.Full());
   config.follow_forks = main.follow_forks;  // its list is the complement of the main one's
-  config.instance_suffix = "runtime";
+  config.instance_suffix = kUnfilteredInstanceSuffix;
   unfiltered_session_ = std::make_unique<TracefsSession>(config, messages_);
   if (wakelist) {
     info_.wakelist_function = *wakelist;
@@ -795,11 +796,9 @@ bool Recorder::FlightTick() {
         fmt::format("flight window buffers growing to hold {:g} s: {}", o_.flight_s, grown));
   std::optional<TriggerHit> hit = FeedTrigger(now - kFlightCutLagNs);
   if (DumpSignalScope::Take()) hit = TriggerHit{now, "SIGUSR1 (record --dump)"};
-  if (!hit) return false;
   // The dump that reaches --max-dumps is the last: its new instance is not grown back.
-  const size_t dumps = dumps_.size();
-  WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
-  return dumps_.size() > dumps;
+  return hit &&
+         WriteDump(*hit, o_.max_dumps > 0 && static_cast<int>(dumps_.size()) + 1 >= o_.max_dumps);
 }
 
 std::optional<TriggerHit> Recorder::FeedTrigger(int64_t cut) {
@@ -824,15 +823,12 @@ bool Recorder::FinalFlightTick() {
   const int64_t end = MonotonicNowNs();
   std::this_thread::sleep_for(std::chrono::nanoseconds(kFlightCutLagNs));
   const std::optional<TriggerHit> hit = FeedTrigger(end);
-  if (!hit) return false;
-  const size_t dumps = dumps_.size();
-  WriteDump(*hit, /*last=*/true);
-  return dumps_.size() > dumps;  // (not when the dump could not be written)
+  return hit && WriteDump(*hit, /*last=*/true);
 }
 
 // A dump: the window as a normal trace.dat, "<output>.<N>", with the recording's
 // formats and threads; no kernel counters (they cover the whole run, not the window).
-void Recorder::WriteDump(const TriggerHit& hit, bool last) {
+bool Recorder::WriteDump(const TriggerHit& hit, bool last) {
   const std::filesystem::path path = fmt::format("{}.{}", output_.string(), next_dump_);
   // (A process the targets started before the window has no fork in it: listed here, it
   // is the report's to follow.)
@@ -849,7 +845,7 @@ void Recorder::WriteDump(const TriggerHit& hit, bool last) {
     window.emplace(kernel_window_->Take(&now, /*grow_back=*/!last));
   } catch (const Error& e) {
     messages_.Warning(fmt::format("dump ({}) not taken: {}", hit.what, e.what()));
-    return;
+    return false;
   }
   RecordingInfo info = info_;
   info.threads = threads_.List();
@@ -891,7 +887,7 @@ void Recorder::WriteDump(const TriggerHit& hit, bool last) {
   } catch (const Error& e) {
     // A dump that cannot be written (the disk is full) must not end the watch.
     messages_.Warning(fmt::format("dump ({}) not written: {}", hit.what, e.what()));
-    return;
+    return false;
   }
   ++next_dump_;
   dumps_.push_back(path.string());
@@ -904,6 +900,7 @@ void Recorder::WriteDump(const TriggerHit& hit, bool last) {
                                path.string(), static_cast<double>(now - info.start_ts) / 1e9,
                                hit.what, overwritten));
   if (o_.max_dumps > 0 && static_cast<int>(dumps_.size()) >= o_.max_dumps) dumps_done_ = true;
+  return true;
 }
 
 // The readers move pages to their files meanwhile; this thread watches for the end and

@@ -14,6 +14,7 @@
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "kernel/proc_threads.h"
+#include "recording/page_file.h"
 #include "tracefs/orphan_buffers.h"
 #include "tracefs/tracefs_session.h"
 
@@ -66,81 +67,50 @@ TraceFileContents ContentsFromJson(const nlohmann::json& j) {
   return c;
 }
 
-// The kernel's `long` as the page header gives it (the commit field's size).
-int LongSizeOf(const std::string& header_page) {
-  const size_t at = header_page.find("commit;");
-  if (at == std::string::npos) return sizeof(long);
-  const size_t size = header_page.find("size:", at);
-  return size != std::string::npos && header_page.compare(size, 6, "size:4") == 0 ? 4 : 8;
-}
-
 // Marks `page` as having lost events before it, of a count not known (the ring buffer's
-// RB_MISSED_EVENTS in the commit field): what the killed recorder had read but not yet
-// written, if anything, is gone.
-void MarkMissedBefore(std::string& page, int long_size) {
-  constexpr uint64_t kMissedEvents = uint64_t{1} << 31;
-  // A count the kernel stored at the page's end (RB_MISSED_STORED) was of its own losses
-  // only: with ours added the count is not known.
-  constexpr uint64_t kMissedStored = uint64_t{1} << 30;
-  if (page.size() < 8 + static_cast<size_t>(long_size)) return;
-  if (long_size == 8) {
-    uint64_t commit;
-    std::memcpy(&commit, page.data() + 8, 8);
-    commit = (commit | kMissedEvents) & ~kMissedStored;
-    std::memcpy(page.data() + 8, &commit, 8);
-  } else {
-    uint32_t commit;
-    std::memcpy(&commit, page.data() + 8, 4);
-    commit =
-        (commit | static_cast<uint32_t>(kMissedEvents)) & ~static_cast<uint32_t>(kMissedStored);
-    std::memcpy(page.data() + 8, &commit, 4);
-  }
+// missed-events flag in the commit field): what the killed recorder had read but not yet
+// written, if anything, is gone. A count the kernel stored at the page's end was of its
+// own losses only: with ours added the count is not known.
+void MarkMissedBefore(std::string& page) {
+  if (page.size() < 12) return;
+  // The flags are in the commit field's low 32 bits, first in the little-endian field
+  // whatever the kernel's long (as the flight window reads them).
+  uint32_t commit;
+  std::memcpy(&commit, page.data() + 8, 4);
+  commit = (commit | tracefile::kPageMissedEvents) & ~tracefile::kPageMissedStored;
+  std::memcpy(page.data() + 8, &commit, 4);
 }
 
 // The tracefs instance of the killed recorder `pid` that wrote `buffer` ("" the trace,
 // else a buffer instance of the file).
 std::string InstanceOf(int pid, std::string_view buffer) {
-  std::string name = fmt::format("{}{}", TracefsSession::kInstancePrefix, pid);
-  if (buffer == tracefile::kUnfilteredRuntimeBuffer) name += "-runtime";
-  return name;
+  return TracefsSession::InstanceName(
+      pid, buffer == tracefile::kUnfilteredRuntimeBuffer ? kUnfilteredInstanceSuffix : "");
 }
 
-// Appends to `file` (a CPU's page file: raw pages, or chunks with `compression`) the
-// pages the killed recorder's instance still held; returns their bytes.
+// Appends to `file` (a CPU's page file) the pages the killed recorder's instance still
+// held; returns their bytes. Nothing of them stays in the file when the writing fails.
 uint64_t AppendOrphanPages(const std::filesystem::path& file, std::vector<std::string> pages,
                            const TraceFileContents& contents) {
   if (pages.empty()) return 0;
   if (pages.front().size() != contents.page_size)
     throw Error(fmt::format("its sub-buffers are {} bytes, the file's pages {}",
                             pages.front().size(), contents.page_size));
-  const std::string& compression = contents.compression;
-  const int long_size = LongSizeOf(contents.header_page);
-  MarkMissedBefore(pages.front(), long_size);
-  std::string data;
-  uint64_t bytes = 0;
-  if (compression.empty()) {
-    for (const std::string& p : pages) data += p;
-    bytes = data.size();
-  } else {
-    // In chunks of up to 64 pages, as the recorder writes them.
-    const std::unique_ptr<Compressor> compressor = MakeCompressor(compression);
-    for (size_t i = 0; i < pages.size(); i += 64) {
-      std::string chunk;
-      for (size_t k = i; k < std::min(pages.size(), i + 64); ++k) chunk += pages[k];
-      bytes += chunk.size();
-      AppendChunk(*compressor, chunk, data);
-    }
-  }
+  MarkMissedBefore(pages.front());
   std::error_code ec;
   const uintmax_t before =
       std::filesystem::exists(file, ec) ? std::filesystem::file_size(file, ec) : 0;
-  std::ofstream f(file, std::ios::binary | std::ios::app);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!f.flush()) {
-    const int err = errno;
-    f.close();
+  uint64_t bytes = 0;
+  try {
+    PageFileWriter out(file, contents.compression, /*append=*/true);
+    for (const std::string& p : pages) {
+      out.Add(p);
+      bytes += p.size();
+    }
+    out.Finish();
+  } catch (const Error&) {
     std::filesystem::resize_file(file, before, ec);  // no torn page or chunk left behind
-    throw Error(fmt::format("cannot write '{}': {}", file.string(), std::strerror(err)));
+    throw;
   }
   return bytes;
 }

@@ -17,6 +17,10 @@
 
 namespace cstool {
 
+// The suffix of the recorder's instance for the unfiltered run-time buffer (the file's
+// tracefile::kUnfilteredRuntimeBuffer): --recover reads what a killed one still held.
+inline constexpr std::string_view kUnfilteredInstanceSuffix = "runtime";
+
 std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out);
 // A CPU's page file: of the top buffer, or of the buffer instance `buffer`.
 std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,

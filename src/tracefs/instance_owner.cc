@@ -60,11 +60,17 @@ std::optional<int64_t> ProcessStartBootNs(int pid) {
   return ticks * TickNs();
 }
 
-std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path) {
+std::optional<int64_t> ChangedAtWallNs(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return NsOf(st.st_ctim);
+}
+
+std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path) {
+  const std::optional<int64_t> wall = ChangedAtWallNs(path);
+  if (!wall) return std::nullopt;
   // The stamp is wall-clock time; the clocks' offset now turns it into boot time.
-  return NsOf(st.st_ctim) - (ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_BOOTTIME));
+  return *wall - (ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_BOOTTIME));
 }
 
 std::optional<bool> FilesUnderOpen(int pid, const std::filesystem::path& dir) {

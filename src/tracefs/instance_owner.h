@@ -19,6 +19,11 @@ bool ProcessAlive(int pid);
 std::optional<int64_t> ProcessStartBootNs(int pid);
 
 // When `path` (an instance directory: tracefs stamps it when it is made) last changed
+// status, in nanoseconds of the wall clock as the stamp has it; nullopt when it cannot
+// be read.
+std::optional<int64_t> ChangedAtWallNs(const std::filesystem::path& path);
+
+// When `path` (an instance directory: tracefs stamps it when it is made) last changed
 // status, in nanoseconds of CLOCK_BOOTTIME; nullopt when it cannot be read.
 std::optional<int64_t> ChangedAtBootNs(const std::filesystem::path& path);
 

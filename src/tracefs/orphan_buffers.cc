@@ -1,13 +1,12 @@
 #include "tracefs/orphan_buffers.h"
 
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <vector>
 
 #include "tracefs/instance_owner.h"
 #include "tracefs/trace_pipe_raw.h"
 #include "tracefs/tracefs_api.h"
+#include "tracefs/tracefs_session.h"
 
 namespace cstool {
 
@@ -15,25 +14,14 @@ void OrphanBuffers::InstanceDeleter::operator()(tracefs_instance* i) const {
   tracefs_instance_free(i);  // the handle only: the instance stays
 }
 
-namespace {
-
-std::filesystem::path InstanceDir(const std::string& name) {
-  const char* tracing = tracefs_tracing_dir();
-  return tracing == nullptr ? std::filesystem::path()
-                            : std::filesystem::path(tracing) / "instances" / name;
-}
-
-}  // namespace
-
 std::optional<int64_t> OrphanBuffers::StampOf(const std::string& name) {
-  const std::filesystem::path dir = InstanceDir(name);
-  struct stat st {};
-  if (dir.empty() || ::stat(dir.c_str(), &st) != 0) return std::nullopt;
-  return int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec;
+  const std::filesystem::path dir = TracefsSession::InstanceDir(name);
+  return dir.empty() ? std::nullopt : ChangedAtWallNs(dir);
 }
 
 std::optional<OrphanBuffers> OrphanBuffers::Open(const std::string& name, int pid, int64_t stamp) {
-  if (StampOf(name) != stamp || InstanceOwnerRuns(InstanceDir(name), pid)) return std::nullopt;
+  if (StampOf(name) != stamp || InstanceOwnerRuns(TracefsSession::InstanceDir(name), pid))
+    return std::nullopt;
   OrphanBuffers b;
   b.instance_.reset(tracefs_instance_alloc(nullptr, name.c_str()));
   if (!b.instance_) return std::nullopt;

@@ -232,13 +232,22 @@ std::vector<int> TracefsSession::InstanceOwners() {
   return pids;
 }
 
-int TracefsSession::ReapStaleInstances(Messages& messages) {
+std::string TracefsSession::InstanceName(int pid, std::string_view suffix) {
+  return suffix.empty() ? fmt::format("{}{}", kInstancePrefix, pid)
+                        : fmt::format("{}{}-{}", kInstancePrefix, pid, suffix);
+}
+
+std::filesystem::path TracefsSession::InstanceDir(const std::string& name) {
   const char* tracing = tracefs_tracing_dir();
-  if (!tracing) return 0;
+  return tracing == nullptr ? std::filesystem::path()
+                            : std::filesystem::path(tracing) / "instances" / name;
+}
+
+int TracefsSession::ReapStaleInstances(Messages& messages) {
   int reaped = 0;
   for (const auto& [name, pid] : CstoolInstances()) {
     if (pid == ::getpid()) continue;  // handled by the constructor
-    const std::filesystem::path dir = std::filesystem::path(tracing) / "instances" / name;
+    const std::filesystem::path dir = InstanceDir(name);
     if (InstanceOwnerRuns(dir, pid)) continue;
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
     if (!inst) continue;
@@ -261,8 +270,7 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
   ReapStaleInstances(messages);
   ResolveEvents(config, messages);
 
-  name_ = fmt::format("{}{}", kInstancePrefix, ::getpid());
-  if (!config.instance_suffix.empty()) name_ += "-" + config.instance_suffix;
+  name_ = InstanceName(::getpid(), config.instance_suffix);
   if (tracefs_instance_exists(name_.c_str())) {
     // Left by an earlier process that had our pid.
     if (tracefs_instance* old = tracefs_instance_alloc(nullptr, name_.c_str())) {

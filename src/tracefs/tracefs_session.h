@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -64,6 +65,11 @@ class TracefsSession {
   static constexpr const char* kStackTrigger = "stacktrace if prev_state & 3";
   // Name prefix of every cstool instance; the suffix is the owner's pid.
   static constexpr const char* kInstancePrefix = "cstool-";
+  // The instance process `pid` makes: cstool-<pid>, or cstool-<pid>-<suffix> for one of
+  // SessionConfig::instance_suffix.
+  static std::string InstanceName(int pid, std::string_view suffix);
+  // Where the instance `name` is (or would be) in tracefs; empty when tracefs is not there.
+  static std::filesystem::path InstanceDir(const std::string& name);
   // The pids in the names of the cstool-<pid>[-<suffix>] instances that exist now
   // (each once).
   static std::vector<int> InstanceOwners();
