@@ -166,17 +166,38 @@ void CounterWindow::EndTrace(int64_t ts, EnqueueLag& lag) {
   for (const WaitPart& w : current_wait_)
     for (WindowCut& c : cuts)
       if (w.end <= c.ts) c.before.AddTime(w.state, -(w.end - w.start), w.adjust.Negated());
+  // What a move while it waited had counted stays counted.
+  const WaitPart& first = current_wait_.front();
+  for (WindowCut& c : cuts)
+    if (const int64_t moved = LastQueuedMove(first.start, std::min(c.ts, ts));
+        ts <= c.ts && moved >= 0)
+      c.before.AddTime(first.state, moved - first.start, first.adjust);
   current_wait_.clear();
+}
+
+int64_t CounterWindow::LastQueuedMove(int64_t after, int64_t to) const {
+  for (auto it = queued_moves_.rbegin(); it != queued_moves_.rend(); ++it)
+    if (*it > after && *it <= to) return *it;
+  return -1;
 }
 
 void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
                                      const WaitAdjust& adjust) {
   const bool wait = IsWaitingForCpu(s);
   if (!wait || (!current_wait_.empty() && current_wait_.back().end != start)) current_wait_.clear();
-  if (wait) current_wait_.push_back({s, start, end, adjust});
+  if (wait) {
+    // Moves before this wait split none after it (segments come in time order).
+    if (current_wait_.empty()) std::erase_if(queued_moves_, [&](int64_t m) { return m <= start; });
+    current_wait_.push_back({s, start, end, adjust});
+  }
   for (WindowCut& c : cuts) {
     if (wait) {
-      if (end <= c.ts) c.before.AddTime(s, end - start, adjust);
+      if (end <= c.ts) {
+        c.before.AddTime(s, end - start, adjust);
+      } else if (const int64_t moved = LastQueuedMove(start, c.ts); moved >= 0) {
+        // In progress at the cut: counted up to its last move before it.
+        c.before.AddTime(s, moved - start, adjust);
+      }
     } else {
       const int64_t to = IsOnCpu(s) ? std::min(c.ts, c.on_cpu_to) : c.ts;
       if (to > start) c.before.AddTime(s, std::min(end, to) - start);

@@ -62,8 +62,9 @@ struct WindowTotals {
 
 // Totals of everything at or before `ts`, counted the way the kernel's counters grow:
 // switches with ts <= cut; the part of each on-CPU (or unknown) segment before the cut;
-// a wait for a CPU only once it has ended by the cut (run_delay grows when the waiting
-// thread is switched in, not while it waits).
+// a wait for a CPU once it has ended by the cut, or up to its last move to another
+// runqueue before it (run_delay grows when the waiting thread is switched in or moved,
+// not while it waits).
 struct WindowCut {
   int64_t ts = 0;
   WindowTotals before;
@@ -191,6 +192,13 @@ struct CounterWindow {
   // one whose wait ended before it measures the lag (`lag`); one queued in place (no
   // flush, with every flush in the file) whose wait ended at the event had none.
   WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);
+  // A thread waiting for a CPU was moved to another CPU's runqueue at `ts`: the kernel
+  // adds its run delay so far there (dequeued, then queued anew), not only at the
+  // switch-in, so a cut between the move and the switch-in sees the wait up to the move.
+  // Moves arrive in time order, before the segments of the wait they split.
+  void NoteQueuedMove(int64_t ts) {
+    if (!cuts.empty()) queued_moves_.push_back(ts);
+  }
   // The trace ended at `ts`: the wait pushed last counts now, and a wait for a CPU still
   // in progress then (its segment ends there) had not ended, so the kernel had not
   // counted it at a cut after the end.
@@ -198,6 +206,9 @@ struct CounterWindow {
 
  private:
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
+  // The last queued move in (after, to], or -1.
+  int64_t LastQueuedMove(int64_t after, int64_t to) const;
+  std::vector<int64_t> queued_moves_;  // NoteQueuedMove, from the current wait's start on
   struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
     EnqueueDating dating;

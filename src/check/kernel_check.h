@@ -14,8 +14,9 @@
 // Cuts: the trace is cut where the kernel's values were taken. A /proc sample holds a
 // running thread's exec runtime as of its last update (the increment spanning the
 // sample starts there, analysis/counter_window.h); run delay grows when a waiting thread
-// gets the CPU, so a wait belongs to the window in which it ended, and a wait the trace's
-// end cut short to none.
+// gets the CPU or is moved to another runqueue, so a wait belongs to the window in which
+// it ended, up to its last move to the one it was in then, and a wait the trace's end cut
+// short to none after its last move.
 //
 // Switches during a read: /proc's counts were read at one instant between two clock
 // reads (KernelTaskCounters::SwitchesRead); a switch traced between them may be on either

@@ -82,6 +82,34 @@ TEST(CounterWindow, WaitInProgressAtTheEndIsNotCountedAtALaterCut) {
   EXPECT_EQ(w.Before(1'000).wait_cpu_ns, 100);
 }
 
+// Moving a queued thread to another CPU dequeues it, which adds its run delay so far:
+// a cut between the move and the switch-in sees the wait up to the move (its part before
+// the enqueue left out, as at a switch-in), and so does a cut after the trace's end cut
+// the wait short. A move in an earlier wait splits no later one.
+TEST(CounterWindow, AMoveWhileQueuedCountsTheWaitSoFar) {
+  CounterWindow w;
+  EnqueueLag lag;
+  w.cuts.push_back({500, {}});
+  w.cuts.push_back({2'000, {}});
+  w.NoteQueuedMove(50);  // during an earlier wait
+  w.AddSegment(Microstate::kWaitCpuPreempted, 0, 100);
+  w.AddSegment(Microstate::kUser, 100, 200);
+  w.NoteEnqueued(200, 210);
+  w.NoteQueuedMove(300);
+  w.NoteQueuedMove(400);
+  w.PushSegment(Microstate::kWaitCpuWakeup, 200, 700, lag);
+  w.PushSegment(Microstate::kUser, 700, 800, lag);
+  EXPECT_EQ(w.Before(500).wait_cpu_ns, 100 + 200);  // the earlier wait, this one to 400
+  EXPECT_EQ(w.Before(500).QueuedWaitNs(), 100 + 190);
+  EXPECT_EQ(w.Before(2'000).QueuedWaitNs(), 100 + 490);
+  // Cut short by the trace's end: counted up to its last move only.
+  w.NoteQueuedMove(1'100);
+  w.AddSegment(Microstate::kWaitCpuPreempted, 1'000, 1'500);
+  w.EndTrace(1'500, lag);
+  EXPECT_EQ(w.Before(2'000).QueuedWaitNs(), 100 + 490 + 100);
+  EXPECT_EQ(w.total.wait_cpu_ns, 100 + 500 + 500);
+}
+
 // The state machine may release one wait for a CPU in pieces (at the increments that date
 // them). The kernel adds the whole wait at the switch-in, and where the wait ends tells
 // how its enqueue was dated: a piece ending at the sched_wakeup is not a switch-in there.

@@ -1818,6 +1818,36 @@ TEST(StateMachine, AMoveWhileAsleepEndsWithTheRunItsWakeupLedTo) {
   }
 }
 
+// Moving a queued thread to another CPU (load balancing) dequeues it from its runqueue, and the
+// kernel adds its run delay so far: a sample between the move and the switch-in sees the
+// wait up to the move. A woken thread's placement (between sched_waking and its enqueue)
+// moves nothing queued. (A system-wide check failed by a 12 ms wait so split.)
+//
+//   CPU0:  10 | R+ ==> 12 (100) ...... waking 10 (1'000), placed 1->0, wakeup | R+ ==> 10 (1'800)
+//   CPU1:  11 ... moves 10 0->1 (300) | S ==> 10 (700) | S ==> idle (800)
+//   samples of 10:  500, 1'500
+TEST(StateMachine, AMoveWhileQueuedCountsTheRunDelaySoFarAtASample) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(0, 1, 0, kR, 11);
+  s.SampleAt(10, 500);
+  s.SampleAt(10, 1'500);
+  s.Switch(100, 0, 10, kR, 12, /*preempt=*/true);
+  s.Migrate(300, 1, 11, 10, 0, 1);
+  s.Switch(700, 1, 11, kS, 10);
+  s.Switch(800, 1, 10, kS, 0);
+  s.Wake(1'000, 0, 12, 10, 1);
+  s.Migrate(1'010, 0, 12, 10, 1, 0);
+  s.Wake(1'020, 0, 12, 10, 0, 0, WakeupKind::kWakeup);
+  s.Switch(1'800, 0, 12, kR, 10, /*preempt=*/true);
+  s.Finish(2'000);
+  const CounterWindow& w = s.Report(10).counter_window;
+  EXPECT_EQ(w.Before(500).QueuedWaitNs(), 300 - 100);
+  EXPECT_EQ(w.Before(1'500).QueuedWaitNs(), 700 - 100);
+  EXPECT_EQ(w.total.QueuedWaitNs(), (700 - 100) + (1'800 - 1'020));
+  EXPECT_TILED(s);
+}
+
 // A CPU's clock stepping back (a damaged or merged file) is named, once per step; the
 // other CPU's earlier timestamps are not a step back.
 TEST(StateMachine, TimeGoingBackwardsOnACpuIsCounted) {
