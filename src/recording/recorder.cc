@@ -46,6 +46,7 @@
 #include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
 #include "tracefs/live_cpu_source.h"
+#include "tracefs/recoverable_mark.h"
 #include "tracefs/session_formats.h"
 #include "tracefs/tracefs_session.h"
 #include "tracefs/write_budget.h"
@@ -155,12 +156,16 @@ class RecoveryNote {
   void Write(const TraceFileContents& contents, const RecordingInfo& info, int file_cpus) {
     WriteRecoveryNote(out_, contents, info, file_cpus);
     written_ = true;
+    // Killed from here on, its instances hold what --recover needs: the next session
+    // keeps them. (Ending any other way, this recorder reads them out itself.)
+    if (!mark_) mark_.emplace(out_, RecoveryNoteFor(out_));
   }
 
  private:
   std::filesystem::path out_;
   bool written_ = false;
   bool keep_ = false;
+  std::optional<RecoverableMark> mark_;
 };
 
 // One recording. Members are destroyed in reverse order: the kernel capture, the child

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "base/cpu_list.h"
 #include "base/errors.h"
 #include "tracefs/instance_owner.h"
+#include "tracefs/recoverable_mark.h"
 #include "tracefs/tracefs_api.h"
 
 namespace cstool {
@@ -245,10 +247,20 @@ std::filesystem::path TracefsSession::InstanceDir(const std::string& name) {
 
 int TracefsSession::ReapStaleInstances(Messages& messages) {
   int reaped = 0;
+  std::set<int> kept;
   for (const auto& [name, pid] : CstoolInstances()) {
     if (pid == ::getpid()) continue;  // handled by the constructor
     const std::filesystem::path dir = InstanceDir(name);
     if (InstanceOwnerRuns(dir, pid)) continue;
+    if (const std::optional<RecoverableRecording> r = RecoverableRecordingOf(pid)) {
+      if (kept.insert(pid).second)
+        messages.Warning(fmt::format(
+            "kept the tracefs instances of the killed recording into '{}' (cstool pid {}): "
+            "`cstool record --recover {}` takes the events they still hold (removing '{}' "
+            "lets the next session remove them)",
+            r->out.string(), pid, r->out.string(), r->note.string()));
+      continue;
+    }
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
     if (!inst) continue;
     if (tracefs_instance_destroy(inst) == 0) {

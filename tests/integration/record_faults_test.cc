@@ -27,6 +27,7 @@
 #include "tests/support/files.h"
 #include "tests/support/report_json.h"
 #include "tests/support/run_command.h"
+#include "tracefs/recoverable_mark.h"
 
 namespace cstool::testing {
 namespace {
@@ -295,6 +296,72 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
       << workload->dump();
   EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
+}
+
+// A recorder killed while a slow workload runs on to its end (100 sleeps of 10 ms): the
+// events of most of it are only in the killed recorder's instances. Returns its pid.
+pid_t KillRecorderOfSlowWorkload(const fs::path& out, const fs::path& err) {
+  Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "100", "10000"}, err);
+  if (!rec.WaitLive()) return -1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<pid_t> children = ChildrenOf(rec.pid());
+  if (::kill(rec.pid(), SIGKILL) != 0 || rec.Wait() != 128 + SIGKILL) return -1;
+  for (pid_t c : children)
+    for (int i = 0; i < 500 && ::kill(c, 0) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return rec.pid();
+}
+
+// Another session before the recovery (a recording into another file) keeps the killed
+// recorder's instances and says how to recover them: it used to remove them, and the
+// events only they held were lost. After the recovery nothing is kept.
+TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) {
+  const fs::path out = dir_ / "slow.dat";
+  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
+  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
+  const fs::path runtime_instance = instance.string() + "-runtime";
+  ASSERT_TRUE(fs::exists(instance));
+  ASSERT_TRUE(fs::exists(runtime_instance));
+
+  CommandResult other = RunCommand({kCstool, "record", "-o", dir_ / "other.dat", "--", "true"});
+  EXPECT_EQ(other.status, 0) << other.err;
+  EXPECT_TRUE(fs::exists(instance));
+  EXPECT_TRUE(fs::exists(runtime_instance));
+  EXPECT_NE(other.err.find("`cstool record --recover " + out.string() + "`"), std::string::npos)
+      << other.err;
+
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  ASSERT_EQ(recover.status, 0) << recover.err;
+  EXPECT_NE(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
+      << recover.err;
+  EXPECT_FALSE(fs::exists(instance));
+  EXPECT_FALSE(fs::exists(runtime_instance));
+  EXPECT_FALSE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
+  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
+  ASSERT_NE(workload, nullptr) << report.out;
+  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
+      << workload->dump();
+}
+
+// Leftovers removed by hand (no recovery note any more): nothing to keep the instances
+// for, and the next session removes them without a word.
+TEST_F(RecordFaults, AKilledRecordingsInstancesGoOnceItsNoteIsRemoved) {
+  const fs::path out = dir_ / "gone.dat";
+  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
+  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
+  ASSERT_TRUE(fs::exists(instance));
+  for (const std::string& name : FilesIn(dir_))
+    if (name.starts_with("gone.dat.")) fs::remove(dir_ / name);
+  CommandResult other = RunCommand({kCstool, "record", "-o", dir_ / "other.dat", "--", "true"});
+  EXPECT_EQ(other.status, 0) << other.err;
+  EXPECT_FALSE(fs::exists(instance));
+  EXPECT_EQ(other.err.find("kept"), std::string::npos) << other.err;
+  EXPECT_FALSE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
 }
 
 // The note names the killed recorder's instances by their stamp: one made since under the
