@@ -406,21 +406,22 @@ void Recorder::OpenSession() {
   config.follow_forks = !o_.system_wide;  // -a writes only the recorder into a list
   config.kernel_stacks = o_.kernel_stacks;
   // -a traces the idle task's context, where idle CPUs flush their wakelists.
-  const std::optional<uint64_t> wakelist =
-      o_.system_wide && !flight() && !o_.no_defaults ? TraceableWakelistFunction() : std::nullopt;
+  // (0: none; no function is at address 0.)
+  const uint64_t wakelist =
+      o_.system_wide && !flight() && !o_.no_defaults ? TraceableWakelistFunction().value_or(0) : 0;
   const bool flushes_asked = std::any_of(o_.events.begin(), o_.events.end(), [](const auto& e) {
     return e == "csd" || e == "csd:*" || e == kWakelistFlush.Full();
   });
-  if (wakelist && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
+  if (wakelist != 0 && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
   if (flight()) {
     kernel_window_.emplace(config, cpus_, WindowNs(), o_.flight_cap_bytes, messages_);
   } else {
     session_ = std::make_unique<TracefsSession>(config, messages_);
   }
-  if (wakelist) {
-    info_.wakelist_function = *wakelist;
+  if (wakelist != 0) {
+    info_.wakelist_function = wakelist;
     // Asked for with -e, every function's calls are kept.
-    if (!flushes_asked) session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter(*wakelist));
+    if (!flushes_asked) session_->SetEventFilter(kWakelistFlush, WakelistFlushFilter(wakelist));
   }
 
   info_.tool_version = Version();
