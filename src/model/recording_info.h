@@ -125,9 +125,12 @@ struct RecordingInfo {
   // statistics, no kernel counters; the pages read before the kill.
   bool recovered = false;
   // A flight recorder's dump (`record --flight`): the kept window begins here (what came
-  // before was given up by design, not lost) and `trigger` says what asked for it.
+  // before was given up by design, not lost), `trigger` says what asked for it and
+  // `trigger_ts` when: the window holds --flight's seconds before that, and what came
+  // after it until the dump was taken (0 in dumps of older versions: their end).
   int64_t window_start_ts = 0;
   std::string trigger;
+  int64_t trigger_ts = 0;
   // A dump's target threads as /proc showed them just before the window was taken: any
   // change of state after that read is an event in the window, so one with no event in
   // it was in that state for the whole window (a thread blocked throughout has a row).
@@ -204,7 +207,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CgroupThrottling, version, cgrou
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
     cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,
-    attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger,
+    attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger, trigger_ts,
     window_seeds, ended_early, steal, steal_step_ns, wakelist_function, untraced_cpus,
     unfiltered_migrations, exit_listener_tid, throttling)
 

@@ -239,7 +239,8 @@ nlohmann::json ReportToJson(const ReportView& view) {
     if (t.recording.window_start_ts != 0)
       trace["flight_dump"] = {{"window_start_ts", t.recording.window_start_ts},
                               {"window_end_ts", t.recording.end_ts},
-                              {"trigger", t.recording.trigger}};
+                              {"trigger", t.recording.trigger},
+                              {"trigger_ts", t.recording.trigger_ts}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
     if (t.unfiltered_runtime.present)
       trace["unfiltered_runtime"] = {

@@ -464,17 +464,21 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     t.notes.push_back(
         "recovered from a recording that was killed (record --recover): no kernel counters, no "
         "loss statistics, and the events read but not yet written at the kill are missing");
-  if (info && info->window_start_ts != 0)
+  if (info && info->window_start_ts != 0) {
+    // (Dumps of older versions have no trigger time: their window ends there.)
+    const int64_t asked_at = info->trigger_ts > 0 ? info->trigger_ts : info->end_ts;
     t.notes.push_back(fmt::format(
         "flight-recorder dump ({}): the kept window starts at {}.{:09} (trace clock), {:.3f} s "
-        "before its end; earlier history was overwritten by design, not lost; threads alive "
-        "then start as unknown{}",
+        "before the dump was asked for, and ends {:.3f} s after; earlier history was "
+        "overwritten by design, not lost; threads alive then start as unknown{}",
         info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
-        static_cast<double>(info->end_ts - info->window_start_ts) / 1e9,
+        static_cast<double>(asked_at - info->window_start_ts) / 1e9,
+        static_cast<double>(info->end_ts - asked_at) / 1e9,
         // (Else the note below says why such a thread has no row.)
         dump_blind_spot.empty() ? ", and a target's thread with no event in the window is in "
                                   "the state /proc showed just before the dump"
                                 : ""));
+  }
   if (!dump_blind_spot.empty())
     t.notes.push_back(fmt::format(
         "a target's thread with no event in the window has no row: {}, so it may have run "

@@ -57,16 +57,16 @@ void FlightWindow::Add(int cpu, std::span<const uint8_t> page, int64_t last_ts, 
   c->pages.push_back(std::move(p));
 }
 
-void FlightWindow::Trim(int64_t now) {
+void FlightWindow::Trim(int64_t to) {
   for (Cpu& c : cpus_)
-    while (!c.pages.empty() && c.pages.front().last_ts < now - window_ns_) {
+    while (!c.pages.empty() && c.pages.front().last_ts < to - window_ns_) {
       c.bytes -= c.pages.front().bytes.size();
       c.pages.pop_front();
     }
 }
 
-int64_t FlightWindow::WindowStart(int64_t now) const {
-  int64_t start = std::max(now - window_ns_, traced_from_);
+int64_t FlightWindow::WindowStart(int64_t to) const {
+  int64_t start = std::max(to - window_ns_, traced_from_);
   for (const Cpu& c : cpus_) start = std::max(start, c.history_from);
   return start;
 }

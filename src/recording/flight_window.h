@@ -25,11 +25,11 @@ class FlightWindow {
 
   // Keeps one page of `cpu` (read in buffer order) whose last record is at `last_ts`.
   void Add(int cpu, std::span<const uint8_t> page, int64_t last_ts, uint32_t events);
-  // Drops the pages wholly before `now - window`.
-  void Trim(int64_t now);
-  // Where the kept window begins at `now`: `now - window`, or later where tracing
+  // Drops the pages wholly before `to - window`.
+  void Trim(int64_t to);
+  // Where the kept window before `to` begins: `to - window`, or later where tracing
   // began or a CPU's buffer held less (its oldest event after an overwrite).
-  int64_t WindowStart(int64_t now) const;
+  int64_t WindowStart(int64_t to) const;
   // Whether the kernel overwrote older events on some CPU, and how many it said it did
   // (a page has room for the count only when its data leaves some).
   bool overwrote() const;

@@ -140,7 +140,7 @@ std::unique_ptr<TracefsSession> KernelWindow::NewInstance() {
   return std::make_unique<TracefsSession>(config, messages_);
 }
 
-FlightWindow KernelWindow::Take(int64_t* end, bool grow_back) {
+FlightWindow KernelWindow::Take(int64_t asked_at, int64_t* end, bool grow_back) {
   std::unique_ptr<TracefsSession> next = NewInstance();
   // Tasks forked before the first copy are in it; those forked before the old instance
   // stops are added by its event-fork and taken by the second copy; later ones are
@@ -175,7 +175,7 @@ FlightWindow KernelWindow::Take(int64_t* end, bool grow_back) {
       }
     }
   }
-  window.Trim(*end);
+  window.Trim(std::min(asked_at, *end));
   return window;  // the old instance is removed
 }
 

@@ -85,10 +85,12 @@ class KernelWindow {
   // since the instance began, or that is overwriting and holds less than SECS, is to
   // grow to 1.5 times what SECS needs. Returns a line saying which grow, or "".
   std::string Grow(int64_t now);
-  // A dump: the next instance takes over, the current one is stopped and read whole;
-  // `*end` is the time it stopped. The next instance grows back to the current sizes
-  // with `grow_back` (not for the last dump). Throws cstool::Error.
-  FlightWindow Take(int64_t* end, bool grow_back = true);
+  // A dump asked for at `asked_at`: the next instance takes over, the current one is
+  // stopped and read whole, and kept from the window before `asked_at` on (a dump the
+  // machine's load delayed still holds what asked for it); `*end` is the time it
+  // stopped. The next instance grows back to the current sizes with `grow_back` (not
+  // for the last dump). Throws cstool::Error.
+  FlightWindow Take(int64_t asked_at, int64_t* end, bool grow_back = true);
 
   const std::vector<int>& cpus() const { return cpus_; }
 

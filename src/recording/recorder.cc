@@ -848,14 +848,16 @@ bool Recorder::WriteDump(const TriggerHit& hit, bool last) {
   int64_t now = 0;
   std::optional<FlightWindow> window;
   try {
-    window.emplace(kernel_window_->Take(&now, /*grow_back=*/!last));
+    window.emplace(kernel_window_->Take(hit.ts, &now, /*grow_back=*/!last));
   } catch (const Error& e) {
     messages_.Warning(fmt::format("dump ({}) not taken: {}", hit.what, e.what()));
     return false;
   }
   RecordingInfo info = info_;
   info.threads = threads_.List();
-  info.start_ts = window->WindowStart(now);
+  // The window before the trigger, and what came after it until the dump.
+  info.trigger_ts = std::min(hit.ts, now);
+  info.start_ts = window->WindowStart(info.trigger_ts);
   info.end_ts = now;
   info.window_start_ts = info.start_ts;
   info.trigger = hit.what;
