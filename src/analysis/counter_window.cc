@@ -162,17 +162,8 @@ void CounterWindow::CloseWait(EnqueueLag& lag) {
 
 void CounterWindow::EndTrace(int64_t ts, EnqueueLag& lag) {
   CloseWait(lag);
-  if (current_wait_.empty() || current_wait_.back().end != ts) return;
-  for (const WaitPart& w : current_wait_)
-    for (WindowCut& c : cuts)
-      if (w.end <= c.ts) c.before.AddTime(w.state, -(w.end - w.start), w.adjust.Negated());
-  // What a move while it waited had counted stays counted.
-  const WaitPart& first = current_wait_.front();
-  for (WindowCut& c : cuts)
-    if (const int64_t moved = LastQueuedMove(first.start, std::min(c.ts, ts));
-        ts <= c.ts && moved >= 0)
-      c.before.AddTime(first.state, moved - first.start, first.adjust);
-  current_wait_.clear();
+  // A wait still in progress at the end (its pieces end there) had not ended.
+  FinishWait(/*ended=*/current_wait_.empty() || current_wait_.back().end != ts);
 }
 
 int64_t CounterWindow::LastQueuedMove(int64_t after, int64_t to) const {
@@ -181,24 +172,39 @@ int64_t CounterWindow::LastQueuedMove(int64_t after, int64_t to) const {
   return -1;
 }
 
+void CounterWindow::FinishWait(bool ended) {
+  if (current_wait_.empty()) return;
+  const int64_t start = current_wait_.front().start;
+  const int64_t end = current_wait_.back().end;
+  for (WindowCut& c : cuts) {
+    if (c.ts <= start) continue;
+    // Counted whole once it ended by the cut, else up to its last move before the cut.
+    const int64_t to = ended && end <= c.ts ? end : LastQueuedMove(start, std::min(c.ts, end));
+    for (const WaitPart& w : current_wait_) {
+      if (w.start >= to) break;
+      const int64_t dur = std::min(w.end, to) - w.start;
+      WaitAdjust adjust = w.adjust;  // (the part before the enqueue is at most what counts)
+      adjust.unqueued = std::min(adjust.unqueued, dur);
+      adjust.enqueue_maybe_earlier = std::min(adjust.enqueue_maybe_earlier, adjust.unqueued);
+      c.before.AddTime(w.state, dur, adjust);
+    }
+  }
+  current_wait_.clear();
+}
+
 void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
                                      const WaitAdjust& adjust) {
   const bool wait = IsWaitingForCpu(s);
-  if (!wait || (!current_wait_.empty() && current_wait_.back().end != start)) current_wait_.clear();
+  // A wait's pieces count together, when it has ended: the kernel adds a wait's run delay
+  // at its switch-in (or a move), whatever pieces the state machine released it in.
+  if (!wait || (!current_wait_.empty() && current_wait_.back().end != start)) FinishWait(true);
   if (wait) {
     // Moves before this wait split none after it (segments come in time order).
     if (current_wait_.empty()) std::erase_if(queued_moves_, [&](int64_t m) { return m <= start; });
     current_wait_.push_back({s, start, end, adjust});
   }
   for (WindowCut& c : cuts) {
-    if (wait) {
-      if (end <= c.ts) {
-        c.before.AddTime(s, end - start, adjust);
-      } else if (const int64_t moved = LastQueuedMove(start, c.ts); moved >= 0) {
-        // In progress at the cut: counted up to its last move before it.
-        c.before.AddTime(s, moved - start, adjust);
-      }
-    } else {
+    if (!wait) {
       const int64_t to = IsOnCpu(s) ? std::min(c.ts, c.on_cpu_to) : c.ts;
       if (to > start) c.before.AddTime(s, std::min(end, to) - start);
     }

@@ -199,16 +199,20 @@ struct CounterWindow {
   void NoteQueuedMove(int64_t ts) {
     if (!cuts.empty()) queued_moves_.push_back(ts);
   }
-  // The trace ended at `ts`: the wait pushed last counts now, and a wait for a CPU still
-  // in progress then (its segment ends there) had not ended, so the kernel had not
-  // counted it at a cut after the end.
+  // The trace ended at `ts`: the wait pushed last counts now (the cuts' totals are final
+  // from here on), and a wait for a CPU still in progress then (its segment ends there)
+  // had not ended, so the kernel had counted it at a cut after the end only up to its
+  // last move.
   void EndTrace(int64_t ts, EnqueueLag& lag);
 
  private:
   void AddSegmentToCuts(Microstate s, int64_t start, int64_t end, const WaitAdjust& adjust);
   // The last queued move in (after, to], or -1.
   int64_t LastQueuedMove(int64_t after, int64_t to) const;
-  std::vector<int64_t> queued_moves_;  // NoteQueuedMove, from the current wait's start on
+  // NoteQueuedMove: of the current wait, and of later ones whose segments are still held
+  // back. (A move while a woken thread waits for its sched_wakeup, or in a trace without
+  // one, is not noted: that wait may then be counted short at a cut inside it.)
+  std::vector<int64_t> queued_moves_;
   struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
     EnqueueDating dating;
@@ -221,13 +225,17 @@ struct CounterWindow {
     int64_t end = -1;
   } open_wait_;
   void CloseWait(EnqueueLag& lag);
+  // The wait current_wait_ holds is over (`ended`: by a switch-in, not cut short by the
+  // trace's end): counted at the cuts, whole where it had ended, else up to its last move.
+  void FinishWait(bool ended);
   struct WaitPart {
     Microstate state;
     int64_t start;
     int64_t end;
     WaitAdjust adjust;
   };
-  std::vector<WaitPart> current_wait_;  // the segments of the latest wait, in order
+  std::vector<WaitPart> current_wait_;  // the segments of the latest wait, in order, not
+                                        // yet counted at the cuts (FinishWait)
 };
 
 }  // namespace cstool

@@ -52,9 +52,14 @@ std::optional<RecoverableRecording> RecoverableRecordingOf(int pid) {
   std::string out, note;
   std::getline(f, out);
   std::getline(f, note);
+  // Only a note known to be gone gives the instances up (not one that cannot be looked
+  // at now: another user's directory, a file system not mounted).
   std::error_code ec;
-  if (!out.empty() && !note.empty() && std::filesystem::exists(note, ec))
-    return RecoverableRecording{out, note};
+  const bool gone =
+      out.empty() || note.empty() ||
+      (!std::filesystem::exists(std::filesystem::status(note, ec)) &&
+       (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory));
+  if (!gone) return RecoverableRecording{out, note};
   std::filesystem::remove(mark, ec);  // recovered, or its leftovers removed
   return std::nullopt;
 }

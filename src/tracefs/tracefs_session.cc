@@ -253,12 +253,18 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
     const std::filesystem::path dir = InstanceDir(name);
     if (InstanceOwnerRuns(dir, pid)) continue;
     if (const std::optional<RecoverableRecording> r = RecoverableRecordingOf(pid)) {
+      // Tracing off: an orphaned command traced on would overwrite the oldest events
+      // there, the ones the recorder had not read.
+      if (tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str())) {
+        tracefs_trace_off(inst);
+        tracefs_instance_free(inst);
+      }
       if (kept.insert(pid).second)
         messages.Warning(fmt::format(
-            "kept the tracefs instances of the killed recording into '{}' (cstool pid {}): "
-            "`cstool record --recover {}` takes the events they still hold (removing '{}' "
-            "lets the next session remove them)",
-            r->out.string(), pid, r->out.string(), r->note.string()));
+            "kept the tracefs instances of the killed recording into '{}' (cstool pid {}, "
+            "tracing off): `cstool record --recover {}` takes the events they still hold; "
+            "removing its leftovers ('{}' and the page files '{}.*.tmp') gives them up",
+            r->out.string(), pid, r->out.string(), r->note.string(), r->out.string()));
       continue;
     }
     tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());

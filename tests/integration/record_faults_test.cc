@@ -323,6 +323,7 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
   const fs::path runtime_instance = instance.string() + "-runtime";
   ASSERT_TRUE(fs::exists(instance));
   ASSERT_TRUE(fs::exists(runtime_instance));
+  ASSERT_TRUE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
 
   CommandResult other = RunCommand({kCstool, "record", "-o", dir_ / "other.dat", "--", "true"});
   EXPECT_EQ(other.status, 0) << other.err;
@@ -330,6 +331,7 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
   EXPECT_TRUE(fs::exists(runtime_instance));
   EXPECT_NE(other.err.find("`cstool record --recover " + out.string() + "`"), std::string::npos)
       << other.err;
+  EXPECT_EQ(ReadWholeFile(instance / "tracing_on"), "0\n") << "what it holds is kept as it is";
 
   CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
   ASSERT_EQ(recover.status, 0) << recover.err;
@@ -355,6 +357,7 @@ TEST_F(RecordFaults, AKilledRecordingsInstancesGoOnceItsNoteIsRemoved) {
   ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
   const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
   ASSERT_TRUE(fs::exists(instance));
+  ASSERT_TRUE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
   for (const std::string& name : FilesIn(dir_))
     if (name.starts_with("gone.dat.")) fs::remove(dir_ / name);
   CommandResult other = RunCommand({kCstool, "record", "-o", dir_ / "other.dat", "--", "true"});

@@ -110,6 +110,29 @@ TEST(CounterWindow, AMoveWhileQueuedCountsTheWaitSoFar) {
   EXPECT_EQ(w.total.wait_cpu_ns, 100 + 500 + 500);
 }
 
+// A wait for a CPU released in pieces (a preemption's, at the increments that date it)
+// counts as one: at a cut inside it, only up to its last move before the cut, in
+// whichever piece that move falls, whether the wait then ended by a switch-in or was cut
+// short by the trace's end.
+TEST(CounterWindow, AWaitInPiecesCountsAsOneAtACutInsideIt) {
+  for (const bool cut_short : {false, true}) {
+    for (const int64_t move : {int64_t{-1}, int64_t{420}, int64_t{500}}) {
+      SCOPED_TRACE(::testing::Message() << "cut short " << cut_short << ", move " << move);
+      CounterWindow w;
+      EnqueueLag lag;
+      w.cuts.push_back({700, {}});
+      w.cuts.push_back({2'000, {}});
+      if (move >= 0) w.NoteQueuedMove(move);
+      w.AddSegment(Microstate::kWaitCpuPreempted, 400, 450);
+      w.AddSegment(Microstate::kWaitCpuPreempted, 450, 900);
+      if (!cut_short) w.AddSegment(Microstate::kUser, 900, 1'000);
+      w.EndTrace(cut_short ? 900 : 1'000, lag);
+      EXPECT_EQ(w.Before(700).wait_cpu_ns, move < 0 ? 0 : move - 400);
+      EXPECT_EQ(w.Before(2'000).wait_cpu_ns, cut_short ? (move < 0 ? 0 : move - 400) : 500);
+    }
+  }
+}
+
 // The state machine may release one wait for a CPU in pieces (at the increments that date
 // them). The kernel adds the whole wait at the switch-in, and where the wait ends tells
 // how its enqueue was dated: a piece ending at the sched_wakeup is not a switch-in there.
