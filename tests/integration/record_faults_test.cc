@@ -191,6 +191,35 @@ TEST_F(RecordFaults, ExecFailingInTheChildIsPermissionDenied) {
   EXPECT_EQ(left, (std::vector<std::string>{"interp", "script"})) << "temporary files left";
 }
 
+// A recorder killed while a slow workload runs on to its end (100 sleeps of 10 ms): the
+// events of most of it are only in the killed recorder's instances. Returns its pid.
+pid_t KillRecorderOfSlowWorkload(const fs::path& out, const fs::path& err,
+                                 const char* compress = "--compress") {
+  Background rec(
+      {kCstool, "record", "-o", out, compress, "--", kWorkload, "nanosleep", "100", "10000"}, err);
+  if (!rec.WaitLive()) return -1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<pid_t> children = ChildrenOf(rec.pid());
+  if (::kill(rec.pid(), SIGKILL) != 0 || rec.Wait() != 128 + SIGKILL) return -1;
+  for (pid_t c : children)
+    for (int i = 0; i < 500 && ::kill(c, 0) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return rec.pid();
+}
+
+// The report of such a recording, recovered: every sleep, and the exit, not only what the
+// files had at the kill.
+void ExpectTheWholeSlowRun(const fs::path& out) {
+  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
+  ASSERT_NE(workload, nullptr) << report.out;
+  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
+      << workload->dump();
+  EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
+}
+
 // kill -9 (or the OOM killer) cannot clean up: what was written stays beside the output
 // until `record --recover` assembles it into a readable file; a new recording refuses to
 // write over it; and the killed recorder's instance can be removed even while the
@@ -266,20 +295,9 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
 // marker of unknown size: what the recorder had read but not written is gone.
 TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   const fs::path out = dir_ / "slow.dat";
-  // 100 sleeps of 10 ms: some 1000 events over 1 s, a few sub-buffers per CPU.
-  Background rec(
-      {kCstool, "record", "-o", out, GetParam(), "--", kWorkload, "nanosleep", "100", "10000"},
-      dir_ / "rec.err");
-  ASSERT_TRUE(rec.WaitLive());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::vector<pid_t> children = ChildrenOf(rec.pid());
-  ASSERT_EQ(::kill(rec.pid(), SIGKILL), 0);
-  EXPECT_EQ(rec.Wait(), 128 + SIGKILL);
-  // The orphaned workload runs on, traced by the instance, to its end.
-  for (pid_t c : children)
-    for (int i = 0; i < 500 && ::kill(c, 0) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const fs::path stale = rec.instance();
+  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err", GetParam());
+  ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
+  const fs::path stale = kTracefsInstances / ("cstool-" + std::to_string(pid));
   ASSERT_TRUE(fs::exists(stale));
 
   CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
@@ -287,29 +305,7 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   EXPECT_NE(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
       << recover.err;
   EXPECT_FALSE(fs::exists(stale));
-  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
-  ASSERT_EQ(report.status, 0) << report.err;
-  const nlohmann::json j = nlohmann::json::parse(report.out);
-  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
-  ASSERT_NE(workload, nullptr) << report.out;
-  // Every sleep, and the exit: the whole run, not what the files had at the kill.
-  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
-      << workload->dump();
-  EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
-}
-
-// A recorder killed while a slow workload runs on to its end (100 sleeps of 10 ms): the
-// events of most of it are only in the killed recorder's instances. Returns its pid.
-pid_t KillRecorderOfSlowWorkload(const fs::path& out, const fs::path& err) {
-  Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "100", "10000"}, err);
-  if (!rec.WaitLive()) return -1;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::vector<pid_t> children = ChildrenOf(rec.pid());
-  if (::kill(rec.pid(), SIGKILL) != 0 || rec.Wait() != 128 + SIGKILL) return -1;
-  for (pid_t c : children)
-    for (int i = 0; i < 500 && ::kill(c, 0) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return rec.pid();
+  ExpectTheWholeSlowRun(out);
 }
 
 // Another session before the recovery (a recording into another file) keeps the killed
@@ -340,13 +336,7 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
   EXPECT_FALSE(fs::exists(instance));
   EXPECT_FALSE(fs::exists(runtime_instance));
   EXPECT_FALSE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
-  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
-  ASSERT_EQ(report.status, 0) << report.err;
-  const nlohmann::json j = nlohmann::json::parse(report.out);
-  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
-  ASSERT_NE(workload, nullptr) << report.out;
-  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 100)
-      << workload->dump();
+  ExpectTheWholeSlowRun(out);
 }
 
 // Leftovers removed by hand (no recovery note any more): nothing to keep the instances
