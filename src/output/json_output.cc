@@ -237,10 +237,12 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["system_wide"] = t.recording.system_wide;
     if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
     if (t.recording.window_start_ts != 0)
-      trace["flight_dump"] = {{"window_start_ts", t.recording.window_start_ts},
-                              {"window_end_ts", t.recording.end_ts},
-                              {"trigger", t.recording.trigger},
-                              {"trigger_ts", t.recording.trigger_ts}};
+      trace["flight_dump"] = {
+          {"window_start_ts", t.recording.window_start_ts},
+          {"window_end_ts", t.recording.end_ts},
+          {"trigger", t.recording.trigger},
+          // (Dumps of older versions: their end.)
+          {"trigger_ts", t.recording.trigger_ts > 0 ? t.recording.trigger_ts : t.recording.end_ts}};
     if (!t.recording.ended_early.empty()) trace["ended_early"] = t.recording.ended_early;
     if (t.unfiltered_runtime.present)
       trace["unfiltered_runtime"] = {

@@ -472,7 +472,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "before the dump was asked for, and ends {:.3f} s after; earlier history was "
         "overwritten by design, not lost; threads alive then start as unknown{}",
         info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
-        static_cast<double>(asked_at - info->window_start_ts) / 1e9,
+        // (None, when the kernel overwrote it all before a late dump was taken.)
+        static_cast<double>(std::max<int64_t>(asked_at - info->window_start_ts, 0)) / 1e9,
         static_cast<double>(info->end_ts - asked_at) / 1e9,
         // (Else the note below says why such a thread has no row.)
         dump_blind_spot.empty() ? ", and a target's thread with no event in the window is in "

