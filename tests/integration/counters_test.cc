@@ -8,6 +8,7 @@
 // without a PMU (this VM).
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -562,7 +563,11 @@ TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
     const bool after_stall =
         !gaps.empty() && gaps.back() > kPeriod && gaps.back() + (v - last) >= 2 * kPeriod * 9 / 10;
     if (!after_stall)
-      EXPECT_GE(v, last + kPeriod / 2) << "a sample " << v - last << " ns after the one before";
+      EXPECT_GE(v, last + kPeriod / 2)
+          << "a sample " << v - last << " ns after the one before; the gaps before it (ns): "
+          << fmt::format("{}",
+                         fmt::join(gaps.end() - std::min<size_t>(gaps.size(), 8), gaps.end(), " "))
+          << "; host steal: " << report["trace"].value("host_steal", json()).dump();
     gaps.push_back(v - last);
     last = v;
   }
