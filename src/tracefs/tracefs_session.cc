@@ -36,6 +36,12 @@ struct FreeDeleter {
 };
 using CString = std::unique_ptr<char, FreeDeleter>;
 
+// A handle on an existing instance (libtracefs's): freeing it leaves the instance.
+struct HandleDeleter {
+  void operator()(tracefs_instance* i) const { tracefs_instance_free(i); }
+};
+using InstanceHandle = std::unique_ptr<tracefs_instance, HandleDeleter>;
+
 // The default events: all of them for `record`, those marked for interrupt analysis for
 // `irq` (which needs no syscall or fault events).
 struct DefaultEvent {
@@ -252,13 +258,12 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
     if (pid == ::getpid()) continue;  // handled by the constructor
     const std::filesystem::path dir = InstanceDir(name);
     if (InstanceOwnerRuns(dir, pid)) continue;
+    const InstanceHandle inst(tracefs_instance_alloc(nullptr, name.c_str()));
+    if (!inst) continue;
     if (const std::optional<RecoverableRecording> r = RecoverableRecordingOf(pid)) {
       // Tracing off: an orphaned command traced on would overwrite the oldest events
       // there, the ones the recorder had not read.
-      if (tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str())) {
-        tracefs_trace_off(inst);
-        tracefs_instance_free(inst);
-      }
+      tracefs_trace_off(inst.get());
       if (kept.insert(pid).second)
         messages.Warning(fmt::format(
             "kept the tracefs instances of the killed recording into '{}' (cstool pid {}, "
@@ -267,9 +272,7 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
             r->out.string(), pid, r->out.string(), r->note.string(), r->out.string()));
       continue;
     }
-    tracefs_instance* inst = tracefs_instance_alloc(nullptr, name.c_str());
-    if (!inst) continue;
-    if (tracefs_instance_destroy(inst) == 0) {
+    if (tracefs_instance_destroy(inst.get()) == 0) {
       ++reaped;
     } else {
       const int err = errno;
@@ -278,7 +281,6 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
                                    std::strerror(err),
                                    holders.empty() ? "" : "; its files are open in " + holders));
     }
-    tracefs_instance_free(inst);
   }
   return reaped;
 }
@@ -291,10 +293,8 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
   name_ = InstanceName(::getpid(), config.instance_suffix);
   if (tracefs_instance_exists(name_.c_str())) {
     // Left by an earlier process that had our pid.
-    if (tracefs_instance* old = tracefs_instance_alloc(nullptr, name_.c_str())) {
-      tracefs_instance_destroy(old);
-      tracefs_instance_free(old);
-    }
+    if (const InstanceHandle old{tracefs_instance_alloc(nullptr, name_.c_str())})
+      tracefs_instance_destroy(old.get());
   }
   instance_.reset(tracefs_instance_create(name_.c_str()));
   if (!instance_)
