@@ -242,6 +242,16 @@ void FastTraceFile::ReadInitialFormat(ByteCursor& in, std::string_view version) 
   tep_set_page_size(tep, static_cast<int>(page_size_));
 }
 
+void FastTraceFile::ThrowNoBuffer(const std::string& name) const {
+  const std::vector<std::string>& absent = absent_instance_names();
+  if (std::find(absent.begin(), absent.end(), name) != absent.end())
+    throw Error(
+        fmt::format("{}: holds none of buffer \"{}\"'s data: its option was copied by a tool that "
+                    "rewrote the file without it (trace-cmd convert does)",
+                    path_, name));
+  throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, name));
+}
+
 FastTraceFile::BufferOptionHead FastTraceFile::ReadBufferOptionHead(ByteCursor& opt,
                                                                     size_t option_at) {
   BufferOptionHead b;

@@ -78,6 +78,8 @@ class FastTraceFile : public TraceFileReader {
   };
   // Reads the head of the BUFFER option at `option_at` from `opt`, its payload.
   static BufferOptionHead ReadBufferOptionHead(ByteCursor& opt, size_t option_at);
+  // The error for ReaderOptions::buffer `name`, which the file does not hold.
+  [[noreturn]] void ThrowNoBuffer(const std::string& name) const;
 
   // One event format text, kept until all are parsed together.
   struct EventFormatText {

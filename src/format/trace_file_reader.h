@@ -110,6 +110,10 @@ class TraceFileReader {
   const std::string& buffer_name() const { return buffer_name_; }
   // The names of the buffer instances the file holds besides the top-level one.
   const std::vector<std::string>& instance_names() const { return instance_names_; }
+  // cstool's buffers (tracefile::kOptionCstoolBuffer) the file names but holds none of:
+  // a tool that rewrote the file (`trace-cmd convert`) copied their options, which it
+  // does not know, and left out their data. Not in instance_names().
+  const std::vector<std::string>& absent_instance_names() const { return absent_instance_names_; }
   // Clock the trace was recorded with ("mono", "local", ...); empty if unknown.
   const std::string& trace_clock() const { return trace_clock_; }
   // CPUSTAT of the buffer read, by CPU; empty if the file has none.
@@ -172,6 +176,7 @@ class TraceFileReader {
   bool big_endian_ = false;
   std::string buffer_name_;
   std::vector<std::string> instance_names_;
+  std::vector<std::string> absent_instance_names_;
   std::string trace_clock_;
   std::map<int32_t, CpuStatOption> cpu_stats_;
   std::optional<RecordingInfo> info_;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "base/byte_cursor.h"
 #include "base/errors.h"
@@ -48,7 +50,7 @@ void V6TraceFile::Parse(const ReaderOptions& options) {
         fmt::format("{}: latency-format trace (offset {}) holds no raw events", path_, section_at));
   if (section != std::string_view("flyrecord\0", 10))
     in.Fail(section_at, "expected \"flyrecord\" section");
-  ReadFlyrecord(in, buffers, options);
+  ReadFlyrecord(in, std::move(buffers), options);
   KeepCpuStats(sections);
   CheckParsed();
 }
@@ -81,8 +83,12 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
     try {
       BufferOption b = ReadBufferOptionHead(opt, option_at);
       b.cstool_private = own;
-      // cstool's own buffer, unless copied from a file of another layout (ignored).
-      if (own && (opt.remaining() < 4 || opt.U32("layout version") != 6)) continue;
+      // cstool's own buffer, unless copied from a file of another layout: a tool that
+      // rewrote the file (trace-cmd convert from v7) left its data out.
+      if (own && (opt.remaining() < 4 || opt.U32("layout version") != 6)) {
+        absent_instance_names_.push_back(b.name);
+        continue;
+      }
       buffers.push_back(std::move(b));
     } catch (const Error&) {
       if (!own) in.Fail(option_at, "malformed BUFFER option");
@@ -92,31 +98,50 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
 
 // One (offset, size) entry per CPU; with --salvage, data cut short by the end of the
 // file is kept up to its last whole page.
-std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c,
-                                                            const std::string& label) {
+std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c, const std::string& label,
+                                                            uint64_t* data_end) {
   std::vector<CpuData> table(static_cast<size_t>(cpus_));
   for (size_t cpu = 0; cpu < table.size(); ++cpu) {
     const size_t entry_at = c.pos();
     table[cpu].offset = c.U64("CPU data offset");
     table[cpu].size = c.U64("CPU data size");
+    if (data_end != nullptr && table[cpu].size > 0)
+      *data_end = std::max(*data_end, table[cpu].offset + table[cpu].size);
     CheckPagesInPlace(table[cpu], cpu, label, c, entry_at);
   }
   return table;
 }
 
+// cstool's writer puts its buffers' pages, then their tables, after the trace's data. A
+// file that ends where the trace's data do holds none of them, while an option names one
+// past the end: `trace-cmd convert` copies the options it does not know as they are and
+// writes only the buffers it knows. (A copy cut right there holds none of them either.)
+// Those buffers are absent, not damage: the trace is whole.
+void V6TraceFile::DropAbsentOwnBuffers(uint64_t trace_data_end,
+                                       std::vector<BufferOption>& buffers) {
+  const uint64_t size = file_.size();
+  if (size > trace_data_end) return;
+  std::erase_if(buffers, [&](const BufferOption& b) {
+    if (!b.cstool_private || b.offset < size) return false;
+    absent_instance_names_.push_back(b.name);
+    return true;
+  });
+}
+
 // The per-CPU data table of the top instance, or of a buffer instance: the one asked
 // for, else the first when the top instance holds no data.
-void V6TraceFile::ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,
+void V6TraceFile::ReadFlyrecord(ByteCursor& in, std::vector<BufferOption> buffers,
                                 const ReaderOptions& options) {
-  std::vector<CpuData> top = ReadCpuTable(in, "");
+  uint64_t trace_data_end = 0;
+  std::vector<CpuData> top = ReadCpuTable(in, "", &trace_data_end);
+  DropAbsentOwnBuffers(trace_data_end, buffers);
   for (const auto& b : buffers) instance_names_.push_back(b.name);
 
   const BufferOption* chosen = nullptr;
   if (!options.buffer.empty()) {
     for (const auto& b : buffers)
       if (b.name == options.buffer) chosen = &b;
-    if (chosen == nullptr)
-      throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, options.buffer));
+    if (chosen == nullptr) ThrowNoBuffer(options.buffer);
   }
   auto has_data = [](const std::vector<CpuData>& t) {
     for (const auto& d : t)

@@ -29,9 +29,12 @@ class V6TraceFile final : public FastTraceFile {
   void ReadPrintkFormats(ByteCursor& in);
   void ReadCpuCount(ByteCursor& in);
   void ReadOptions(ByteCursor& in, Sections& sections, std::vector<BufferOption>& buffers);
-  void ReadFlyrecord(ByteCursor& in, const std::vector<BufferOption>& buffers,
+  void ReadFlyrecord(ByteCursor& in, std::vector<BufferOption> buffers,
                      const ReaderOptions& options);
-  std::vector<CpuData> ReadCpuTable(ByteCursor& c, const std::string& label);
+  // `data_end`, when given: where the table's data end as it says (before a salvage cut).
+  std::vector<CpuData> ReadCpuTable(ByteCursor& c, const std::string& label,
+                                    uint64_t* data_end = nullptr);
+  void DropAbsentOwnBuffers(uint64_t trace_data_end, std::vector<BufferOption>& buffers);
 };
 
 }  // namespace cstool

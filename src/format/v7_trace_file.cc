@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <set>
@@ -59,6 +60,7 @@ void V7TraceFile::Parse(const ReaderOptions& options) {
   Layout layout;
   const uint64_t options_at = ReadHeader(in);
   ReadOptions(options_at, sections, layout);
+  DropAbsentOwnBuffers(layout);
   ReadMetadata(layout, sections);
   ReadFlyrecord(layout, options);
   KeepCpuStats(sections);
@@ -125,6 +127,7 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
       throw Error(fmt::format("{}: corrupt file at offset {}: options sections form a loop", path_,
                               offset));
     ByteCursor in = OpenSection(offset, kSectionOptions, "options", &body_storage);
+    ++layout.options_sections;
     offset = 0;
     for (;;) {
       const size_t option_at = in.pos();
@@ -187,24 +190,51 @@ size_t V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, co
     if (!b.cpus.emplace(cpu, d).second)
       in.Fail(option_at, fmt::format("BUFFER option names CPU {} twice", cpu));
   }
+  b.options_section = layout.options_sections - 1;
   layout.buffers.push_back(std::move(b));
   return opt.pos();
 }
 
+// cstool's writer puts its buffers' options in the options section of the trace's BUFFER
+// option. One in another section was copied there by a tool that rewrote the file
+// (`trace-cmd convert` copies the options it does not know into its first section, and
+// writes only the buffers it knows, their options in a section of their own after the
+// data): its offsets are the old file's, its data not in this one.
+void V7TraceFile::DropAbsentOwnBuffers(Layout& layout) {
+  const auto top = std::find_if(layout.buffers.begin(), layout.buffers.end(),
+                                [](const BufferOption& b) { return b.name.empty(); });
+  if (top == layout.buffers.end()) return;
+  const int section = top->options_section;
+  std::erase_if(layout.buffers, [&](const BufferOption& b) {
+    if (!b.cstool_private || b.options_section == section) return false;
+    absent_instance_names_.push_back(b.name);
+    return true;
+  });
+}
+
 // cstool's own buffer: a BUFFER option's payload and the layout version it was written
-// for. One that does not parse as such, or for another layout (copied by `trace-cmd
-// convert` from a v6 file), is not this file's: ignored.
+// for. One that does not parse as such is not this file's: ignored. One for another
+// layout was copied by `trace-cmd convert` from a v6 file, without its data: absent.
 void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                                       Layout& layout) {
   size_t read = 0;
   try {
     read = ReadBufferOption(body, option_at, in, layout);  // adds a buffer only when it parses
   } catch (const Error&) {
+    // The v6 layout's option (its table's offset, its name, 6) is no v7 BUFFER payload.
+    try {
+      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+      const BufferOptionHead head = ReadBufferOptionHead(opt, option_at);
+      if (opt.remaining() == 4 && opt.U32("layout version") == 6)
+        absent_instance_names_.push_back(head.name);
+    } catch (const Error&) {
+    }
     return;
   }
   uint32_t version = 0;
   if (body.size() >= read + 4) std::memcpy(&version, body.data() + read, 4);
   if (version != 7) {
+    absent_instance_names_.push_back(layout.buffers.back().name);
     layout.buffers.pop_back();
     return;
   }
@@ -288,8 +318,7 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
     if (!b.name.empty() && !b.cstool_private && first_instance == nullptr) first_instance = &b;
     if (!options.buffer.empty() && b.name == options.buffer) chosen = &b;
   }
-  if (!options.buffer.empty() && chosen == nullptr)
-    throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, options.buffer));
+  if (!options.buffer.empty() && chosen == nullptr) ThrowNoBuffer(options.buffer);
   if (chosen == nullptr) chosen = (top != nullptr && has_data(*top)) ? top : first_instance;
   if (chosen == nullptr) chosen = top;
   if (chosen == nullptr) {

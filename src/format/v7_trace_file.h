@@ -41,12 +41,14 @@ class V7TraceFile final : public FastTraceFile {
     std::string clock;
     uint32_t page_size = 0;
     std::map<uint32_t, CpuData> cpus;
+    int options_section = 0;  // which options section holds the option (0: the first)
   };
   // What the options sections tell the other sections.
   struct Layout {
     std::map<uint16_t, uint64_t> section_at;  // metadata section id -> its offset
     std::vector<BufferOption> buffers;
     bool has_latency_buffer = false;
+    int options_sections = 0;  // read so far
   };
 
   // One function per part of the v7 layout (man 5 trace-cmd.dat.v7); Parse walks them.
@@ -58,6 +60,7 @@ class V7TraceFile final : public FastTraceFile {
   // Adds the buffer the option describes; returns the bytes of `body` it read.
   size_t ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                           Layout& layout);
+  void DropAbsentOwnBuffers(Layout& layout);
   void ReadMetadata(const Layout& layout, Sections& sections);
   void ReadFlyrecord(const Layout& layout, const ReaderOptions& options);
 

@@ -162,6 +162,10 @@ std::vector<std::string> ThrottlingNotes(const RecordingInfo& info) {
   return notes;
 }
 
+// What a file without its unfiltered run-time buffer's increments loses.
+constexpr std::string_view kWithoutUnfilteredRuntime =
+    "switch instants of threads whose increments it held come from the runqueue clock model";
+
 // The recording's unfiltered run-time buffer, to be read beside the trace; null when the
 // file has none. cstool's own readers know the buffer (libtracecmd does not see
 // it: a file it reads is asked again). With salvage, a buffer whose table the damage
@@ -188,10 +192,8 @@ std::unique_ptr<TraceFileReader> OpenUnfilteredRuntime(const std::string& file,
       // The file lists the buffer but cannot give its table: damage, which --salvage
       // reads around (the error said so for every other cut but this one).
       if (!o.salvage) throw DamagedDataError(e.what(), e.code());
-      damage.push_back(fmt::format(
-          "the unfiltered run-time buffer ({}) is not read: {}; switch instants of threads "
-          "whose increments it held come from the runqueue clock model",
-          o.buffer, e.what()));
+      damage.push_back(fmt::format("the unfiltered run-time buffer ({}) is not read: {}; {}",
+                                   o.buffer, e.what(), kWithoutUnfilteredRuntime));
       return nullptr;
     }
   }
@@ -506,6 +508,12 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "not in the report; --all-threads shows what other threads' events tell of them",
         info->untraced_tids.size(), info->untraced_tids.size() == 1 ? " was" : "s were",
         info->untraced_tids.size() == 1 ? "is" : "are"));
+  if (const std::vector<std::string>& absent = reader->absent_instance_names();
+      std::find(absent.begin(), absent.end(), tracefile::kUnfilteredRuntimeBuffer) != absent.end())
+    t.notes.push_back(fmt::format(
+        "the file names the unfiltered run-time buffer ({}) but holds none of its data: a "
+        "tool rewrote the file without it (trace-cmd convert does); {}",
+        tracefile::kUnfilteredRuntimeBuffer, kWithoutUnfilteredRuntime));
   if (std::string note = UnplacedThreadsNote(*result->machine, decoder, info); !note.empty())
     t.notes.push_back(note);
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);

@@ -7,9 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "base/byte_cursor.h"
+#include "base/errors.h"
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
@@ -78,16 +81,20 @@ TraceFileContents ContentsOfV6(const std::string& file, const std::filesystem::p
 void CompressPages(TraceFileContents& c, const std::string& algorithm) {
   c.compression = algorithm;
   auto compressor = MakeCompressor(algorithm);
-  for (CpuTraceData& cpu : c.cpus) {
-    if (cpu.pages_file.empty()) continue;
-    const std::string pages = ReadWholeFile(cpu.pages_file.string());
-    std::string chunks;
-    const size_t step = 64 * size_t{c.page_size};
-    for (size_t at = 0; at < pages.size(); at += step)
-      AppendChunk(*compressor, std::string_view(pages).substr(at, step), chunks);
-    cpu.pages_file += "." + algorithm;
-    std::ofstream(cpu.pages_file, std::ios::binary) << chunks;
-  }
+  auto compress = [&](std::vector<CpuTraceData>& cpus) {
+    for (CpuTraceData& cpu : cpus) {
+      if (cpu.pages_file.empty()) continue;
+      const std::string pages = ReadWholeFile(cpu.pages_file.string());
+      std::string chunks;
+      const size_t step = 64 * size_t{c.page_size};
+      for (size_t at = 0; at < pages.size(); at += step)
+        AppendChunk(*compressor, std::string_view(pages).substr(at, step), chunks);
+      cpu.pages_file += "." + algorithm;
+      std::ofstream(cpu.pages_file, std::ios::binary) << chunks;
+    }
+  };
+  compress(c.cpus);
+  for (InstanceTraceData& inst : c.instances) compress(inst.cpus);
 }
 
 class V7Writer : public ::testing::Test {
@@ -142,6 +149,62 @@ TEST_F(V7Writer, CompressedRecordingReportsLikeTheOriginal) {
   CommandResult tc_v6 = RunCommand({"trace-cmd", "report", "-i", original});
   EXPECT_EQ(tc.out.substr(tc.out.find('\n')), tc_v6.out.substr(tc_v6.out.find('\n')))
       << "trace-cmd shows other events in the v7 file";
+}
+
+// `trace-cmd convert` copies the options it does not know as they are and writes only the
+// buffers it knows: a cstool recording's unfiltered run-time buffer is named in the copy
+// (at offsets of the original) but not there. Every such copy reads as the trace without
+// that buffer, and the report says so; before, each failed as truncated or corrupt.
+TEST_F(V7Writer, ACopyByTraceCmdConvertReadsWithoutCstoolsBuffer) {
+  const std::string runtime(tracefile::kUnfilteredRuntimeBuffer);
+  TraceFileContents v6 = ContentsOfV6(kFixtures + "golden_mutex.dat", dir_);
+  // The buffer's pages: any valid pages do for where the file puts them.
+  v6.instances = {{runtime, v6.cpus}};
+  TraceFileContents v7 = v6;
+  CompressPages(v7, "zstd");
+  const std::string from_v6 = (dir_ / "from.v6.dat").string();
+  const std::string from_v7 = (dir_ / "from.v7.dat").string();
+  WriteTraceFile(from_v6, v6);
+  WriteTraceFile(from_v7, v7);
+  for (const std::string& original : {from_v6, from_v7}) {
+    EXPECT_EQ(OpenTraceFile(original)->instance_names(), std::vector<std::string>{runtime});
+    EXPECT_TRUE(OpenTraceFile(original)->absent_instance_names().empty());
+    EXPECT_NO_THROW(OpenTraceFile(original, {.buffer = runtime}));
+  }
+  struct Conversion {
+    const char* version;
+    const char* compression;
+  };
+  for (const std::string& original : {from_v6, from_v7}) {
+    for (const Conversion& to :
+         {Conversion{"6", "none"}, Conversion{"7", "none"}, Conversion{"7", "zstd"}}) {
+      SCOPED_TRACE(fmt::format("{} to v{} {}", original, to.version, to.compression));
+      const std::string copy = (dir_ / "copy.dat").string();
+      std::filesystem::remove(copy);
+      CommandResult convert =
+          RunCommand({"trace-cmd", "convert", "-i", original, "-o", copy, "--file-version",
+                      to.version, "--compression", to.compression});
+      ASSERT_EQ(convert.status, 0) << convert.err;
+      std::unique_ptr<TraceFileReader> reader = OpenTraceFile(copy);
+      EXPECT_TRUE(reader->instance_names().empty());
+      EXPECT_EQ(reader->absent_instance_names(), std::vector<std::string>{runtime});
+      try {
+        OpenTraceFile(copy, {.buffer = runtime});
+        ADD_FAILURE() << "the absent buffer opened";
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  copy +
+                      ": holds none of buffer \"cstool_runtime\"'s data: its option was "
+                      "copied by a tool that rewrote the file without it (trace-cmd "
+                      "convert does)");
+      }
+      const std::string report = Report(copy);
+      EXPECT_NE(report.find("the file names the unfiltered run-time buffer (cstool_runtime) but "
+                            "holds none of its data"),
+                std::string::npos)
+          << report;
+    }
+  }
 }
 
 TEST_F(V7Writer, ScanChunksStopsAtAChunkCutShort) {
