@@ -5,7 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -184,6 +187,21 @@ void EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
   }
 }
 
+// A report written to a full disk is lost: the command fails and says so, as with -o. (A
+// reader that went away, `| head`, ends it by SIGPIPE before this, as for any tool.)
+int FinishStandardOutput(const std::string& name, int status) {
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return status;
+  // The failed write's errno, when nothing failed since (any other is no write's).
+  const int err = errno;
+  const bool write_error =
+      err == ENOSPC || err == EIO || err == EFBIG || err == EDQUOT || err == EPIPE || err == EBADF;
+  fmt::print(stderr, "cstool {}: cannot write to standard output{}\n", name,
+             write_error ? fmt::format(": {}", std::strerror(err)) : std::string());
+  return status == 0 ? static_cast<int>(ExitCode::kFailure) : status;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "cstool: where every nanosecond of a program's threads went, and why every "
@@ -292,7 +310,7 @@ int Main(int argc, char** argv) {
     if (!sub->parsed()) continue;
     StderrMessages messages(name);  // "cstool NAME: warning: ..."
     try {
-      return runners[name](messages);
+      return FinishStandardOutput(name, runners[name](messages));
     } catch (const Error& e) {
       fmt::print(stderr, "cstool {}: {}\n", name, e.what());
       return static_cast<int>(e.code());

@@ -379,5 +379,22 @@ TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
   EXPECT_EQ(upper.out, fast.out);
 }
 
+// A report written to a full disk is lost: every command that writes to standard output
+// fails and says why, as `-o` does (before, each exited 0 with nothing written).
+TEST(FullDisk, StandardOutputOnAFullDiskIsAnError) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  for (const std::string& args :
+       {"report " + file, "report " + file + " --format json", "report " + file + " --format csv",
+        "diff " + file + " -- " + file}) {
+    SCOPED_TRACE(args);
+    const CommandResult r = RunCommand(
+        {"/bin/sh", "-c", std::string("exec ") + CSTOOL_BINARY + " " + args + " >/dev/full"});
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find(": cannot write to standard output: No space left on device\n"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace cstool::testing
