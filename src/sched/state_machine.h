@@ -288,6 +288,10 @@ class StateMachine final : public EventSink {
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
+  static int64_t IncrementClock(const Cpu& cpu, const SchedStatRuntime& e);
+  static bool FreshIncrementClock(const Thread& t, const SchedStatRuntime& e);
+  void NoteIncrementShortfall(Thread& t, const SchedStatRuntime& e, int64_t previous_end,
+                              int64_t clock_ts);
   struct FirstIncrement {
     int64_t start;           // the kernel's switch-in
     int64_t stood_still_to;  // the clock stood still from `start` to here (steal)

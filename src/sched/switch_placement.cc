@@ -346,6 +346,41 @@ StateMachine::FirstIncrement StateMachine::FirstIncrementStart(const Thread& t,
   return {start, stood_still_to};
 }
 
+// The clock increment `e` of a task running on `cpu` was computed with: its event's time,
+// unless a clock skip is pending there (a wakeup that found need-resched set: PREEMPT_NONE
+// keeps a task in the kernel, e.g. in execve, long after that), when __schedule()'s
+// increment reuses the clock of that wakeup.
+int64_t StateMachine::IncrementClock(const Cpu& cpu, const SchedStatRuntime& e) {
+  return cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+}
+
+// Whether increment `e` of `t` was computed with a clock read right then: only
+// __schedule()'s own update, in the task's context on its CPU, reuses one; an
+// interrupt's, or another context's (a remote wakeup), reads it.
+bool StateMachine::FreshIncrementClock(const Thread& t, const SchedStatRuntime& e) {
+  return (e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)) != 0 || e.c.cpu != t.cpu ||
+         e.c.pid != t.tid;
+}
+
+// `t`'s run is accounted to `previous_end` before increment `e` and to run_start + run_ns
+// with it; its clock, read at most kIncrementLagNs before its event, says the run reached
+// further: the rest ran unaccounted. An increment done from an unfollowed task's context is
+// filtered out of the trace; with every increment in it (a followed thread's: the
+// increments other contexts do for other threads are left out), none was, and the clock
+// stood still or `e` used an old one: a gap, which the run's end decides.
+void StateMachine::NoteIncrementShortfall(Thread& t, const SchedStatRuntime& e,
+                                          int64_t previous_end, int64_t clock_ts) {
+  const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;
+  if (reached <= t.run_ns) return;
+  if (increments_complete_ && t.tracked) {
+    t.gap_from = previous_end;
+    t.gap_ns = reached - t.run_ns;
+    t.gap_clock_end = t.run_start + t.run_ns;
+    t.gap_clock_fresh = FreshIncrementClock(t, e);
+  }
+  t.run_ns = reached;
+}
+
 // The kernel accounted `e.runtime` more of `t`'s run, up to the clock read just before
 // `e`. False when it told nothing: `t` is not running, or its run has no start to add to
 // and no exit record waits on it.
@@ -395,6 +430,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     if (t.gap_from >= 0) ConfirmGap(t, INT64_MAX);  // from a run that ended unsettled
     // The first increment of the run is measured from the kernel's switch-in.
     const auto [start, stood_still_to] = *first;
+    const int64_t settle_in_to = t.settle_in_to;
     SettleIn(t, start);
     if (t.settles_out_of) {  // the task it preempted stopped at the same clock
       SettleOut(*t.settles_out_of, start);
@@ -406,6 +442,17 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
       NoteStolen(t, start, stood_still_to);
       t.run_ns += stood_still_to - start;
     }
+    // With every increment in the file, a first one that counts from after the switch-in
+    // (later than the traced switch: FirstIncrementStart keeps the model's instant) is
+    // short of its clock as a later one can be: the clock stood still (steal), or the
+    // increment used an old clock (__schedule()'s, reusing a wakeup's). A fresh clock (a
+    // tick's, another context's) rules the second out: an exec'ing thread's tick, 0.36 ms
+    // short with no other, was steal, not the wait the next increment (the preemption's,
+    // reused) made it. Only where the trace dates the switch-in (the model's instant
+    // within a lag of it): an earlier model instant (a clock skip) may be the error.
+    if (increments_complete_ && t.tracked && settle_in_to - start <= kIncrementLagNs &&
+        FreshIncrementClock(t, e))
+      NoteIncrementShortfall(t, e, t.run_start + t.run_ns - runtime, IncrementClock(cpu, e));
   } else if (t.run_start >= 0) {
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up
@@ -414,8 +461,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // PREEMPT_NONE keeps a task in the kernel, e.g. in execve, long after that), the
     // increment of __schedule() is computed with the reused clock of that wakeup, not a
     // fresh one: its clock is the skip's, and the increments are complete up to it.
-    const int64_t clock_ts =
-        cpu.clock_skip && cpu.rq_clock_ts >= 0 ? std::min(e.c.ts, cpu.rq_clock_ts) : e.c.ts;
+    const int64_t clock_ts = IncrementClock(cpu, e);
     // Increments cannot add up past their own clock: what this one counts from before the
     // gapped one's event was run time after all, not steal. That one was computed with an
     // old clock (a reschedule at the return from a long execve that picked the same task
@@ -437,22 +483,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     ConfirmGap(t, INT64_MAX);
     const int64_t previous_end = t.run_start + t.run_ns;
     t.run_ns += runtime;
-    const int64_t reached = clock_ts - kIncrementLagNs - t.run_start;
-    if (reached > t.run_ns) {
-      // With every increment in the trace, none was filtered out: the clock stood still.
-      // (Only a followed thread's: the increments other contexts do for other threads are
-      // left out.)
-      if (increments_complete_ && t.tracked) {
-        t.gap_from = previous_end;
-        t.gap_ns = reached - t.run_ns;
-        t.gap_clock_end = t.run_start + t.run_ns;
-        // Only __schedule()'s own update, in the task's context on its CPU, reuses a
-        // clock; an interrupt's, or another context's (a remote wakeup), reads it.
-        t.gap_clock_fresh = (e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi)) != 0 ||
-                            e.c.cpu != t.cpu || e.c.pid != t.tid;
-      }
-      t.run_ns = reached;
-    }
+    NoteIncrementShortfall(t, e, previous_end, clock_ts);
   } else {
     return told_exit;
   }

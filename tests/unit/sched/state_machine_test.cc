@@ -2269,6 +2269,33 @@ TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
   }
 }
 
+// The same rules for a run's first increment: one that counts from after the switch-in
+// leaves a gap, which its own clock's freshness decides. A tick's (fresh) is steal at the
+// start of the run, whatever the preemption's increment after it (an exec'ing `true`:
+// 0.36 ms of steal before its first tick had been a wait the kernel's run delay did not
+// have); one done at the preemption itself, with an unfollowed next task, reused the
+// clock the switch was made with.
+//
+//   CPU0:  500 ==> 10 at 0 ---------------------------------------| 10 ==> 500 (R) at 302'000
+//   incr:  (steal 0..48'500) [.., 298'500) at 300'500 (tick)  [.., 299'500) at 301'500
+//   or:    [0, 250'000) at 300'500, in 10's own context, and no other
+TEST(StateMachine, AGapInARunsFirstIncrementIsDecidedByThatIncrementsClock) {
+  for (const bool tick : {true, false}) {
+    SCOPED_TRACE(tick);
+    Sim s = FollowingWithEveryIncrement({10});
+    s.Switch(0, 0, 500, kR, 10);
+    s.StatRuntime(300'500, 0, 10, 250'000, tick ? kFlagHardirq : 0);  // measured from 50'500
+    if (tick) s.StatRuntime(301'500, 0, 10, 1'000);  // the preemption's: up to its clock
+    s.Switch(302'000, 0, 10, kR, 500);
+    s.Finish(400'000);
+    const int64_t end = tick ? 301'500 - 2'000 : 250'000;
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, tick ? 300'500 - 2'000 - 250'000 : 0);
+    EXPECT_EQ(s.Micro(10, M::kUser), end);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 400'000 - end);
+    EXPECT_TILED(s);
+  }
+}
+
 // A followed task on CPU1 queues 12 on CPU0, accounting 10 there (its increment is in
 // the trace) and asking for a reschedule; the host then does not run CPU0 for 850 us, so
 // the reschedule IPI and the switch come that late. The switch reuses the enqueue's
