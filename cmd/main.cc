@@ -285,6 +285,11 @@ int Main(int argc, char** argv) {
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
+        } else if ((arg == "-p" || arg == "--pid") && sub.get_option_no_throw("pid") != nullptr &&
+                   sub.get_option_no_throw("pid")->get_positional()) {
+          // record and report take -p PID; a command whose argument is the pid does not.
+          fmt::print(stderr, "{}: the pid is {}'s argument, without {}: cstool {} PID\n", who, name,
+                     arg, name);
         } else if (std::string owner = CommandWithOption(subapps, arg); !owner.empty()) {
           fmt::print(stderr, "{}: {} is an option of 'cstool {}', not of {}\n", who, arg, owner,
                      name);

@@ -304,6 +304,18 @@ TEST(Help, AMistypedCommandAndAnotherCommandsOptionAreNamed) {
   EXPECT_EQ(far.err.find("Did you mean"), std::string::npos) << far.err;
 }
 
+// msa's pid is its argument, where record and report take -p PID: the habit is named.
+TEST(Help, APidGivenWithDashPToMsaSaysItIsTheArgument) {
+  for (const char* option : {"-p", "--pid"}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, "msa", option, "1"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(std::string("cstool msa: the pid is msa's argument, without ") + option +
+                         ": cstool msa PID\n"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 // Record's options end at the command's first word (perf's rule: the command's own
 // options stay its own); one that is not record's before it is still a typo to name.
 TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {
