@@ -479,7 +479,8 @@ std::string KernelCheckResult::JudgedText() const {
   const std::string idle =
       times_judged_idle == 0
           ? std::string()
-          : fmt::format(", {} of them neither ran nor waited", times_judged_idle);
+          : fmt::format(", {} of them with nothing to compare (no run or wait inside {} window)",
+                        times_judged_idle, times_judged_idle == 1 ? "its" : "their");
   if (times_judged == compared && times_judged_idle == 0) return "";
   if (times_judged == compared)
     return fmt::format("; times judged for {} of {}{}", times_judged, compared, idle);

@@ -839,8 +839,9 @@ TEST(KernelCheck, AThreadThatNeitherRanNorWaitedIsNamedAmongTheTimesJudged) {
   EXPECT_TRUE(res.passed());
   EXPECT_EQ(res.times_judged, 1u);
   EXPECT_EQ(res.times_judged_idle, 1u);
-  EXPECT_NE(res.Verdict().find("; times judged for 1 of 2, 1 of them neither ran nor waited (the "
-                               "rest: switch counts only); worst thread: "),
+  EXPECT_NE(res.Verdict().find("; times judged for 1 of 2, 1 of them with nothing to compare (no "
+                               "run or wait inside its window) (the rest: switch counts only); "
+                               "worst thread: "),
             std::string::npos)
       << res.Verdict();
 }
