@@ -21,6 +21,11 @@
 namespace cstool {
 namespace {
 
+void ReportFinishedExports(const ReportExports::Finished& done, Messages& messages) {
+  for (const std::string& w : done.written) messages.Status(w);
+  for (const std::string& w : done.warnings) messages.Warning(w);
+}
+
 // How many processes or threads an error names before it says how many more there are.
 constexpr size_t kListed = 8;
 
@@ -232,7 +237,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
       const int status = RunCriticalPath(options, analyzed->model, syscalls, *path_recorder,
                                          exports, file_out ? file_out->stream() : out);
       if (file_out) file_out->Commit();
-      for (const std::string& w : exports.Finish(view)) messages.Warning(w);
+      ReportFinishedExports(exports.Finish(view), messages);
       return status;
     } catch (...) {
       exports.Discard();
@@ -256,7 +261,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     output->Render(view);
     if (file_out) file_out->Commit();
   }
-  for (const std::string& w : exports.Finish(view)) messages.Warning(w);
+  ReportFinishedExports(exports.Finish(view), messages);
   return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;
 }
 

@@ -3,12 +3,15 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <filesystem>
+#include <system_error>
 
 #include "analysis/barscope.h"
 #include "analysis/timeline.h"
 #include "base/errors.h"
 #include "output/html_output.h"
 #include "output/timeline_output.h"
+#include "recording/progress_line.h"
 
 namespace cstool {
 namespace {
@@ -88,21 +91,30 @@ void ReportExports::AddCriticalPath(const CriticalPath& path) {
   if (timeline_) timeline_->WriteCriticalPath(path);
 }
 
-std::vector<std::string> ReportExports::Finish(const ReportView& view) {
-  std::vector<std::string> warnings;
+ReportExports::Finished ReportExports::Finish(const ReportView& view) {
+  Finished done;
+  // As record says where its file went: a file written beside the report is easy to miss.
+  auto wrote = [&done](const std::string& path) {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    done.written.push_back(ec ? fmt::format("wrote {}", path)
+                              : fmt::format("wrote {} ({})", path, HumanBytes(size)));
+  };
   if (timeline_) {
     timeline_.reset();
     timeline_writer_.reset();  // ends the file if the trace end was never reached
     timeline_file_->Commit();
+    wrote(timeline_file_->path());
   }
   if (barscope_) {
     RenderHtml(view, barscope_->model(), html_file_->stream());
     html_file_->Commit();
+    wrote(html_file_->path());
     // A page with nothing drawn (a range past the trace's end) says why; so does stderr.
     for (const std::string& note : barscope_->model().threads.notes)
-      warnings.push_back(fmt::format("{}: {}", options_.html, note));
+      done.warnings.push_back(fmt::format("{}: {}", options_.html, note));
   }
-  return warnings;
+  return done;
 }
 
 void ReportExports::Discard() {

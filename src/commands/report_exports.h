@@ -43,9 +43,14 @@ class ReportExports {
   // The file is open (its cstool recording information, or null): the timeline's clock.
   void TraceOpened(const RecordingInfo* info);
   void AddCriticalPath(const CriticalPath& path);
-  // After the analysis: writes the HTML page and checks every file was written. Returns
-  // what the user should know of them (an HTML range with nothing in it).
-  std::vector<std::string> Finish(const ReportView& view);
+  // What Finish wrote, and what the user should know of it (an HTML range with nothing
+  // in it).
+  struct Finished {
+    std::vector<std::string> written;  // "wrote PATH (SIZE)", one per file
+    std::vector<std::string> warnings;
+  };
+  // After the analysis: writes the HTML page and checks every file was written.
+  Finished Finish(const ReportView& view);
   // Instead of Finish when the report fails: no file is written, and earlier ones under
   // the names are left as they were.
   void Discard();

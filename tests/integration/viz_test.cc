@@ -84,6 +84,7 @@ class VizTest : public ::testing::Test {
                                     (dir_ / "r.html").string()});
     ASSERT_EQ(rep.status, 0) << rep.err;
     report_ = json::parse(rep.out);
+    report_err_ = rep.err;
   }
   static void TearDownTestSuite() {
     if (!dir_.empty() && !getenv("CSTOOL_KEEP_VIZ")) fs::remove_all(dir_);
@@ -101,7 +102,17 @@ class VizTest : public ::testing::Test {
 
   static inline fs::path dir_;
   static inline json report_;
+  static inline std::string report_err_;
 };
+
+// Each file written beside the report is named on stderr with its size, as record's.
+TEST_F(VizTest, TheReportSaysWhereItsFilesWent) {
+  for (const char* name : {"t.json", "r.html"}) {
+    const fs::path file = dir_ / name;
+    EXPECT_NE(report_err_.find("cstool report: wrote " + file.string() + " ("), std::string::npos)
+        << report_err_;
+  }
+}
 
 TEST_F(VizTest, TimelineHasSlicesForEveryWorkloadThreadAndCpu) {
   json doc = json::parse(ReadWholeFile(dir_ / "t.json"));
