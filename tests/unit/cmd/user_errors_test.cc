@@ -316,6 +316,26 @@ TEST(Help, APidGivenWithDashPToMsaSaysItIsTheArgument) {
   }
 }
 
+// `record CMD ... -o FILE`: the -o is the command's (perf's rule below), and the note says
+// so, with where the recording goes; not with -o before the command, nor after "--".
+// (-N 0 ends each run before it records.)
+TEST(Help, AnOutputOptionAfterTheCommandIsNoted) {
+  const std::string note =
+      "cstool record: note: '-o' after the command is the command's (cstool record's options "
+      "go before it: cstool record -o FILE CMD ...); recording into cstool.dat\n";
+  CommandResult after = RunCommand({CSTOOL_BINARY, "record", "-N", "0", "true", "-o", "x.dat"});
+  EXPECT_EQ(after.status, 2);
+  EXPECT_NE(after.err.find(note), std::string::npos) << after.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-o", "y.dat", "true", "-o", "x.dat"},
+        std::vector<std::string>{"--", "true", "-o", "x.dat"}}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "record", "-N", "0"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.err.find("note:"), std::string::npos) << r.err;
+  }
+}
+
 // Record's options end at the command's first word (perf's rule: the command's own
 // options stay its own); one that is not record's before it is still a typo to name.
 TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {
