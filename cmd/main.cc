@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -311,6 +312,12 @@ int Main(int argc, char** argv) {
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
+        } else if (name == "report" && !arg.starts_with("-") &&
+                   sub.get_option("file")->count() > 0 && std::filesystem::is_regular_file(arg)) {
+          // A second recording: comparing two is diff's.
+          fmt::print(stderr,
+                     "{}: report reads one recording; to compare two: cstool diff {} -- {}\n", who,
+                     sub.get_option("file")->as<std::string>(), arg);
         } else if ((arg == "-p" || arg == "--pid") && sub.get_option_no_throw("pid") != nullptr &&
                    sub.get_option_no_throw("pid")->get_positional()) {
           // record and report take -p PID; a command whose argument is the pid does not.

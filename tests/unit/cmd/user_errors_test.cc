@@ -336,6 +336,17 @@ TEST(Help, AnOutputOptionAfterTheCommandIsNoted) {
   }
 }
 
+// Two recordings given to report: comparing them is diff's, and the error says how.
+TEST(Help, TwoRecordingsToReportPointToDiff) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, file});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cstool report: report reads one recording; to compare two: cstool diff " +
+                       file + " -- " + file + "\n"),
+            std::string::npos)
+      << r.err;
+}
+
 // Record's options end at the command's first word (perf's rule: the command's own
 // options stay its own); one that is not record's before it is still a typo to name.
 TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {
