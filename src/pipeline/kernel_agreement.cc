@@ -31,8 +31,10 @@ std::string KernelAgreementLine(const std::string& file) {
                           check.partial, check.lost, check.untraced, check.no_counters);
     line += check.JudgedText();
     if (check.times_disagree && check.host_steal_ns > 0)
-      line += fmt::format("; the host stole {:.0f} ms of CPU time meanwhile",
-                          static_cast<double>(check.host_steal_ns) / 1e6);
+      line += fmt::format(
+          "; the host stole {:.0f} ms of CPU time meanwhile (up to that much of a time "
+          "difference can be the host's, not the trace's)",
+          static_cast<double>(check.host_steal_ns) / 1e6);
     if (!check.passed()) line += check.MissingEventsText() + "; see cstool report --check";
     return line;
   } catch (const std::exception& e) {
