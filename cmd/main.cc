@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "base/errors.h"
@@ -192,7 +193,8 @@ size_t EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
 
 // `cstool record CMD ... -o FILE` with no -o before CMD: the -o is the command's (the rule
 // above), which a new user rarely means; the recording goes to the default file. Said,
-// not refused (gcc -o is the command's). `command_at`: where CMD starts in `words`.
+// not refused (gcc -o is the command's). `command_at`: where EndOptionsAtCommand put the
+// "--" before CMD in `words`.
 void NoteOutputAfterCommand(const std::string& name, const CLI::App& sub,
                             const std::vector<std::string>& words, size_t command_at) {
   const CLI::Option* output = sub.get_option_no_throw("--output");
@@ -200,9 +202,11 @@ void NoteOutputAfterCommand(const std::string& name, const CLI::App& sub,
   auto is_output = [](const std::string& w) {
     return w == "-o" || w == "--output" || w.starts_with("--output=");
   };
+  // Given before the command: -o, -oFILE, --output[=FILE], or run together (-ao FILE).
   for (size_t i = 0; i < command_at; ++i)
-    if (is_output(words[i]) || (words[i].starts_with("-o") && !words[i].starts_with("--")))
-      return;  // given before the command
+    if (is_output(words[i]) || (words[i].starts_with("-") && !words[i].starts_with("--") &&
+                                words[i].find('o') != std::string::npos))
+      return;
   for (size_t i = command_at + 1; i < words.size(); ++i)
     if (is_output(words[i])) {
       fmt::print(stderr,
@@ -214,12 +218,14 @@ void NoteOutputAfterCommand(const std::string& name, const CLI::App& sub,
 }
 
 // A report written to a full disk is lost: the command fails and says so, as with -o. (A
-// reader that went away, `| head`, ends it by SIGPIPE before this, as for any tool.)
+// reader that went away, `| head`, ends it by SIGPIPE, here or before, as for any tool,
+// unless SIGPIPE is ignored: then EPIPE is said like any other write error.)
 int FinishStandardOutput(const std::string& name, int status) {
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
   if (flushed && !std::ferror(stdout) && !std::cout.fail()) return status;
-  // The failed write's errno, when nothing failed since (any other is no write's).
+  // The failed write's errno (the flush's, or an earlier write's when nothing failed
+  // since): only a write error's is named, not another call's left over.
   const int err = errno;
   const bool write_error =
       err == ENOSPC || err == EIO || err == EFBIG || err == EDQUOT || err == EPIPE || err == EBADF;
@@ -312,8 +318,9 @@ int Main(int argc, char** argv) {
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
-        } else if (name == "report" && !arg.starts_with("-") &&
-                   sub.get_option("file")->count() > 0 && std::filesystem::is_regular_file(arg)) {
+        } else if (std::error_code ec; name == "report" && !arg.starts_with("-") &&
+                                       sub.get_option("file")->count() > 0 &&
+                                       std::filesystem::is_regular_file(arg, ec)) {
           // A second recording: comparing two is diff's.
           fmt::print(stderr,
                      "{}: report reads one recording; to compare two: cstool diff {} -- {}\n", who,

@@ -479,8 +479,8 @@ std::string KernelCheckResult::JudgedText() const {
   const std::string idle =
       times_judged_idle == 0
           ? std::string()
-          : fmt::format(", {} of them with nothing to compare (no run or wait inside {} window)",
-                        times_judged_idle, times_judged_idle == 1 ? "its" : "their");
+          : fmt::format(", {} of them with nothing to compare (no run or wait inside {})",
+                        times_judged_idle, times_judged_idle == 1 ? "its window" : "their windows");
   if (times_judged == compared && times_judged_idle == 0) return "";
   if (times_judged == compared)
     return fmt::format("; times judged for {} of {}{}", times_judged, compared, idle);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <system_error>
 
@@ -96,6 +97,7 @@ ReportExports::Finished ReportExports::Finish(const ReportView& view) {
   // As record says where its file went: a file written beside the report is easy to miss.
   auto wrote = [&done](const std::string& path) {
     std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return;  // /dev/stdout: seen already
     const uintmax_t size = std::filesystem::file_size(path, ec);
     done.written.push_back(ec ? fmt::format("wrote {}", path)
                               : fmt::format("wrote {} ({})", path, HumanBytes(size)));

@@ -113,14 +113,15 @@ std::vector<V6TraceFile::CpuData> V6TraceFile::ReadCpuTable(ByteCursor& c, const
 }
 
 // cstool's writer puts its buffers' pages, then their tables, after the trace's data. A
-// file that ends where the trace's data do holds none of them, while an option names one
-// past the end: `trace-cmd convert` copies the options it does not know as they are and
-// writes only the buffers it knows. (A copy cut right there holds none of them either.)
-// Those buffers are absent, not damage: the trace is whole.
+// file that ends exactly where the trace's data do holds none of them, while an option
+// names one past the end: `trace-cmd convert` copies the options it does not know as they
+// are and writes only the buffers it knows. (A copy cut right there holds none of them
+// either.) Those buffers are absent, not damage: the trace is whole. A file that ends
+// before the trace's data does is cut: damage, which the tables' reading says.
 void V6TraceFile::DropAbsentOwnBuffers(uint64_t trace_data_end,
                                        std::vector<BufferOption>& buffers) {
   const uint64_t size = file_.size();
-  if (size > trace_data_end) return;
+  if (size != trace_data_end) return;
   std::erase_if(buffers, [&](const BufferOption& b) {
     if (!b.cstool_private || b.offset < size) return false;
     absent_instance_names_.push_back(b.name);

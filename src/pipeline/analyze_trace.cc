@@ -512,7 +512,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       std::find(absent.begin(), absent.end(), tracefile::kUnfilteredRuntimeBuffer) != absent.end())
     t.notes.push_back(fmt::format(
         "the file names the unfiltered run-time buffer ({}) but holds none of its data: a "
-        "tool rewrote the file without it (trace-cmd convert does); {}",
+        "tool rewrote the file without it (trace-cmd convert does), or it was cut where the "
+        "trace's data end; {}",
         tracefile::kUnfilteredRuntimeBuffer, kWithoutUnfilteredRuntime));
   if (std::string note = UnplacedThreadsNote(*result->machine, decoder, info); !note.empty())
     t.notes.push_back(note);

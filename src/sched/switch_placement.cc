@@ -452,7 +452,7 @@ bool StateMachine::AccountIncrement(Thread& t, const SchedStatRuntime& e) {
     // within a lag of it): an earlier model instant (a clock skip) may be the error.
     if (increments_complete_ && t.tracked && settle_in_to - start <= kIncrementLagNs &&
         FreshIncrementClock(t, e))
-      NoteIncrementShortfall(t, e, t.run_start + t.run_ns - runtime, IncrementClock(cpu, e));
+      NoteIncrementShortfall(t, e, t.run_start + t.run_ns - runtime, e.c.ts);  // fresh
   } else if (t.run_start >= 0) {
     // An increment done from an unfollowed task's context (a wakeup on another CPU
     // checking preemption here) is filtered out of the trace: then the increments add up

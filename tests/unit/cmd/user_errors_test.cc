@@ -328,6 +328,9 @@ TEST(Help, AnOutputOptionAfterTheCommandIsNoted) {
   EXPECT_NE(after.err.find(note), std::string::npos) << after.err;
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"-o", "y.dat", "true", "-o", "x.dat"},
+        std::vector<std::string>{"-oy.dat", "true", "-o", "x.dat"},
+        std::vector<std::string>{"--output=y.dat", "true", "-o", "x.dat"},
+        std::vector<std::string>{"-ao", "y.dat", "true", "-o", "x.dat"},
         std::vector<std::string>{"--", "true", "-o", "x.dat"}}) {
     std::vector<std::string> argv = {CSTOOL_BINARY, "record", "-N", "0"};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,8 +32,10 @@ using testing::RunCommand;
 const std::string kFixtures = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/";
 
 // The writer's input, taken back out of a v6 file cstool wrote (layout:
-// format/trace_file_format.h); each CPU's pages go to DIR/cpuN.pages.
-TraceFileContents ContentsOfV6(const std::string& file, const std::filesystem::path& dir) {
+// format/trace_file_format.h); each CPU's pages go to DIR/cpuN.pages. `data_end`, when
+// given: where the trace's CPU data end in the file.
+TraceFileContents ContentsOfV6(const std::string& file, const std::filesystem::path& dir,
+                               uint64_t* data_end = nullptr) {
   const std::string image = ReadWholeFile(file);
   ByteCursor in({reinterpret_cast<const uint8_t*>(image.data()), image.size()}, file);
   TraceFileContents c;
@@ -71,6 +75,7 @@ TraceFileContents ContentsOfV6(const std::string& file, const std::filesystem::p
   for (size_t cpu = 0; cpu < c.cpus.size(); ++cpu) {
     const uint64_t offset = in.U64("offset"), size = in.U64("size");
     if (size == 0) continue;
+    if (data_end != nullptr) *data_end = std::max(*data_end, offset + size);
     c.cpus[cpu].pages_file = dir / fmt::format("cpu{}.pages", cpu);
     std::ofstream(c.cpus[cpu].pages_file, std::ios::binary).write(image.data() + offset, size);
   }
@@ -196,7 +201,7 @@ TEST_F(V7Writer, ACopyByTraceCmdConvertReadsWithoutCstoolsBuffer) {
                   copy +
                       ": holds none of buffer \"cstool_runtime\"'s data: its option was "
                       "copied by a tool that rewrote the file without it (trace-cmd "
-                      "convert does)");
+                      "convert does), or the file was cut where the trace's data end");
       }
       const std::string report = Report(copy);
       EXPECT_NE(report.find("the file names the unfiltered run-time buffer (cstool_runtime) but "
@@ -205,6 +210,23 @@ TEST_F(V7Writer, ACopyByTraceCmdConvertReadsWithoutCstoolsBuffer) {
           << report;
     }
   }
+  // A cut copy is not such a copy: cut a page before the trace's data end, the buffer is
+  // still the file's, and the cut is damage; cut right at that end, it is absent.
+  const std::string image = ReadWholeFile(from_v6);
+  uint64_t data_end = 0;
+  std::filesystem::create_directories(dir_ / "cut");
+  ContentsOfV6(from_v6, dir_ / "cut", &data_end);
+  ASSERT_GT(data_end, 2 * v6.page_size);
+  ASSERT_LT(data_end, image.size());
+  const std::string cut = (dir_ / "cut.dat").string();
+  std::ofstream(cut, std::ios::binary | std::ios::trunc) << image.substr(0, data_end);
+  EXPECT_EQ(OpenTraceFile(cut)->absent_instance_names(), std::vector<std::string>{runtime});
+  std::ofstream(cut, std::ios::binary | std::ios::trunc)
+      << image.substr(0, data_end - v6.page_size);
+  EXPECT_THROW(OpenTraceFile(cut), Error);
+  std::unique_ptr<TraceFileReader> salvaged = OpenTraceFile(cut, {.salvage = true});
+  EXPECT_EQ(salvaged->instance_names(), std::vector<std::string>{runtime});
+  EXPECT_TRUE(salvaged->absent_instance_names().empty());
 }
 
 TEST_F(V7Writer, ScanChunksStopsAtAChunkCutShort) {

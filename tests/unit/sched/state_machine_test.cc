@@ -2273,22 +2273,23 @@ TEST(StateMachine, AGapClosedAtAPreemptionByAnUnfollowedTaskIsAReusedClock) {
 // leaves a gap, which its own clock's freshness decides. A tick's (fresh) is steal at the
 // start of the run, whatever the preemption's increment after it (an exec'ing `true`:
 // 0.36 ms of steal before its first tick had been a wait the kernel's run delay did not
-// have); one done at the preemption itself, with an unfollowed next task, reused the
-// clock the switch was made with.
+// have); one in the task's own context may have used an old clock, and the increment after
+// it decides as before: the preemption's own (its clock reused, with an unfollowed next
+// task) places the switch at the clock the accounting reached without the stretch.
 //
 //   CPU0:  500 ==> 10 at 0 ---------------------------------------| 10 ==> 500 (R) at 302'000
 //   incr:  (steal 0..48'500) [.., 298'500) at 300'500 (tick)  [.., 299'500) at 301'500
-//   or:    [0, 250'000) at 300'500, in 10's own context, and no other
+//   or:    [0, 250'000) at 300'500, in 10's own context  [.., 251'000) at 301'500
 TEST(StateMachine, AGapInARunsFirstIncrementIsDecidedByThatIncrementsClock) {
   for (const bool tick : {true, false}) {
     SCOPED_TRACE(tick);
     Sim s = FollowingWithEveryIncrement({10});
     s.Switch(0, 0, 500, kR, 10);
     s.StatRuntime(300'500, 0, 10, 250'000, tick ? kFlagHardirq : 0);  // measured from 50'500
-    if (tick) s.StatRuntime(301'500, 0, 10, 1'000);  // the preemption's: up to its clock
+    s.StatRuntime(301'500, 0, 10, 1'000);  // the preemption's, in 10's context
     s.Switch(302'000, 0, 10, kR, 500);
     s.Finish(400'000);
-    const int64_t end = tick ? 301'500 - 2'000 : 250'000;
+    const int64_t end = tick ? 301'500 - 2'000 : 251'000;
     EXPECT_EQ(s.Report(10).placement.stolen_ns, tick ? 300'500 - 2'000 - 250'000 : 0);
     EXPECT_EQ(s.Micro(10, M::kUser), end);
     EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 400'000 - end);
