@@ -292,7 +292,22 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
 
   name_ = InstanceName(::getpid(), config.instance_suffix);
   if (tracefs_instance_exists(name_.c_str())) {
-    // Left by an earlier process that had our pid.
+    // Left by an earlier process that had our pid. A killed recorder's, kept for its
+    // recovery (ReapStaleInstances), holds events nothing else does: not ours to remove,
+    // and our instance cannot take another name (record --recover looks for this one).
+    if (!InstanceOwnerRuns(InstanceDir(name_), ::getpid()))
+      if (const std::optional<RecoverableRecording> r = RecoverableRecordingOf(::getpid())) {
+        // Tracing off, as ReapStaleInstances leaves the kept ones (it skips our pid): the
+        // dead recorder's pid filter now names whoever gets its workload's pids next.
+        if (const InstanceHandle kept{tracefs_instance_alloc(nullptr, name_.c_str())})
+          tracefs_trace_off(kept.get());
+        throw Error(fmt::format(
+            "the killed recording into '{}' left its tracefs instance '{}' under this "
+            "process's pid, holding events it had not read: run `cstool record --recover {}` "
+            "first (or remove its leftovers '{}' and '{}.*.tmp' to give them up), then try "
+            "again",
+            r->out.string(), name_, r->out.string(), r->note.string(), r->out.string()));
+      }
     if (const InstanceHandle old{tracefs_instance_alloc(nullptr, name_.c_str())})
       tracefs_instance_destroy(old.get());
   }

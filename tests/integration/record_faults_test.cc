@@ -339,6 +339,44 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
   ExpectTheWholeSlowRun(out);
 }
 
+// Pids wrap: a session that gets a killed recorder's pid finds that recorder's kept
+// instance under its own name. It refuses, naming the recovery, and removes nothing (it
+// had destroyed the instance as one of its own). The pid is handed out again through
+// ns_last_pid (root), the next pid the kernel gives being the one after it.
+TEST_F(RecordFaults, ASessionGivenAKilledRecordersPidLeavesItsInstance) {
+  const fs::path out = dir_ / "reused.dat";
+  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
+  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
+  ASSERT_TRUE(fs::exists(instance));
+  CommandResult reused;
+  bool got_the_pid = false;
+  // Another task may take the pid first: then that recording runs as any other.
+  for (int attempt = 0; attempt < 20 && !got_the_pid; ++attempt) {
+    std::ofstream("/proc/sys/kernel/ns_last_pid") << pid - 1;
+    reused = RunCommand({kCstool, "record", "-o", dir_ / "again.dat", "--", "true"});
+    got_the_pid = reused.err.find("under this process's pid") != std::string::npos;
+  }
+  ASSERT_TRUE(got_the_pid) << "pid " << pid << " never came back: " << reused.err;
+  EXPECT_EQ(reused.status, 1);
+  EXPECT_NE(reused.err.find("cstool record: the killed recording into '" + out.string() +
+                            "' left its tracefs instance 'cstool-" + std::to_string(pid) +
+                            "' under this process's pid, holding events it had not read: run "
+                            "`cstool record --recover " +
+                            out.string() + "` first"),
+            std::string::npos)
+      << reused.err;
+  EXPECT_TRUE(fs::exists(instance));
+  // Off: the dead recorder's pid filter names whoever gets its workload's pids next.
+  EXPECT_EQ(ReadWholeFile(instance / "tracing_on"), "0\n");
+  EXPECT_TRUE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  ASSERT_EQ(recover.status, 0) << recover.err;
+  EXPECT_NE(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
+      << recover.err;
+  ExpectTheWholeSlowRun(out);
+}
+
 // Leftovers removed by hand (no recovery note any more): nothing to keep the instances
 // for, and the next session removes them without a word.
 TEST_F(RecordFaults, AKilledRecordingsInstancesGoOnceItsNoteIsRemoved) {
