@@ -62,6 +62,9 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
 }
 
 // A cstool process running in the background, stderr to a file.
+// The tracefs instance the recorder `pid` made for the trace.
+fs::path InstanceOf(pid_t pid) { return kTracefsInstances / ("cstool-" + std::to_string(pid)); }
+
 class Background {
  public:
   Background(const std::vector<std::string>& argv, const fs::path& err) {
@@ -74,7 +77,7 @@ class Background {
     }
   }
   pid_t pid() const { return pid_; }
-  fs::path instance() const { return kTracefsInstances / ("cstool-" + std::to_string(pid_)); }
+  fs::path instance() const { return InstanceOf(pid_); }
   // Waits until the recording is live (its instance exists and the command runs).
   bool WaitLive() {
     for (int i = 0; i < 1000 && !fs::exists(instance()); ++i)
@@ -207,6 +210,13 @@ pid_t KillRecorderOfSlowWorkload(const fs::path& out, const fs::path& err,
   return rec.pid();
 }
 
+// KillRecorderOfSlowWorkload, when the killed recorder left its instance; else -1.
+pid_t KillRecorderLeavingItsInstance(const fs::path& out, const fs::path& err,
+                                     const char* compress = "--compress") {
+  const pid_t pid = KillRecorderOfSlowWorkload(out, err, compress);
+  return pid > 0 && fs::exists(InstanceOf(pid)) ? pid : -1;
+}
+
 // The report of such a recording, recovered: every sleep, and the exit, not only what the
 // files had at the kill.
 void ExpectTheWholeSlowRun(const fs::path& out) {
@@ -295,10 +305,9 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
 // marker of unknown size: what the recorder had read but not written is gone.
 TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   const fs::path out = dir_ / "slow.dat";
-  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err", GetParam());
+  const pid_t pid = KillRecorderLeavingItsInstance(out, dir_ / "rec.err", GetParam());
   ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
-  const fs::path stale = kTracefsInstances / ("cstool-" + std::to_string(pid));
-  ASSERT_TRUE(fs::exists(stale));
+  const fs::path stale = InstanceOf(pid);
 
   CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
   ASSERT_EQ(recover.status, 0) << recover.err;
@@ -313,11 +322,10 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
 // events only they held were lost. After the recovery nothing is kept.
 TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) {
   const fs::path out = dir_ / "slow.dat";
-  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  const pid_t pid = KillRecorderLeavingItsInstance(out, dir_ / "rec.err");
   ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
-  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
+  const fs::path instance = InstanceOf(pid);
   const fs::path runtime_instance = instance.string() + "-runtime";
-  ASSERT_TRUE(fs::exists(instance));
   ASSERT_TRUE(fs::exists(runtime_instance));
   ASSERT_TRUE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
 
@@ -345,10 +353,9 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
 // ns_last_pid (root), the next pid the kernel gives being the one after it.
 TEST_F(RecordFaults, ASessionGivenAKilledRecordersPidLeavesItsInstance) {
   const fs::path out = dir_ / "reused.dat";
-  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  const pid_t pid = KillRecorderLeavingItsInstance(out, dir_ / "rec.err");
   ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
-  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
-  ASSERT_TRUE(fs::exists(instance));
+  const fs::path instance = InstanceOf(pid);
   CommandResult reused;
   bool got_the_pid = false;
   // Another task may take the pid first: then that recording runs as any other.
@@ -381,10 +388,9 @@ TEST_F(RecordFaults, ASessionGivenAKilledRecordersPidLeavesItsInstance) {
 // for, and the next session removes them without a word.
 TEST_F(RecordFaults, AKilledRecordingsInstancesGoOnceItsNoteIsRemoved) {
   const fs::path out = dir_ / "gone.dat";
-  const pid_t pid = KillRecorderOfSlowWorkload(out, dir_ / "rec.err");
+  const pid_t pid = KillRecorderLeavingItsInstance(out, dir_ / "rec.err");
   ASSERT_GT(pid, 0) << ReadWholeFile(dir_ / "rec.err");
-  const fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
-  ASSERT_TRUE(fs::exists(instance));
+  const fs::path instance = InstanceOf(pid);
   ASSERT_TRUE(fs::exists(fs::path(kRecoverableDir) / std::to_string(pid)));
   for (const std::string& name : FilesIn(dir_))
     if (name.starts_with("gone.dat.")) fs::remove(dir_ / name);
