@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -160,21 +161,27 @@ bool TakesSeparateValue(CLI::Option& opt, const std::string& next) {
 // the first word of the command it runs, so the command's own options stay its own (-a is
 // record's too: taken as record's, it silently traced every task). Puts "--" before that
 // word unless the arguments have one already. `words`: the arguments after the
-// subcommand's name. Returns where it put "--" (npos: nowhere).
-size_t EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
-  constexpr size_t kNone = std::string::npos;
-  if (sub.get_option_no_throw("command") == nullptr) return kNone;
-  if (std::find(words.begin(), words.end(), "--") != words.end()) return kNone;
+// subcommand's name.
+struct CommandStart {
+  size_t at = std::string::npos;         // where "--" was put (npos: nowhere)
+  std::set<const CLI::Option*> options;  // the subcommand's options before it
+};
+CommandStart EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
+  CommandStart start;
+  if (sub.get_option_no_throw("command") == nullptr) return start;
+  if (std::find(words.begin(), words.end(), "--") != words.end()) return start;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w.size() < 2 || w[0] != '-') {  // the command's first word
       words.insert(words.begin() + static_cast<std::ptrdiff_t>(i), "--");
-      return i;
+      start.at = i;
+      return start;
     }
     const std::string next = i + 1 < words.size() ? words[i + 1] : "";
     if (w.starts_with("--")) {
       CLI::Option* opt = sub.get_option_no_throw(w.substr(0, w.find('=')));
-      if (opt == nullptr) return kNone;  // not an option of `sub`: the parse names it
+      if (opt == nullptr) return {};  // not an option of `sub`: the parse names it
+      start.options.insert(opt);
       if (w.find('=') == std::string::npos && TakesSeparateValue(*opt, next)) ++i;
       continue;
     }
@@ -182,32 +189,27 @@ size_t EndOptionsAtCommand(CLI::App& sub, std::vector<std::string>& words) {
     // rest of the word, or the next word when it is the last.
     for (size_t c = 1; c < w.size(); ++c) {
       CLI::Option* opt = sub.get_option_no_throw(std::string{'-', w[c]});
-      if (opt == nullptr) return kNone;
+      if (opt == nullptr) return {};
+      start.options.insert(opt);
       if (opt->get_items_expected_max() == 0) continue;
       if (c + 1 == w.size() && TakesSeparateValue(*opt, next)) ++i;
       break;
     }
   }
-  return kNone;
+  return {};
 }
 
 // `cstool record CMD ... -o FILE` with no -o before CMD: the -o is the command's (the rule
 // above), which a new user rarely means; the recording goes to the default file. Said,
-// not refused (gcc -o is the command's). `command_at`: where EndOptionsAtCommand put the
-// "--" before CMD in `words`.
+// not refused (gcc -o is the command's). `start`: what EndOptionsAtCommand found in `words`.
 void NoteOutputAfterCommand(const std::string& name, const CLI::App& sub,
-                            const std::vector<std::string>& words, size_t command_at) {
+                            const std::vector<std::string>& words, const CommandStart& start) {
   const CLI::Option* output = sub.get_option_no_throw("--output");
-  if (output == nullptr || command_at >= words.size()) return;
+  if (output == nullptr || start.at >= words.size() || start.options.contains(output)) return;
   auto is_output = [](const std::string& w) {
     return w == "-o" || w == "--output" || w.starts_with("--output=");
   };
-  // Given before the command: -o, -oFILE, --output[=FILE], or run together (-ao FILE).
-  for (size_t i = 0; i < command_at; ++i)
-    if (is_output(words[i]) || (words[i].starts_with("-") && !words[i].starts_with("--") &&
-                                words[i].find('o') != std::string::npos))
-      return;
-  for (size_t i = command_at + 1; i < words.size(); ++i)
+  for (size_t i = start.at + 1; i < words.size(); ++i)
     if (is_output(words[i])) {
       fmt::print(stderr,
                  "cstool {}: note: '{}' after the command is the command's (cstool {}'s options "
@@ -285,8 +287,8 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   if (auto it = subapps.find(args[1]); it != subapps.end()) {
     std::vector<std::string> words(args.begin() + 2, args.end());
-    const size_t command_at = EndOptionsAtCommand(*it->second, words);
-    NoteOutputAfterCommand(args[1], *it->second, words, command_at);
+    const CommandStart start = EndOptionsAtCommand(*it->second, words);
+    NoteOutputAfterCommand(args[1], *it->second, words, start);
     args.resize(2);
     args.insert(args.end(), words.begin(), words.end());
   }
