@@ -1,11 +1,13 @@
-// Writing memory back out of this core's caches, for buffers that two threads pass back
+// Writing memory back out of every core's caches, for buffers that two threads pass back
 // and forth (one fills, the other reads, then it is refilled). When the filling thread
 // writes a line the reading core still holds, each store waits for that core to give the
-// line up; evicting a buffer once it has been read turns those stores into plain misses.
-// Whether that pays depends on the host: on one Intel VM it turned a hand-over that cost
-// more than the work it moved into a gain; on another (Emerald Rapids, one shared L3) the
-// eviction took a sixth of the reading thread's time and the hand-over was faster
-// without it. EvictionChoice times both and keeps the faster.
+// line up; evicting a buffer once it has been read, by either thread (the instruction
+// reaches every cache), turns those stores into plain misses. Whether that pays depends
+// on the host: on one Intel VM it turned a hand-over that cost more than the work it
+// moved into a gain; on another (Emerald Rapids, one shared L3) the eviction took a sixth
+// of the reading thread's time and the hand-over was faster without it; on an AMD EPYC
+// VM the hand-over took twice as long without it. EvictionChoice times both and keeps
+// the faster.
 #pragma once
 
 #include <array>
@@ -15,13 +17,13 @@
 
 namespace cstool {
 
-// Evicts the cache lines of [p, p + bytes) from every cache (a no-op where the
-// instruction is missing). The data stay as they are.
+// Evicts the cache lines of [p, p + bytes) from every cache, other cores' too (a no-op
+// where the instruction is missing). The data stay as they are.
 void EvictCacheLines(const void* p, size_t bytes);
 
-// Decides, for the buffers one thread hands back, whether to evict them, by timing the
-// thread's cycle (work plus waiting for the next buffer) with and without: after a
-// warm-up, rounds of kRound buffers alternate (kept first), and once each way has had
+// Decides, for the buffers one thread hands back or gets back, whether to evict them, by
+// timing that thread's cycle (work plus waiting for the next buffer or for room) with and without:
+// after a warm-up, rounds of kRound buffers alternate (kept first), and once each way has had
 // kRoundsEach rounds the one with the shorter median round keeps the rest. Eviction
 // moves no data, so the choice changes timing only, never a result. One thread's.
 //

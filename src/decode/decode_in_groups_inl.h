@@ -99,15 +99,11 @@ class FailureNotingStream final : public CpuRecordStream {
 // One share's batches as they arrive, an entry at a time.
 class ShareCursor {
  public:
-  // `eviction` (null: none) decides whether each batch is evicted before it goes back
-  // (see EventBatchQueue's `spin`).
-  ShareCursor(EventBatchQueue& queue, EvictionChoice* eviction)
-      : queue_(&queue), eviction_(eviction) {}
+  explicit ShareCursor(EventBatchQueue& queue) : queue_(&queue) {}
 
   enum class State { kEntries, kDone, kFailed };
   // Moves to the next batch once the current one is replayed.
   State Refill() {
-    if (eviction_ != nullptr && batch_.size() != 0 && eviction_->Evict()) EvictReplayed(batch_);
     if (!queue_->Pop(batch_)) return queue_->error() ? State::kFailed : State::kDone;
     at_ = batch_.data();
     end_ = at_ + batch_.size();
@@ -150,7 +146,6 @@ class ShareCursor {
 
  private:
   EventBatchQueue* queue_;
-  EvictionChoice* eviction_;
   EventBatch batch_;
   const std::byte* at_ = nullptr;
   const std::byte* end_ = nullptr;
@@ -272,11 +267,10 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   const CpuShares plan = ShareCpus(reader, threads);
   const size_t feed_share = static_cast<size_t>(
       std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
-  // Waiting without sleeping, and evicting the batches replayed (where that pays), pay when every
-  // thread has a core of its own (as for DecodeTraceOnThread); with more threads than cores they
-  // take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs,
-  // over 1 thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with
-  // neither).
+  // Waiting without sleeping, and evicting the batches handed back (where that pays), pay when
+  // every thread has a core of its own (as for DecodeTraceOnThread); with more threads than cores
+  // they take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs, over 1
+  // thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with neither).
   const bool own_cores = static_cast<int>(plan.cpus.size()) + 1 <= UsableCpuCount();
   std::vector<std::unique_ptr<DecodingShare>> shares = OpenShares(reader, decoder, plan, own_cores);
 
@@ -295,17 +289,19 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   for (size_t s = 0; s < shares.size(); ++s) {
     DecodingShare& share = *shares[s];
     TraceFileReader* feed = s == feed_share ? options.unfiltered_runtime : nullptr;
-    joiner.threads.emplace_back([&share, feed, &options] {
-      DecodeIntoQueue(*share.queue, [&](EventBatchWriter& writer) {
-        DecodeStreamsTo(std::move(share.streams), feed, *share.decoder, writer, options.decode,
-                        share.tally);
-      });
+    joiner.threads.emplace_back([&share, feed, &options, own_cores] {
+      DecodeIntoQueue(
+          *share.queue,
+          [&](EventBatchWriter& writer) {
+            DecodeStreamsTo(std::move(share.streams), feed, *share.decoder, writer, options.decode,
+                            share.tally);
+          },
+          own_cores);
     });
   }
 
-  EvictionChoice eviction;  // the calling thread's, for every share's batches
   std::vector<ShareCursor> cursors;
-  for (auto& share : shares) cursors.emplace_back(*share->queue, own_cores ? &eviction : nullptr);
+  for (auto& share : shares) cursors.emplace_back(*share->queue);
   MergeShares(BeginShares(shares, cursors), sink);
   joiner.Join();
 

@@ -30,7 +30,9 @@ struct FakeCycle {
       last_evicted = choice.Evict();
       choices.push_back(last_evicted);
       now += last_evicted ? evicted : kept;
-      if (i == kTrial - 1) EXPECT_EQ(choice.decision(), Decision::kTrying) << i;
+      if (i == kTrial - 1) {
+        EXPECT_EQ(choice.decision(), Decision::kTrying) << i;
+      }
     }
     decision = choice.decision();
   }
