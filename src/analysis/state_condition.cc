@@ -43,12 +43,6 @@ std::optional<int64_t> ParseDurationNs(std::string_view text) {
   return static_cast<int64_t>(std::llround(value * scale));
 }
 
-bool KnownSyscall(const SyscallTable& syscalls, std::string_view name) {
-  for (int64_t nr = 0; nr < 1024; ++nr)
-    if (syscalls.Name(nr) == name) return true;
-  return false;
-}
-
 }  // namespace
 
 StateCondition ParseStateCondition(std::string_view text, const SyscallTable& syscalls) {
@@ -81,8 +75,7 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   } else if (state.starts_with("sleep:")) {
     c.states = kSleepStates;
     c.syscall = std::string(state.substr(6));
-    if (!KnownSyscall(syscalls, c.syscall))
-      throw usage(fmt::format("no syscall named '{}'", c.syscall));
+    if (!syscalls.Names(c.syscall)) throw usage(fmt::format("no syscall named '{}'", c.syscall));
   } else {
     for (size_t m = 0; m < kMicrostateCount; ++m)
       if (kMicrostateNames[m].key == state && m != static_cast<size_t>(Microstate::kUnknown))

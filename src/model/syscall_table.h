@@ -2,8 +2,11 @@
 // classes the state machine needs (futex sleeps, poll sleeps, sched_yield).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,23 +25,37 @@ inline constexpr int64_t kSyscallAbandoned = -4;  // stopped waiting to learn it
 // stopped or continued (WUNTRACED, WCONTINUED): only a zombie's pid is a reap.
 enum class SyscallClass : uint8_t { kOther, kFutex, kPoll, kYield, kExit, kReapChild, kExec };
 
+// The class of the syscall named `name` (any ABI's name).
+SyscallClass ClassOfSyscallName(std::string_view name);
+
 class SyscallTable {
  public:
-  SyscallTable();
+  // The numbers the table names; others are "syscall_<nr>" and of no class.
+  static constexpr int kMaxSyscall = 1024;
 
-  // "read", or "syscall_<nr>" for numbers this libseccomp does not know.
+  SyscallTable();
+  SyscallTable(const SyscallTable&) = delete;
+  SyscallTable& operator=(const SyscallTable&) = delete;
+
+  // "read", or "syscall_<nr>" for numbers this libseccomp does not know. Looked up at
+  // the first call for each number (a lookup is a scan of libseccomp's table, and a
+  // report names only the few syscalls its threads made); safe from several threads.
   const std::string& Name(int64_t nr) const;
   SyscallClass Class(int64_t nr) const {
     return nr >= 0 && static_cast<size_t>(nr) < classes_.size() ? classes_[nr]
                                                                 : SyscallClass::kOther;
   }
+  // Whether some number in the table has this name (Name's "syscall_<nr>" included).
+  bool Names(std::string_view name) const;
   std::string CauseLabel(SwitchCause c) const;
 
  private:
-  std::vector<std::string> names_;
   std::vector<SyscallClass> classes_;
-  mutable std::deque<std::string>
-      extra_names_;  // out-of-table numbers; deque keeps references stable
+  // Name(nr) once looked up: points into names_, which keeps references stable.
+  mutable std::array<std::atomic<const std::string*>, kMaxSyscall> named_{};
+  mutable std::mutex mutex_;  // guards names_ and extra_names_
+  mutable std::deque<std::string> names_;
+  mutable std::deque<std::string> extra_names_;  // out-of-table numbers
 };
 
 }  // namespace cstool
