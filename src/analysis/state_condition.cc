@@ -75,7 +75,7 @@ StateCondition ParseStateCondition(std::string_view text, const SyscallTable& sy
   } else if (state.starts_with("sleep:")) {
     c.states = kSleepStates;
     c.syscall = std::string(state.substr(6));
-    if (!syscalls.Names(c.syscall)) throw usage(fmt::format("no syscall named '{}'", c.syscall));
+    if (!syscalls.Knows(c.syscall)) throw usage(fmt::format("no syscall named '{}'", c.syscall));
   } else {
     for (size_t m = 0; m < kMicrostateCount; ++m)
       if (kMicrostateNames[m].key == state && m != static_cast<size_t>(Microstate::kUnknown))

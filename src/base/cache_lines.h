@@ -37,7 +37,7 @@ class EvictionChoice {
   // `now`: nanoseconds of a monotonic clock (a test's own).
   explicit EvictionChoice(Clock now = {});
 
-  // Called as each buffer goes back: whether to evict it.
+  // Called once per buffer, as it goes back or comes back: whether to evict it.
   bool Evict();
 
   enum class Decision { kTrying, kKeep, kEvict };

@@ -203,8 +203,9 @@ inline constexpr size_t kDecodedBatchesAhead = 4;
 // With `evict`, each batch the consumer hands back is evicted from the caches here, before
 // it is refilled, where that pays (base/cache_lines.h). Here, not on the consumer's
 // thread: the consumer (the state machine) is mostly the slower stage, and this thread
-// waits for room anyway (a 4.3 M-event ping-pong, -j 2 on an AMD VM: 130 ms, against
-// 144 ms with the consumer evicting what it replayed and 268 ms with neither).
+// waits for room anyway (a 4.3 M-event ping-pong, -j 2 on an AMD VM with both vCPUs as
+// fast, medians of 15 alternated runs: 124 ms, against 137 ms with the consumer choosing
+// to evict what it replayed and 279 ms with neither).
 template <typename Decode>
 void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode, bool evict = true) {
   std::exception_ptr error;
@@ -212,7 +213,7 @@ void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode, bool evict = true)
     EvictionChoice eviction;
     EventBatchWriter writer(kDecodedBatchBytes, [&](EventBatch&& full) {
       EventBatch next = queue.Push(std::move(full));
-      // A batch with room was handed back (a new one has none yet).
+      // Capacity 0: no batch has come back yet (the queue made a new one).
       if (evict && next.capacity() != 0 && eviction.Evict())
         EvictCacheLines(next.data(), next.capacity());
       return next;

@@ -46,7 +46,7 @@ class SyscallTable {
                                                                 : SyscallClass::kOther;
   }
   // Whether some number in the table has this name (Name's "syscall_<nr>" included).
-  bool Names(std::string_view name) const;
+  bool Knows(std::string_view name) const;
   std::string CauseLabel(SwitchCause c) const;
 
  private:

@@ -4,6 +4,7 @@
 #include <seccomp.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,21 +21,56 @@ std::string EagerName(int nr) {
   return name ? std::string(name.get()) : "syscall_" + std::to_string(nr);
 }
 
+// The classes the state machine relies on, written out here rather than taken from the
+// table's own list, so that a name dropped from it fails.
+SyscallClass ExpectedClass(const std::string& name) {
+  static const std::map<std::string, SyscallClass> kExpected = {
+      {"futex", SyscallClass::kFutex},
+      {"futex_waitv", SyscallClass::kFutex},
+      {"futex_wait", SyscallClass::kFutex},
+      {"futex_requeue", SyscallClass::kFutex},
+      {"futex_time64", SyscallClass::kFutex},
+      {"poll", SyscallClass::kPoll},
+      {"ppoll", SyscallClass::kPoll},
+      {"select", SyscallClass::kPoll},
+      {"pselect6", SyscallClass::kPoll},
+      {"_newselect", SyscallClass::kPoll},
+      {"epoll_wait", SyscallClass::kPoll},
+      {"epoll_pwait", SyscallClass::kPoll},
+      {"epoll_pwait2", SyscallClass::kPoll},
+      {"ppoll_time64", SyscallClass::kPoll},
+      {"pselect6_time64", SyscallClass::kPoll},
+      {"sched_yield", SyscallClass::kYield},
+      {"exit", SyscallClass::kExit},
+      {"exit_group", SyscallClass::kExit},
+      {"wait4", SyscallClass::kReapChild},
+      {"waitpid", SyscallClass::kReapChild},
+      {"execve", SyscallClass::kExec},
+      {"execveat", SyscallClass::kExec},
+  };
+  const auto it = kExpected.find(name);
+  return it == kExpected.end() ? SyscallClass::kOther : it->second;
+}
+
 TEST(SyscallTable, EveryNumberHasLibseccompsNameAndThatNamesClass) {
   SyscallTable table;
   int classified = 0;
+  int expected_classified = 0;
   for (int nr = 0; nr < SyscallTable::kMaxSyscall; ++nr) {
     const std::string name = EagerName(nr);
     EXPECT_EQ(table.Name(nr), name) << nr;
-    EXPECT_EQ(table.Class(nr), ClassOfSyscallName(name)) << nr << " " << name;
-    EXPECT_TRUE(table.Names(name)) << name;
+    EXPECT_EQ(table.Class(nr), ExpectedClass(name)) << nr << " " << name;
+    EXPECT_EQ(ClassOfSyscallName(name), ExpectedClass(name)) << name;
+    EXPECT_TRUE(table.Knows(name)) << name;
     classified += table.Class(nr) != SyscallClass::kOther;
+    expected_classified += ExpectedClass(name) != SyscallClass::kOther;
   }
-  // The classes the state machine relies on are there at all (x86_64 has 11 of them).
+  EXPECT_EQ(classified, expected_classified);
+  // The ABI has these at all (x86_64: 17 of the 22 names).
   EXPECT_EQ(table.Class(seccomp_syscall_resolve_name("futex")), SyscallClass::kFutex);
   EXPECT_EQ(table.Class(seccomp_syscall_resolve_name("exit_group")), SyscallClass::kExit);
   EXPECT_EQ(table.Class(seccomp_syscall_resolve_name("wait4")), SyscallClass::kReapChild);
-  EXPECT_GE(classified, 8);
+  EXPECT_GE(expected_classified, 8);
 }
 
 TEST(SyscallTable, NumbersOutsideTheTableAreNamedByNumberWithoutClass) {
@@ -45,23 +81,26 @@ TEST(SyscallTable, NumbersOutsideTheTableAreNamedByNumberWithoutClass) {
   EXPECT_EQ(table.Class(-1), SyscallClass::kOther);
 }
 
-TEST(SyscallTable, NamesOnlyWhatSomeNumberIsCalled) {
+TEST(SyscallTable, KnowsOnlyWhatSomeNumberIsCalled) {
   SyscallTable table;
-  EXPECT_TRUE(table.Names("read"));
-  EXPECT_TRUE(table.Names("futex"));
-  EXPECT_FALSE(table.Names("no_such_syscall"));
-  EXPECT_FALSE(table.Names(""));
+  EXPECT_TRUE(table.Knows("read"));
+  EXPECT_TRUE(table.Knows("futex"));
+  EXPECT_FALSE(table.Knows("no_such_syscall"));
+  EXPECT_FALSE(table.Knows(""));
   // A number libseccomp has no name for goes by "syscall_<nr>", in its plain spelling.
   int unnamed = -1;
   for (int nr = 0; nr < SyscallTable::kMaxSyscall && unnamed < 0; ++nr)
     if (EagerName(nr).starts_with("syscall_")) unnamed = nr;
   ASSERT_GE(unnamed, 0);
-  EXPECT_TRUE(table.Names("syscall_" + std::to_string(unnamed)));
-  EXPECT_FALSE(table.Names("syscall_0" + std::to_string(unnamed)));
-  EXPECT_FALSE(table.Names("syscall_" + std::to_string(unnamed) + "x"));
-  EXPECT_FALSE(table.Names("syscall_0"));  // 0 is read
-  EXPECT_FALSE(table.Names("syscall_5000"));
-  EXPECT_FALSE(table.Names("syscall_-1"));
+  EXPECT_TRUE(table.Knows("syscall_" + std::to_string(unnamed)));
+  EXPECT_FALSE(table.Knows("syscall_0" + std::to_string(unnamed)));
+  EXPECT_FALSE(table.Knows("syscall_" + std::to_string(unnamed) + "x"));
+  EXPECT_FALSE(table.Knows("syscall_0"));  // 0 is read
+  EXPECT_FALSE(table.Knows("syscall_5000"));
+  EXPECT_FALSE(table.Knows("syscall_-1"));
+  EXPECT_FALSE(table.Knows("syscall_+" + std::to_string(unnamed)));
+  EXPECT_FALSE(table.Knows("syscall_ " + std::to_string(unnamed)));
+  EXPECT_FALSE(table.Knows("syscall_"));
 }
 
 // Names are looked up on first use; threads asking at once get one string per number.
