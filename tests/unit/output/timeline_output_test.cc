@@ -556,9 +556,10 @@ TEST(ProtoTimeline, ReportWritesBothFormatsAlike) {
   for (const auto& [pid, name] : json_tl.process_names)
     EXPECT_FALSE(name.starts_with(" ")) << pid << " '" << name << "'";
   for (const auto& [key, slices] : json_tl.slices)
-    if (key.first == TimelineObserver::kCpuPid)
+    if (key.first == TimelineObserver::kCpuPid) {
       for (const SliceRecord& slice : slices)
         EXPECT_FALSE(slice.name.starts_with(" ")) << "'" << slice.name << "'";
+    }
 
   // cstool records on the monotonic clock ("mono"), not on BOOTTIME: after a suspend
   // they differ, and another Perfetto trace would be merged misaligned.

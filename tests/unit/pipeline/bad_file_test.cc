@@ -110,8 +110,9 @@ TEST_F(BadFile, TruncatedAtEveryByteOfTheHeaderEnds) {
     } catch (const Error& e) {
       const std::string msg = e.what();
       ASSERT_NE(msg.find(path_), std::string::npos) << len << ": " << msg;
-      if (len == 0)
+      if (len == 0) {
         EXPECT_EQ(msg, path_ + ": empty file (0 bytes): no trace.dat header at offset 0");
+      }
       ASSERT_NE(msg.find("offset"), std::string::npos) << len << ": " << msg;
     }
   }

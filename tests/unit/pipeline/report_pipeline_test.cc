@@ -317,9 +317,10 @@ TEST(ReportPipeline, TruncatedFileFailsWithOffsetAndNoCrash) {
     EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("offset"), std::string::npos) << r.err;
     // Cut in the events (the last CPU's pages): the error says what reads around it.
-    if (cut == bytes.size() - 100)
+    if (cut == bytes.size() - 100) {
       EXPECT_NE(r.err.find("(--salvage reports what the file still holds)"), std::string::npos)
           << r.err;
+    }
   }
   std::remove(path.c_str());
 }
