@@ -109,6 +109,7 @@ TEST(SyscallTable, ThreadsLookingUpTheSameNumbersShareOneName) {
   constexpr int kThreads = 4;
   std::vector<std::vector<const std::string*>> seen(kThreads);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       for (int nr = 0; nr < SyscallTable::kMaxSyscall; ++nr) seen[t].push_back(&table.Name(nr));
