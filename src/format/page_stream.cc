@@ -196,8 +196,8 @@ PageRecordStream::PageRecordStream(std::unique_ptr<PageSource> source, int cpu, 
 RawRecord* PageRecordStream::Buffer() {
   // Room for pages_per_batch_ pages of records plus one loss marker per page.
   if (!buf_)
-    buf_ = std::make_unique_for_overwrite<RawRecord[]>(
-        size_t{pages_per_batch_} * (pages_.max_records() + 1) + 1);
+    buf_ = MakeUninitializedArray<RawRecord>(size_t{pages_per_batch_} * (pages_.max_records() + 1) +
+                                             1);
   return buf_.get();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "base/uninitialized_array.h"
 #include "format/compression.h"
 #include "format/ring_page.h"
 #include "format/trace_file_reader.h"
@@ -159,7 +160,7 @@ class PageRecordStream final : public CpuRecordStream {
   int64_t pending_lost_ = 0;
   int64_t last_ts_ = 0;  // of the latest record returned
   bool have_last_ts_ = false;
-  std::unique_ptr<RawRecord[]> buf_;  // allocated when the first page is decoded
+  UninitializedArray<RawRecord> buf_;  // allocated when the first page is decoded
 };
 
 // Pages per batch for a page size: about 16 KiB (four 4 KiB pages; one for larger
