@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,7 +39,7 @@ struct KernelMatch {
 class KernelMatcher {
  public:
   // Both must outlive the matcher.
-  KernelMatcher(const KernelRecording& recording, const std::vector<ThreadReport>& threads);
+  KernelMatcher(const KernelRecording& recording, const std::deque<ThreadReport>& threads);
 
   KernelMatch Match(const ThreadReport& r) const;
 
