@@ -27,17 +27,26 @@ IrqCount& IrqSummaryObserver::TaskAcc::Source(const std::string* source) {
   return count;
 }
 
+IrqCount& IrqSummaryObserver::SourceAcc::Cpu(int32_t cpu) {
+  if (cpu < 0) [[unlikely]]
+    return summary.per_cpu[cpu];
+  const auto i = static_cast<size_t>(cpu);
+  if (i >= by_cpu.size()) by_cpu.resize(i + 1, nullptr);
+  if (by_cpu[i] == nullptr) by_cpu[i] = &summary.per_cpu[cpu];
+  return *by_cpu[i];
+}
+
 IrqSummaryObserver::Sources::value_type& IrqSummaryObserver::Source(IrqKind kind,
                                                                     std::string_view name) {
   if (auto it = by_name_.find(name.data()); it != by_name_.end() && it->second->first == name)
     return *it->second;
   auto it = sources_.find(name);
   if (it == sources_.end()) {
-    IrqSourceSummary s;
-    s.name = std::string(name);
-    s.kind = kind;
-    for (int32_t c : cpus_) s.per_cpu[c];
-    it = sources_.emplace(s.name, std::move(s)).first;
+    SourceAcc acc;
+    acc.summary.name = std::string(name);
+    acc.summary.kind = kind;
+    for (int32_t c : cpus_) acc.summary.per_cpu[c];
+    it = sources_.emplace(acc.summary.name, std::move(acc)).first;
   }
   auto& entry = by_name_[name.data()];
   entry = &*it;
@@ -46,12 +55,13 @@ IrqSummaryObserver::Sources::value_type& IrqSummaryObserver::Source(IrqKind kind
 
 void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   const int64_t dur = std::max<int64_t>(0, iv.end - iv.start);
-  auto& [name, s] = Source(iv.kind, iv.name);
+  auto& [name, acc] = Source(iv.kind, iv.name);
   const std::string* const key = &name;
+  IrqSourceSummary& s = acc.summary;
   ++s.count;
   s.time_ns += dur;
   s.max_ns = std::max(s.max_ns, dur);
-  IrqCount& c = s.per_cpu[iv.cpu];
+  IrqCount& c = acc.Cpu(iv.cpu);
   ++c.count;
   c.time_ns += dur;
 
@@ -132,7 +142,7 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
 
 void IrqSummaryObserver::Fill(IrqReport& report) const {
   report.sources.clear();
-  for (const auto& [name, s] : sources_) report.sources.push_back(s);
+  for (const auto& [name, acc] : sources_) report.sources.push_back(acc.summary);
   std::stable_sort(
       report.sources.begin(), report.sources.end(),
       [](const IrqSourceSummary& a, const IrqSourceSummary& b) { return a.time_ns > b.time_ns; });

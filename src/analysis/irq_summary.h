@@ -52,7 +52,14 @@ class IrqSummaryObserver : public Observer {
     IrqCount& Source(const std::string* source);
   };
   TaskAcc& Task(const Thread& t);
-  using Sources = std::map<std::string, IrqSourceSummary, std::less<>>;
+  // A source's summary, with its per-CPU counts indexed by CPU: per_cpu is a map, and its
+  // lookup at every interrupt was half of this observer's time on 64 CPUs.
+  struct SourceAcc {
+    IrqSourceSummary summary;
+    std::vector<IrqCount*> by_cpu;  // into summary.per_cpu (a map's entries stay put)
+    IrqCount& Cpu(int32_t cpu);
+  };
+  using Sources = std::map<std::string, SourceAcc, std::less<>>;
   // The source named `name`. The state machine's names are interned, so the same text
   // comes at the same address: looked up by that first.
   Sources::value_type& Source(IrqKind kind, std::string_view name);
