@@ -143,7 +143,7 @@ void Analyze(benchmark::State& state, const AnalyzeOptions& options) {
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto analyzed = AnalyzeTrace(path, syscalls, options);
     n += analyzed->model.trace.events;
-    benchmark::DoNotOptimize(analyzed->model.threads.data());
+    benchmark::DoNotOptimize(analyzed->model.threads.size());
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
 }
