@@ -20,7 +20,7 @@ static_assert(static_cast<size_t>(WindowMode::kPartial) + 1 == kWindowModeNames.
 std::string_view WindowModeName(WindowMode m) { return kWindowModeNames(m); }
 
 KernelMatcher::KernelMatcher(const KernelRecording& recording,
-                             const std::deque<ThreadReport>& threads)
+                             const std::vector<ThreadReport>& threads)
     : recording_(recording) {
   for (const ThreadReport& r : threads)
     if (r.thread) by_tid_[r.thread->tid].push_back(r.thread);

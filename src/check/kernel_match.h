@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,7 +38,7 @@ struct KernelMatch {
 class KernelMatcher {
  public:
   // Both must outlive the matcher.
-  KernelMatcher(const KernelRecording& recording, const std::deque<ThreadReport>& threads);
+  KernelMatcher(const KernelRecording& recording, const std::vector<ThreadReport>& threads);
 
   KernelMatch Match(const ThreadReport& r) const;
 
