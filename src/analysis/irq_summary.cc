@@ -28,7 +28,7 @@ IrqCount& IrqSummaryObserver::TaskAcc::Source(const std::string* source) {
 }
 
 IrqCount& IrqSummaryObserver::SourceAcc::Cpu(int32_t cpu) {
-  if (cpu < 0) [[unlikely]]
+  if (cpu < 0 || cpu >= kDenseCpus) [[unlikely]]
     return summary.per_cpu[cpu];
   const auto i = static_cast<size_t>(cpu);
   if (i >= by_cpu.size()) by_cpu.resize(i + 1, nullptr);

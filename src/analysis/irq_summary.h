@@ -22,6 +22,10 @@ class IrqSummaryObserver : public Observer {
  public:
   // `cpus`: the traced CPUs, listed in every source's per-CPU split even when 0.
   explicit IrqSummaryObserver(std::vector<int32_t> cpus) : cpus_(std::move(cpus)) {}
+  // CPUs below this have their counts indexed by CPU; the rest (a damaged file's, on most
+  // machines) stay with the map alone: a table up to them for each of a damaged file's
+  // many sources would take megabytes.
+  static constexpr int32_t kDenseCpus = 1024;
 
   uint32_t Hooks() const override {
     return HookBit(Hook::kIrq) | HookBit(Hook::kCpuCurrent) | HookBit(Hook::kInterruptSegment);

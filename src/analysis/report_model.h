@@ -229,7 +229,7 @@ struct ReportModel {
     r.thread = &t;
     return r;
   }
-  // The first growth reserves room for kThreadsReserved reports (4 MiB of address space,
+  // The first growth reserves room for kThreadsReserved reports (about 4 MiB of address space,
   // whose pages are first touched as reports are added): below that the vector never
   // moves. Doubling from small moved every report at each step and touched twice the
   // final size (a 64-CPU trace of 1 810 threads: 400 page faults, 5 ms on a VM); a deque

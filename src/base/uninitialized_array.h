@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -19,12 +20,13 @@ struct UninitializedArrayDeleter {
 template <typename T>
 using UninitializedArray = std::unique_ptr<T[], UninitializedArrayDeleter<T>>;
 
-// `n` elements of T. Only for types whose objects operator new creates implicitly
-// (trivially copyable aggregates): no constructor has to run before the first write.
+// `n` elements of T. Only for trivially copyable aggregates: operator new creates their
+// objects implicitly, so no constructor has to run before the first write.
 template <typename T>
 UninitializedArray<T> MakeUninitializedArray(size_t n) {
   static_assert(std::is_aggregate_v<T> && std::is_trivially_copyable_v<T> &&
                 std::is_trivially_destructible_v<T>);
+  if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
   return UninitializedArray<T>(
       static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignof(T)})));
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -62,6 +63,27 @@ TEST_F(IrqSummaryTest, SourcesHaveCountTotalMeanMaxAndPerCpuSplit) {
   EXPECT_EQ(lt.per_cpu.at(1).time_ns, 500);
   EXPECT_EQ(r.idle.count, 1u);
   EXPECT_EQ(r.idle.time_ns, 200);
+}
+
+// The per-CPU counts are kept by index below IrqSummaryObserver::kDenseCpus and in the
+// map itself from there (a damaged file's CPU numbers): both count alike, and a CPU
+// listed up front (0, 1) is the same entry the interrupts then count in.
+TEST_F(IrqSummaryTest, PerCpuCountsAreTheSameOnEveryCpuNumber) {
+  const int32_t high = IrqSummaryObserver::kDenseCpus + 5;
+  for (int32_t cpu : {1, 7, high, -1, 1, high})
+    Irq(IrqKind::kVector, "vector:x", cpu, 0, 10, &job_);
+  IrqReport r;
+  observer_.Fill(r);
+  ASSERT_EQ(r.sources.size(), 1u);
+  const std::map<int32_t, IrqCount>& per_cpu = r.sources[0].per_cpu;
+  ASSERT_EQ(per_cpu.size(), 5u);  // 0 (listed), 1, 7, high, -1
+  EXPECT_EQ(per_cpu.at(0).count, 0u);
+  EXPECT_EQ(per_cpu.at(1).count, 2u);
+  EXPECT_EQ(per_cpu.at(1).time_ns, 20);
+  EXPECT_EQ(per_cpu.at(7).count, 1u);
+  EXPECT_EQ(per_cpu.at(high).count, 2u);
+  EXPECT_EQ(per_cpu.at(-1).count, 1u);
+  EXPECT_EQ(r.sources[0].count, 6u);
 }
 
 TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
