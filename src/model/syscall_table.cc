@@ -57,12 +57,16 @@ SyscallClass ClassOfSyscallName(std::string_view name) {
 // classified names is a socketcall or ipc one, which it so resolves on the ABIs that
 // multiplex those.)
 SyscallTable::SyscallTable() : classes_(kMaxSyscall, SyscallClass::kOther) {
-  for (const auto& [name, c] : kClassified) {
-    const std::string text(name);
-    const int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, text.c_str());
-    // (An alias's number goes by its own name.)
-    if (nr >= 0 && nr < kMaxSyscall && Name(nr) == name) classes_[nr] = c;
-  }
+  for (const auto& [name, c] : kClassified)
+    if (const int nr = NumberNamed(name); nr >= 0) classes_[nr] = c;
+}
+
+// libseccomp's number for `name` when the table names that number so (an alias's number
+// goes by its own name), else -1.
+int SyscallTable::NumberNamed(std::string_view name) const {
+  const std::string text(name);
+  const int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, text.c_str());
+  return nr >= 0 && nr < kMaxSyscall && Name(nr) == name ? nr : -1;
 }
 
 const std::string& SyscallTable::Name(int64_t nr) const {
@@ -76,13 +80,11 @@ const std::string& SyscallTable::Name(int64_t nr) const {
     return name;
   }
   std::lock_guard lock(mutex_);
-  return extra_names_.emplace_back(fmt::format("syscall_{}", nr));
+  return names_.emplace_back(fmt::format("syscall_{}", nr));
 }
 
 bool SyscallTable::Knows(std::string_view name) const {
-  const std::string text(name);
-  const int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, text.c_str());
-  if (nr >= 0 && nr < kMaxSyscall && Name(nr) == name) return true;
+  if (NumberNamed(name) >= 0) return true;
   // Else every number's name: "syscall_<nr>" for one libseccomp has no name for, and a
   // socketcall or ipc syscall, which it resolves to a pseudo-number by name on the ABIs
   // that multiplex them but names by number. (A user's typo, or a trigger's condition:

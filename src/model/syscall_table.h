@@ -50,12 +50,14 @@ class SyscallTable {
   std::string CauseLabel(SwitchCause c) const;
 
  private:
+  int NumberNamed(std::string_view name) const;
+
   std::vector<SyscallClass> classes_;
   // Name(nr) once looked up: points into names_, which keeps references stable.
   mutable std::array<std::atomic<const std::string*>, kMaxSyscall> named_{};
-  mutable std::mutex mutex_;  // guards names_ and extra_names_
+  mutable std::mutex mutex_;  // guards names_
+  // Every name Name returned: the table's, and those of out-of-table numbers.
   mutable std::deque<std::string> names_;
-  mutable std::deque<std::string> extra_names_;  // out-of-table numbers
 };
 
 }  // namespace cstool
