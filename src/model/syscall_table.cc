@@ -75,12 +75,15 @@ const std::string& SyscallTable::Name(int64_t nr) const {
     if (const std::string* known = slot.load(std::memory_order_acquire)) return *known;
     std::lock_guard lock(mutex_);
     if (const std::string* known = slot.load(std::memory_order_relaxed)) return *known;
-    const std::string& name = names_.emplace_back(LookUpName(nr));
+    const std::string& name = names_.try_emplace(nr, LookUpName(nr)).first->second;
     slot.store(&name, std::memory_order_release);
     return name;
   }
+  // Once per number too: a trigger's condition asks at every event of a thread in one.
   std::lock_guard lock(mutex_);
-  return names_.emplace_back(fmt::format("syscall_{}", nr));
+  auto [it, added] = names_.try_emplace(nr);
+  if (added) it->second = fmt::format("syscall_{}", nr);
+  return it->second;
 }
 
 bool SyscallTable::Knows(std::string_view name) const {

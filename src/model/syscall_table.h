@@ -5,7 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -53,11 +53,11 @@ class SyscallTable {
   int NumberNamed(std::string_view name) const;
 
   std::vector<SyscallClass> classes_;
-  // Name(nr) once looked up: points into names_, which keeps references stable.
+  // Name(nr) once looked up: points into names_, whose entries stay where they are.
   mutable std::array<std::atomic<const std::string*>, kMaxSyscall> named_{};
   mutable std::mutex mutex_;  // guards names_
-  // Every name Name returned: the table's, and those of out-of-table numbers.
-  mutable std::deque<std::string> names_;
+  // Every name Name returned, by number: the table's, and out-of-table numbers'.
+  mutable std::map<int64_t, std::string> names_;
 };
 
 }  // namespace cstool

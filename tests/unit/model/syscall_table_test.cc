@@ -77,6 +77,9 @@ TEST(SyscallTable, NumbersOutsideTheTableAreNamedByNumberWithoutClass) {
   SyscallTable table;
   EXPECT_EQ(table.Name(5000), "syscall_5000");
   EXPECT_EQ(table.Name(-7), "syscall_-7");
+  // One string per number, however often it is asked for.
+  EXPECT_EQ(&table.Name(5000), &table.Name(5000));
+  EXPECT_EQ(&table.Name(-7), &table.Name(-7));
   EXPECT_EQ(table.Class(5000), SyscallClass::kOther);
   EXPECT_EQ(table.Class(-1), SyscallClass::kOther);
 }
