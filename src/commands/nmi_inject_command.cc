@@ -16,6 +16,7 @@
 #include "base/stop_signal.h"
 #include "base/temp_file.h"
 #include "format/trace_file_writer.h"
+#include "interrupts/injection_tally.h"
 #include "interrupts/interrupt_injector.h"
 #include "interrupts/perf_event.h"
 #include "kernel/kallsyms.h"
@@ -48,6 +49,7 @@ struct CountPlan {
   std::string achieved_field;  // empty: every record
   uint64_t achieved_value = 0;
   std::string achieved_what;
+  bool achieved_in_context = false;  // each achieved event runs inside a context event
   std::optional<EventName> context;
   std::string context_what;
 };
@@ -65,6 +67,7 @@ CountPlan PlanFor(InjectSource source, int cpu) {
         p.achieved = {"timer", "hrtimer_expire_entry"};
         p.achieved_field = "function";
         p.achieved_value = *addr;
+        p.achieved_in_context = true;
         p.achieved_what = fmt::format(
             "expiries of the perf clock's hrtimer (perf_swevent_hrtimer) on CPU {}, each in a "
             "local timer interrupt (timer:hrtimer_expire_entry)",
@@ -196,29 +199,15 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
   const int64_t end =
       options.duration_s > 0 ? t0 + static_cast<int64_t>(options.duration_s * 1e9) : INT64_MAX;
 
-  // Per-second buckets since t0; events from `limit` on (after the injection
-  // stopped) are not counted.
-  int64_t limit = end;
-  std::vector<InjectInterval> buckets;
-  InjectInterval total;
-  auto on_event = [&](int idx, int64_t ts) {
-    int64_t at = mono ? ts : NowNs();
-    if (at < t0 || at >= limit) return;
-    auto k = static_cast<size_t>((at - t0) / kSecond);
-    if (buckets.size() <= k) buckets.resize(k + 1);
-    if (idx == achieved_idx) {
-      ++buckets[k].achieved;
-      ++total.achieved;
-    } else if (idx == context_idx) {
-      ++buckets[k].context;
-      ++total.context;
-    }
-  };
+  InjectionTally tally(t0, achieved_idx, context_idx, plan.achieved_in_context);
+  tally.SetEnd(end);
+  auto on_event = [&](int idx, int64_t ts) { tally.Push(idx, mono ? ts : NowNs()); };
+  int64_t stopped = end;  // when the injection stopped, once it has
   size_t printed = 0;
   auto print_complete = [&](int64_t now) {
     while (t0 + static_cast<int64_t>(printed + 1) * kSecond + kSettleNs <= now &&
-           t0 + static_cast<int64_t>(printed + 1) * kSecond <= limit) {
-      InjectInterval iv = printed < buckets.size() ? buckets[printed] : InjectInterval{};
+           t0 + static_cast<int64_t>(printed + 1) * kSecond <= stopped) {
+      InjectInterval iv = tally.Second(printed);
       iv.start_s = static_cast<double>(printed);
       iv.length_s = 1.0;
       output.Interval(iv);
@@ -234,8 +223,8 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(kPollNs, end - now)));
   }
   injector->Stop();
-  const int64_t stopped = std::min(NowNs(), end);
-  limit = stopped;
+  stopped = std::min(NowNs(), end);
+  tally.SetEnd(stopped);
   std::this_thread::sleep_for(std::chrono::milliseconds(kSettleNs / 1000000));
   session.Stop();
   counter.Poll(on_event);
@@ -244,11 +233,12 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
   print_complete(stopped + kSettleNs);
   double run_s = static_cast<double>(stopped - t0) / 1e9;
   if (static_cast<double>(printed) < run_s - 1e-3) {
-    InjectInterval iv = printed < buckets.size() ? buckets[printed] : InjectInterval{};
+    InjectInterval iv = tally.Second(printed);
     iv.start_s = static_cast<double>(printed);
     iv.length_s = run_s - static_cast<double>(printed);
     if (iv.length_s >= 0.1) output.Interval(iv);  // shorter tails say little per second
   }
+  InjectInterval total = tally.total();
   total.length_s = run_s;
   output.Total(total, counter.lost_events());
   if (capture) {
@@ -264,6 +254,8 @@ int RunNmiInject(const NmiInjectOptions& options, std::ostream& out, Messages& m
     // The live counts of the same events over the same window, to compare with the IRQ
     // column and its sources above.
     out << fmt::format("live counts over the same window: achieved {}", total.achieved);
+    if (plan.achieved_in_context)
+      out << fmt::format(" in {} interrupts", total.achieved - total.repeated);
     if (context_idx >= 0) out << fmt::format(", context {}", total.context);
     out << "\n";
   }

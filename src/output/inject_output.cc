@@ -42,6 +42,11 @@ void InjectOutput::Total(const InjectInterval& t, uint64_t lost_events) {
   if (!header_.context_what.empty())
     os_ << fmt::format("; context {:.0f}/s", Rate(t.context, t.length_s));
   os_ << fmt::format("; lost events {}\n", lost_events);
+  if (t.repeated > 0)
+    os_ << fmt::format(
+        "  {} of them ran in the same interrupt as the one before: it came nearly a period "
+        "late, and the kernel ran the timer again before returning\n",
+        t.repeated);
   os_.flush();
 }
 

@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "interrupts/injection_tally.h"
+
 namespace cstool {
 
 struct InjectHeader {
@@ -16,13 +18,6 @@ struct InjectHeader {
   std::string mechanism;      // InterruptInjector::Describe()
   std::string achieved_what;  // what "achieved" counts
   std::string context_what;   // what the context column counts (may be empty)
-};
-
-struct InjectInterval {
-  double start_s = 0;  // since injection began
-  double length_s = 0;
-  uint64_t achieved = 0;
-  uint64_t context = 0;
 };
 
 class InjectOutput {
