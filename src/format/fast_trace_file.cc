@@ -133,37 +133,11 @@ std::optional<FormatIdentity> IdentityOf(std::string_view text) {
   return FormatIdentity{name, id};
 }
 
-// libtraceevent's format parser can crash on a damaged format (a NULL dereference in
-// libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
-// formats are parsed once in a throw-away child first; a crash there names the format
-// and its offset instead of killing cstool. Then they are parsed here for real
-// (failures of tep_parse_event itself only make that event unusable).
-// With `decodes`, only the formats of the events it names are parsed so; the others are
-// registered by name and ID alone (a text of ours, which cannot crash the parser). A
-// file with none of those events has all its formats parsed whole: the common fields'
-// layout is read from them.
+// Parses `formats` in a throw-away child; throws, naming the format, if the parser
+// crashed on one.
 template <typename Format>
-void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, const std::string& path,
-                       const ReaderOptions::DecodesEvent& decodes) {
-  std::vector<const Format*> whole;
-  std::vector<std::pair<const Format*, std::string>> by_name;  // the format, its stand-in
-  for (const Format& f : formats) {
-    const std::optional<FormatIdentity> identity = decodes ? IdentityOf(f.text) : std::nullopt;
-    if (!identity || decodes(f.system, identity->name)) {
-      whole.push_back(&f);
-    } else {  // no common fields, no fields (one blank line less marks the event failed)
-      by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\n\nprint fmt: \"\"\n",
-                                           identity->name, identity->id));
-    }
-  }
-  if (whole.empty()) {
-    for (const auto& [f, stand_in] : by_name) whole.push_back(f);
-    by_name.clear();
-  }
-  for (const Format* f : whole)
-    if (auto bad = CheckFormatText(f->text, true))
-      ByteCursor({}, f->in).Fail(f->offset + bad->first,
-                                 fmt::format("{} event format: {}", f->system, bad->second));
+void TrialParse(tep_handle* tep, const std::vector<const Format*>& formats,
+                const std::string& path) {
   // Shared with the child: the index of the format it is parsing.
   void* shared =
       ::mmap(nullptr, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -176,17 +150,58 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
     tep_set_file_bigendian(trial.get(),
                            tep_is_file_bigendian(tep) ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_long_size(trial.get(), tep_get_long_size(tep));
-    for (uint32_t i = 0; i < whole.size(); ++i) {
+    for (uint32_t i = 0; i < formats.size(); ++i) {
       *current = i;
-      const Format& f = *whole[i];
+      const Format& f = *formats[i];
       tep_parse_event(trial.get(), f.text.data(), f.text.size(), f.system.c_str());
     }
   });
   const uint32_t at = *current;
   ::munmap(shared, sizeof(uint32_t));
-  if (crash && at < whole.size())
+  if (crash && at < formats.size())
     throw Error(fmt::format("{}: damaged {} event format at offset {}: libtraceevent's parser {}",
-                            path, whole[at]->system, whole[at]->offset, *crash));
+                            path, formats[at]->system, formats[at]->offset, *crash));
+}
+
+// libtraceevent's format parser can crash on a damaged format (a NULL dereference in
+// libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
+// formats are parsed once in a throw-away child first; a crash there names the format
+// and its offset instead of killing cstool. Then they are parsed here for real
+// (failures of tep_parse_event itself only make that event unusable). Formats `trusts`
+// vouches for (the running kernel's own text) need no trial; with none left, no child.
+// With `decodes`, only the formats of the events it names are parsed so; the others are
+// registered by name and ID alone (a text of ours, which cannot crash the parser). A
+// file with none of those events has all its formats parsed whole: the common fields'
+// layout is read from them.
+template <typename Format>
+void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, const std::string& path,
+                       const ReaderOptions::DecodesEvent& decodes,
+                       const ReaderOptions::TrustsFormat& trusts) {
+  std::vector<const Format*> whole;
+  std::vector<std::pair<const Format*, std::string>> by_name;  // the format, its stand-in
+  std::vector<const Format*> trial;  // of `whole`, those to parse in a child first
+  for (const Format& f : formats) {
+    const std::optional<FormatIdentity> identity =
+        decodes || trusts ? IdentityOf(f.text) : std::nullopt;
+    if (!decodes || !identity || decodes(f.system, identity->name)) {
+      whole.push_back(&f);
+    } else {  // no common fields, no fields (one blank line less marks the event failed)
+      by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\n\nprint fmt: \"\"\n",
+                                           identity->name, identity->id));
+    }
+  }
+  if (whole.empty()) {
+    for (const auto& [f, stand_in] : by_name) whole.push_back(f);
+    by_name.clear();
+  }
+  for (const Format* f : whole) {
+    if (auto bad = CheckFormatText(f->text, true))
+      ByteCursor({}, f->in).Fail(f->offset + bad->first,
+                                 fmt::format("{} event format: {}", f->system, bad->second));
+    const std::optional<FormatIdentity> identity = trusts ? IdentityOf(f->text) : std::nullopt;
+    if (!identity || !trusts(f->system, identity->name, f->text)) trial.push_back(f);
+  }
+  if (!trial.empty()) TrialParse(tep, trial, path);
   LibraryLeaksIgnored known_leaks;
   for (const Format* f : whole)
     tep_parse_event(tep, f->text.data(), f->text.size(), f->system.c_str());
@@ -203,7 +218,8 @@ FastTraceFile::FastTraceFile(const std::string& path, const ReaderOptions& optio
       salvage_(options.salvage),
       jobs_(options.jobs),
       records_only_(options.records_only),
-      decodes_event_(options.decodes_event) {
+      decodes_event_(options.decodes_event),
+      trusts_format_(options.trusts_format) {
   path_ = path;
   if (data_fd_.get() < 0)
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -312,7 +328,7 @@ void FastTraceFile::ReadEventFormats(ByteCursor& in, Sections& sections) {
 
 void FastTraceFile::ParseFormats(const Sections& sections) {
   if (records_only_) return;
-  ParseEventFormats(tep_.get(), sections.formats, path_, decodes_event_);
+  ParseEventFormats(tep_.get(), sections.formats, path_, decodes_event_, trusts_format_);
 }
 
 void FastTraceFile::ReadKallsyms(ByteCursor& in) {

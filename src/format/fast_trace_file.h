@@ -144,6 +144,7 @@ class FastTraceFile : public TraceFileReader {
   int jobs_ = 1;                                          // ReaderOptions::jobs
   bool records_only_ = false;                             // ReaderOptions::records_only
   ReaderOptions::DecodesEvent decodes_event_;             // ReaderOptions::decodes_event
+  ReaderOptions::TrustsFormat trusts_format_;             // ReaderOptions::trusts_format
   std::string kallsyms_;                                  // not yet loaded (LoadKernelSymbols)
   std::string saved_cmdlines_;                            // "<pid> <comm>\n" lines (SavedComm)
   std::unordered_map<int32_t, std::string> saved_comms_;  // PrepareSavedComms: the same

@@ -18,6 +18,7 @@
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "kernel/kernel_recording.h"
+#include "kernel/running_event_formats.h"
 #include "pipeline/job_plan.h"
 #include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
@@ -281,6 +282,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.backend = options.reader;
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   reader_options.decodes_event = &EventDecoder::Decodes;
+  reader_options.trusts_format = &IsRunningKernelFormat;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   const JobPlan plan = PlanJobs(reader_options.jobs, *reader);
   reader->SetJobs(plan.reading);

@@ -1,6 +1,8 @@
 #include "format/trace_file_reader.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -378,6 +380,47 @@ TEST(TraceFileReader, FormatsOfEventsNotDecodedAreRegisteredByNameAndId) {
   EXPECT_EQ(by_name.stats.events_per_type.at("sched:sched_switch"), 2000u);
   ExpectSameReplay(by_name, whole);
   ExpectSameReplay(by_name, lib);
+}
+
+// Minor faults of this process's reaped children: a forked child adds some.
+long ChildFaults() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return u.ru_minflt;
+}
+
+// Formats the caller vouches for (a report: the running kernel's own text) are parsed
+// without the trial child that guards against a damaged format crashing libtraceevent;
+// the caller is asked about each format parsed whole, and the decoding is the same.
+TEST(TraceFileReader, TrustedFormatsNeedNoTrialChild) {
+  const std::string file = FileWithAnUndecodedEvent("cstool_trusted", kSysEnterReadFormat);
+  for (const bool trusted : {false, true}) {
+    SCOPED_TRACE(trusted ? "trusted" : "not trusted");
+    std::vector<std::string> asked;
+    ReaderOptions opt;
+    opt.backend = ReaderBackend::kFast;
+    opt.decodes_event = &EventDecoder::Decodes;
+    opt.trusts_format = [&](std::string_view system, std::string_view name, std::string_view text) {
+      asked.push_back(fmt::format("{}:{}", system, name));
+      EXPECT_TRUE(text.starts_with(fmt::format("name: {}\n", name))) << text;
+      return trusted;
+    };
+    const long faults = ChildFaults();
+    auto reader = OpenTraceFile(file, opt);
+    if (trusted)
+      EXPECT_EQ(ChildFaults(), faults);
+    else
+      EXPECT_GT(ChildFaults(), faults);
+    // Only the decoded format is parsed whole, so only it is asked about.
+    EXPECT_EQ(asked, std::vector<std::string>{"sched:sched_switch"});
+    tep_event* sw = tep_find_event_by_name(reader->tep(), "sched", "sched_switch");
+    ASSERT_NE(sw, nullptr);
+    EXPECT_GT(sw->format.nr_fields, 0);
+    Replayed replay;
+    replay.stats = DecodeTrace(*reader, replay.sink);
+    EXPECT_EQ(replay.stats.events_per_type.at("sched:sched_switch"), 2000u);
+  }
+  std::filesystem::remove(file);
 }
 
 // Damage in a format the decoder never reads is no error (as in the printk formats); in
