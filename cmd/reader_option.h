@@ -40,7 +40,8 @@ inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
                   "Threads for the file: from 2 on, one decodes while another analyses (with "
                   "compressed data and 2, one decompresses instead), and the others read and "
                   "decompress the CPUs' pages ahead (default: the CPUs this process may run "
-                  "on); the output does not depend on N")
+                  "on, and 1 for a file with under 12 MiB of pages or 512 KiB of compressed "
+                  "data); the output does not depend on N")
       ->check(CLI::Range(1, 1024));
 }
 

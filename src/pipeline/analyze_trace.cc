@@ -284,6 +284,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.decodes_event = &EventDecoder::Decodes;
   reader_options.trusts_format = &IsRunningKernelFormat;
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
+  if (options.jobs <= 0) reader_options.jobs = DefaultJobs(*reader, reader_options.jobs);
   const JobPlan plan = PlanJobs(reader_options.jobs, *reader);
   reader->SetJobs(plan.reading);
   EventDecoder decoder(reader->tep());

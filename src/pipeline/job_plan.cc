@@ -21,4 +21,13 @@ JobPlan PlanJobs(int jobs, const TraceFileReader& reader) {
   return {true, jobs - 1, 1};
 }
 
+int DefaultJobs(const TraceFileReader& reader, int usable_cpus, uint64_t one_thread_pages,
+                uint64_t one_thread_compressed) {
+  uint64_t bytes = 0;
+  for (int cpu = 0; cpu < reader.cpus(); ++cpu) bytes += reader.CpuDataBytes(cpu);
+  if (bytes == 0) return usable_cpus;  // sizes unknown (or no data: nothing to share)
+  const uint64_t below = reader.data_compressed() ? one_thread_compressed : one_thread_pages;
+  return bytes < below ? 1 : usable_cpus;
+}
+
 }  // namespace cstool

@@ -1,6 +1,8 @@
 // report -j N: which threads read, decompress, decode and analyse.
 #pragma once
 
+#include <cstdint>
+
 #include "format/trace_file_reader.h"
 
 namespace cstool {
@@ -25,5 +27,20 @@ struct JobPlan {
 
 // The plan for `jobs` threads on the file `reader` reads (opened, not yet read).
 JobPlan PlanJobs(int jobs, const TraceFileReader& reader);
+
+// Below these bytes of CPU data, a second thread's start and hand-over cost more than it
+// saves. Measured on 2 vCPUs (ping-pong recordings, `report` -j 1 against -j 2, medians
+// of 15-21): pages in place 0.9 MB 17.9 against 21.5 ms, 7.2 MB 26.2 against 28.1,
+// 21 MB 37.8 against 35.2; zstd chunks 0.49 MB 30.0 against 29.9, 1.35 MB 45.3 against
+// 41.4 (each compressed byte is about 13 in pages, and its decompression can move).
+constexpr uint64_t kOneThreadPagesBytes = 12 << 20;
+constexpr uint64_t kOneThreadCompressedBytes = 512 << 10;
+
+// The threads for a report when -j is not given, with `usable_cpus` to run on: one for
+// a file whose CPU data is below the thresholds (as the reader counts it: compressed when
+// it is), all of them otherwise and when the reader does not know the sizes.
+int DefaultJobs(const TraceFileReader& reader, int usable_cpus,
+                uint64_t one_thread_pages = kOneThreadPagesBytes,
+                uint64_t one_thread_compressed = kOneThreadCompressedBytes);
 
 }  // namespace cstool

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -91,6 +92,30 @@ TEST_F(JobPlanTest, OneBusyCpuKeepsTheDecodingThreadOrReadAhead) {
   const JobPlan three = PlanJobs(3, *v7);
   EXPECT_TRUE(three.decode_thread);
   EXPECT_EQ(three.reading, 2);
+}
+
+// Without -j, a file below the thresholds (in its data's own bytes: compressed ones for
+// zstd chunks) gets one thread, and a larger one every usable CPU.
+TEST_F(JobPlanTest, DefaultJobsIsOneForASmallFile) {
+  auto v6 = OpenTraceFile(File({20000, 50}, false));
+  auto v7 = OpenTraceFile(File({20000, 50}, true));
+  uint64_t v6_bytes = 0, v7_bytes = 0;
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    v6_bytes += v6->CpuDataBytes(cpu);
+    v7_bytes += v7->CpuDataBytes(cpu);
+  }
+  ASSERT_GT(v6_bytes, 0u);
+  ASSERT_GT(v7_bytes, 0u);
+  ASSERT_LT(v6_bytes, kOneThreadPagesBytes);
+  ASSERT_LT(v7_bytes, kOneThreadCompressedBytes);
+  EXPECT_EQ(DefaultJobs(*v6, 2), 1);
+  EXPECT_EQ(DefaultJobs(*v7, 2), 1);
+  // At the threshold, every CPU; each format by its own threshold.
+  EXPECT_EQ(DefaultJobs(*v6, 4, v6_bytes, UINT64_MAX), 4);
+  EXPECT_EQ(DefaultJobs(*v6, 4, v6_bytes + 1, 0), 1);
+  EXPECT_EQ(DefaultJobs(*v7, 4, UINT64_MAX, v7_bytes), 4);
+  EXPECT_EQ(DefaultJobs(*v7, 4, 0, v7_bytes + 1), 1);
+  EXPECT_EQ(DefaultJobs(*v6, 1, 0, 0), 1);  // one usable CPU
 }
 
 // Salvage notes come in reading order, and libtracecmd's streams share its handle.
