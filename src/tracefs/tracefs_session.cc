@@ -230,6 +230,14 @@ std::vector<std::pair<std::string, int>> CstoolInstances() {
   return out;
 }
 
+// What a user can do with a killed recorder's kept instances: both choices, with paths.
+std::string RecoveryAdvice(const RecoverableRecording& r) {
+  return fmt::format(
+      "run `cstool record --recover {0}` to take the events still held there, or remove its "
+      "leftovers ('{1}' and the page files '{0}.*.tmp') to give them up",
+      r.out.string(), r.note.string());
+}
+
 }  // namespace
 
 std::vector<int> TracefsSession::InstanceOwners() {
@@ -267,9 +275,8 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
       if (kept.insert(pid).second)
         messages.Warning(fmt::format(
             "kept the tracefs instances of the killed recording into '{}' (cstool pid {}, "
-            "tracing off): `cstool record --recover {}` takes the events they still hold; "
-            "removing its leftovers ('{}' and the page files '{}.*.tmp') gives them up",
-            r->out.string(), pid, r->out.string(), r->note.string(), r->out.string()));
+            "tracing off): {}",
+            r->out.string(), pid, RecoveryAdvice(*r)));
       continue;
     }
     if (tracefs_instance_destroy(inst.get()) == 0) {
@@ -301,12 +308,10 @@ TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) 
         // dead recorder's pid filter now names whoever gets its workload's pids next.
         if (const InstanceHandle kept{tracefs_instance_alloc(nullptr, name_.c_str())})
           tracefs_trace_off(kept.get());
-        throw Error(fmt::format(
-            "the killed recording into '{}' left its tracefs instance '{}' under this "
-            "process's pid, holding events it had not read: run `cstool record --recover {}` "
-            "first (or remove its leftovers '{}' and '{}.*.tmp' to give them up), then try "
-            "again",
-            r->out.string(), name_, r->out.string(), r->note.string(), r->out.string()));
+        throw Error(
+            fmt::format("the killed recording into '{}' left its tracefs instance '{}' under this "
+                        "process's pid, holding events it had not read: {}; then try again",
+                        r->out.string(), name_, RecoveryAdvice(*r)));
       }
     if (const InstanceHandle old{tracefs_instance_alloc(nullptr, name_.c_str())})
       tracefs_instance_destroy(old.get());

@@ -370,7 +370,7 @@ TEST_F(RecordFaults, ASessionGivenAKilledRecordersPidLeavesItsInstance) {
                             "' left its tracefs instance 'cstool-" + std::to_string(pid) +
                             "' under this process's pid, holding events it had not read: run "
                             "`cstool record --recover " +
-                            out.string() + "` first"),
+                            out.string() + "` to take the events still held there, or remove"),
             std::string::npos)
       << reused.err;
   EXPECT_TRUE(fs::exists(instance));
