@@ -15,7 +15,8 @@ namespace {
 class DiffHelpFormatter : public CLI::Formatter {
  public:
   std::string make_usage(const CLI::App* /*app*/, std::string name) const override {
-    return "Usage: " + name + " [OPTIONS] BASE... -- NEW...\n";
+    return "Usage: " + name + " [OPTIONS] BASE... -- NEW...\n   or: " + name +
+           " [OPTIONS] BASE NEW\n";
   }
   std::string make_positionals(const CLI::App* app) const override {
     std::vector<const CLI::Option*> positionals =
@@ -70,12 +71,23 @@ RunFn SetupDiff(CLI::App& sub) {
   sub.add_option("BASE", opts->base_files, "Recordings before the change (before --)")->required();
   sub.footer(
       "Examples:\n"
-      "  cstool diff before.dat -- after.dat\n"
+      "  cstool diff before.dat after.dat\n"
       "  cstool diff --html diff.html b1.dat b2.dat b3.dat -- n1.dat n2.dat n3.dat\n"
-      "Options go before --; with several recordings per side each value is their mean and "
+      "Two recordings need no --. Options go before --; with several recordings per side "
+      "each value is their mean and "
       "min..max spread, and * flags a change larger than the spread of both sides.");
   sub.formatter(std::make_shared<DiffHelpFormatter>());
-  return [opts](Messages& messages) { return RunDiff(*opts, std::cout, messages); };
+  return [opts, self](Messages& messages) {
+    // Two recordings and no --: the first is before the change, the second after, as
+    // diff(1) and perf diff take them. ("--" with no NEW after it stays an error.)
+    const std::vector<std::string> rest = self->remaining();
+    if (opts->new_files.empty() && opts->base_files.size() == 2 &&
+        std::find(rest.begin(), rest.end(), "--") == rest.end()) {
+      opts->new_files = {opts->base_files.back()};
+      opts->base_files.pop_back();
+    }
+    return RunDiff(*opts, std::cout, messages);
+  };
 }
 
 }  // namespace cstool::cmd

@@ -170,7 +170,7 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& to) {
   if (options.base_files.empty() || options.new_files.empty())
     throw Error(
         "give at least one recording on each side, with -- between the ones before the change "
-        "and the ones after: cstool diff BASE... -- NEW...",
+        "and the ones after (two recordings need none): cstool diff BASE... -- NEW...",
         ExitCode::kUsage);
   // Every file before the first is analysed: a typo fails at once.
   for (const auto* side : {&options.base_files, &options.new_files})

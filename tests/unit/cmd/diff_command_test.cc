@@ -239,15 +239,31 @@ TEST(DiffCommand, HtmlPageIsSelfContained) {
   EXPECT_EQ(page.find("<script src"), std::string::npos);
 }
 
+// Two recordings need no --: the first is BASE and the second NEW, as diff(1) takes them.
+TEST(DiffCommand, TwoRecordingsWithoutDashesAreBaseAndNew) {
+  const std::string f = kFixtures + "small_v6.dat", g = kFixtures + "golden_mutex.dat";
+  const CommandResult plain = Diff({"--format", "json", f, g});
+  const CommandResult dashed = Diff({"--format", "json", f, "--", g});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(dashed.status, 0) << dashed.err;
+  EXPECT_EQ(plain.out, dashed.out);
+  EXPECT_NE(plain.out, Diff({"--format", "json", g, "--", f}).out);  // the order counts
+}
+
 TEST(DiffCommand, UsageErrors) {
   const std::string f = kFixtures + "small_v6.dat";
-  // Two recordings without --: both are BASE, and the message says how to give NEW.
-  CommandResult no_new = Diff({f, f});
+  // Three recordings without --: all are BASE, and the message says how to give NEW.
+  CommandResult no_new = Diff({f, f, f});
   EXPECT_EQ(no_new.status, 2);
   EXPECT_NE(no_new.err.find("with -- between the ones before the change and the ones after"),
             std::string::npos)
       << no_new.err;
   EXPECT_EQ(Diff({f, "--"}).status, 2);
+  // "--" with nothing after it is no NEW side, even after two recordings.
+  CommandResult dash_last = Diff({f, f, "--"});
+  EXPECT_EQ(dash_last.status, 2);
+  EXPECT_NE(dash_last.err.find("give at least one recording on each side"), std::string::npos)
+      << dash_last.err;
   // An option after -- is a recording name: the message says where options go.
   CommandResult late_option = Diff({f, "--", f, "--html", "d.html"});
   EXPECT_EQ(late_option.status, 2);
