@@ -1,6 +1,5 @@
 // `cstool diff`: option parsing only; the work is in commands/diff_command.
 #include <algorithm>
-#include <charconv>
 #include <iostream>
 #include <memory>
 
@@ -34,18 +33,7 @@ RunFn SetupDiff(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--html", opts->html,
                  "Also write a self-contained HTML page with paired bars and the tables");
-  sub.add_option("--limit", opts->limit, "Table rows per section (0: all)")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            // CLI11's NonNegativeNumber prints its range in 310 digits.
-            size_t v = 0;
-            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            return ec == std::errc() && end == s.data() + s.size()
-                       ? std::string()
-                       : "takes a number of rows (0: all), not '" + s + "'";
-          },
-          "ROWS", "rows"));
+  AddLimitOption(sub, opts->limit, "Table rows per section (0: all)");
   sub.add_flag("--all-threads", opts->all_threads,
                "Also compare threads outside the recorded workloads");
   sub.add_flag("--salvage", opts->salvage,

@@ -1,7 +1,9 @@
-// --reader and -j, shared by the commands that read trace files (report, diff).
+// --reader, -j and --limit, shared by the commands that read trace files (report, diff).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -43,6 +45,22 @@ inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
                   "on, and 1 for a file with under 12 MiB of pages or 512 KiB of compressed "
                   "data); the output does not depend on N")
       ->check(CLI::Range(1, 1024));
+}
+
+// --limit ROWS: a count of table rows, 0 for all.
+inline CLI::Option* AddLimitOption(CLI::App& sub, size_t& rows, const std::string& help) {
+  return sub.add_option("--limit", rows, help)
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            // CLI11's NonNegativeNumber prints its range in 310 digits.
+            size_t v = 0;
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            return ec == std::errc() && end == s.data() + s.size()
+                       ? std::string()
+                       : "takes a number of rows (0: all), not '" + s + "'";
+          },
+          "ROWS", "rows"));
 }
 
 }  // namespace cstool::cmd

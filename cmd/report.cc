@@ -115,6 +115,10 @@ RunFn SetupReport(CLI::App& sub) {
                  "(default: the thread's end)")
       ->check(SecondsValidator())
       ->needs(path);
+  AddLimitOption(sub, opts->critical_path_rows,
+                 "Rows of the --critical-path table (0: all): the longest, in time order, "
+                 "with the rows between folded into \"...\" lines")
+      ->needs(path);
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
   return [opts, file](Messages& messages) {

@@ -149,7 +149,7 @@ int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
   if (to >= 0 && to <= from)
     throw Error("--critical-path: --to must be after --from", ExitCode::kUsage);
   const CriticalPath path = recorder.Walk(*target, from, to >= 0 ? to : target->end_ts);
-  RenderCriticalPath(path, trace.first_ts, options.format, out);
+  RenderCriticalPath(path, trace.first_ts, options.format, out, options.critical_path_rows);
   exports.AddCriticalPath(path);
   return 0;
 }

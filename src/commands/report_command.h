@@ -2,6 +2,7 @@
 // the result in the chosen format, and compare it with the kernel's counters on --check.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "commands/report_exports.h"
 #include "export/table_export.h"
 #include "format/trace_file_reader.h"
+#include "output/critical_path_output.h"
 
 namespace cstool {
 
@@ -28,6 +30,7 @@ struct ReportOptions {
   // --critical-path TID: print that thread's critical path instead of the tables, over
   // [--from, --to] in seconds from the trace start (negative: the thread's own start/end).
   int32_t critical_path_tid = 0;
+  size_t critical_path_rows = kCriticalPathRows;  // --limit: its table's rows (0: all)
   double path_from_s = -1;
   double path_to_s = -1;
 };

@@ -103,10 +103,27 @@ std::string RowState(const PathRow& row) {
   return out;
 }
 
-void RenderTable(const CriticalPath& path, int64_t trace_start, std::ostream& os) {
+// Which of `rows` the table shows: all, or with more than `limit` (> 0), the `limit`
+// longest (the earlier at a tie).
+std::vector<bool> ShownRows(const std::vector<PathRow>& rows, size_t limit) {
+  if (limit == 0 || rows.size() <= limit) return std::vector<bool>(rows.size(), true);
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto duration = [&](size_t i) { return rows[i].end - rows[i].first->start; };
+  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(limit) - 1,
+                   order.end(), [&](size_t x, size_t y) {
+                     return duration(x) != duration(y) ? duration(x) > duration(y) : x < y;
+                   });
+  std::vector<bool> shown(rows.size(), false);
+  for (size_t k = 0; k < limit; ++k) shown[order[k]] = true;
+  return shown;
+}
+
+void RenderTable(const CriticalPath& path, int64_t trace_start, size_t limit, std::ostream& os) {
   const Thread& t = *path.target;
   const int64_t wall = path.to - path.from;
   const std::vector<PathRow> rows = TableRows(path);
+  const std::vector<bool> shown = ShownRows(rows, limit);
   os << fmt::format(
       "CRITICAL PATH of {} {} (pid {}) from {:.6f} s to {:.6f} s: wall {} ms in {} segments "
       "(times from the trace start; a thread's consecutive on-CPU segments share a row)\n",
@@ -117,14 +134,36 @@ void RenderTable(const CriticalPath& path, int64_t trace_start, std::ostream& os
         "NOTE: {} lost-events records inside the interval; the chain may be wrong where a "
         "segment says so\n",
         path.lost_events);
+  if (std::find(shown.begin(), shown.end(), false) != shown.end())
+    os << fmt::format(
+        "the {} longest of {} rows, in time order; each \"...\" line holds the rows between "
+        "(--limit 0: every row)\n",
+        limit, rows.size());
   os << fmt::format("{:>12} {:>10} {:>8} {:<16} {:<22} {}\n", "START(s)", "DUR(ms)", "TID", "COMM",
                     "STATE", "NOTE");
-  for (const PathRow& row : rows) {
+  size_t folded = 0;
+  int64_t folded_ns = 0;
+  const auto fold = [&] {
+    if (folded == 0) return;
+    os << fmt::format("{:>12} {:>10} {:>8} {} row{}\n", "...", Ms(folded_ns), "", folded,
+                      folded == 1 ? "" : "s");
+    folded = 0;
+    folded_ns = 0;
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PathRow& row = rows[i];
     const PathSegment& s = *row.first;
+    if (!shown[i]) {
+      ++folded;
+      folded_ns += row.end - s.start;
+      continue;
+    }
+    fold();
     os << fmt::format("{:>12.6f} {:>10} {:>8} {:<16} {:<22} {}\n",
                       static_cast<double>(s.start - trace_start) / 1e9, Ms(row.end - s.start),
                       s.thread->tid, s.thread->comm.substr(0, 16), RowState(row), Note(s));
   }
+  fold();
   os << "\nON THE PATH (the wall time each thread explains, by microstate)\n";
   os << fmt::format("{:>8} {:>7} {:<16} {:>10} {:>6}  {}\n", "TID", "PID", "COMM", "TIME(ms)", "%",
                     "MICROSTATES (ms)");
@@ -195,9 +234,9 @@ nlohmann::json CriticalPathToJson(const CriticalPath& path) {
 }
 
 void RenderCriticalPath(const CriticalPath& path, int64_t trace_start, std::string_view format,
-                        std::ostream& os) {
+                        std::ostream& os, size_t table_rows) {
   if (format == "table") {
-    RenderTable(path, trace_start, os);
+    RenderTable(path, trace_start, table_rows, os);
   } else if (format == "json") {
     os << CriticalPathToJson(path).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
        << "\n";

@@ -408,7 +408,10 @@ TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
            {{"--critical-path", "0"},
             "cstool report: --critical-path: takes a thread id (a positive integer), not '0'"},
            {{"--critical-path", "12", "--from", "-1"},
-            "cstool report: --from: takes seconds from the trace start (0 or more), not '-1'"}}) {
+            "cstool report: --from: takes seconds from the trace start (0 or more), not '-1'"},
+           {{"--critical-path", "12", "--limit", "x"},
+            "cstool report: --limit: takes a number of rows (0: all), not 'x'"},
+           {{"--limit", "3"}, "cstool report: --limit requires --critical-path"}}) {
     std::vector<std::string> argv = {CSTOOL_BINARY, "report", "x.dat"};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandResult path = RunCommand(argv);

@@ -32,9 +32,9 @@ class CriticalPathOutputTest : public ::testing::Test {
     path_.segments.push_back(
         {&t, s, kStart + from_us * 1000, kStart + to_us * 1000, ends, {}, lost});
   }
-  std::string Render(std::string_view format) {
+  std::string Render(std::string_view format, size_t rows = kCriticalPathRows) {
     std::ostringstream os;
-    RenderCriticalPath(path_, kStart, format, os);
+    RenderCriticalPath(path_, kStart, format, os, rows);
     return os.str();
   }
 
@@ -79,6 +79,48 @@ TEST_F(CriticalPathOutputTest, ATableRowJoinsAThreadsConsecutiveOnCpuSegments) {
   // CSV keeps every segment.
   const std::string csv = Render("csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 12) << csv;
+}
+
+// Beyond the row limit the table keeps the longest rows (the earlier at a tie) in time
+// order and folds each run of the others into a "..." line with their time and count, so
+// the shown and folded durations still add up to the wall time.
+TEST_F(CriticalPathOutputTest, BeyondTheLimitTheLongestRowsStayAndTheRestFold) {
+  Add(a_, Microstate::kUser, 0, 10);               // 10 us
+  Add(b_, Microstate::kWaitCpuWakeup, 10, 14);     // 4
+  Add(b_, Microstate::kUser, 14, 17);              // 3
+  Add(a_, Microstate::kSleep, 17, 40);             // 23: the longest
+  Add(b_, Microstate::kUser, 40, 50);              // 10: ties with the first, later
+  Add(a_, Microstate::kWaitCpuPreempted, 50, 60);  // 10
+  const std::string header =
+      "CRITICAL PATH of 10 a (pid 10) from 0.000000 s to 0.000060 s: wall 0.060 ms in 6 "
+      "segments (times from the trace start; a thread's consecutive on-CPU segments share "
+      "a row)\n";
+  const std::string columns =
+      "    START(s)    DUR(ms)      TID COMM             STATE                  NOTE\n";
+  const std::string two = Render("table", 2);
+  EXPECT_EQ(two.substr(0, two.find("\nON THE PATH")),
+            header +
+                "the 2 longest of 6 rows, in time order; each \"...\" line holds the rows "
+                "between (--limit 0: every row)\n" +
+                columns +
+                "    0.000000      0.010       10 a                user                   \n"
+                "         ...      0.007          2 rows\n"
+                "    0.000017      0.023       10 a                sleep                  \n"
+                "         ...      0.020          2 rows\n");
+  // One row folded alone says "row".
+  const std::string five = Render("table", 5);
+  EXPECT_NE(five.find("         ...      0.003          1 row\n"), std::string::npos) << five;
+  // At the limit, or with no limit, every row and no fold.
+  for (size_t rows : {size_t{6}, size_t{0}}) {
+    const std::string all = Render("table", rows);
+    EXPECT_EQ(all.find("..."), std::string::npos) << all;
+    EXPECT_EQ(all.find("longest of"), std::string::npos) << all;
+    EXPECT_NE(all.find("    0.000014      0.003       11 b                user"), std::string::npos)
+        << all;
+  }
+  // The machine formats keep every segment whatever the limit.
+  const std::string csv = Render("csv", 2);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
 }
 
 }  // namespace
