@@ -17,6 +17,7 @@ PACKAGES=(
   libtracefs-doc libtraceevent-doc man-db
   chromium fonts-dejavu-core libpng-dev
   rt-tests  # hackbench: the README's process-tree example and a make fidelity workload
+  jq  # scripts/irq_demo.sh reads the report's JSON
   clang libclang-rt-14-dev llvm  # the sanitizer build and libFuzzer; llvm-symbolizer
 )
 

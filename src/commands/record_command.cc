@@ -124,13 +124,15 @@ int RunDump(int pid, Messages& messages) {
   const FlightRecorderProcess* target = nullptr;
   for (const FlightRecorderProcess& r : running)
     if (pid == 0 || r.pid == pid) target = &r;
+  // None running is the machine's state (exit 1), whichever pid was named; a pid that
+  // is not one of those running is a wrong argument (usage).
   if (running.empty() && pid == 0)
     throw Error("no flight recorder is running (cstool record --flight SECS ...)");
   if (running.empty())
-    throw Error(fmt::format("pid {} is not a flight recorder: none is running (cstool record "
-                            "--flight SECS ...)",
-                            pid),
-                ExitCode::kUsage);
+    throw Error(
+        fmt::format("pid {} is not a flight recorder: none is running (cstool record "
+                    "--flight SECS ...)",
+                    pid));
   if (target == nullptr)
     throw Error(fmt::format("cstool pid {} is not a running flight recorder", pid),
                 ExitCode::kUsage);

@@ -66,8 +66,9 @@ std::vector<VirtualCounter> ParseVirtualList(std::string_view list) {
                                 PowercapContents()),
                     ExitCode::kUsage);
     } else {
-      throw Error(fmt::format("unknown virtual counter '{}' (expected read-bytes, write-bytes or "
-                              "energy)",
+      // `record` takes the per-thread ones only: say which is which.
+      throw Error(fmt::format("unknown virtual counter '{}' (expected read-bytes or write-bytes, "
+                              "per thread; or energy, for the whole machine, with `cstool msa`)",
                               name),
                   ExitCode::kUsage);
     }

@@ -982,8 +982,9 @@ TEST_F(RecordTest, TheCommandsOwnOptionsAreItsOwnWithoutTheSeparator) {
   EXPECT_EQ(grep_trace.at("command"), nlohmann::json({"grep", "-c", "root", "/etc/passwd"}));
   EXPECT_EQ(grep_trace.at("system_wide"), true);  // -a before the command is record's
 
+  // None running: exit 1 as with no pid named (that is the machine's state, not a typo).
   Result dump = Record({"--dump", "999999"});
-  EXPECT_EQ(dump.status, 2);
+  EXPECT_EQ(dump.status, 1);
   EXPECT_NE(dump.err.find("pid 999999 is not a flight recorder: none is running"),
             std::string::npos)
       << dump.err;
