@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cmd/commands.h"
+#include "cmd/limit_option.h"
 #include "cmd/reader_option.h"
 #include "commands/diff_command.h"
 

@@ -1,13 +1,14 @@
-// --reader, -j and --limit, shared by the commands that read trace files (report, diff).
+// --reader and -j, shared by the commands that read trace files (report, diff).
 #pragma once
 
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
-#include <charconv>
-#include <cstddef>
 #include <string>
 #include <utility>
 
 #include "format/trace_file_reader.h"
+#include "pipeline/job_plan.h"
 
 namespace cstool::cmd {
 
@@ -39,28 +40,14 @@ inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
 inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
   return sub
       .add_option("-j,--jobs", jobs,
-                  "Threads for the file: from 2 on, one decodes while another analyses (with "
-                  "compressed data and 2, one decompresses instead), and the others read and "
-                  "decompress the CPUs' pages ahead (default: the CPUs this process may run "
-                  "on, and 1 for a file with under 12 MiB of pages or 512 KiB of compressed "
-                  "data); the output does not depend on N")
+                  fmt::format("Threads for the file: from 2 on, one decodes while another "
+                              "analyses (with compressed data and 2, one decompresses instead), "
+                              "and the others read and decompress the CPUs' pages ahead "
+                              "(default: the CPUs this process may run on, and 1 for a file with "
+                              "under {} MiB of pages or {} KiB of compressed data); the output "
+                              "does not depend on N",
+                              kOneThreadPagesBytes >> 20, kOneThreadCompressedBytes >> 10))
       ->check(CLI::Range(1, 1024));
-}
-
-// --limit ROWS: a count of table rows, 0 for all.
-inline CLI::Option* AddLimitOption(CLI::App& sub, size_t& rows, const std::string& help) {
-  return sub.add_option("--limit", rows, help)
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            // CLI11's NonNegativeNumber prints its range in 310 digits.
-            size_t v = 0;
-            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            return ec == std::errc() && end == s.data() + s.size()
-                       ? std::string()
-                       : "takes a number of rows (0: all), not '" + s + "'";
-          },
-          "ROWS", "rows"));
 }
 
 }  // namespace cstool::cmd

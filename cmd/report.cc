@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cmd/commands.h"
+#include "cmd/limit_option.h"
 #include "cmd/reader_option.h"
 #include "commands/report_command.h"
 

@@ -8,6 +8,15 @@
 
 namespace cstool {
 
+// Whether `s` is an event or event system name as tracefs spells them (sched,
+// sched_switch): letters, digits and '_', at least one.
+inline bool IsEventName(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 inline std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);

@@ -16,6 +16,7 @@
 #include "base/errors.h"
 #include "base/isolated_call.h"
 #include "base/library_leaks.h"
+#include "base/text_fields.h"
 #include "format/compression.h"
 #include "format/page_stream.h"
 #include "format/trace_file_format.h"
@@ -120,9 +121,7 @@ std::optional<FormatIdentity> IdentityOf(std::string_view text) {
   const size_t name_end = text.find('\n');
   if (name_end == 0 || name_end == std::string_view::npos) return std::nullopt;
   const std::string_view name = text.substr(0, name_end);
-  if (!std::all_of(name.begin(), name.end(),
-                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-    return std::nullopt;
+  if (!IsEventName(name)) return std::nullopt;
   text.remove_prefix(name_end);
   if (!text.starts_with(kId)) return std::nullopt;
   text.remove_prefix(kId.size());
@@ -165,10 +164,12 @@ void TrialParse(tep_handle* tep, const std::vector<const Format*>& formats,
 
 // libtraceevent's format parser can crash on a damaged format (a NULL dereference in
 // libtraceevent 1.7, found by the fuzzer) that still passes CheckFormatText. So the
-// formats are parsed once in a throw-away child first; a crash there names the format
-// and its offset instead of killing cstool. Then they are parsed here for real
-// (failures of tep_parse_event itself only make that event unusable). Formats `trusts`
-// vouches for (the running kernel's own text) need no trial; with none left, no child.
+// formats are parsed once in a throw-away child first, in the same order; a crash there
+// names the format and its offset instead of killing cstool. Then they are parsed here
+// for real (failures of tep_parse_event itself only make that event unusable). When
+// `trusts` vouches for every one (the running kernel's own text) in a file of this
+// machine's byte order and word size, they are the texts libtraceevent parses whenever a
+// tool records here, and no child is needed.
 // With `decodes`, only the formats of the events it names are parsed so; the others are
 // registered by name and ID alone (a text of ours, which cannot crash the parser). A
 // file with none of those events has all its formats parsed whole: the common fields'
@@ -179,11 +180,9 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
                        const ReaderOptions::TrustsFormat& trusts) {
   std::vector<const Format*> whole;
   std::vector<std::pair<const Format*, std::string>> by_name;  // the format, its stand-in
-  std::vector<const Format*> trial;  // of `whole`, those to parse in a child first
   for (const Format& f : formats) {
-    const std::optional<FormatIdentity> identity =
-        decodes || trusts ? IdentityOf(f.text) : std::nullopt;
-    if (!decodes || !identity || decodes(f.system, identity->name)) {
+    const std::optional<FormatIdentity> identity = decodes ? IdentityOf(f.text) : std::nullopt;
+    if (!identity || decodes(f.system, identity->name)) {
       whole.push_back(&f);
     } else {  // no common fields, no fields (one blank line less marks the event failed)
       by_name.emplace_back(&f, fmt::format("name: {}\nID: {}\nformat:\n\n\nprint fmt: \"\"\n",
@@ -194,14 +193,20 @@ void ParseEventFormats(tep_handle* tep, const std::vector<Format>& formats, cons
     for (const auto& [f, stand_in] : by_name) whole.push_back(f);
     by_name.clear();
   }
-  for (const Format* f : whole) {
+  for (const Format* f : whole)
     if (auto bad = CheckFormatText(f->text, true))
       ByteCursor({}, f->in).Fail(f->offset + bad->first,
                                  fmt::format("{} event format: {}", f->system, bad->second));
-    const std::optional<FormatIdentity> identity = trusts ? IdentityOf(f->text) : std::nullopt;
-    if (!identity || !trusts(f->system, identity->name, f->text)) trial.push_back(f);
-  }
-  if (!trial.empty()) TrialParse(tep, trial, path);
+  const bool this_machines_layout =
+      tep_is_file_bigendian(tep) == (std::endian::native == std::endian::big) &&
+      tep_get_long_size(tep) == static_cast<int>(sizeof(long));
+  // Asked in order until the first "no": then the child runs anyway.
+  const bool all_trusted = trusts && this_machines_layout &&
+                           std::all_of(whole.begin(), whole.end(), [&](const Format* f) {
+                             const std::optional<FormatIdentity> identity = IdentityOf(f->text);
+                             return identity && trusts(f->system, identity->name, f->text);
+                           });
+  if (!all_trusted) TrialParse(tep, whole, path);
   LibraryLeaksIgnored known_leaks;
   for (const Format* f : whole)
     tep_parse_event(tep, f->text.data(), f->text.size(), f->system.c_str());

@@ -6,9 +6,13 @@
 
 namespace cstool {
 
-// Whether `text` is byte for byte the running kernel's format of system:name. False
-// when tracefs cannot be read (not mounted, not root) or names no such event. Reading
-// it never mounts tracefs.
-bool IsRunningKernelFormat(std::string_view system, std::string_view name, std::string_view text);
+// Where tracefs is mounted. Not its older place under debugfs: reading there mounts it.
+inline constexpr std::string_view kTracefsRoot = "/sys/kernel/tracing";
+
+// Whether `text` is byte for byte the running kernel's format of system:name, as
+// `tracefs` (a test's own folder) serves it. False when it cannot be read (not
+// mounted, not root) or names no such event.
+bool IsRunningKernelFormat(std::string_view system, std::string_view name, std::string_view text,
+                           std::string_view tracefs = kTracefsRoot);
 
 }  // namespace cstool

@@ -104,7 +104,8 @@ std::string RowState(const PathRow& row) {
 }
 
 // Which of `rows` the table shows: all, or with more than `limit` (> 0), the `limit`
-// longest (the earlier at a tie).
+// longest (the earlier at a tie) and every row with a note (where the chain ends, or
+// lost events make it uncertain: what the header warns of stays in view).
 std::vector<bool> ShownRows(const std::vector<PathRow>& rows, size_t limit) {
   if (limit == 0 || rows.size() <= limit) return std::vector<bool>(rows.size(), true);
   std::vector<size_t> order(rows.size());
@@ -116,6 +117,8 @@ std::vector<bool> ShownRows(const std::vector<PathRow>& rows, size_t limit) {
                    });
   std::vector<bool> shown(rows.size(), false);
   for (size_t k = 0; k < limit; ++k) shown[order[k]] = true;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!Note(*rows[i].first).empty()) shown[i] = true;
   return shown;
 }
 
@@ -136,8 +139,8 @@ void RenderTable(const CriticalPath& path, int64_t trace_start, size_t limit, st
         path.lost_events);
   if (std::find(shown.begin(), shown.end(), false) != shown.end())
     os << fmt::format(
-        "the {} longest of {} rows, in time order; each \"...\" line holds the rows between "
-        "(--limit 0: every row)\n",
+        "the {} longest of {} rows and every row with a note, in time order; each \"...\" "
+        "line holds the rows between (--limit 0: every row)\n",
         limit, rows.size());
   os << fmt::format("{:>12} {:>10} {:>8} {:<16} {:<22} {}\n", "START(s)", "DUR(ms)", "TID", "COMM",
                     "STATE", "NOTE");

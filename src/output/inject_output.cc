@@ -45,8 +45,8 @@ void InjectOutput::Total(const InjectInterval& t, uint64_t lost_events) {
   if (t.repeated > 0)
     os_ << fmt::format(
         "  {} of them ran in the same interrupt as the one before: it came nearly a period "
-        "late, and the kernel ran the timer again before returning\n",
-        t.repeated);
+        "late, and the kernel ran the timer again before returning{}\n",
+        t.repeated, lost_events > 0 ? " (or lost events hid the interrupt between)" : "");
   os_.flush();
 }
 

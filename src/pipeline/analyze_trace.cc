@@ -282,7 +282,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   reader_options.backend = options.reader;
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   reader_options.decodes_event = &EventDecoder::Decodes;
-  reader_options.trusts_format = &IsRunningKernelFormat;
+  reader_options.trusts_format = [](std::string_view system, std::string_view name,
+                                    std::string_view text) {
+    return IsRunningKernelFormat(system, name, text);
+  };
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   if (options.jobs <= 0) reader_options.jobs = DefaultJobs(*reader, reader_options.jobs);
   const JobPlan plan = PlanJobs(reader_options.jobs, *reader);

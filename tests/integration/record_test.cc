@@ -7,7 +7,6 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -37,6 +36,7 @@
 #include "model/recording_info.h"
 #include "model/syscall_table.h"
 #include "pipeline/analyze_trace.h"
+#include "tests/support/child_faults.h"
 #include "tests/support/files.h"
 #include "tests/support/recording_fixture.h"
 #include "tests/support/report_json.h"
@@ -298,8 +298,6 @@ TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   EXPECT_TRUE(child_known);
 }
 
-// --compress (the default: zstd) writes v7 with chunks compressed while recording: trace-cmd reads
-// every event, cstool's reader and libtracecmd give the same report, and the kernel agrees.
 // A file recorded on this kernel holds its formats byte for byte: a report parses them
 // without the trial child, which cost a quarter of a small file's report. (A damaged
 // format still gets one: BadFile.FormatThatCrashesLibtraceeventIsAnError.)
@@ -307,18 +305,15 @@ TEST_F(RecordTest, ReportOfAFileRecordedHereForksNoTrialParser) {
   const fs::path out = dir_ / "here.dat";
   Result r = Record({"-o", out, "--", kWorkload, "pingpong", "100"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto child_faults = [] {
-    rusage u{};
-    ::getrusage(RUSAGE_CHILDREN, &u);
-    return u.ru_minflt;
-  };
   SyscallTable syscalls;
-  const long before = child_faults();
+  const long before = testing::ChildMinorFaults();
   auto here = AnalyzeTrace(out.string(), syscalls);
-  EXPECT_EQ(child_faults(), before);
+  EXPECT_EQ(testing::ChildMinorFaults(), before);
   EXPECT_GT(here->model.trace.events, 0u);
 }
 
+// --compress (the default: zstd) writes v7 with chunks compressed while recording: trace-cmd reads
+// every event, cstool's reader and libtracecmd give the same report, and the kernel agrees.
 TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
   for (const char* algorithm : {"zstd", "zlib"}) {
     SCOPED_TRACE(algorithm);

@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "base/errors.h"
 #include "decode/decode_trace.h"
 #include "decode/event_decoder.h"
+#include "tests/support/child_faults.h"
 #include "tests/support/decode_stats.h"
 #include "tests/support/synthetic_trace.h"
 
@@ -382,13 +382,6 @@ TEST(TraceFileReader, FormatsOfEventsNotDecodedAreRegisteredByNameAndId) {
   ExpectSameReplay(by_name, lib);
 }
 
-// Minor faults of this process's reaped children: a forked child adds some.
-long ChildFaults() {
-  rusage u{};
-  ::getrusage(RUSAGE_CHILDREN, &u);
-  return u.ru_minflt;
-}
-
 // Formats the caller vouches for (a report: the running kernel's own text) are parsed
 // without the trial child that guards against a damaged format crashing libtraceevent;
 // the caller is asked about each format parsed whole, and the decoding is the same.
@@ -405,12 +398,12 @@ TEST(TraceFileReader, TrustedFormatsNeedNoTrialChild) {
       EXPECT_TRUE(text.starts_with(fmt::format("name: {}\n", name))) << text;
       return trusted;
     };
-    const long faults = ChildFaults();
+    const long faults = testing::ChildMinorFaults();
     auto reader = OpenTraceFile(file, opt);
     if (trusted)
-      EXPECT_EQ(ChildFaults(), faults);
+      EXPECT_EQ(testing::ChildMinorFaults(), faults);
     else
-      EXPECT_GT(ChildFaults(), faults);
+      EXPECT_GT(testing::ChildMinorFaults(), faults);
     // Only the decoded format is parsed whole, so only it is asked about.
     EXPECT_EQ(asked, std::vector<std::string>{"sched:sched_switch"});
     tep_event* sw = tep_find_event_by_name(reader->tep(), "sched", "sched_switch");

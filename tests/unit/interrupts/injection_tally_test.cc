@@ -90,7 +90,9 @@ TEST(InjectionTally, OtherEventsAreIgnored) {
   t.Push(7, kStart + 3000);
   t.Push(kAchieved, kStart + 4000);
   EXPECT_EQ(t.total().repeated, 1u);
-  EXPECT_TRUE(t.seconds().size() == 1u);
+  EXPECT_EQ(t.total().achieved, 2u);
+  EXPECT_EQ(t.total().context, 1u);
+  EXPECT_EQ(t.seconds().size(), 1u);
 }
 
 }  // namespace

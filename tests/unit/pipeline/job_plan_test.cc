@@ -116,6 +116,11 @@ TEST_F(JobPlanTest, DefaultJobsIsOneForASmallFile) {
   EXPECT_EQ(DefaultJobs(*v7, 4, UINT64_MAX, v7_bytes), 4);
   EXPECT_EQ(DefaultJobs(*v7, 4, 0, v7_bytes + 1), 1);
   EXPECT_EQ(DefaultJobs(*v6, 1, 0, 0), 1);  // one usable CPU
+  // A reader that does not know its sizes (libtracecmd's): every CPU.
+  const std::string file = File({20000, 50}, false);
+  auto lib = OpenTraceFile(file, {.backend = ReaderBackend::kLibTracecmd});
+  ASSERT_EQ(lib->CpuDataBytes(0), 0u);
+  EXPECT_EQ(DefaultJobs(*lib, 3), 3);
 }
 
 // Salvage notes come in reading order, and libtracecmd's streams share its handle.
