@@ -236,6 +236,21 @@ int FinishStandardOutput(const std::string& name, int status) {
   return status == 0 ? static_cast<int>(ExitCode::kFailure) : status;
 }
 
+// The first option of `sub` given an empty value ("-p ''", "-C ''"), by its name; ""
+// when none was. CLI11 reads such a value as 0 or as the option's absence, which is
+// neither what was typed nor an error. (Positionals may be empty: a command's arguments;
+// so may an option's value that may be left out, as --compress's.)
+std::string EmptyOptionValue(const CLI::App& sub) {
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->get_positional() || o->get_type_size_max() == 0 || o->get_expected_min() == 0 ||
+        o->count() == 0)
+      continue;
+    for (const std::string& value : o->results())
+      if (value.empty()) return o->get_name();
+  }
+  return "";
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "cstool: where every nanosecond of a program's threads went, and why every "
@@ -355,6 +370,12 @@ int Main(int argc, char** argv) {
 
   for (auto& [name, sub] : subapps) {
     if (!sub->parsed()) continue;
+    if (const std::string empty = EmptyOptionValue(*sub); !empty.empty()) {
+      fmt::print(stderr, "cstool {}: {}: an empty value (give one, or leave the option out)\n",
+                 name, empty);
+      fmt::print(stderr, "See 'cstool {} --help'.\n", name);
+      return static_cast<int>(ExitCode::kUsage);
+    }
     StderrMessages messages(name);  // "cstool NAME: warning: ..."
     try {
       return FinishStandardOutput(name, runners[name](messages));

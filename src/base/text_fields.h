@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <string>
 #include <string_view>
 
 namespace cstool {
@@ -15,6 +16,25 @@ inline bool IsEventName(std::string_view s) {
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   return true;
+}
+
+// `s` with control bytes written as \xNN: a name from a damaged file, fit for a message
+// on a terminal.
+inline std::string VisibleText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 inline std::string_view Trim(std::string_view s) {

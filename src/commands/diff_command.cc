@@ -62,16 +62,25 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
 // twice) would have no spread, and every difference would look beyond the noise. On both
 // sides it is allowed (nothing changes), and said.
 void CheckEachRecordingOnce(const DiffOptions& options, Messages& messages) {
-  // Only files of one size can be one recording: the others are not read for it.
+  // Only files of one size can be one recording: the others are not read for it. One
+  // without a size (a directory, a FIFO) is itself alone; reading it says what it is.
+  const auto size_of = [](const std::string& f) -> std::optional<uintmax_t> {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(f, ec);
+    return ec ? std::nullopt : std::optional<uintmax_t>(size);
+  };
   std::map<uintmax_t, int> sizes;
   for (const auto* side : {&options.base_files, &options.new_files})
-    for (const std::string& f : *side) ++sizes[std::filesystem::file_size(f)];
+    for (const std::string& f : *side)
+      if (const auto size = size_of(f)) ++sizes[*size];
   std::map<std::string, std::string> id_by_file;  // one on both sides is read once
-  auto id_of = [&sizes, &id_by_file](const std::string& f) {
+  auto id_of = [&](const std::string& f) {
     auto [it, added] = id_by_file.try_emplace(f);
     if (added) {
-      const uintmax_t size = std::filesystem::file_size(f);
-      it->second = sizes[size] > 1 ? TraceIdOf(f) : fmt::format("size {} of {}", size, f);
+      const std::optional<uintmax_t> size = size_of(f);
+      it->second = !size              ? fmt::format("{}, which has no size", f)
+                   : sizes[*size] > 1 ? TraceIdOf(f)
+                                      : fmt::format("size {} of {}", *size, f);
     }
     return it->second;
   };

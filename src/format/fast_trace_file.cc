@@ -469,7 +469,8 @@ void FastTraceFile::KeepCpuStats(const Sections& sections) {
 }
 
 std::string FastTraceFile::DataLabel() const {
-  return buffer_name_.empty() ? path_ : fmt::format("{} (buffer {})", path_, buffer_name_);
+  return buffer_name_.empty() ? path_
+                              : fmt::format("{} (buffer {})", path_, VisibleText(buffer_name_));
 }
 
 std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {

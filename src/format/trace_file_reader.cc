@@ -156,8 +156,13 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   // The reason, as the C library words it: "No such file or directory", "Permission
   // denied"; a directory opens but cannot be read, so it is named before.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
     throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(EISDIR)));
+  // A FIFO or a device: opening a FIFO would wait for a writer, and the file is read in
+  // place (mapped) anyway.
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error(fmt::format("{}: not a regular file", path));
   errno = 0;
   std::ifstream f(path, std::ios::binary);
   if (!f) {

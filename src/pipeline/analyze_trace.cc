@@ -526,6 +526,11 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);
   const bool has_switch = std::find(t.missing_events.begin(), t.missing_events.end(),
                                     "sched:sched_switch") == t.missing_events.end();
+  if (!has_switch)
+    t.notes.push_back(
+        "no sched:sched_switch in this file: without it no thread is ever seen leaving a CPU, "
+        "so the microstates are not measured (a thread shows as running from its first event "
+        "on) and there are no switches or waits; record with sched:sched_switch");
   if (!decoder.task_states().from_format() && has_switch)
     t.notes.push_back(fmt::format(
         "sched_switch prev_state letters could not be read from the format ({}); the "

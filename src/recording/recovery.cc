@@ -141,15 +141,22 @@ void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents
       {"file_cpus", file_cpus},  {"contents", ContentsJson(contents)}, {"info", info}};
   const std::filesystem::path path = RecoveryNoteFor(out);
   const std::filesystem::path tmp = path.string() + ".tmp";
+  std::error_code ec;
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f << note.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (!f.flush())
-      throw Error(fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno)));
+    if (!f.flush()) {
+      const int err = errno;
+      std::filesystem::remove(tmp, ec);  // a full disk keeps no part of it
+      throw Error(fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(err)));
+    }
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  if (ec) {
+    const std::string why = ec.message();
+    std::filesystem::remove(tmp, ec);
+    throw Error(fmt::format("cannot write '{}': {}", path.string(), why));
+  }
 }
 
 int LiveRecorderOf(const std::filesystem::path& out) {

@@ -147,6 +147,23 @@ TEST_F(RecordFaults, DiskFullStopsWithAReadableFile) {
   mounted_.clear();
 }
 
+// A disk too full for the recording to begin: the error says so and nothing is left
+// on it (the recovery note's partial .tmp was).
+TEST_F(RecordFaults, DiskFullAtTheStartLeavesNothing) {
+  const fs::path small = dir_ / "tiny";
+  fs::create_directory(small);
+  ASSERT_EQ(::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k"), 0) << std::strerror(errno);
+  mounted_ = small;
+  const fs::path out = small / "x.dat";
+  CommandResult r =
+      RunCommand({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "20", "1000"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << r.err;
+  ::umount2(small.c_str(), 0);
+  mounted_.clear();
+}
+
 TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {
   const fs::path sub = dir_ / "out";
   fs::create_directory(sub);

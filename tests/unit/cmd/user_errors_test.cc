@@ -1,11 +1,13 @@
 // What a new user trips over (issue 20): a selection that matches nothing, -N 0, and
 // errors without their reason or next step. Each is one clear line and an exit status.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/cpu_list.h"
@@ -229,6 +231,52 @@ TEST(TerseErrors, DirectorySaysWhy) {
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", dir.path()});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(LastOwnLine(r.err), "cstool report: " + dir.path() + ": cannot open: Is a directory");
+}
+
+// A FIFO is refused before it is opened: opening it waited for a writer forever.
+TEST(TerseErrors, FifoIsNotARegularFile) {
+  EmptyDir dir;
+  const std::string fifo = dir.path() + "/ff.dat";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", fifo});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err), "cstool report: " + fifo + ": not a regular file");
+}
+
+// diff names a directory as report does (it printed the C++ library's "filesystem
+// error: cannot get file size").
+TEST(TerseErrors, DiffOfADirectorySaysWhy) {
+  EmptyDir dir;
+  const std::string f = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  CommandResult r = RunCommand({CSTOOL_BINARY, "diff", f, dir.path()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err), "cstool diff: " + dir.path() + ": cannot open: Is a directory");
+}
+
+// An empty value is no value: -p '' read as pid 0, -o '' as no -o, -C '' as every CPU.
+TEST(TerseErrors, AnEmptyOptionValueIsAUsageError) {
+  const std::string f = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  for (const auto& [args, option] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"report", f, "-p", ""}, "--pid"},
+           {{"report", f, "-t", ""}, "--tid"},
+           {{"report", f, "-o", ""}, "--output"},
+           {{"record", "-C", "", "-o", "/nonexistent/x.dat", "--", "true"}, "--cpus"},
+           {{"record", "--max-size", "", "-o", "/nonexistent/x.dat", "--", "true"},
+            "--max-size"}}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.status, 2) << args[0] << " " << option;
+    EXPECT_EQ(r.err, "cstool " + args[0] + ": " + option +
+                         ": an empty value (give one, or leave the option out)\nSee 'cstool " +
+                         args[0] + " --help'.\n");
+  }
+  // An option whose value may be left out takes none: --compress alone is zstd (the run
+  // then fails for its own reason, the output's folder).
+  CommandResult compress =
+      RunCommand({CSTOOL_BINARY, "record", "--compress", "-o", "/nonexistent/x.dat", "--", "true"});
+  EXPECT_EQ(compress.err.find("an empty value"), std::string::npos) << compress.err;
+  EXPECT_NE(compress.err.find("/nonexistent/x.dat"), std::string::npos) << compress.err;
 }
 
 TEST(TerseErrors, NoRecordingHereSaysToRecordFirst) {

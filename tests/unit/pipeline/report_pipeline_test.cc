@@ -90,6 +90,30 @@ TEST(ReportPipeline, SchedOnlyFileStillReportsAndSaysWhatIsMissing) {
   std::remove(path.c_str());
 }
 
+// Without sched_switch no thread is seen leaving a CPU: the report says its microstates
+// are not measured (it showed a sleeping thread 99 % in user time, with no word of it).
+TEST(ReportPipeline, AFileWithoutSchedSwitchSaysItsMicrostatesAreNotMeasured) {
+  SyntheticTrace t(kEvents, 1);
+  const int waking = t.AddEvent("sched", "sched_waking");
+  for (uint64_t i = 0; i < 10; ++i)
+    t.Append(0, 1000 + i * 1000, t.NewRecord(waking, 100).Set("pid", 101).Set("target_cpu", 0));
+  const auto analyzed = AnalyzeSynthetic(t, "no_switch");
+  const std::vector<std::string>& notes = analyzed->model.trace.notes;
+  const std::string expected =
+      "no sched:sched_switch in this file: without it no thread is ever seen leaving a CPU, so "
+      "the microstates are not measured (a thread shows as running from its first event on) "
+      "and there are no switches or waits; record with sched:sched_switch";
+  EXPECT_EQ(std::count(notes.begin(), notes.end(), expected), 1);
+  // A file with it has no such note.
+  SyntheticTrace with(kEvents, 1);
+  const int sw = with.AddEvent("sched", "sched_switch");
+  const int w = with.AddEvent("sched", "sched_waking");
+  AddPingPong(with, sw, w, 10, 1000000);
+  const auto ping = AnalyzeSynthetic(with, "with_switch");
+  for (const std::string& n : ping->model.trace.notes)
+    EXPECT_EQ(n.find("no sched:sched_switch"), std::string::npos) << n;
+}
+
 // A file's trace clock is the report's (JSON trace.trace_clock), and one the analysis
 // cannot take as synchronised nanoseconds is said: trace-cmd's default `local` is per CPU,
 // `counter` counts events.
