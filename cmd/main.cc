@@ -241,7 +241,12 @@ int FinishStandardOutput(const std::string& name, int status) {
 // neither what was typed nor an error. (Positionals may be empty: a command's arguments;
 // so may an option's value that may be left out, as --compress's.)
 std::string EmptyOptionValue(const CLI::App& sub) {
+  // Where an empty value is documented as the default: the whole trace, this host.
+  static constexpr std::string_view kEmptyMeansDefault[] = {"--html-range", "--host"};
   for (const CLI::Option* o : sub.get_options()) {
+    if (std::find(std::begin(kEmptyMeansDefault), std::end(kEmptyMeansDefault), o->get_name()) !=
+        std::end(kEmptyMeansDefault))
+      continue;
     if (o->get_positional() || o->get_type_size_max() == 0 || o->get_expected_min() == 0 ||
         o->count() == 0)
       continue;

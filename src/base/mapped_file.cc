@@ -21,7 +21,9 @@ constexpr size_t kGuardBytes = 64 * 1024;
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Non-blocking: a FIFO opens at once (and is refused below) instead of waiting for a
+  // writer; on a regular file the flag changes nothing.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)

@@ -270,8 +270,8 @@ void FastTraceFile::ThrowNoBuffer(const std::string& name) const {
         fmt::format("{}: holds none of buffer \"{}\"'s data: its option was copied by a tool that "
                     "rewrote the file without it (trace-cmd convert does), or the file was cut "
                     "where the trace's data end",
-                    path_, name));
-  throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, name));
+                    path_, VisibleText(name)));
+  throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, VisibleText(name)));
 }
 
 FastTraceFile::BufferOptionHead FastTraceFile::ReadBufferOptionHead(ByteCursor& opt,

@@ -8,6 +8,7 @@
 
 #include "base/byte_cursor.h"
 #include "base/errors.h"
+#include "base/text_fields.h"
 #include "format/trace_file_format.h"
 
 namespace cstool {
@@ -155,7 +156,7 @@ void V6TraceFile::ReadFlyrecord(ByteCursor& in, std::vector<BufferOption> buffer
       if (!b.cstool_private && chosen == nullptr) chosen = &b;
   if (chosen != nullptr) {
     ByteCursor c(file_.bytes(), path_);
-    const std::string label = fmt::format("buffer \"{}\" ", chosen->name);
+    const std::string label = fmt::format("buffer \"{}\" ", VisibleText(chosen->name));
     c.Seek(chosen->offset, label + "data table");
     if (c.remaining() >= 10 && c.Bytes(10, "marker") != std::string_view("flyrecord\0", 10))
       c.Seek(chosen->offset, label + "data table");

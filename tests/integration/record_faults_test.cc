@@ -115,6 +115,22 @@ class RecordFaults : public ::testing::Test {
     }
   }
 
+  // A tmpfs of `size` ("2m") mounted on dir_/`name`, unmounted at the end.
+  fs::path MountSmallDisk(const std::string& name, const std::string& size) {
+    const fs::path at = dir_ / name;
+    fs::create_directory(at);
+    if (::mount("tmpfs", at.c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0) {
+      ADD_FAILURE() << "mount tmpfs: " << std::strerror(errno);
+      return {};
+    }
+    mounted_ = at;
+    return at;
+  }
+  void UnmountSmallDisk() {
+    ::umount2(mounted_.c_str(), 0);
+    mounted_.clear();
+  }
+
   fs::path dir_;
   fs::path mounted_;
 };
@@ -122,10 +138,8 @@ class RecordFaults : public ::testing::Test {
 // A full disk ends the recording cleanly (issue #24): the file so far is complete and
 // readable, the message names it and says how much was kept, and nothing else is left.
 TEST_F(RecordFaults, DiskFullStopsWithAReadableFile) {
-  const fs::path small = dir_ / "small";
-  fs::create_directory(small);
-  ASSERT_EQ(::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=2m"), 0) << std::strerror(errno);
-  mounted_ = small;
+  const fs::path small = MountSmallDisk("small", "2m");
+  ASSERT_FALSE(small.empty());
   const fs::path out = small / "out.dat";
   // A busy workload writes ~100 MB/s of events; -N bounds the test if nothing stops it.
   CommandResult r = RunCommand(
@@ -143,25 +157,21 @@ TEST_F(RecordFaults, DiskFullStopsWithAReadableFile) {
   EXPECT_NE(report.out.find("NOTE: the recording ends early: the disk was full: kept "),
             std::string::npos)
       << report.out;
-  ::umount2(small.c_str(), 0);
-  mounted_.clear();
+  UnmountSmallDisk();
 }
 
 // A disk too full for the recording to begin: the error says so and nothing is left
 // on it (the recovery note's partial .tmp was).
 TEST_F(RecordFaults, DiskFullAtTheStartLeavesNothing) {
-  const fs::path small = dir_ / "tiny";
-  fs::create_directory(small);
-  ASSERT_EQ(::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=64k"), 0) << std::strerror(errno);
-  mounted_ = small;
+  const fs::path small = MountSmallDisk("tiny", "64k");
+  ASSERT_FALSE(small.empty());
   const fs::path out = small / "x.dat";
   CommandResult r =
       RunCommand({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "20", "1000"});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
   EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << r.err;
-  ::umount2(small.c_str(), 0);
-  mounted_.clear();
+  UnmountSmallDisk();
 }
 
 TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {

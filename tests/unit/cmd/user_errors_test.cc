@@ -238,8 +238,14 @@ TEST(TerseErrors, FifoIsNotARegularFile) {
   EmptyDir dir;
   const std::string fifo = dir.path() + "/ff.dat";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  CommandResult r = RunCommand({CSTOOL_BINARY, "report", fifo});
+  // Under timeout(1): a regression waits for a writer forever (status 124).
+  CommandResult r = RunCommand({"timeout", "20", CSTOOL_BINARY, "report", fifo});
   EXPECT_EQ(r.status, 1);
+  // The SQLite export reads the file's identity first: the same.
+  CommandResult sqlite = RunCommand({"timeout", "20", CSTOOL_BINARY, "report", fifo, "--format",
+                                     "sqlite", "-o", dir.path() + "/x.db"});
+  EXPECT_EQ(sqlite.status, 1);
+  EXPECT_EQ(LastOwnLine(sqlite.err), "cstool report: " + fifo + ": not a regular file");
   EXPECT_EQ(LastOwnLine(r.err), "cstool report: " + fifo + ": not a regular file");
 }
 
