@@ -158,6 +158,13 @@ int RunRecover(const std::string& file, Messages& messages) {
     const double kib = static_cast<double>(bytes) / 1024.0;
     return kib < 1024.0 ? fmt::format("{:.1f} KiB", kib) : fmt::format("{:.1f} MiB", kib / 1024.0);
   };
+  if (r.ended) {
+    messages.Status(
+        fmt::format("recovered {} of events on {} CPU{} into {} (the recording had "
+                    "ended and only writing the file had failed: nothing is missing)",
+                    size(r.bytes), r.cpus, r.cpus == 1 ? "" : "s", file));
+    return 0;
+  }
   const std::string unread =
       r.drained_bytes == 0 ? std::string()
                            : fmt::format(", {} of them unread in the killed recorder's buffers",

@@ -153,8 +153,9 @@ class RecoveryNote {
   void Keep() { keep_ = true; }
   RecoveryNote(const RecoveryNote&) = delete;
   RecoveryNote& operator=(const RecoveryNote&) = delete;
-  void Write(const TraceFileContents& contents, const RecordingInfo& info, int file_cpus) {
-    WriteRecoveryNote(out_, contents, info, file_cpus);
+  void Write(const TraceFileContents& contents, const RecordingInfo& info, int file_cpus,
+             RecoveryNoteStage stage = RecoveryNoteStage::kRecording) {
+    WriteRecoveryNote(out_, contents, info, file_cpus, stage);
     written_ = true;
     // Killed from here on, its instances hold what --recover needs: the next session
     // keeps them. (Ending any other way, this recorder reads them out itself.)
@@ -1261,6 +1262,13 @@ void Recorder::WriteFile() {
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Should writing the file fail, --recover then makes it whole from the pages. On a disk
+  // too full for this note the one from the start stays: the recovery misses the end's.
+  try {
+    if (recovery_note_)
+      recovery_note_->Write(contents, info_, file_cpus_, RecoveryNoteStage::kEnded);
+  } catch (const Error&) {
+  }
   const std::optional<std::filesystem::path> previous = KeepPreviousOutput();
   try {
     WriteTraceFile(output_, contents);
@@ -1273,8 +1281,8 @@ void Recorder::WriteFile() {
     for (auto& r : unfiltered_readers_) r->KeepFile();
     recovery_note_->Keep();
     throw Error(
-        fmt::format("{}; the recorded pages are kept beside it: make room and run "
-                    "`cstool record --recover {}`",
+        fmt::format("{}; the recorded pages are kept beside it: once it can be written (room "
+                    "on the disk), `cstool record --recover {}` makes it of them",
                     e.what(), output_.string()));
   }
   readers_.clear();  // removes the page files (the drivers first)

@@ -128,7 +128,7 @@ std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
 }
 
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
-                       const RecordingInfo& info, int file_cpus) {
+                       const RecordingInfo& info, int file_cpus, RecoveryNoteStage stage) {
   // The stamps of this recorder's instances, for --recover to tell them from any made
   // later under the same names.
   std::map<std::string, int64_t> stamps;
@@ -136,9 +136,15 @@ void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents
   for (const InstanceTraceData& inst : contents.instances)
     if (auto stamp = OrphanBuffers::StampOf(InstanceOf(::getpid(), inst.name)))
       stamps[inst.name] = *stamp;
-  const nlohmann::json note = {
+  nlohmann::json note = {
       {"version", kNoteVersion}, {"recorder_pid", ::getpid()},         {"instance_stamps", stamps},
       {"file_cpus", file_cpus},  {"contents", ContentsJson(contents)}, {"info", info}};
+  if (stage == RecoveryNoteStage::kEnded) {
+    std::vector<std::string> stats;
+    for (const CpuTraceData& cpu : contents.cpus) stats.push_back(cpu.stats);
+    note["ended"] = true;
+    note["cpu_stats"] = stats;
+  }
   const std::filesystem::path path = RecoveryNoteFor(out);
   const std::filesystem::path tmp = path.string() + ".tmp";
   std::error_code ec;
@@ -222,6 +228,8 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   int file_cpus = 0;
   int note_recorder_pid = 0;
   std::map<std::string, int64_t> note_stamps;  // by buffer ("" the trace's)
+  bool ended = false;
+  std::vector<std::string> cpu_stats;
   try {
     const nlohmann::json note = nlohmann::json::parse(*text);
     if (note.at("version").get<int>() != kNoteVersion)
@@ -231,6 +239,8 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     file_cpus = note.at("file_cpus").get<int>();
     note_recorder_pid = note.value("recorder_pid", 0);
     note_stamps = note.value("instance_stamps", std::map<std::string, int64_t>());
+    ended = note.value("ended", false);
+    cpu_stats = note.value("cpu_stats", std::vector<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("'{}' is damaged: {}", note_path.string(), e.what()));
   }
@@ -241,6 +251,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
         fmt::format("'{}' is damaged: page size {}", note_path.string(), contents.page_size));
 
   RecoveryResult result;
+  result.ended = ended;
   std::error_code ec;
   // A CPU's page file of `buffer` as far as it holds whole pages (or compressed chunks:
   // one cut short by the kill is not one); empty when there is none.
@@ -259,8 +270,11 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     return pages;
   };
   contents.cpus.resize(static_cast<size_t>(file_cpus));
-  for (int cpu = 0; cpu < file_cpus; ++cpu)
-    contents.cpus[static_cast<size_t>(cpu)].pages_file = whole_pages(cpu, {});
+  for (int cpu = 0; cpu < file_cpus; ++cpu) {
+    CpuTraceData& data = contents.cpus[static_cast<size_t>(cpu)];
+    data.pages_file = whole_pages(cpu, {});
+    if (static_cast<size_t>(cpu) < cpu_stats.size()) data.stats = cpu_stats[cpu];
+  }
   for (InstanceTraceData& inst : contents.instances) {
     inst.cpus.resize(static_cast<size_t>(file_cpus));
     for (int cpu = 0; cpu < file_cpus; ++cpu)
@@ -297,10 +311,14 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
       }
     }
   };
-  drain({}, contents.cpus);
-  for (InstanceTraceData& inst : contents.instances) drain(inst.name, inst.cpus);
-  info.recovered = true;
-  info.kernel_counters = nullptr;  // the end samples and exit records were never taken
+  // An ended recording read its buffers out before it wrote the note, and its info is
+  // the file's: only one cut short lacks what the end brings.
+  if (!ended) {
+    drain({}, contents.cpus);
+    for (InstanceTraceData& inst : contents.instances) drain(inst.name, inst.cpus);
+    info.recovered = true;
+    info.kernel_counters = nullptr;  // the end samples and exit records were never taken
+  }
   contents.cstool_info_json =
       nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   WriteTraceFile(out, contents);

@@ -2,8 +2,9 @@
 // per-CPU pages go to OUT.cpuN.tmp as they are read, and OUT.recovery.json holds what the
 // file needs besides them (the event formats, the recording info known at the start),
 // written before tracing starts. A recording that ends normally (a signal included)
-// writes OUT and removes both; after kill -9 or an OOM kill they remain, and
-// `cstool record --recover OUT` assembles them into OUT.
+// writes OUT and removes both; after kill -9 or an OOM kill they remain, as they do when
+// writing OUT itself fails (a full disk), and `cstool record --recover OUT` assembles them
+// into OUT.
 #pragma once
 
 #include <filesystem>
@@ -26,9 +27,18 @@ std::filesystem::path RecoveryNoteFor(const std::filesystem::path& out);
 std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
                                    std::string_view buffer = {});
 
+// What the recorder knew when it wrote the note. While recording: what the file needs
+// besides the pages as known at the start; what the end brings (the kernel's counters,
+// the loss statistics, the pages still in the ring buffers) is then missing from a
+// recovery. Ended: the note is rewritten at the stop with everything the file would hold
+// (each CPU's stats from `contents` too), so that when only writing the file fails (a
+// full disk), the recovered file loses nothing.
+enum class RecoveryNoteStage { kRecording, kEnded };
+
 // Written atomically (a temporary file renamed over it). Throws cstool::Error.
 void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents& contents,
-                       const RecordingInfo& info, int file_cpus);
+                       const RecordingInfo& info, int file_cpus,
+                       RecoveryNoteStage stage = RecoveryNoteStage::kRecording);
 
 // The pid of a recorder still writing into `out` (its note names it and it lives), or 0.
 int LiveRecorderOf(const std::filesystem::path& out);
@@ -43,6 +53,7 @@ struct RecoveryResult {
   uint64_t drained_bytes = 0;  // and from the killed recorder's instance (unread there)
   bool drained = false;        // its instance was read (else what it held is missing)
   int cpus = 0;                // CPUs with pages
+  bool ended = false;          // the recording had ended: nothing is missing
 };
 
 // Assembles `out` from its leftovers and removes them, and the killed recorder's tracefs

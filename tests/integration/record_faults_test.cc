@@ -174,6 +174,43 @@ TEST_F(RecordFaults, DiskFullAtTheStartLeavesNothing) {
   UnmountSmallDisk();
 }
 
+// The recording ends and only writing the file fails (a full disk at the end; here its
+// temporary file's name taken by a directory meanwhile): the pages and a note rewritten
+// at the stop stay, and --recover makes of them the file the recording would have
+// written: every sleep, no loss, the kernel's counters (--check passes), no "killed".
+TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
+  const fs::path out = dir_ / "ended.dat";
+  Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "2000", "1000"},
+                 dir_ / "rec.err");
+  ASSERT_TRUE(rec.WaitLive());
+  const fs::path blocker = dir_ / "ended.dat.tmp";
+  fs::create_directory(blocker);
+  EXPECT_EQ(rec.Wait(), 1);
+  const std::string err = ReadWholeFile(dir_ / "rec.err");
+  EXPECT_NE(LastOwnLine(err).find("`cstool record --recover " + out.string() + "`"),
+            std::string::npos)
+      << err;
+  fs::remove(blocker);
+
+  CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
+  EXPECT_EQ(recover.status, 0) << recover.err;
+  EXPECT_NE(recover.err.find("only writing the file had failed: nothing is missing"),
+            std::string::npos)
+      << recover.err;
+  CommandResult report = RunCommand({kCstool, "report", out, "--check", "--format", "json"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");
+  ASSERT_NE(workload, nullptr) << report.out;
+  EXPECT_EQ(workload->at("switches").at("causes").value("sleep:clock_nanosleep", 0), 2000)
+      << workload->dump();
+  EXPECT_EQ(j.at("trace").at("lost_events_total").get<int64_t>(), 0);
+  EXPECT_EQ(report.out.find("recovered from a recording"), std::string::npos);
+  CommandResult check = RunCommand({kCstool, "report", out, "--check"});
+  EXPECT_NE(check.out.find("kernel check: PASS: 1/1 threads agree"), std::string::npos)
+      << check.out << check.err;
+}
+
 TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {
   const fs::path sub = dir_ / "out";
   fs::create_directory(sub);

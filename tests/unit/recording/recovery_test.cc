@@ -5,9 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "base/errors.h"
+#include "format/trace_file_reader.h"
+#include "tests/support/tracefs_fixture.h"
 
 namespace cstool {
 namespace {
@@ -53,6 +58,37 @@ TEST_F(Recovery, AssemblesTheFileFromWholePagesAndRemovesTheLeftovers) {
   EXPECT_EQ(r.bytes, 4096u);
   EXPECT_TRUE(fs::exists(out_));
   EXPECT_TRUE(LeftoversOf(out_).empty());
+}
+
+// A note rewritten at the stop holds the recording's end (each CPU's stats, the kernel's
+// counters): the file made of it is the one the recording would have written. A note of
+// a recording cut short gets the "recovered" mark and loses the counters.
+TEST_F(Recovery, AnEndedRecordingsNoteKeepsItsEnd) {
+  TraceFileContents contents;
+  contents.header_page = testing::TracefsFixture("header_page");
+  contents.header_event = testing::TracefsFixture("header_event");
+  contents.systems = {{"sched", {testing::TracefsFixture("sched_switch.format")}}};
+  contents.trace_clock = "local [mono]";
+  contents.cpus.resize(2);
+  contents.cpus[1].stats = "entries: 0\noverrun: 7\n";
+  RecordingInfo info;
+  info.command = {"sleep", "1"};
+  info.kernel_counters = nlohmann::json{{"marker", 1}};
+  for (RecoveryNoteStage stage : {RecoveryNoteStage::kEnded, RecoveryNoteStage::kRecording}) {
+    WriteRecoveryNote(out_, contents, info, 2, stage);
+    WriteFile(PagesFileFor(out_, 1), std::string(4096, '\0'));
+    const RecoveryResult r = RecoverRecording(out_, messages_);
+    const bool ended = stage == RecoveryNoteStage::kEnded;
+    EXPECT_EQ(r.ended, ended);
+    std::unique_ptr<TraceFileReader> file = OpenTraceFile(out_.string());
+    const std::optional<RecordingInfo> read = file->recording_info();
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->recovered, !ended);
+    EXPECT_EQ(read->kernel_counters.is_null(), !ended);
+    const auto stats = file->cpu_stats().find(1);
+    EXPECT_EQ(stats != file->cpu_stats().end() && stats->second.overrun == 7, ended);
+    fs::remove(out_);
+  }
 }
 
 TEST_F(Recovery, NothingToRecoverAndADamagedNoteAreClearErrors) {
