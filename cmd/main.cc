@@ -291,7 +291,18 @@ int Main(int argc, char** argv) {
         {"export", "cstool report FILE --format sqlite|jsonl -o OUT (man 5 cstool-export)"},
         {"timeline", "cstool report FILE --timeline OUT.pftrace"},
         {"check", "cstool report FILE --check"},
-        {"dump", "cstool record --dump"}};
+        {"dump", "cstool record --dump"},
+        // perf sched's subcommands: where their answers are.
+        {"sched",
+         "cstool report FILE (perf sched latency's numbers: the THREADS and WAKERS "
+         "tables, --sort longest_wait)"},
+        {"latency", "cstool report FILE --sort longest_wait (MAXWAIT: perf sched's max delay)"},
+        {"timehist",
+         "cstool report FILE --timeline OUT.pftrace, or --format sqlite|jsonl (a "
+         "row per switch and slice)"},
+        {"map",
+         "cstool report FILE --html OUT.html or --timeline OUT.pftrace (a track per "
+         "CPU)"}};
     const auto done_by = kDoneBy.find(word);
     std::string hint = ".";
     if (done_by != kDoneBy.end()) {
@@ -340,13 +351,24 @@ int Main(int argc, char** argv) {
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
-        } else if (std::error_code ec; name == "report" && !arg.starts_with("-") &&
-                                       sub.get_option("file")->count() > 0 &&
-                                       std::filesystem::is_regular_file(arg, ec)) {
+        } else if (std::error_code ec;
+                   name == "report" && !arg.starts_with("-") &&
+                   sub.get_option("file")->count() > 0 &&
+                   std::filesystem::is_regular_file(arg, ec) &&
+                   std::filesystem::is_regular_file(sub.get_option("file")->as<std::string>(),
+                                                    ec) &&
+                   std::none_of(sub.remaining().begin(), sub.remaining().end(),
+                                [](const std::string& a) { return a.starts_with("-"); })) {
           // A second recording: comparing two is diff's.
           fmt::print(stderr,
                      "{}: report reads one recording; to compare two: cstool diff {} -- {}\n", who,
                      sub.get_option("file")->as<std::string>(), arg);
+        } else if ((arg == "-i" || arg == "--input") &&
+                   sub.get_option_no_throw("file") != nullptr &&
+                   sub.get_option_no_throw("file")->get_positional()) {
+          // trace-cmd report -i FILE, perf sched -i FILE: here the file is the argument.
+          fmt::print(stderr, "{}: the recording is {}'s argument, without {}: cstool {} FILE\n",
+                     who, name, arg, name);
         } else if ((arg == "-p" || arg == "--pid") && sub.get_option_no_throw("pid") != nullptr &&
                    sub.get_option_no_throw("pid")->get_positional()) {
           // record and report take -p PID; a command whose argument is the pid does not.

@@ -70,7 +70,8 @@ RunFn SetupReport(CLI::App& sub) {
       ->delimiter(',');
   sub.add_option("--sort", opts->view.sort,
                  "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "
-                 "before_migration (the wait before them), oncpu, wait, asleep, tid, pid, comm, a "
+                 "before_migration (the wait before them), longest_wait (MAXWAIT, perf sched's "
+                 "max delay), oncpu, wait, asleep, tid, pid, comm, a "
                  "microstate key (user, sys, sleep_futex, ...), or the table's column title (USR, "
                  "LATW, VCX, LIFE, ...; any case); largest time or count first (the time, not the "
                  "percentage shown), tid, pid and comm ascending")

@@ -42,6 +42,8 @@ std::map<std::string, SortKey> SortTable() {
        Largest([](const ThreadReport& r) {
          return r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns;
        })},
+      {"longest_wait",  // the longest single wait for a CPU (MAXWAIT; perf sched's max delay)
+       Largest([](const ThreadReport& r) { return r.longest_wait_ns; })},
       {"tid", Largest([](const ThreadReport& r) { return -int64_t(r.thread->tid); })},
       {"comm",  // by name, ascending like tid and pid; an unnamed thread last
        [](const ThreadReport& a, const ThreadReport& b) {
@@ -98,6 +100,8 @@ std::string SortKeyNamed(std::string_view name, const std::map<std::string, Sort
       {"migr", "migrations"},
       {"premig", "before_migration"},
       {"premig(ms)", "before_migration"},
+      {"maxwait", "longest_wait"},
+      {"maxwait(ms)", "longest_wait"},
   };
   for (auto [title, key] : kTitles)
     if (lower == title) return std::string(key);

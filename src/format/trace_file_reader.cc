@@ -184,6 +184,12 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
   if (ended && got.size() < tracefile::kTraceDatMagic.size() &&
       tracefile::kTraceDatMagic.substr(0, got.size()) == got)
     throw truncated();
+  // perf sched record's output is the file a perf user has at hand: say what it is.
+  if (got.starts_with("PERFILE2") || got.starts_with("2ELIFREP"))
+    throw Error(
+        fmt::format("{}: a perf.data file (perf record), not a trace.dat: cstool reads "
+                    "trace-cmd's format; record one with `cstool record`",
+                    path));
   if (got.size() < tracefile::kTraceDatMagic.size() ||
       got.substr(0, tracefile::kTraceDatMagic.size()) != tracefile::kTraceDatMagic)
     throw Error(fmt::format("{}: not a trace.dat file (bad magic at offset 0)", path));

@@ -62,6 +62,16 @@ TEST_F(SortByMigrations, WakersColumnTitlesNameTheirKeys) {
   EXPECT_EQ(Order("MIGR"), Order("migrations"));
 }
 
+// perf sched latency's question, the worst single wait: MAXWAIT, not the total wait.
+TEST_F(SortByMigrations, TheLongestWaitSortsByTheWorstSingleWait) {
+  model_.threads[0].longest_wait_ns = 50;   // tid 20
+  model_.threads[1].longest_wait_ns = 900;  // tid 10
+  model_.threads[2].longest_wait_ns = 200;  // tid 30
+  EXPECT_EQ(Order("longest_wait"), (std::vector<int32_t>{10, 30, 20}));
+  EXPECT_EQ(Order("MAXWAIT"), Order("longest_wait"));
+  EXPECT_EQ(Order("maxwait(ms)"), Order("longest_wait"));
+}
+
 TEST_F(SortByMigrations, AnUnknownKeyListsTheKeys) {
   try {
     Order("premigration");

@@ -404,6 +404,47 @@ TEST(Help, TwoRecordingsToReportPointToDiff) {
       << r.err;
 }
 
+// An unknown option's value is taken for the file: the file after it is no second
+// recording, and no diff is suggested ("cstool diff max -- FILE" was).
+TEST(Help, AnUnknownOptionsValueIsNoSecondRecording) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  for (const char* option : {"-s", "-S", "-C"}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, "report", option, "max", file});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.find("cstool diff"), std::string::npos) << r.err;
+  }
+}
+
+// trace-cmd report -i FILE and perf sched -i FILE: the habit is named.
+TEST(Help, AnInputOptionSaysTheFileIsTheArgument) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  for (const char* option : {"-i", "--input"}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, "report", option, file});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(std::string("cstool report: the recording is report's argument, "
+                                     "without ") +
+                         option + ": cstool report FILE\n"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
+// perf sched's subcommands, typed as cstool's, name where their answers are.
+TEST(Help, PerfSchedsCommandsNameWhereTheirAnswersAre) {
+  for (const auto& [word, answer] : std::vector<std::pair<std::string, std::string>>{
+           {"sched", "; that is cstool report FILE (perf sched latency's numbers"},
+           {"latency", "; that is cstool report FILE --sort longest_wait"},
+           {"timehist", "; that is cstool report FILE --timeline OUT.pftrace"},
+           {"map", "; that is cstool report FILE --html OUT.html"}}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, word, "x.dat"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("cstool: '" + word + "' is not a cstool command" + answer),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("Did you mean"), std::string::npos) << r.err;
+  }
+}
+
 // Record's options end at the command's first word (perf's rule: the command's own
 // options stay its own); one that is not record's before it is still a typo to name.
 TEST(Help, ATypoBeforeTheCommandIsNamedNotTheCommandsOptions) {

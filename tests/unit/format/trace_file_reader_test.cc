@@ -504,6 +504,24 @@ TEST(TraceFileReader, NotATraceFile) {
   EXPECT_THROW(OpenTraceFile("/nonexistent/cstool.dat"), Error);
 }
 
+// perf record's file (perf sched record), either byte order: named for what it is.
+TEST(TraceFileReader, APerfDataFileIsNamed) {
+  auto path = std::filesystem::temp_directory_path() / "cstool_perf.data";
+  for (const char* magic : {"PERFILE2", "2ELIFREP"}) {
+    { std::ofstream(path) << magic << std::string(96, '\0'); }
+    try {
+      OpenTraceFile(path.string());
+      ADD_FAILURE();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path.string() + ": a perf.data file (perf record), not "
+                                                           "a trace.dat"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(TraceFileReader, CpuStatAndClockParsing) {
   CpuStatOption s;
   ASSERT_TRUE(
