@@ -24,6 +24,9 @@ class CsvOutput : public Output {
     // counted), record --stacks "CAUSE @ SITE=COUNT/BLOCKED_NS;..." (most blocked time first).
     header +=
         ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched";
+    // JSON's longest_wait, flattened: the longest wait for a CPU, where it began, and how
+    // many waits ended (perf sched latency's max delay; its average is the wait over them).
+    header += ",longest_wait_ns,longest_wait_from_ts,longest_wait_waits";
     for (const std::string& name : view.counter_names) header += ",counter:" + name;
     // record -c EVENT:ebs=N: the overflows the thread's ring delivered.
     const bool sampling = view.sampling.period != 0;
@@ -57,6 +60,10 @@ class CsvOutput : public Output {
       for (auto& [label, n] : view.Causes(*r))
         causes += fmt::format("{}{}={}", causes.empty() ? "" : ";", label, n);
       row += fmt::format(",{},{}", Quote(causes), t.lost_touched ? 1 : 0);
+      row += fmt::format(
+          ",{},{},{}", r->longest_wait_ns,
+          r->longest_wait_from >= 0 ? std::to_string(r->longest_wait_from) : std::string(),
+          r->waits_ended);
       const CounterTotals* c = view.CountersOf(t);
       for (size_t i = 0; i < view.counter_names.size(); ++i)
         row += c && i < c->values.size() ? fmt::format(",{}", c->values[i]) : std::string(",");
