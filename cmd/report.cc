@@ -76,6 +76,9 @@ RunFn SetupReport(CLI::App& sub) {
                  "LATW, VCX, LIFE, ...; any case); largest time or count first (the time, not the "
                  "percentage shown), tid, pid and comm ascending")
       ->capture_default_str();
+  sub.add_flag("--ms", opts->view.microstates_in_ms,
+               "Show the table's microstate columns in milliseconds instead of % of each "
+               "thread's lifetime (as perf sched latency's Runtime)");
   sub.add_flag("--tree", opts->view.tree,
                "Order processes as their tree (parents before children, siblings by creation) "
                "and threads by their process, instead of by --sort");

@@ -379,6 +379,7 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
                 ExitCode::kUsage);
   }
   ReportView view;
+  view.microstates_in_ms = options.microstates_in_ms;
   view.model = &model;
   view.syscalls = &syscalls;
   auto wanted = [&](const Thread& t) { return SelectsThread(options, t); };

@@ -26,6 +26,8 @@ struct ViewOptions {
   // --tree: processes in tree order (parents before children, siblings by creation) and
   // threads by their process in that order, instead of by `sort`.
   bool tree = false;
+  // --ms: the table's microstate columns in milliseconds instead of % of the lifetime.
+  bool microstates_in_ms = false;
 };
 
 struct ProcessTotals {
@@ -46,6 +48,7 @@ struct ReportView {
   const ReportModel* model = nullptr;
   const SyscallTable* syscalls = nullptr;
   const KernelCheckResult* check = nullptr;  // --check result, rendered when set
+  bool microstates_in_ms = false;            // ViewOptions::microstates_in_ms
   std::vector<const ThreadReport*> threads;
   std::vector<ProcessTotals> processes;  // of the threads whose process is known
   ProcessTree tree;                      // over `processes`, indexed like them

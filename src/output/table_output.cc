@@ -24,6 +24,11 @@ std::string Percent(int64_t part, int64_t whole) {
   return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
+std::string Milliseconds(int64_t ns) {
+  if (ns == 0) return "-";
+  return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
+}
+
 std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
   std::string out;
   size_t i = 0;
@@ -73,8 +78,11 @@ class TableOutput : public Output {
       os_ << fmt::format("command: {}\n", cmd);
     }
     if (std::string note = view.UngroupedNote(); !note.empty()) os_ << "NOTE: " << note << "\n";
-    os_ << "\nTHREADS (microstates in % of each thread's observed lifetime; ! = lost events "
-           "may have touched it)\n";
+    in_ms_ = view.microstates_in_ms;
+    os_ << fmt::format(
+        "\nTHREADS (microstates in {} each thread's observed lifetime; ! = lost events may have "
+        "touched it)\n",
+        in_ms_ ? "ms of" : "% of");
     Header("TID", "PID");
     for (const ThreadReport* r : view.threads) {
       const Thread& th = *r->thread;
@@ -340,7 +348,8 @@ class TableOutput : public Output {
 
   void Header(std::string_view id1, std::string_view id2) {
     std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10}", id1, id2, "COMM", "LIFE(ms)");
-    for (const MicrostateNames& n : kMicrostateNames) line += fmt::format(" {:>5}", n.column);
+    for (const MicrostateNames& n : kMicrostateNames)
+      line += fmt::format(" {:>{}}", n.column, in_ms_ ? kMsWidth : kPercentWidth);
     line += fmt::format(" {:>7} {:>7}  {}\n", "VCX", "ICX", "TOP CAUSES");
     os_ << line;
   }
@@ -348,11 +357,17 @@ class TableOutput : public Output {
            int64_t lifetime, const ThreadReport& r, const std::string& causes) {
     std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10.3f}", id1, id2, comm.substr(0, 16),
                                    static_cast<double>(lifetime) / 1e6);
-    for (int64_t v : r.microstates) line += fmt::format(" {:>5}", Percent(v, lifetime));
+    for (int64_t v : r.microstates)
+      line += in_ms_ ? fmt::format(" {:>{}}", Milliseconds(v), kMsWidth)
+                     : fmt::format(" {:>{}}", Percent(v, lifetime), kPercentWidth);
     line += fmt::format(" {:>7} {:>7}  {}\n", r.voluntary, r.involuntary, causes);
     os_ << line;
   }
+  // Wide enough for 99.9 and for 99999.999 ms (longer runs widen their row).
+  static constexpr int kPercentWidth = 5;
+  static constexpr int kMsWidth = 9;
   std::ostream& os_;
+  bool in_ms_ = false;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/files.h"
 #include "tests/support/run_command.h"
@@ -17,10 +18,13 @@ namespace cstool::testing {
 namespace {
 
 // Output with the source directory stripped, so goldens do not depend on the checkout.
-std::string Report(const std::string& fixture, const std::string& format) {
+std::string Report(const std::string& fixture, const std::string& format,
+                   const std::vector<std::string>& options = {}) {
   std::string src = std::string(CSTOOL_SOURCE_DIR) + "/";
-  CommandResult r =
-      RunCommand({CSTOOL_BINARY, "report", src + "tests/fixtures/" + fixture, "--format", format});
+  std::vector<std::string> argv = {CSTOOL_BINARY, "report", src + "tests/fixtures/" + fixture,
+                                   "--format", format};
+  argv.insert(argv.end(), options.begin(), options.end());
+  CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.status, 0) << r.err;
   std::string out = r.out;
   for (size_t pos; (pos = out.find(src)) != std::string::npos;) out.erase(pos, src.size());
@@ -31,6 +35,7 @@ struct GoldenCase {
   std::string fixture;
   std::string format;
   std::string golden;
+  std::vector<std::string> options;
 };
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
@@ -38,7 +43,7 @@ class Golden : public ::testing::TestWithParam<GoldenCase> {};
 TEST_P(Golden, ReportMatches) {
   const GoldenCase& c = GetParam();
   std::string path = std::string(CSTOOL_SOURCE_DIR) + "/tests/golden/" + c.golden;
-  std::string actual = Report(c.fixture, c.format);
+  std::string actual = Report(c.fixture, c.format, c.options);
   if (std::getenv("CSTOOL_UPDATE_GOLDEN")) {
     std::ofstream(path) << actual;
     GTEST_SKIP() << "updated " << path;
@@ -54,6 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GoldenCase{"golden_mutex.dat", "table", "golden_mutex.table"},
                       GoldenCase{"golden_mutex.dat", "json", "golden_mutex.json"},
                       GoldenCase{"golden_mutex.dat", "csv", "golden_mutex.csv"},
+                      GoldenCase{"golden_mutex.dat", "table", "golden_mutex_ms.table", {"--ms"}},
                       GoldenCase{"small_v6.dat", "table", "small_v6.table"},
                       GoldenCase{"small_v7_zstd.dat", "table", "small_v7_zstd.table"}),
     [](const auto& info) {
