@@ -24,6 +24,13 @@ std::string Percent(int64_t part, int64_t whole) {
   return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
+// A trace timestamp as trace-cmd report prints it (seconds, microseconds rounded to the
+// nearest), to find it there.
+std::string TraceSeconds(int64_t ts) {
+  const int64_t us = (ts + 500) / 1000;
+  return fmt::format("{}.{:06}", us / 1'000'000, us % 1'000'000);
+}
+
 std::string Milliseconds(int64_t ns) {
   if (ns == 0) return "-";
   return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
@@ -145,17 +152,20 @@ class TableOutput : public Output {
   void Wakers(const ReportView& view) {
     os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
            "ran on the CPU it was queued on, ms; largest 3 each; MAXWAIT: its longest wait, "
-           "sched_waking or preemption to switch-in, ms)\n";
+           "sched_waking or preemption to switch-in, ms, which began AT, s on the trace's clock "
+           "as trace-cmd report shows it)\n";
     auto header = [this](std::string_view id) {
-      os_ << fmt::format("{:>8} {:<16} {:>6} {:>10} {:>11}  {}\n", id, "COMM", "MIGR", "PREMIG(ms)",
-                         "MAXWAIT(ms)", "WOKEN BY | WAITED BEHIND");
+      os_ << fmt::format("{:>8} {:<16} {:>6} {:>10} {:>11} {:>15}  {}\n", id, "COMM", "MIGR",
+                         "PREMIG(ms)", "MAXWAIT(ms)", "AT(s)", "WOKEN BY | WAITED BEHIND");
     };
     auto row = [this](const std::string& id, const std::string& comm, const ThreadReport& r,
                       bool as_process) {
+      const bool waited = r.waits_ended > 0;
       os_ << fmt::format(
-          "{:>8} {:<16} {:>6} {:>10} {:>11}  {}\n", id, comm.substr(0, 16), r.migrations,
+          "{:>8} {:<16} {:>6} {:>10} {:>11} {:>15}  {}\n", id, comm.substr(0, 16), r.migrations,
           Ms(r.wait_before_migration_wakeup_ns + r.wait_before_migration_preempted_ns),
-          r.waits_ended > 0 ? Ms(r.longest_wait_ns) : std::string("-"),
+          waited ? Ms(r.longest_wait_ns) : std::string("-"),
+          waited && r.longest_wait_from >= 0 ? TraceSeconds(r.longest_wait_from) : std::string("-"),
           WaitersText(r, as_process, 3));
     };
     header("TID");
