@@ -78,7 +78,7 @@ RunFn SetupReport(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--ms", opts->view.microstates_in_ms,
                "Show the table's microstate columns in milliseconds instead of % of each "
-               "thread's lifetime (as perf sched latency's Runtime)");
+               "thread's lifetime (as perf sched latency shows times; JSON and CSV are in ns)");
   sub.add_flag("--tree", opts->view.tree,
                "Order processes as their tree (parents before children, siblings by creation) "
                "and threads by their process, instead of by --sort");

@@ -142,7 +142,7 @@ struct ThreadReport {
   }
   void NoteWaitEnded(int64_t from, int64_t ns) {
     ++waits_ended;
-    if (ns > longest_wait_ns) {
+    if (ns > longest_wait_ns || waits_ended == 1) {  // (the first names when, if 0 ns long)
       longest_wait_ns = ns;
       longest_wait_from = from;
     }

@@ -170,8 +170,8 @@ int RunRecover(const std::string& file, Messages& messages) {
                            : fmt::format(", {} of them unread in the killed recorder's buffers",
                                          size(r.drained_bytes));
   messages.Status(
-      fmt::format("recovered {} of events on {} CPU{} into {}{} (killed while recording: no kernel "
-                  "counters, and {} is missing)",
+      fmt::format("recovered {} of events on {} CPU{} into {}{} (the recording did not end: no "
+                  "kernel counters, and {} is missing)",
                   size(r.bytes + r.drained_bytes), r.cpus, r.cpus == 1 ? "" : "s", file, unread,
                   r.drained ? "what it had read but not yet written"
                             : "what it had not yet written (its tracefs instance was not there "

@@ -190,8 +190,9 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     throw Error(fmt::format("{} is still being recorded (stop the recording first)", options.file));
   if (!std::filesystem::exists(options.file, ec) && !LeftoversOf(options.file).empty())
     throw Error(
-        fmt::format("{} does not exist, but a recording into it was killed and left what "
-                    "it wrote: `cstool record --recover {}` makes it a readable file",
+        fmt::format("{} does not exist, but a recording into it was killed (or could not "
+                    "write it) and left what it wrote: `cstool record --recover {}` makes it a "
+                    "readable file",
                     options.file, options.file));
   if (!options.file_named && !std::filesystem::exists(options.file, ec))
     throw Error(

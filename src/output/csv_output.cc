@@ -24,8 +24,8 @@ class CsvOutput : public Output {
     // counted), record --stacks "CAUSE @ SITE=COUNT/BLOCKED_NS;..." (most blocked time first).
     header +=
         ",migrations,wait_before_migration_ns,woken_by,waited_behind,causes,lost_events_touched";
-    // JSON's longest_wait, flattened: the longest wait for a CPU, where it began, and how
-    // many waits ended (perf sched latency's max delay; its average is the wait over them).
+    // JSON's longest_wait, flattened: the longest wait for a CPU (perf sched latency's max
+    // delay), where it began, and how many waits ended.
     header += ",longest_wait_ns,longest_wait_from_ts,longest_wait_waits";
     for (const std::string& name : view.counter_names) header += ",counter:" + name;
     // record -c EVENT:ebs=N: the overflows the thread's ring delivered.

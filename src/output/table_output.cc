@@ -31,11 +31,6 @@ std::string TraceSeconds(int64_t ts) {
   return fmt::format("{}.{:06}", us / 1'000'000, us % 1'000'000);
 }
 
-std::string Milliseconds(int64_t ns) {
-  if (ns == 0) return "-";
-  return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
-}
-
 std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
   std::string out;
   size_t i = 0;
@@ -47,6 +42,9 @@ std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
 }
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+// A microstate's time for --ms: "-" for none, as the percentages show it.
+std::string MsOrDash(int64_t ns) { return ns == 0 ? "-" : Ms(ns); }
 
 // The largest few wakers ("waker wakeups/blocked ms") and runners ("runner ms").
 std::string WaitersText(const ThreadReport& r, bool as_process, size_t n) {
@@ -368,7 +366,7 @@ class TableOutput : public Output {
     std::string line = fmt::format("{:>8} {:>7} {:<16} {:>10.3f}", id1, id2, comm.substr(0, 16),
                                    static_cast<double>(lifetime) / 1e6);
     for (int64_t v : r.microstates)
-      line += in_ms_ ? fmt::format(" {:>{}}", Milliseconds(v), kMsWidth)
+      line += in_ms_ ? fmt::format(" {:>{}}", MsOrDash(v), kMsWidth)
                      : fmt::format(" {:>{}}", Percent(v, lifetime), kPercentWidth);
     line += fmt::format(" {:>7} {:>7}  {}\n", r.voluntary, r.involuntary, causes);
     os_ << line;

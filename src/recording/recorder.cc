@@ -374,7 +374,8 @@ void Recorder::Prepare() {
                 ExitCode::kUsage);
   // A new recording would write over a killed one's pages: they are its only copy.
   if (std::vector<std::filesystem::path> left = LeftoversOf(output_); !left.empty())
-    throw Error(fmt::format("'{}' has the leftovers of a recording that was killed ({}{}): "
+    throw Error(fmt::format("'{}' has the leftovers of a recording that was killed or could "
+                            "not write it ({}{}): "
                             "recover them with `cstool record --recover {}`, or remove them",
                             output_.string(), left.front().string(),
                             left.size() > 1 ? fmt::format(" and {} more", left.size() - 1) : "",
@@ -1262,13 +1263,6 @@ void Recorder::WriteFile() {
   // comm and argv need not be UTF-8 (prctl PR_SET_NAME takes any bytes): never throw here.
   contents.cstool_info_json =
       nlohmann::json(info_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  // Should writing the file fail, --recover then makes it whole from the pages. On a disk
-  // too full for this note the one from the start stays: the recovery misses the end's.
-  try {
-    if (recovery_note_)
-      recovery_note_->Write(contents, info_, file_cpus_, RecoveryNoteStage::kEnded);
-  } catch (const Error&) {
-  }
   const std::optional<std::filesystem::path> previous = KeepPreviousOutput();
   try {
     WriteTraceFile(output_, contents);
@@ -1276,18 +1270,31 @@ void Recorder::WriteFile() {
     std::error_code ec;  // (best effort: the error below is what matters)
     if (previous && !std::filesystem::exists(output_, ec))
       std::filesystem::rename(*previous, output_, ec);
-    // The pages stay where they are, with the note `record --recover` needs.
+    // The pages stay where they are, with the note `record --recover` needs. Rewritten with
+    // the recording's end (the failed file's room is free again), the note lets it make
+    // the whole file; on a disk too full even for that, the note from the start stays.
     for (auto& r : readers_) r->KeepFile();
     for (auto& r : unfiltered_readers_) r->KeepFile();
     recovery_note_->Keep();
+    std::string end_kept;
+    try {
+      recovery_note_->Write(contents, info_, file_cpus_, RecoveryNoteStage::kEnded);
+    } catch (const Error& note_error) {
+      end_kept = fmt::format(
+          " (without the kernel's counters and the loss statistics, which "
+          "could not be kept beside them: {})",
+          note_error.what());
+    }
     throw Error(
-        fmt::format("{}; the recorded pages are kept beside it: once it can be written (room "
+        fmt::format("{}; the recorded pages are kept beside it{}: once it can be written (room "
                     "on the disk), `cstool record --recover {}` makes it of them",
-                    e.what(), output_.string()));
+                    e.what(), end_kept, output_.string()));
   }
+  // The note first: left alone, page files are refused and named, where a note left with
+  // some of them gone would have --recover make a file of what remains.
+  recovery_note_.reset();
   readers_.clear();  // removes the page files (the drivers first)
   unfiltered_readers_.clear();
-  recovery_note_.reset();
 
   struct stat st {};
   file_size_ = ::stat(output_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;

@@ -142,8 +142,19 @@ void WriteRecoveryNote(const std::filesystem::path& out, const TraceFileContents
   if (stage == RecoveryNoteStage::kEnded) {
     std::vector<std::string> stats;
     for (const CpuTraceData& cpu : contents.cpus) stats.push_back(cpu.stats);
+    // The page files as the recording left them: the end holds for them only.
+    std::map<std::string, uint64_t> page_bytes;
+    auto add = [&](const CpuTraceData& cpu) {
+      std::error_code ec;
+      const uintmax_t size = std::filesystem::file_size(cpu.pages_file, ec);
+      if (!cpu.pages_file.empty() && !ec) page_bytes[cpu.pages_file.filename().string()] = size;
+    };
+    for (const CpuTraceData& cpu : contents.cpus) add(cpu);
+    for (const InstanceTraceData& inst : contents.instances)
+      for (const CpuTraceData& cpu : inst.cpus) add(cpu);
     note["ended"] = true;
     note["cpu_stats"] = stats;
+    note["page_bytes"] = page_bytes;
   }
   const std::filesystem::path path = RecoveryNoteFor(out);
   const std::filesystem::path tmp = path.string() + ".tmp";
@@ -230,6 +241,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   std::map<std::string, int64_t> note_stamps;  // by buffer ("" the trace's)
   bool ended = false;
   std::vector<std::string> cpu_stats;
+  std::map<std::string, uint64_t> page_bytes;  // an ended recording's page files, by name
   try {
     const nlohmann::json note = nlohmann::json::parse(*text);
     if (note.at("version").get<int>() != kNoteVersion)
@@ -241,6 +253,7 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     note_stamps = note.value("instance_stamps", std::map<std::string, int64_t>());
     ended = note.value("ended", false);
     cpu_stats = note.value("cpu_stats", std::vector<std::string>());
+    page_bytes = note.value("page_bytes", std::map<std::string, uint64_t>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("'{}' is damaged: {}", note_path.string(), e.what()));
   }
@@ -250,9 +263,23 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
     throw Error(
         fmt::format("'{}' is damaged: page size {}", note_path.string(), contents.page_size));
 
+  std::error_code ec;
+  // The end holds only for the pages it was written with: any other is recovered as
+  // a recording cut short.
+  const std::filesystem::path dir = out.has_parent_path() ? out.parent_path() : ".";
+  for (const auto& [name, bytes] : page_bytes) {
+    const uintmax_t now = std::filesystem::file_size(dir / name, ec);
+    if (!ec && now == bytes) continue;
+    messages.Warning(fmt::format(
+        "'{}' is not as the ended recording left it ({}, not {} bytes): "
+        "recovered as a recording cut short",
+        (dir / name).string(), ec ? std::string("missing") : std::to_string(now), bytes));
+    ended = false;
+    break;
+  }
+  if (ended && page_bytes.empty()) ended = false;  // a note without them: not trusted
   RecoveryResult result;
   result.ended = ended;
-  std::error_code ec;
   // A CPU's page file of `buffer` as far as it holds whole pages (or compressed chunks:
   // one cut short by the kill is not one); empty when there is none.
   auto whole_pages = [&](int cpu, std::string_view buffer) -> std::filesystem::path {
@@ -321,6 +348,16 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   }
   contents.cstool_info_json =
       nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // A file there (the recording before, which the recorder put back when its own write
+  // failed) is kept, as record keeps it.
+  if (std::filesystem::is_regular_file(out, ec) && std::filesystem::file_size(out, ec) > 0) {
+    const std::filesystem::path old = out.string() + ".old";
+    std::filesystem::rename(out, old, ec);
+    if (ec)
+      throw Error(fmt::format("cannot keep the existing '{}' as '{}': {}", out.string(),
+                              old.string(), ec.message()));
+    messages.Status(fmt::format("the existing {} is kept as {}", out.string(), old.string()));
+  }
   WriteTraceFile(out, contents);
   for (int cpu = 0; cpu < file_cpus; ++cpu) {
     std::filesystem::remove(PagesFileFor(out, cpu), ec);

@@ -2,9 +2,9 @@
 // per-CPU pages go to OUT.cpuN.tmp as they are read, and OUT.recovery.json holds what the
 // file needs besides them (the event formats, the recording info known at the start),
 // written before tracing starts. A recording that ends normally (a signal included)
-// writes OUT and removes both; after kill -9 or an OOM kill they remain, as they do when
-// writing OUT itself fails (a full disk), and `cstool record --recover OUT` assembles them
-// into OUT.
+// writes OUT and removes both; after kill -9 or an OOM kill they remain, and so they do
+// when writing OUT itself fails (a full disk), the note then rewritten with the
+// recording's end; `cstool record --recover OUT` assembles them into OUT.
 #pragma once
 
 #include <filesystem>
@@ -30,9 +30,9 @@ std::filesystem::path PagesFileFor(const std::filesystem::path& out, int cpu,
 // What the recorder knew when it wrote the note. While recording: what the file needs
 // besides the pages as known at the start; what the end brings (the kernel's counters,
 // the loss statistics, the pages still in the ring buffers) is then missing from a
-// recovery. Ended: the note is rewritten at the stop with everything the file would hold
-// (each CPU's stats from `contents` too), so that when only writing the file fails (a
-// full disk), the recovered file loses nothing.
+// recovery. Ended: rewritten when writing the file failed, with everything the file
+// would have held (each CPU's stats from `contents` too) and the sizes of its page files,
+// so that the recovered file loses nothing while those are as they were.
 enum class RecoveryNoteStage { kRecording, kEnded };
 
 // Written atomically (a temporary file renamed over it). Throws cstool::Error.

@@ -197,7 +197,7 @@ TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   EXPECT_NE(recover.err.find("only writing the file had failed: nothing is missing"),
             std::string::npos)
       << recover.err;
-  CommandResult report = RunCommand({kCstool, "report", out, "--check", "--format", "json"});
+  CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
   ASSERT_EQ(report.status, 0) << report.err;
   const nlohmann::json j = nlohmann::json::parse(report.out);
   const nlohmann::json* workload = testing::ThreadNamed(j, "cstool_workload");

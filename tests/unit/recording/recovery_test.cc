@@ -60,35 +60,75 @@ TEST_F(Recovery, AssemblesTheFileFromWholePagesAndRemovesTheLeftovers) {
   EXPECT_TRUE(LeftoversOf(out_).empty());
 }
 
-// A note rewritten at the stop holds the recording's end (each CPU's stats, the kernel's
+// A note rewritten at the end holds the recording's end (each CPU's stats, the kernel's
 // counters): the file made of it is the one the recording would have written. A note of
-// a recording cut short gets the "recovered" mark and loses the counters.
-TEST_F(Recovery, AnEndedRecordingsNoteKeepsItsEnd) {
-  TraceFileContents contents;
-  contents.header_page = testing::TracefsFixture("header_page");
-  contents.header_event = testing::TracefsFixture("header_event");
-  contents.systems = {{"sched", {testing::TracefsFixture("sched_switch.format")}}};
-  contents.trace_clock = "local [mono]";
-  contents.cpus.resize(2);
-  contents.cpus[1].stats = "entries: 0\noverrun: 7\n";
-  RecordingInfo info;
-  info.command = {"sleep", "1"};
-  info.kernel_counters = nlohmann::json{{"marker", 1}};
-  for (RecoveryNoteStage stage : {RecoveryNoteStage::kEnded, RecoveryNoteStage::kRecording}) {
-    WriteRecoveryNote(out_, contents, info, 2, stage);
-    WriteFile(PagesFileFor(out_, 1), std::string(4096, '\0'));
+// a recording cut short, or an ended one whose page files changed since (one cut, one
+// gone), gets the "recovered" mark and loses the counters.
+class EndedRecovery : public Recovery {
+ protected:
+  void SetUp() override {
+    Recovery::SetUp();  // (out_ is set there)
+    contents_.header_page = testing::TracefsFixture("header_page");
+    contents_.header_event = testing::TracefsFixture("header_event");
+    contents_.systems = {{"sched", {testing::TracefsFixture("sched_switch.format")}}};
+    contents_.trace_clock = "local [mono]";
+    contents_.cpus.resize(2);
+    contents_.cpus[1].stats = "entries: 0\noverrun: 7\n";
+    contents_.cpus[1].pages_file = PagesFileFor(out_, 1);
+    info_.command = {"sleep", "1"};
+    info_.kernel_counters = nlohmann::json{{"marker", 1}};
+  }
+  // Recovers and says whether the file kept the end: not marked, counters and stats kept.
+  bool RecoveredWithItsEnd() {
     const RecoveryResult r = RecoverRecording(out_, messages_);
-    const bool ended = stage == RecoveryNoteStage::kEnded;
-    EXPECT_EQ(r.ended, ended);
     std::unique_ptr<TraceFileReader> file = OpenTraceFile(out_.string());
     const std::optional<RecordingInfo> read = file->recording_info();
-    ASSERT_TRUE(read.has_value());
-    EXPECT_EQ(read->recovered, !ended);
-    EXPECT_EQ(read->kernel_counters.is_null(), !ended);
+    EXPECT_TRUE(read.has_value());
+    if (!read) return false;
     const auto stats = file->cpu_stats().find(1);
-    EXPECT_EQ(stats != file->cpu_stats().end() && stats->second.overrun == 7, ended);
-    fs::remove(out_);
+    const bool kept = !read->recovered && !read->kernel_counters.is_null() &&
+                      stats != file->cpu_stats().end() && stats->second.overrun == 7;
+    EXPECT_EQ(r.ended, kept);
+    return kept;
   }
+  TraceFileContents contents_;
+  RecordingInfo info_;
+};
+
+TEST_F(EndedRecovery, AnEndedRecordingsNoteKeepsItsEnd) {
+  WriteFile(PagesFileFor(out_, 1), std::string(4096, '\0'));
+  WriteRecoveryNote(out_, contents_, info_, 2, RecoveryNoteStage::kEnded);
+  EXPECT_TRUE(RecoveredWithItsEnd());
+}
+
+TEST_F(EndedRecovery, ARecordingCutShortLosesItsEnd) {
+  WriteFile(PagesFileFor(out_, 1), std::string(4096, '\0'));
+  WriteRecoveryNote(out_, contents_, info_, 2, RecoveryNoteStage::kRecording);
+  EXPECT_FALSE(RecoveredWithItsEnd());
+}
+
+TEST_F(EndedRecovery, PageFilesChangedSinceTheEndLoseIt) {
+  WriteFile(PagesFileFor(out_, 1), std::string(8192, '\0'));
+  WriteRecoveryNote(out_, contents_, info_, 2, RecoveryNoteStage::kEnded);
+  fs::resize_file(PagesFileFor(out_, 1), 4096);
+  EXPECT_FALSE(RecoveredWithItsEnd());
+  fs::remove(out_);
+  WriteFile(PagesFileFor(out_, 1), std::string(8192, '\0'));
+  WriteRecoveryNote(out_, contents_, info_, 2, RecoveryNoteStage::kEnded);
+  fs::remove(PagesFileFor(out_, 1));
+  EXPECT_FALSE(RecoveredWithItsEnd());
+}
+
+// The file already there (the recording before, put back when the recorder's own write
+// failed) is kept as FILE.old, as record keeps it.
+TEST_F(EndedRecovery, AnExistingFileIsKeptAsOld) {
+  WriteFile(out_, "the recording before");
+  WriteFile(PagesFileFor(out_, 1), std::string(4096, '\0'));
+  WriteRecoveryNote(out_, contents_, info_, 2, RecoveryNoteStage::kEnded);
+  EXPECT_TRUE(RecoveredWithItsEnd());
+  std::ifstream old(out_.string() + ".old");
+  std::string text((std::istreambuf_iterator<char>(old)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "the recording before");
 }
 
 TEST_F(Recovery, NothingToRecoverAndADamagedNoteAreClearErrors) {
