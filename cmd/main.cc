@@ -347,7 +347,8 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "{}: {}\n", who, text);
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
-      for (const std::string& arg : sub.remaining()) {
+      const std::vector<std::string> remaining = sub.remaining();  // (a copy each call)
+      for (const std::string& arg : remaining) {
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
                      near);
@@ -357,7 +358,7 @@ int Main(int argc, char** argv) {
                    std::filesystem::is_regular_file(arg, ec) &&
                    std::filesystem::is_regular_file(sub.get_option("file")->as<std::string>(),
                                                     ec) &&
-                   std::none_of(sub.remaining().begin(), sub.remaining().end(),
+                   std::none_of(remaining.begin(), remaining.end(),
                                 [](const std::string& a) { return a.starts_with("-"); })) {
           // A second recording: comparing two is diff's.
           fmt::print(stderr,
