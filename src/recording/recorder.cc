@@ -42,6 +42,7 @@
 #include "kernel/proc_threads.h"
 #include "recording/flight_window.h"
 #include "recording/kernel_window.h"
+#include "recording/previous_output.h"
 #include "recording/progress_line.h"
 #include "recording/recovery.h"
 #include "tracefs/cpu_reader.h"
@@ -1188,23 +1189,15 @@ void Recorder::SampleCounters(int64_t now, const char* kind) {
         {r.tid, r.tgid, r.ts, r.exited ? "exit" : kind, r.values, r.scaled});
 }
 
-// An earlier recording under the same name is not lost to this one: it becomes NAME.old
-// (replacing an older one), as perf record keeps perf.data.old. Only a regular file with
-// something in it: `-o /dev/null` stays what it is.
+// The file under the output's name before this recording: NAME.old, or written over when
+// it cannot be moved (a recording is not refused for that).
 std::optional<std::filesystem::path> Recorder::KeepPreviousOutput() {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(output_, ec) ||
-      std::filesystem::file_size(output_, ec) == 0 || ec)
-    return std::nullopt;
-  std::filesystem::path old = output_.string() + ".old";
-  std::filesystem::rename(output_, old, ec);
-  if (ec) {
-    messages_.Warning(fmt::format("cannot keep the previous {} as {}: {}; it is overwritten",
-                                  output_.string(), old.string(), ec.message()));
+  try {
+    return cstool::KeepPreviousOutput(output_, messages_);
+  } catch (const Error& e) {
+    messages_.Warning(fmt::format("{}; it is overwritten", e.what()));
     return std::nullopt;
   }
-  messages_.Status(fmt::format("the previous {} is kept as {}", output_.string(), old.string()));
-  return old;
 }
 
 // The trace.dat file: the session's formats, saved_cmdlines, each CPU's pages and

@@ -15,6 +15,7 @@
 #include "format/trace_file_format.h"
 #include "kernel/proc_threads.h"
 #include "recording/page_file.h"
+#include "recording/previous_output.h"
 #include "tracefs/orphan_buffers.h"
 #include "tracefs/tracefs_session.h"
 
@@ -349,15 +350,8 @@ RecoveryResult RecoverRecording(const std::filesystem::path& out, Messages& mess
   contents.cstool_info_json =
       nlohmann::json(info).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // A file there (the recording before, which the recorder put back when its own write
-  // failed) is kept, as record keeps it.
-  if (std::filesystem::is_regular_file(out, ec) && std::filesystem::file_size(out, ec) > 0) {
-    const std::filesystem::path old = out.string() + ".old";
-    std::filesystem::rename(out, old, ec);
-    if (ec)
-      throw Error(fmt::format("cannot keep the existing '{}' as '{}': {}", out.string(),
-                              old.string(), ec.message()));
-    messages.Status(fmt::format("the existing {} is kept as {}", out.string(), old.string()));
-  }
+  // failed) is kept, as record keeps it; one that cannot be is not written over.
+  KeepPreviousOutput(out, messages);
   WriteTraceFile(out, contents);
   for (int cpu = 0; cpu < file_cpus; ++cpu) {
     std::filesystem::remove(PagesFileFor(out, cpu), ec);
