@@ -72,9 +72,17 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   // task queued does not stay idle: the waits there were behind it (an exec'd thread's
   // 2.8 ms behind "idle" were the recorder's reader's). Not after lost events there: what
   // ran is unknown. (A followed prev's own untraced switch-in showed before this one.)
-  if (CpuView& view = Cpu(e.cpu);
-      e.sw != nullptr && e.sw->prev != nullptr && view.known && view.current == nullptr)
-    view.current = e.sw->prev;
+  // Where the view has a task there, a sign of another (the switch that ends a wait
+  // names another prev, an interrupt's wakeup interrupted another task, the CPU shows
+  // idle) with no switch from it says a switch went unrecorded (a pid filter drops those
+  // between unfollowed tasks): when it came is unknown, and so is what the waits since
+  // the last sign were behind. (A sleep's 4 ms wait was charged to rcu_preempt, switched
+  // in when the sleep was preempted, though the switch that ended it was a compiler's.)
+  if (CpuView& view = Cpu(e.cpu); view.known && view.current == nullptr) {
+    if (e.sw != nullptr && e.sw->prev != nullptr) view.current = e.sw->prev;
+  } else if (view.known && e.known && (e.sw != nullptr ? e.sw->prev : e.current) != view.current) {
+    view = CpuView{};  // unknown
+  }
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
     // named): the time so far stays with the CPU it was counted on.

@@ -348,6 +348,45 @@ TEST(Wakers, AWaitEndedByAnUntracedTasksSwitchWasBehindIt) {
   EXPECT_EQ(Behind(r, kPartyIdle), -1);
 }
 
+// A wait the trace last showed behind an unfollowed task, ended by a switch from another
+// one: the switch between the two was not recorded, so when the first stopped is unknown,
+// and so is what the wait was behind (not the task switched in when it began: rcu_preempt
+// took a `sleep`'s 4 ms that a compiler held).
+TEST(Wakers, AWaitEndedByAnotherTaskThanTheLastShownIsBehindUnknown) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 10);
+  s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);  // preempted by 15
+  s.Switch(4'100, 1, 60, kR, 10);                  // 60 switches back: 15 -> 60 unseen
+  s.Finish(5'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, kPartyUnknown), 4'000);
+  EXPECT_EQ(Behind(r, 15), -1);
+  EXPECT_EQ(Behind(r, 60), -1);
+  EXPECT_EQ(r.longest_wait_ns, 4'000);
+}
+
+// The same wait with a sign in between: an interrupt's wakeup shows the task it
+// interrupted, 60. What ran before that sign is unknown; from it on, 60.
+TEST(Wakers, ASignOfAnotherTaskMakesTheWaitBeforeItUnknown) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}, {11, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 11);
+  s.Switch(0, 1, 0, kR, 10);
+  s.SysEnter(10, 0, 11, kRead);
+  s.Switch(20, 0, 11, kS, 0);
+  s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
+  s.WakeBoth(1'000, 1, 60, 11, 0, kFlagHardirq);  // wakes 11 onto CPU 0, interrupting 60
+  s.Switch(4'100, 1, 60, kR, 10);
+  s.Finish(5'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, kPartyUnknown), 900);
+  EXPECT_EQ(Behind(r, 60), 3'100);
+  EXPECT_EQ(Behind(r, 15), -1);
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {
