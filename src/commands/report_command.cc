@@ -261,6 +261,9 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   } else {
     output->Render(view);
     if (file_out) file_out->Commit();
+    // CSV is one table, one row per thread: the verdict, which the table and JSON hold,
+    // is the status line there.
+    if (options.check && options.format == "csv") messages.Status(check->Verdict());
   }
   ReportFinishedExports(exports.Finish(view), messages);
   return options.check && !check->passed() ? static_cast<int>(ExitCode::kFailure) : 0;

@@ -196,18 +196,4 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       {"processes", processes}};
 }
 
-void RenderCheckCsv(const KernelCheckResult& check, std::ostream& os) {
-  os << "\ncheck_tid,pid,comm,window,status,voluntary,kernel_nvcsw,involuntary,kernel_nivcsw,"
-        "on_cpu_ns,kernel_exec_runtime_ns,wait_cpu_ns,kernel_run_delay_ns\n";
-  for (const ThreadCheck& c : check.threads) {
-    std::string comm = c.comm.find_first_of(",\"\n") == std::string::npos ? c.comm : "?";
-    os << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.tid,
-                      c.pid_known ? std::to_string(c.pid) : "", comm, WindowModeName(c.mode),
-                      CheckStatusName(c.status), c.traced.voluntary, c.kernel.voluntary,
-                      c.traced.involuntary, c.kernel.involuntary, c.traced.on_cpu_ns,
-                      c.kernel.on_cpu_ns, c.traced.wait_cpu_ns, c.kernel.wait_cpu_ns);
-  }
-  os << "# " << check.Verdict() << "\n";
-}
-
 }  // namespace cstool

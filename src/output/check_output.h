@@ -1,5 +1,5 @@
-// Rendering of a `report --check` result (check/kernel_check.h) for the table, JSON and
-// CSV outputs.
+// Rendering of a `report --check` result (check/kernel_check.h) for the table and JSON
+// outputs (CSV gives each thread's in its row, output/csv_output.cc).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +13,5 @@ namespace cstool {
 void RenderCheckTable(const KernelCheckResult& check, std::ostream& os);
 // The "check" object of the JSON output.
 nlohmann::json CheckToJson(const KernelCheckResult& check);
-// The CSV output's second table (after an empty line), then "# <verdict>".
-void RenderCheckCsv(const KernelCheckResult& check, std::ostream& os);
 
 }  // namespace cstool

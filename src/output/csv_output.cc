@@ -2,7 +2,8 @@
 #include <fmt/ostream.h>
 
 #include "analysis/blocking_site.h"
-#include "output/check_output.h"
+#include "check/kernel_check.h"
+#include "check/kernel_match.h"
 #include "output/output.h"
 #include "output/text_escape.h"
 
@@ -10,6 +11,26 @@ namespace cstool {
 namespace {
 
 std::string Quote(std::string_view s) { return CsvQuote(s); }
+
+// The traced figure beside the kernel's, over the window the check compares.
+std::string CheckColumnsHeader() {
+  return ",check_voluntary,kernel_nvcsw,check_involuntary,kernel_nivcsw,check_on_cpu_ns,"
+         "kernel_exec_runtime_ns,check_wait_cpu_ns,kernel_run_delay_ns";
+}
+
+// The check of the view's `i`th thread (CheckAgainstKernel checks the view's threads, in
+// order).
+const ThreadCheck* CheckOf(const KernelCheckResult& check, size_t i) {
+  return i < check.threads.size() ? &check.threads[i] : nullptr;
+}
+
+std::string CheckColumns(const ThreadCheck* c) {
+  if (c == nullptr) return std::string(10, ',');
+  return fmt::format(",{},{},{},{},{},{},{},{},{},{}", WindowModeName(c->mode),
+                     CheckStatusName(c->status), c->traced.voluntary, c->kernel.voluntary,
+                     c->traced.involuntary, c->kernel.involuntary, c->traced.on_cpu_ns,
+                     c->kernel.on_cpu_ns, c->traced.wait_cpu_ns, c->kernel.wait_cpu_ns);
+}
 
 class CsvOutput : public Output {
  public:
@@ -32,9 +53,14 @@ class CsvOutput : public Output {
     const bool sampling = view.sampling.period != 0;
     if (sampling) header += ",ebs_samples";
     const bool sites = view.model->has_stacks;
-    header += sites ? ",blocking_sites\n" : "\n";
+    if (sites) header += ",blocking_sites";
+    // --check: each thread's comparison with the kernel's counters, in its own row (one
+    // table, for whatever reads CSV); the verdict goes to standard error.
+    if (view.check) header += ",check_window,check_status" + CheckColumnsHeader();
+    header += "\n";
     os_ << header;
-    for (const ThreadReport* r : view.threads) {
+    for (size_t i = 0; i < view.threads.size(); ++i) {
+      const ThreadReport* r = view.threads[i];
       const Thread& t = *r->thread;
       // An unknown process (or parent) leaves the field empty.
       const int32_t ppid = view.PpidOf(t);
@@ -79,10 +105,10 @@ class CsvOutput : public Output {
                               s.count, s.blocked_ns);
         row += "," + Quote(text);
       }
+      if (view.check) row += CheckColumns(CheckOf(*view.check, i));
       row += "\n";
       os_ << row;
     }
-    if (view.check) RenderCheckCsv(*view.check, os_);
   }
 
  private:

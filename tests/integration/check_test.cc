@@ -15,6 +15,7 @@
 #include "tests/support/kernel_agreement.h"
 #include "tests/support/patch_recording_info.h"
 #include "tests/support/recording_fixture.h"
+#include "tests/support/report_csv.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -53,7 +54,35 @@ TEST_F(CheckTest, MultiThreadedWorkloadAgreesInTheTable) {
   EXPECT_EQ(rep.status, pass ? 0 : 1) << rep.out << rep.err;
   EXPECT_NE(record_err_.find("/5 threads"), std::string::npos) << record_err_;
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "json"});
-  ExpectSwitchesExactAndTimesWithinResidue(nlohmann::json::parse(json.out).at("check"));
+  const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
+  ExpectSwitchesExactAndTimesWithinResidue(check);
+  // CSV: the same check, in each thread's row; the verdict on standard error.
+  CommandResult csv = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "csv"});
+  EXPECT_EQ(csv.status, rep.status) << csv.err;
+  EXPECT_NE(csv.err.find("kernel check: "), std::string::npos) << csv.err;
+  const auto rows = CsvRows(csv.out);
+  ASSERT_EQ(rows.size(), check.at("threads").size()) << csv.out;
+  for (const nlohmann::json& c : check.at("threads")) {
+    SCOPED_TRACE(c.dump());
+    const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+      return r.at("tid") == std::to_string(c.at("tid").get<int>());
+    });
+    ASSERT_NE(row, rows.end());
+    EXPECT_EQ(row->at("check_status"), c.at("status"));
+    EXPECT_EQ(row->at("check_window"), c.at("window"));
+    for (const char* side : {"traced", "kernel"}) {
+      const nlohmann::json& q = c.at(side);
+      const std::string prefix = side == std::string("traced") ? "check_" : "kernel_";
+      EXPECT_EQ(row->at(prefix + (prefix == "check_" ? "voluntary" : "nvcsw")),
+                std::to_string(q.at("voluntary").get<uint64_t>()));
+      EXPECT_EQ(row->at(prefix + (prefix == "check_" ? "involuntary" : "nivcsw")),
+                std::to_string(q.at("involuntary").get<uint64_t>()));
+      EXPECT_EQ(row->at(prefix + (prefix == "check_" ? "on_cpu_ns" : "exec_runtime_ns")),
+                std::to_string(q.at("on_cpu_ns").get<int64_t>()));
+      EXPECT_EQ(row->at(prefix + (prefix == "check_" ? "wait_cpu_ns" : "run_delay_ns")),
+                std::to_string(q.at("wait_cpu_ns").get<int64_t>()));
+    }
+  }
 }
 
 TEST_F(CheckTest, KernelObjectsInJsonWithoutCheck) {

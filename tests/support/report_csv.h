@@ -29,7 +29,7 @@ inline std::vector<std::string> CsvFields(const std::string& line) {
   return fields;
 }
 
-// The rows up to the first blank line (the threads' table; --check's follows it).
+// The rows up to the first blank line (the end of the table).
 inline std::vector<std::map<std::string, std::string>> CsvRows(const std::string& text) {
   std::istringstream in(text);
   std::string line;

@@ -388,6 +388,29 @@ TEST(ReportPipeline, CheckOfAFileWithoutKernelCountersFails) {
       << check.out;
 }
 
+// CSV with --check stays one table: each thread's row carries its check, the verdict is
+// the status line on standard error, the exit status the same.
+TEST(ReportPipeline, CsvCheckIsColumnsOfTheThreadRows) {
+  const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v6.dat";
+  CommandResult plain = RunCommand({CSTOOL_BINARY, "report", src, "--format", "csv"});
+  CommandResult check = RunCommand({CSTOOL_BINARY, "report", src, "--check", "--format", "csv"});
+  EXPECT_EQ(check.status, 1) << check.err;
+  EXPECT_EQ(check.out.find('#'), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("\n\n"), std::string::npos) << check.out;
+  EXPECT_NE(check.err.find("kernel check: NOT CHECKED: nothing to compare"), std::string::npos)
+      << check.err;
+  const auto rows = CsvRows(check.out);
+  const auto plain_rows = CsvRows(plain.out);
+  ASSERT_EQ(rows.size(), plain_rows.size());
+  ASSERT_FALSE(rows.empty());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].size(), plain_rows[i].size() + 10);
+    EXPECT_EQ(rows[i].at("tid"), plain_rows[i].at("tid"));
+    EXPECT_EQ(rows[i].at("check_status"), "none") << rows[i].at("tid");
+    EXPECT_EQ(rows[i].at("kernel_nvcsw"), "0") << rows[i].at("tid");
+  }
+}
+
 // --sort asleep: by the time in every sleep state (sleep alone is the plain state).
 TEST(ReportPipeline, SortAsleepOrdersByAllSleepStates) {
   const std::string src = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
