@@ -7,15 +7,23 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/duration_text.h"
 #include "base/errors.h"
 
 namespace cstool::cmd {
 
+// -N takes seconds, or a duration with its unit as --trigger does ("300ms", "2s").
 inline CLI::Option* AddDurationOption(CLI::App& sub, double& seconds, const std::string& help) {
-  return sub.add_option("-N,--duration", seconds, help);
+  return sub.add_option("-N,--duration", seconds, help)->transform([](std::string s) {
+    if (const std::optional<int64_t> ns = ParseDurationNs(s))
+      return fmt::format("{:.9f}", *ns / 1e9);
+    return s;
+  });
 }
 
 // Throws a usage error when -N was given and is not a positive number of seconds;

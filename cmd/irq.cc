@@ -13,9 +13,9 @@ namespace cstool::cmd {
 RunFn SetupIrq(CLI::App& sub) {
   auto options = std::make_shared<IrqOptions>();
   auto cpu_list = std::make_shared<std::string>();
-  CLI::Option* duration =
-      AddDurationOption(sub, options->duration_s,
-                        "Record for this many seconds, > 0 (omit -N to record until Ctrl-C)");
+  CLI::Option* duration = AddDurationOption(sub, options->duration_s,
+                                            "Record for this many seconds, > 0, or with a unit: "
+                                            "300ms, 2s (omit -N to record until Ctrl-C)");
   sub.add_option("-C,--cpus", *cpu_list, "CPUs to watch, e.g. 0,1 or 0-3 (default: all)");
   sub.add_option("--format", options->format, "Output format: table or json")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/duration_text.h"
 #include "base/errors.h"
 #include "base/text_fields.h"
 
@@ -19,29 +20,6 @@ constexpr uint32_t kSleepStates =
     Bit(Microstate::kSleepUninterruptible) | Bit(Microstate::kSleepPaging);
 constexpr uint32_t kWaitCpuStates =
     Bit(Microstate::kWaitCpuWakeup) | Bit(Microstate::kWaitCpuPreempted);
-
-// "100ms", "5ms", "1.5s", "200us", "50000ns" (or "100 ms").
-std::optional<int64_t> ParseDurationNs(std::string_view text) {
-  std::string s(text);
-  char* end = nullptr;
-  const double value = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !std::isfinite(value) || value < 0) return std::nullopt;
-  const std::string_view unit = Trim(end);
-  double scale = 0;
-  if (unit == "s")
-    scale = 1e9;
-  else if (unit == "ms")
-    scale = 1e6;
-  else if (unit == "us")
-    scale = 1e3;
-  else if (unit == "ns")
-    scale = 1;
-  else
-    return std::nullopt;
-  // (A threshold past what int64 nanoseconds hold, 292 years, would wrap to fire at once.)
-  if (value * scale >= 9e18) return std::nullopt;
-  return static_cast<int64_t>(std::llround(value * scale));
-}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -95,6 +96,16 @@ std::vector<std::string> SystemEvents(const std::string& system) {
   TracefsList list(tracefs_system_events(nullptr, system.c_str()));
   std::vector<std::string> out;
   for (char** p = list.get(); p && *p; ++p) out.emplace_back(*p);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The systems that have an event named `event` (trace-cmd's -e takes an event's bare name).
+std::vector<std::string> SystemsOfEvent(const std::string& event) {
+  TracefsList systems(tracefs_event_systems(nullptr));
+  std::vector<std::string> out;
+  for (char** p = systems.get(); p && *p; ++p)
+    if (EventExists(*p, event)) out.emplace_back(*p);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -355,11 +366,23 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
                   ExitCode::kUsage);
     if (event == "*") {
       auto names = SystemEvents(system);
+      // A bare name that is no system may be an event's: in one system, that one.
+      const std::vector<std::string> systems = names.empty() && colon == std::string::npos
+                                                   ? SystemsOfEvent(spec)
+                                                   : std::vector<std::string>{};
+      if (systems.size() == 1) {
+        add({systems[0], spec});
+        continue;
+      }
+      if (systems.size() > 1)
+        throw Error(fmt::format("event '{}' is in several systems: {}:{}; name one", spec,
+                                fmt::join(systems, ":" + spec + ", "), spec),
+                    ExitCode::kUsage);
       if (names.empty())
-        throw Error(
-            fmt::format("unknown event system '{}' (see /sys/kernel/tracing/available_events)",
-                        system),
-            ExitCode::kUsage);
+        throw Error(fmt::format("unknown event system '{}' (see "
+                                "/sys/kernel/tracing/available_events; an event is SYSTEM:EVENT)",
+                                system),
+                    ExitCode::kUsage);
       for (const auto& n : names) add({system, n});
     } else if (EventExists(system, event)) {
       add({system, event});

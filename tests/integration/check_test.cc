@@ -392,8 +392,8 @@ TEST_F(CheckSignalExit, AJobTheCommandLeftRunningHasItsEndSample) {
 TEST_F(CheckSignalExit, ACommandAsleepWhenTheRecordingEndsSleptUntilTheStop) {
   const std::string file = (dir_ / "asleep.dat").string();
   CommandResult rec =
-      RunCommand({CSTOOL_BINARY, "record", "-N", "0.5", "-o", file, "--", "sleep", "6"});
-  ASSERT_EQ(rec.status, 124) << rec.err;  // timeout(1)'s: -N ended the command
+      RunCommand({CSTOOL_BINARY, "record", "-N", "500ms", "-o", file, "--", "sleep", "6"});
+  ASSERT_EQ(rec.status, 124) << rec.err;  // timeout(1)'s: -N ended the command (500ms: 0.5 s)
   EXPECT_NE(rec.err.find("cstool record: the command was still running at the end: sent "
                          "SIGTERM as timeout(1) does (exit status 124, as timeout's)\n"),
             std::string::npos)

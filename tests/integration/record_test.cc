@@ -468,6 +468,18 @@ TEST_F(RecordTest, ExtraEventIsRecorded) {
   EXPECT_NE(rep.out.find("signal_generate:"), std::string::npos);
 }
 
+// An event's bare name, as trace-cmd takes it: the one system that has it.
+TEST_F(RecordTest, AnEventsBareNameIsItsSystems) {
+  fs::path out = dir_ / "bare.dat";
+  Result r = Record({"-e", "signal_generate", "-o", out, "--", "/bin/sh", "-c", "kill -USR1 $$"});
+  EXPECT_EQ(r.status, 128 + SIGUSR1) << r.err;
+  EXPECT_NE(Report(out).out.find("signal_generate:"), std::string::npos);
+  Result bad = Record({"-e", "no_such_event", "-o", dir_ / "bad.dat", "--", "/bin/true"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("unknown event system 'no_such_event'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("an event is SYSTEM:EVENT"), std::string::npos) << bad.err;
+}
+
 TEST_F(RecordTest, UnwritableOutputIsAClearError) {
   fs::path out = dir_ / "missing-dir" / "out.dat";
   Result r = Record({"-o", out, "--", "/bin/true"});
