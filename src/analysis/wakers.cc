@@ -117,6 +117,18 @@ void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_
     }
 }
 
+// What ran between the switches a pid filter drops: an unfollowed task's own increment
+// says it held the CPU over [from, to]. At `from`, a sign of it like any other
+// (OnCpuCurrent: the waits up to there were behind what the view had, or unknown when
+// that was another task); from there, behind it.
+void WakerObserver::OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, int64_t to) {
+  if (!ValidCpu(cpu)) return;
+  if (const CpuView& view = Cpu(cpu); !view.known || view.current != &t)
+    OnCpuCurrent(CpuCurrentEvent{from, cpu, &t, true, nullptr, false});
+  for (Waiter& w : waiters_)
+    if (w.cpu == cpu) Flush(w, to);
+}
+
 // Before the state machine makes the waits there unknown: they are known up to here.
 void WakerObserver::OnLostEvents(int32_t cpu, int64_t ts, int64_t /*count*/) {
   for (Waiter& w : waiters_)

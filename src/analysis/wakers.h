@@ -21,12 +21,13 @@ class WakerObserver : public Observer {
   explicit WakerObserver(ReportModel& model) : model_(model) {}
   uint32_t Hooks() const override {
     return HookBit(Hook::kWakeup) | HookBit(Hook::kCpuCurrent) | HookBit(Hook::kMigrate) |
-           HookBit(Hook::kLostEvents) | HookBit(Hook::kTraceEnd);
+           HookBit(Hook::kLostEvents) | HookBit(Hook::kTraceEnd) | HookBit(Hook::kUnfollowedRun);
   }
   void OnWakeup(const WakeupEvent& w) override;
   void OnCpuCurrent(const CpuCurrentEvent& e) override;
   void OnMigrate(const Thread& t, int32_t from_cpu, int32_t to_cpu, int64_t ts) override;
   void OnLostEvents(int32_t cpu, int64_t ts, int64_t count) override;
+  void OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, int64_t to) override;
   void OnTraceEnd(int64_t ts) override;
 
  private:

@@ -20,13 +20,12 @@
 
 namespace cstool {
 
-// The unfiltered run-time buffer's records in time order, less those a task accounted in
-// its own context (nearly all of them, and of no use), handed out between the top
+// The unfiltered run-time buffer's records in time order, handed out between the top
 // buffer's records: a pull merge of its own, so that the top buffer's merge keeps its
 // fast path and the buffer costs a compare per record of the top one.
 class UnfilteredRuntimeFeed {
  public:
-  UnfilteredRuntimeFeed(TraceFileReader* reader, const EventDecoder& decoder) : decoder_(decoder) {
+  explicit UnfilteredRuntimeFeed(TraceFileReader* reader) {
     if (reader == nullptr) return;
     for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
       Cursor c{reader->OpenCpu(cpu), {}, 0};
@@ -55,11 +54,10 @@ class UnfilteredRuntimeFeed {
     std::span<const RawRecord> batch;
     size_t at = 0;
   };
-  // Moves `c` to its next record worth handing out; false when the stream is done.
+  // Moves `c` to its next record, if any; false when the stream is done.
   bool Settle(Cursor& c) {
     for (;;) {
-      for (; c.at < c.batch.size(); ++c.at)
-        if (c.batch[c.at].is_loss() || !decoder_.IsSelfAccountedRuntime(c.batch[c.at])) return true;
+      if (c.at < c.batch.size()) return true;
       c.batch = c.stream->NextBatch();
       c.at = 0;
       if (c.batch.empty()) return false;
@@ -74,7 +72,6 @@ class UnfilteredRuntimeFeed {
       }
   }
 
-  const EventDecoder& decoder_;
   std::vector<Cursor> cursors_;
   int64_t next_ts_ = INT64_MAX;
   size_t next_ = 0;
@@ -108,7 +105,7 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
                      TraceFileReader* unfiltered_runtime, EventDecoder& decoder, Sink& sink,
                      bool decode, DecodeTally& tally) {
   RecordMerger merger(std::move(streams));
-  UnfilteredRuntimeFeed unfiltered(unfiltered_runtime, decoder);
+  UnfilteredRuntimeFeed unfiltered(unfiltered_runtime);
   UnfilteredRuntimeSink<Sink> unfiltered_sink(sink);
   DecodeStats& st = tally.stats;
   // Batches keep the place of a record that made no call, for a merge of batches to put
@@ -128,9 +125,12 @@ void DecodeStreamsTo(std::vector<std::unique_ptr<CpuRecordStream>> streams,
       st.unfiltered_runtime_lost += r.lost > 0 ? static_cast<uint64_t>(r.lost) : 1;
       if (decode) sink.PushUnfilteredLost(LostEvents{r.ts, r.cpu, r.lost});
     } else {
-      ++(decoder.KindOf(decoder.TypeOf(r)) == EventKind::kSchedStatRuntime
-             ? st.unfiltered_runtime_events
-             : st.unfiltered_other_events);
+      // (Its own increments of an unfollowed task tell only what ran: not counted among
+      // those done for another.)
+      if (decoder.KindOf(decoder.TypeOf(r)) != EventKind::kSchedStatRuntime)
+        ++st.unfiltered_other_events;
+      else if (!decoder.IsSelfAccountedRuntime(r))
+        ++st.unfiltered_runtime_events;
       if (!decode) return;
       if constexpr (kKeepsPlaces) {
         const uint64_t before = sink.entries();

@@ -120,6 +120,7 @@ enum class Hook : uint8_t {
   kStolen,
   kKernelStack,
   kInterruptSegment,
+  kUnfollowedRun,
   kCount
 };
 constexpr uint32_t HookBit(Hook h) { return 1u << static_cast<unsigned>(h); }
@@ -170,6 +171,12 @@ class Observer {
   // host ran something else on the virtual CPU (steal), which exec runtime leaves out.
   // Known only when every increment is in the trace (TraceCapabilities::all_increments).
   virtual void OnStolen(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
+  // A task the recording does not follow was the current one on `cpu` from `from` to
+  // `to`, as its own run-time increment in the unfiltered buffer shows (done in its
+  // context: the tick's, or its switch-out's): with a pid filter, the sign of what ran
+  // between the switches the trace does not record.
+  virtual void OnUnfollowedRun(const Thread& /*thread*/, int32_t /*cpu*/, int64_t /*from*/,
+                               int64_t /*to*/) {}
   // Right after the sleeping switch-out it belongs to (before the thread runs again);
   // that switch's OnSwitch may come before or, when its cause was pending, after it.
   virtual void OnKernelStack(const KernelStackEvent&) {}

@@ -267,9 +267,25 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 // of use (an unfollowed task's switches are not in the trace). Its own context is not the
 // model's to follow either: the event neither enters its CPU nor names its current task.
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
+  if (e.c.pid == e.pid) {  // its own: it ran (an unfollowed task's; the others are traced)
+    if (e.pid != 0 && !On(Hook::kUnfollowedRun).empty()) NoteUnfollowedRun(e);
+    return;
+  }
   Thread* t = UnfilteredSubject(e.c.pid, e.pid);
   if (t == nullptr) return;
   if (AccountIncrement(*t, e)) ++unfiltered_increments_used_;
+}
+
+// An unfollowed task's increment in its own context: it was its CPU's current task for
+// the whole of it, since its switch-in or its update before (clamped to the trace).
+void StateMachine::NoteUnfollowedRun(const SchedStatRuntime& e) {
+  if (first_ts_ < 0 || e.c.ts < first_ts_ || e.c.cpu < 0 || e.c.cpu >= kMaxCpuId) return;
+  Thread& t = Lookup(e.pid, e.comm);
+  if (t.tracked) return;
+  const int64_t from = e.runtime < static_cast<uint64_t>(e.c.ts - first_ts_)
+                           ? e.c.ts - static_cast<int64_t>(e.runtime)
+                           : first_ts_;
+  for (Observer* p : On(Hook::kUnfollowedRun)) p->OnUnfollowedRun(t, e.c.cpu, from, e.c.ts);
 }
 
 // The followed thread `pid` that a record of the unfiltered buffer, written in the context

@@ -387,6 +387,48 @@ TEST(Wakers, ASignOfAnotherTaskMakesTheWaitBeforeItUnknown) {
   EXPECT_EQ(Behind(r, 15), -1);
 }
 
+// The unfiltered buffer's increments of unfollowed tasks in their own context say what
+// ran between the switches the pid filter drops: 15 ran until 120, 60 from 1 100 (its
+// increment at the switch covers its run since its switch-in); between, unknown.
+TEST(Wakers, UnfollowedTasksOwnIncrementsNameWhatAWaitWasBehind) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 10);
+  s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
+  s.UnfilteredRuntime(120, 1, 15, 20);       // 15's switch-out: ran [100, 120]
+  s.UnfilteredRuntime(4'100, 1, 60, 3'000);  // 60's: ran [1 100, 4 100]
+  s.Switch(4'100, 1, 60, kR, 10);
+  s.Finish(5'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, 15), 20);
+  EXPECT_EQ(Behind(r, kPartyUnknown), 980);
+  EXPECT_EQ(Behind(r, 60), 3'000);
+  EXPECT_FALSE(s.Report(60).thread->tracked);
+}
+
+// With every increment there, the runs tile the wait: nothing unknown. A tick's
+// increment (in an interrupt, in the task's context) counts as its own; one done in
+// another context (a remote wakeup's) says nothing of what ran.
+TEST(Wakers, IncrementsThatTileTheWaitLeaveNothingUnknown) {
+  TrackingPolicy policy = Following({10});
+  policy.known_tgids = {{10, 10}};
+  Sim s({}, policy);
+  s.Switch(0, 1, 0, kR, 10);
+  s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
+  s.UnfilteredRuntime(120, 1, 15, 20);
+  s.UnfilteredRuntime(2'000, 0, 60, 500, /*running=*/70);  // on CPU 0, by 70: not a run
+  s.UnfilteredRuntime(3'000, 1, 60, 2'880);                // the tick
+  s.UnfilteredRuntime(4'100, 1, 60, 1'100);
+  s.Switch(4'100, 1, 60, kR, 10);
+  s.Finish(5'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(Behind(r, 15), 20);
+  EXPECT_EQ(Behind(r, 60), 3'980);
+  EXPECT_EQ(Behind(r, kPartyUnknown), -1);
+  EXPECT_EQ(Behind(r, 70), -1);
+}
+
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is
 // pre-migration wait, a part of wait_cpu_preempted; the queue time splits by CPU.
 TEST(Wakers, PreMigrationWaitIsTheWaitQueuedBeforeTheMove) {

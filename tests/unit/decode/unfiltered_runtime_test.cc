@@ -106,8 +106,8 @@ struct Sequence : EventSink {
 };
 
 // A v6 file in `dir`: switches on each CPU and an increment in the top buffer, four
-// increments in the unfiltered one (two of them self-accounted), one of which has the
-// time of a switch on the other CPU.
+// increments in the unfiltered one (two of them self-accounted: what ran, for WAITED
+// BEHIND), one of which has the time of a switch on the other CPU.
 fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   Page top0, top1, unfiltered0, unfiltered1;
   top0.Switch(0, 0, 101);
@@ -115,10 +115,10 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   top0.Switch(5'000, 101, 0);
   top1.Switch(2'000, 0, 102);
   top1.Switch(4'000, 102, 0);
-  unfiltered0.Runtime(3'000, 101, 101, 3'000);      // the same increment again: skipped
+  unfiltered0.Runtime(3'000, 101, 101, 3'000);      // the same one again (the analysis skips it)
   unfiltered0.Runtime(4'000, 500, 101, 1'000);      // by 500's wakeup on CPU 0: handed on
   unfiltered0.Flush(4'500, 0, 0xffffffff813b4440);  // CPU 0's idle task flushes its wakelist
-  unfiltered1.Runtime(1'000, 500, 500, 9'000);      // 500's own: skipped
+  unfiltered1.Runtime(1'000, 500, 500, 9'000);      // 500's own: it ran on CPU 1
   unfiltered1.Runtime(5'000, 600, 102, 3'000);      // by 600 on CPU 1, at the switch's time
   const std::vector<std::pair<std::string, std::string>> pages = {{"top0", top0.bytes()},
                                                                   {"top1", top1.bytes()},
@@ -142,7 +142,7 @@ fs::path WriteFileWithUnfilteredRuntime(const fs::path& dir) {
   return file;
 }
 
-TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffersRecords) {
+TEST(UnfilteredRuntime, ItsIncrementsComeInTimeOrderBetweenTheTopBuffersRecords) {
   const fs::path dir =
       fs::temp_directory_path() / ("cstool-unfiltered-" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -152,10 +152,10 @@ TEST(UnfilteredRuntime, OtherContextIncrementsComeInTimeOrderBetweenTheTopBuffer
       OpenTraceFile(file.string(), {.buffer = std::string(tracefile::kUnfilteredRuntimeBuffer)});
   Sequence sink;
   const DecodeStats st = DecodeTrace(*reader, sink, {.unfiltered_runtime = unfiltered.get()});
-  EXPECT_EQ(sink.seen,
-            (std::vector<std::string>{"switch@0", "switch@2000", "runtime@3000 101", "switch@4000",
-                                      "unfiltered@4000 101", "flush@4500 cpu0", "switch@5000",
-                                      "unfiltered@5000 102"}));
+  EXPECT_EQ(sink.seen, (std::vector<std::string>{
+                           "switch@0", "unfiltered@1000 500", "switch@2000", "runtime@3000 101",
+                           "unfiltered@3000 101", "switch@4000", "unfiltered@4000 101",
+                           "flush@4500 cpu0", "switch@5000", "unfiltered@5000 102"}));
   EXPECT_EQ(st.events, 5u) << "the top buffer's records alone";
   EXPECT_EQ(st.unfiltered_runtime_events, 2u);
   EXPECT_EQ(st.unfiltered_other_events, 1u);  // the flush
