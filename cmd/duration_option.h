@@ -1,6 +1,7 @@
 // -N SECS for the commands that record (record, irq): a positive, finite number of
-// seconds. Leaving -N out is the only way to say "no time limit", so -N 0 (which once
-// meant "forever" silently) and negative values are usage errors that say so.
+// seconds, or a duration with its unit (300ms). Leaving -N out is the only way to say "no time
+// limit", so -N 0 (which once meant "forever" silently) and negative values are usage errors that
+// say so.
 #pragma once
 
 #include <fmt/core.h>
@@ -19,11 +20,13 @@ namespace cstool::cmd {
 
 // -N takes seconds, or a duration with its unit as --trigger does ("300ms", "2s").
 inline CLI::Option* AddDurationOption(CLI::App& sub, double& seconds, const std::string& help) {
-  return sub.add_option("-N,--duration", seconds, help)->transform([](std::string s) {
-    if (const std::optional<int64_t> ns = ParseDurationNs(s))
-      return fmt::format("{:.9f}", *ns / 1e9);
-    return s;
-  });
+  return sub.add_option("-N,--duration", seconds, help)
+      ->transform([](std::string s) {
+        if (const std::optional<int64_t> ns = ParseDurationNs(s))
+          return fmt::format("{}", static_cast<double>(*ns) / 1e9);
+        return s;
+      })
+      ->type_name("DURATION");
 }
 
 // Throws a usage error when -N was given and is not a positive number of seconds;

@@ -114,6 +114,8 @@ std::string ConversionText(const CLI::App& sub, const std::string& what) {
     takes = "a number";
   else if (type == "SECS")
     takes = "a number of seconds";
+  else if (type == "DURATION")
+    takes = "a number of seconds or a duration with its unit (300ms, 2s, 500us)";
   else if (!type.empty())
     takes = type;
   return fmt::format("{} takes {}, not '{}'", name, takes, value);

@@ -93,8 +93,7 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
     if (w.cpu == e.cpu) Flush(w, e.ts);
   }
   CpuView& cpu = Cpu(e.cpu);
-  cpu.current = e.current;
-  cpu.known = e.known;
+  cpu = {.current = e.current, .known = e.known, .run_end = -1, .sign_ts = e.ts};
   // The new current's wait is over, and a freed thread waits no more: one pass. (A wait
   // lost events may have cut short or ended unseen is no wait's length, nor is one that
   // ends on another CPU than the trace had it queued on: it went somewhere unseen, a CPU
@@ -118,15 +117,26 @@ void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_
 }
 
 // What ran between the switches a pid filter drops: an unfollowed task's own increment
-// says it held the CPU over [from, to]. At `from`, a sign of it like any other
-// (OnCpuCurrent: the waits up to there were behind what the view had, or unknown when
-// that was another task); from there, behind it.
+// says it held the CPU over [from, to]. At `from`, a sign of it like any other (the waits
+// up to there were behind what the view had, or unknown when that was another task);
+// from there, behind it. The same task's next increment continues its run, unless it
+// starts later than the last one ended: it stopped and ran again, and what ran between
+// is unknown. An increment that ended by the latest sign (one at a switch's time comes
+// after the switch) adds nothing: the sign already told what ran.
 void WakerObserver::OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, int64_t to) {
-  if (!ValidCpu(cpu)) return;
-  if (const CpuView& view = Cpu(cpu); !view.known || view.current != &t)
-    OnCpuCurrent(CpuCurrentEvent{from, cpu, &t, true, nullptr, false});
+  if (!ValidCpu(cpu) || to <= Cpu(cpu).sign_ts) return;
+  if (CpuView& view = Cpu(cpu); !view.known || view.current != &t) {
+    Sign(cpu, from, &t);
+  } else if (view.run_end >= 0 && from - view.run_end > kIncrementLagNs) {
+    view.current = nullptr;  // unknown since its last run
+    view.known = false;
+    Sign(cpu, from, &t);
+  }
   for (Waiter& w : waiters_)
     if (w.cpu == cpu) Flush(w, to);
+  CpuView& view = Cpu(cpu);
+  view.run_end = to;
+  view.sign_ts = to;
 }
 
 // Before the state machine makes the waits there unknown: they are known up to here.

@@ -41,6 +41,8 @@ class WakerObserver : public Observer {
   struct CpuView {
     const Thread* current = nullptr;
     bool known = false;
+    int64_t run_end = -1;  // where `current`'s own last increment ended (-1: none)
+    int64_t sign_ts = -1;  // the latest sign of what ran there
   };
   CpuView& Cpu(int32_t cpu) {
     if (static_cast<size_t>(cpu) >= cpus_.size()) [[unlikely]]
@@ -48,6 +50,10 @@ class WakerObserver : public Observer {
     return cpus_[cpu];
   }
   [[gnu::noinline]] void GrowCpus(int32_t cpu);
+  // At `ts` the trace shows `t` running on `cpu` with no switch to it (OnCpuCurrent).
+  void Sign(int32_t cpu, int64_t ts, const Thread* t) {
+    OnCpuCurrent({.ts = ts, .cpu = cpu, .current = t, .known = true});
+  }
   void AddWaiter(const Thread* t, int32_t cpu, int64_t ts);
   void RemoveWaiter(const Thread* t);
   // Adds the waiter's time since its mark to whatever runs on its CPU, up to `ts`.

@@ -23,8 +23,9 @@ struct DecodeStats {
   uint64_t lost_events = 0;                         // sum of lost_per_cpu
   uint64_t lost_gaps_unknown = 0;                   // gaps whose size the kernel did not record
   // Of DecodeOptions::unfiltered_runtime: its increments done in another task's context
-  // than the accounted one's (the others are skipped undecoded), its other records (the
-  // wakelist flushes), and the events its ring buffer lost (counted in none of the above).
+  // than the accounted one's (not those a task did in its own, which tell what ran), its
+  // other records (the wakelist flushes), and the events its ring buffer lost (counted in
+  // none of the above).
   uint64_t unfiltered_runtime_events = 0;
   uint64_t unfiltered_other_events = 0;
   uint64_t unfiltered_runtime_lost = 0;
@@ -43,8 +44,8 @@ struct DecodeOptions {
   // Only merge, do not decode (the sink sees only PushLostEvents); for benchmarks.
   bool decode = true;
   // The file's unfiltered run-time buffer (a reader of tracefile::kUnfilteredRuntimeBuffer
-  // on the same file), merged in time order: its increments done in another task's
-  // context go to EventSink::PushUnfilteredRuntime.
+  // on the same file), merged in time order: its increments go to
+  // EventSink::PushUnfilteredRuntime.
   TraceFileReader* unfiltered_runtime = nullptr;
   // Threads that read and decode, each a share of the CPUs' streams merged in time order,
   // while the calling thread merges their shares into the sink (DecodeTraceInGroups). 1:

@@ -107,7 +107,8 @@ class EventDecoder {
   int TypeOf(const RawRecord& rec) const;
   // A sched_stat_runtime record of the task current where it was written (its own
   // context): from the unfiltered run-time buffer, a copy of what the pid-filtered trace
-  // has for a followed task, and of no use for another.
+  // has for a followed task; for another, the sign of what ran between the switches the
+  // trace leaves out.
   bool IsSelfAccountedRuntime(const RawRecord& rec) const;
 
   // "system:name" of a type id ("unknown:<id>" if the file has no such format).

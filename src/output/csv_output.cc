@@ -1,6 +1,9 @@
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 
+#include <array>
+#include <string_view>
+
 #include "analysis/blocking_site.h"
 #include "check/kernel_check.h"
 #include "check/kernel_match.h"
@@ -12,11 +15,12 @@ namespace {
 
 std::string Quote(std::string_view s) { return CsvQuote(s); }
 
-// The traced figure beside the kernel's, over the window the check compares.
-std::string CheckColumnsHeader() {
-  return ",check_voluntary,kernel_nvcsw,check_involuntary,kernel_nivcsw,check_on_cpu_ns,"
-         "kernel_exec_runtime_ns,check_wait_cpu_ns,kernel_run_delay_ns";
-}
+// --check's columns: the window and verdict, then the traced figure beside the kernel's
+// over the window the check compares (empty for a thread not compared).
+constexpr std::array<std::string_view, 10> kCheckColumns = {
+    "check_window",      "check_status",       "check_voluntary", "kernel_nvcsw",
+    "check_involuntary", "kernel_nivcsw",      "check_on_cpu_ns", "kernel_exec_runtime_ns",
+    "check_wait_cpu_ns", "kernel_run_delay_ns"};
 
 // The check of the view's `i`th thread (CheckAgainstKernel checks the view's threads, in
 // order).
@@ -25,11 +29,12 @@ const ThreadCheck* CheckOf(const KernelCheckResult& check, size_t i) {
 }
 
 std::string CheckColumns(const ThreadCheck* c) {
-  if (c == nullptr) return std::string(10, ',');
-  return fmt::format(",{},{},{},{},{},{},{},{},{},{}", WindowModeName(c->mode),
-                     CheckStatusName(c->status), c->traced.voluntary, c->kernel.voluntary,
-                     c->traced.involuntary, c->kernel.involuntary, c->traced.on_cpu_ns,
-                     c->kernel.on_cpu_ns, c->traced.wait_cpu_ns, c->kernel.wait_cpu_ns);
+  if (c == nullptr) return std::string(kCheckColumns.size(), ',');
+  std::string out = fmt::format(",{},{}", WindowModeName(c->mode), CheckStatusName(c->status));
+  if (c->mode == WindowMode::kNone) return out + std::string(kCheckColumns.size() - 2, ',');
+  return out + fmt::format(",{},{},{},{},{},{},{},{}", c->traced.voluntary, c->kernel.voluntary,
+                           c->traced.involuntary, c->kernel.involuntary, c->traced.on_cpu_ns,
+                           c->kernel.on_cpu_ns, c->traced.wait_cpu_ns, c->kernel.wait_cpu_ns);
 }
 
 class CsvOutput : public Output {
@@ -56,7 +61,8 @@ class CsvOutput : public Output {
     if (sites) header += ",blocking_sites";
     // --check: each thread's comparison with the kernel's counters, in its own row (one
     // table, for whatever reads CSV); the verdict goes to standard error.
-    if (view.check) header += ",check_window,check_status" + CheckColumnsHeader();
+    if (view.check)
+      for (std::string_view column : kCheckColumns) header += fmt::format(",{}", column);
     header += "\n";
     os_ << header;
     for (size_t i = 0; i < view.threads.size(); ++i) {

@@ -413,7 +413,8 @@ void Recorder::OpenSession() {
   const uint64_t wakelist =
       o_.system_wide && !flight() && !o_.no_defaults ? TraceableWakelistFunction().value_or(0) : 0;
   const bool flushes_asked = std::any_of(o_.events.begin(), o_.events.end(), [](const auto& e) {
-    return e == "csd" || e == "csd:*" || e == kWakelistFlush.Full();
+    const std::string named = QualifiedEventName(e);
+    return named == "csd" || named == "csd:*" || named == kWakelistFlush.Full();
   });
   if (wakelist != 0 && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
   if (flight()) {

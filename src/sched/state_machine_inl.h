@@ -17,11 +17,6 @@ constexpr size_t kMaxPendingSegments = 4096;
 // two, 6 000 segments; the exit check needs them all held (the exit record may hold the
 // accounting of the increment before). 65 536 hold some 30 ms of back-to-back syscalls.
 constexpr size_t kMaxHeldSegments = 65536;
-// Between the runqueue clock read that an increment (sched_stat_runtime) is computed
-// with and the event itself: the enqueue and preemption check of a wakeup, or the start
-// of __schedule(); measured at 0.2-1.5 us on the reference VM. A larger gap between the
-// increments' sum and an increment's time means increments are missing.
-constexpr int64_t kIncrementLagNs = 2000;
 // From a wakeup on another CPU to its reschedule IPI's entry here: an IPI in a VM (exit,
 // injection) takes a few microseconds; a last increment older than this was not that
 // wakeup's.

@@ -263,9 +263,10 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 
 // The unfiltered buffer holds every task's increments done in the contexts the trace
 // leaves out (all but the followed tasks'; with -a, the recorder's). The trace already
-// has those done in a followed task's context; of the others only a followed task's are
-// of use (an unfollowed task's switches are not in the trace). Its own context is not the
-// model's to follow either: the event neither enters its CPU nor names its current task.
+// has those done in a followed task's context; of the others, a followed task's are the
+// kernel's accounting of it (an unfollowed task's switches are not in the trace). One an
+// unfollowed task did of itself tells only that it ran (OnUnfollowedRun): the model's CPU
+// state does not take it (its switches are not in the trace).
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
   if (e.c.pid == e.pid) {  // its own: it ran (an unfollowed task's; the others are traced)
     if (e.pid != 0 && !On(Hook::kUnfollowedRun).empty()) NoteUnfollowedRun(e);

@@ -100,16 +100,6 @@ std::vector<std::string> SystemEvents(const std::string& system) {
   return out;
 }
 
-// The systems that have an event named `event` (trace-cmd's -e takes an event's bare name).
-std::vector<std::string> SystemsOfEvent(const std::string& event) {
-  TracefsList systems(tracefs_event_systems(nullptr));
-  std::vector<std::string> out;
-  for (char** p = systems.get(); p && *p; ++p)
-    if (EventExists(*p, event)) out.emplace_back(*p);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -174,6 +164,23 @@ std::string HoldersOf(const std::filesystem::path& dir) {
 }
 
 }  // namespace
+
+std::string QualifiedEventName(const std::string& spec) {
+  if (spec.find(':') != std::string::npos || spec.empty() || spec.find('/') != std::string::npos ||
+      !SystemEvents(spec).empty())
+    return spec;
+  TracefsList list(tracefs_event_systems(nullptr));
+  std::vector<std::string> systems;
+  for (char** p = list.get(); p && *p; ++p)
+    if (EventExists(*p, spec)) systems.emplace_back(*p);
+  if (systems.size() > 1) {
+    std::sort(systems.begin(), systems.end());
+    throw Error(fmt::format("event '{}' is in several systems: {}:{}; name one", spec,
+                            fmt::join(systems, ":" + spec + ", "), spec),
+                ExitCode::kUsage);
+  }
+  return systems.empty() ? spec : systems[0] + ":" + spec;
+}
 
 void TracefsSession::InstanceDeleter::operator()(tracefs_instance* i) const {
   tracefs_trace_off(i);
@@ -356,7 +363,8 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
       missing_.push_back(e.Full());
     }
   }
-  for (const std::string& spec : config.extra_events) {
+  for (const std::string& asked : config.extra_events) {
+    const std::string spec = QualifiedEventName(asked);
     size_t colon = spec.find(':');
     std::string system = spec.substr(0, colon);
     std::string event = colon == std::string::npos ? "*" : spec.substr(colon + 1);
@@ -366,18 +374,6 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
                   ExitCode::kUsage);
     if (event == "*") {
       auto names = SystemEvents(system);
-      // A bare name that is no system may be an event's: in one system, that one.
-      const std::vector<std::string> systems = names.empty() && colon == std::string::npos
-                                                   ? SystemsOfEvent(spec)
-                                                   : std::vector<std::string>{};
-      if (systems.size() == 1) {
-        add({systems[0], spec});
-        continue;
-      }
-      if (systems.size() > 1)
-        throw Error(fmt::format("event '{}' is in several systems: {}:{}; name one", spec,
-                                fmt::join(systems, ":" + spec + ", "), spec),
-                    ExitCode::kUsage);
       if (names.empty())
         throw Error(fmt::format("unknown event system '{}' (see "
                                 "/sys/kernel/tracing/available_events; an event is SYSTEM:EVENT)",

@@ -134,6 +134,11 @@ class TracefsSession {
 // 5.000123" -> 5.000123 seconds); 0 when the field is absent.
 double CpuStatField(std::string_view stats, std::string_view key);
 
+// -e's SPEC as SYSTEM:EVENT when it is an event's bare name (as trace-cmd takes it) that no
+// system has as its own name and one system has as an event; else SPEC as given (a
+// system, SYSTEM:EVENT, or unknown). Several systems with that event: a usage error.
+std::string QualifiedEventName(const std::string& spec);
+
 // Reads a file of the top-level tracing directory ("events/header_page", ...).
 std::string ReadTopLevelTracingFile(const char* file);
 

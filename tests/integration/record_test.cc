@@ -478,6 +478,15 @@ TEST_F(RecordTest, AnEventsBareNameIsItsSystems) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("unknown event system 'no_such_event'"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("an event is SYSTEM:EVENT"), std::string::npos) << bad.err;
+  // The option checks that look for an event know it by its bare name too.
+  Result stacks = Record({"--stacks", "--no-defaults", "-e", "sched_switch", "-o",
+                          dir_ / "stacks.dat", "--", "/bin/true"});
+  EXPECT_EQ(stacks.status, 0) << stacks.err;
+  Result no_switch =
+      Record({"--stacks", "--no-defaults", "-e", "irq", "-o", dir_ / "irq.dat", "--", "/bin/true"});
+  EXPECT_EQ(no_switch.status, 2);
+  EXPECT_NE(no_switch.err.find("--stacks needs sched:sched_switch"), std::string::npos)
+      << no_switch.err;
 }
 
 TEST_F(RecordTest, UnwritableOutputIsAClearError) {

@@ -389,7 +389,7 @@ TEST(Wakers, ASignOfAnotherTaskMakesTheWaitBeforeItUnknown) {
 
 // The unfiltered buffer's increments of unfollowed tasks in their own context say what
 // ran between the switches the pid filter drops: 15 ran until 120, 60 from 1 100 (its
-// increment at the switch covers its run since its switch-in); between, unknown.
+// increment at its switch-out covers its run since its switch-in); between, unknown.
 TEST(Wakers, UnfollowedTasksOwnIncrementsNameWhatAWaitWasBehind) {
   TrackingPolicy policy = Following({10});
   policy.known_tgids = {{10, 10}};
@@ -397,7 +397,7 @@ TEST(Wakers, UnfollowedTasksOwnIncrementsNameWhatAWaitWasBehind) {
   s.Switch(0, 1, 0, kR, 10);
   s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
   s.UnfilteredRuntime(120, 1, 15, 20);       // 15's switch-out: ran [100, 120]
-  s.UnfilteredRuntime(4'100, 1, 60, 3'000);  // 60's: ran [1 100, 4 100]
+  s.UnfilteredRuntime(4'099, 1, 60, 2'999);  // 60's, just before its switch: [1 100, 4 099]
   s.Switch(4'100, 1, 60, kR, 10);
   s.Finish(5'000);
   const ThreadReport& r = s.Report(10);
@@ -409,24 +409,56 @@ TEST(Wakers, UnfollowedTasksOwnIncrementsNameWhatAWaitWasBehind) {
 
 // With every increment there, the runs tile the wait: nothing unknown. A tick's
 // increment (in an interrupt, in the task's context) counts as its own; one done in
-// another context (a remote wakeup's) says nothing of what ran.
+// another context (a remote wakeup's) says nothing of what ran. A task's increment that
+// starts later than its last one ended (beyond the clock read's lag) says it stopped and
+// ran again: what ran between is unknown.
 TEST(Wakers, IncrementsThatTileTheWaitLeaveNothingUnknown) {
+  for (const bool gap : {false, true}) {
+    SCOPED_TRACE(gap);
+    TrackingPolicy policy = Following({10});
+    policy.known_tgids = {{10, 10}};
+    Sim s({}, policy);
+    s.Switch(0, 1, 0, kR, 10);
+    s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
+    s.UnfilteredRuntime(120, 1, 15, 20);
+    s.UnfilteredRuntime(2'000, 1, 80, 500, /*running=*/60);  // 60 updating 80: not a run
+    if (gap)
+      s.UnfilteredRuntime(1'000, 1, 60, 880);  // ran [120, 1 000], then stopped
+    else
+      s.UnfilteredRuntime(3'000, 1, 60, 2'880);  // the tick: ran [120, 3 000]
+    // Its switch-out's: from 3 500, 500 ns after the tick's end (its clock read's lag), or
+    // 2 500 after the earlier run's.
+    s.UnfilteredRuntime(4'099, 1, 60, 599);
+    s.Switch(4'100, 1, 60, kR, 10);
+    s.Finish(5'000);
+    const ThreadReport& r = s.Report(10);
+    EXPECT_EQ(Behind(r, 15), 20);
+    EXPECT_EQ(Behind(r, 60), gap ? 880 + 600 : 3'980);
+    EXPECT_EQ(Behind(r, kPartyUnknown), gap ? 2'500 : -1);
+    EXPECT_EQ(Behind(r, 80), -1);
+  }
+}
+
+// An increment at a switch's time comes after the switch (the decoder's order for the
+// unfiltered buffer's records): the switch has told what ran, and the increment must not
+// make the view name the task switched out while the next one runs.
+TEST(Wakers, AnIncrementAtItsSwitchsTimeChangesNothing) {
   TrackingPolicy policy = Following({10});
-  policy.known_tgids = {{10, 10}};
+  policy.known_tgids = {{10, 10}, {11, 10}};
   Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 11);
+  s.SysEnter(10, 0, 11, kRead);
+  s.Switch(20, 0, 11, kS, 0);
   s.Switch(0, 1, 0, kR, 10);
   s.Switch(100, 1, 10, kR, 15, /*preempt=*/true);
-  s.UnfilteredRuntime(120, 1, 15, 20);
-  s.UnfilteredRuntime(2'000, 0, 60, 500, /*running=*/70);  // on CPU 0, by 70: not a run
-  s.UnfilteredRuntime(3'000, 1, 60, 2'880);                // the tick
-  s.UnfilteredRuntime(4'100, 1, 60, 1'100);
-  s.Switch(4'100, 1, 60, kR, 10);
-  s.Finish(5'000);
-  const ThreadReport& r = s.Report(10);
-  EXPECT_EQ(Behind(r, 15), 20);
-  EXPECT_EQ(Behind(r, 60), 3'980);
-  EXPECT_EQ(Behind(r, kPartyUnknown), -1);
-  EXPECT_EQ(Behind(r, 70), -1);
+  s.Switch(1'000, 1, 15, kR, 10);
+  s.UnfilteredRuntime(1'000, 1, 15, 900);        // 15's switch-out, after the switch
+  s.WakeBoth(1'500, 0, 0, 11, 1, kFlagHardirq);  // 11 queued on CPU 1, behind 10
+  s.Switch(1'800, 1, 10, kR, 11, /*preempt=*/true);
+  s.Finish(3'000);
+  EXPECT_EQ(Behind(s.Report(10), 15), 900);
+  EXPECT_EQ(Behind(s.Report(11), 10), 300);
+  EXPECT_EQ(Behind(s.Report(11), kPartyUnknown), -1);
 }
 
 // Preempted on CPU 0, then moved to CPU 1 by its balancer: the wait queued on CPU 0 is

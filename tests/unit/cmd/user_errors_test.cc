@@ -141,6 +141,11 @@ INSTANTIATE_TEST_SUITE_P(
                      "cstool record: -N -0.5: the duration must be a positive number of seconds; "
                      "omit -N to record until the command exits (or, with -p or -a, until "
                      "Ctrl-C)"},
+        DurationCase{"RecordZeroWithAUnit",
+                     {"record", "-N", "0ms", "--", "true"},
+                     "cstool record: -N 0: the duration must be a positive number of seconds; "
+                     "omit -N to record until the command exits (or, with -p or -a, until "
+                     "Ctrl-C)"},
         DurationCase{"RecordNan",
                      {"record", "-N", "nan", "-a"},
                      "cstool record: -N nan: the duration must be a positive number of seconds; "
@@ -466,7 +471,11 @@ TEST(Help, AWrongValueSaysWhatTheOptionTakes) {
            {{"report", "x.dat", "-t", "abc"},
             "cstool report: --tid takes a whole number, not 'abc'"},
            {{"record", "-N", "abc", "--", "true"},
-            "cstool record: --duration takes a number, not 'abc'"},
+            "cstool record: --duration takes a number of seconds or a duration with its unit "
+            "(300ms, 2s, 500us), not 'abc'"},
+           {{"irq", "-N", "2h"},
+            "cstool irq: --duration takes a number of seconds or a duration with its unit "
+            "(300ms, 2s, 500us), not '2h'"},
            {{"record", "--max-dumps", "abc", "--", "true"},
             "cstool record: --max-dumps takes a whole number, not 'abc'"},
            {{"record", "--bogus", "--", "true"},

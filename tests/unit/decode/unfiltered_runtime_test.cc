@@ -1,7 +1,7 @@
 // The unfiltered run-time buffer beside a pid-filtered trace: its increments reach the
-// sink between the top buffer's records, in time order, and those a task accounted in its
-// own context are skipped. Files are written with hand-built ring-buffer pages and the
-// format texts of a 6.18 kernel (tests/fixtures/tracefs-6.18).
+// sink between the top buffer's records, in time order (one at a top record's time after
+// it); only those done in another task's context count as such. Files are written with hand-built
+// ring-buffer pages and the format texts of a 6.18 kernel (tests/fixtures/tracefs-6.18).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
