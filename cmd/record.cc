@@ -39,10 +39,11 @@ RunFn SetupRecord(CLI::App& sub) {
   CLI::Option* duration = AddDurationOption(
       sub, options->duration_s,
       "Stop after this many seconds, > 0 (or with a unit: 300ms, 2s), sending a command still "
-      "running SIGTERM and "
-      "exiting 124, as timeout(1) does (omit -N to stop when the command exits or on Ctrl-C)");
-  sub.add_option("-e,--event", options->events,
-                 "Also record SYSTEM:EVENT, a whole SYSTEM, or an event by its bare name (repeatable)")
+      "running SIGTERM and exiting 124, as timeout(1) does (omit -N to stop when the command "
+      "exits or on Ctrl-C)");
+  sub.add_option(
+         "-e,--event", options->events,
+         "Also record SYSTEM:EVENT, a whole SYSTEM, or an event by its bare name (repeatable)")
       ->allow_extra_args(false);
   sub.add_flag("--no-defaults", options->no_defaults,
                "Record only the -e events, not the default set");

@@ -3,8 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 
 #include "base/duration_text.h"
 #include "base/errors.h"

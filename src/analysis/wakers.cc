@@ -124,17 +124,17 @@ void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_
 // is unknown. An increment that ended by the latest sign (one at a switch's time comes
 // after the switch) adds nothing: the sign already told what ran.
 void WakerObserver::OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, int64_t to) {
-  if (!ValidCpu(cpu) || to <= Cpu(cpu).sign_ts) return;
-  if (CpuView& view = Cpu(cpu); !view.known || view.current != &t) {
-    Sign(cpu, from, &t);
-  } else if (view.run_end >= 0 && from - view.run_end > kIncrementLagNs) {
-    view.current = nullptr;  // unknown since its last run
-    view.known = false;
+  if (!ValidCpu(cpu)) return;
+  CpuView& view = Cpu(cpu);  // (grown to `cpu` here: the sign below does not move it)
+  if (to <= view.sign_ts) return;
+  const bool continues = view.known && view.current == &t &&
+                         (view.run_end < 0 || from - view.run_end <= kIncrementLagNs);
+  if (!continues) {
+    if (view.current == &t) view = CpuView{};  // unknown since its last run
     Sign(cpu, from, &t);
   }
   for (Waiter& w : waiters_)
     if (w.cpu == cpu) Flush(w, to);
-  CpuView& view = Cpu(cpu);
   view.run_end = to;
   view.sign_ts = to;
 }

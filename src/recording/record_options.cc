@@ -9,7 +9,6 @@
 #include "base/errors.h"
 #include "counters/event_list.h"
 #include "counters/virtual_counters.h"
-#include "tracefs/tracefs_session.h"
 
 namespace cstool {
 
@@ -56,10 +55,8 @@ void ValidateRecordOptions(const RecordOptions& o) {
     throw Error("--max-size limits a normal recording; a flight recorder writes only dumps",
                 ExitCode::kUsage);
   if (o.kernel_stacks && o.no_defaults &&
-      std::none_of(o.events.begin(), o.events.end(), [](const std::string& e) {
-        const std::string named = QualifiedEventName(e);
-        return named == "sched:sched_switch" || named == "sched";
-      }))
+      std::find(o.events.begin(), o.events.end(), "sched:sched_switch") == o.events.end() &&
+      std::find(o.events.begin(), o.events.end(), "sched") == o.events.end())
     throw Error("--stacks needs sched:sched_switch (add -e sched:sched_switch)", ExitCode::kUsage);
   if (o.flight_s > 0 && (!o.counters.empty() || !o.virtual_counters.empty()))
     // A dump is the trace window only: counters would be read and never written.

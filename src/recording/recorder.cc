@@ -413,8 +413,7 @@ void Recorder::OpenSession() {
   const uint64_t wakelist =
       o_.system_wide && !flight() && !o_.no_defaults ? TraceableWakelistFunction().value_or(0) : 0;
   const bool flushes_asked = std::any_of(o_.events.begin(), o_.events.end(), [](const auto& e) {
-    const std::string named = QualifiedEventName(e);
-    return named == "csd" || named == "csd:*" || named == kWakelistFlush.Full();
+    return e == "csd" || e == "csd:*" || e == kWakelistFlush.Full();
   });
   if (wakelist != 0 && !flushes_asked) config.extra_events.push_back(kWakelistFlush.Full());
   if (flight()) {
@@ -1320,7 +1319,10 @@ RecordResult Recorder::Result() {
 
 RecordResult Record(const RecordOptions& options, Messages& messages, RecordListener* listener,
                     LiveTrigger* trigger) {
-  Recorder recorder(options, messages, listener, trigger);
+  // -e's bare event names as SYSTEM:EVENT, once, for the option checks and the session.
+  RecordOptions named = options;
+  for (std::string& e : named.events) e = QualifiedEventName(e);
+  Recorder recorder(named, messages, listener, trigger);
   return recorder.Run();
 }
 

@@ -363,8 +363,7 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
       missing_.push_back(e.Full());
     }
   }
-  for (const std::string& asked : config.extra_events) {
-    const std::string spec = QualifiedEventName(asked);
+  for (const std::string& spec : config.extra_events) {
     size_t colon = spec.find(':');
     std::string system = spec.substr(0, colon);
     std::string event = colon == std::string::npos ? "*" : spec.substr(colon + 1);
