@@ -338,45 +338,90 @@ void FastTraceFile::ParseFormats(const Sections& sections) {
 
 void FastTraceFile::ReadKallsyms(ByteCursor& in) {
   const std::string_view text = in.Bytes(in.U32("kallsyms size"), "kallsyms");
-  if (!records_only_) kallsyms_ = std::string(text);
+  if (!records_only_) kallsyms_ = KeepText(text, kallsyms_storage_);
 }
 
 // saved_cmdlines (pid -> comm as the kernel last saw it): kept as text for SavedComm,
 // not registered with libtraceevent (some 4 000 lines took 0.7 ms of a small file's
 // 23 ms report); a report's names come from the events but for threads none named.
+std::string_view FastTraceFile::KeepText(std::string_view text, std::string& storage) const {
+  const auto* at = reinterpret_cast<const uint8_t*>(text.data());
+  if (at >= file_.data() && at + text.size() <= file_.data() + file_.size()) return text;
+  storage = text;
+  return storage;
+}
+
 void FastTraceFile::KeepSavedCmdlines(ByteCursor& in) {
-  saved_cmdlines_ = std::string(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"));
+  saved_cmdlines_ =
+      KeepText(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"), saved_cmdlines_storage_);
 }
 
 void FastTraceFile::PrepareSavedComms() {
   if (saved_comms_prepared_) return;
   ReadDeferredCmdlines();
-  std::string_view text = saved_cmdlines_;
-  while (!text.empty()) {
-    const size_t end = std::min(text.find('\n'), text.size());
-    const std::string_view line = text.substr(0, end);
-    text.remove_prefix(std::min(end + 1, text.size()));
+  saved_comms_prepared_ = true;
+}
+
+// Neither a map of strings nor an index at once: a recording's thousands of lines (the
+// kernel keeps 6 552 here) as one node and one string each took a sixth of a small
+// file's report in allocations and page faults, and a report looks up a few pids, often
+// one. Those are searched for in the text (some 70 k instructions on 100 KiB, against
+// 2 M to index it); a report that looks up many gets an index of offsets.
+std::string FastTraceFile::ScanSavedComm(int32_t pid) const {
+  const std::string_view text = saved_cmdlines_;
+  const std::string needle = fmt::format("\n{} ", pid);
+  size_t at = 0;
+  if (!text.starts_with(std::string_view(needle).substr(1))) {
+    at = text.find(needle);
+    if (at == std::string_view::npos) return {};
+    ++at;  // the line's start
+  }
+  const size_t comm_at = at + needle.size() - 1;
+  return std::string(text.substr(comm_at, text.find('\n', comm_at) - comm_at));
+}
+
+void FastTraceFile::IndexSavedComms() {
+  saved_comms_indexed_ = true;
+  const std::string_view text = saved_cmdlines_;
+  size_t line_at = 0;
+  while (line_at < text.size()) {
+    const size_t end = std::min(text.find('\n', line_at), text.size());
+    const std::string_view line = text.substr(line_at, end - line_at);
+    const size_t this_line = line_at;
+    line_at = end + 1;
     int32_t pid = 0;
     const auto [at, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
     if (ec != std::errc() || at == line.data() + line.size() || *at != ' ') continue;
-    // A pid's first line counts.
-    saved_comms_.try_emplace(pid, line.substr(static_cast<size_t>(at - line.data()) + 1));
+    const size_t comm_at = this_line + static_cast<size_t>(at - line.data()) + 1;
+    const size_t comm_size = std::min<size_t>(end - comm_at, UINT32_MAX);
+    saved_comm_lines_.push_back({pid, static_cast<uint32_t>(comm_size), comm_at});
   }
-  saved_comms_prepared_ = true;
+  // A pid's first line counts: ties keep their place.
+  std::stable_sort(saved_comm_lines_.begin(), saved_comm_lines_.end(),
+                   [](const SavedCommLine& a, const SavedCommLine& b) { return a.pid < b.pid; });
 }
 
 std::string FastTraceFile::SavedComm(int32_t pid) {
   PrepareSavedComms();
-  const auto it = saved_comms_.find(pid);
-  return it == saved_comms_.end() ? std::string() : it->second;
+  if (saved_comm_scans_ < kSavedCommScans) {
+    ++saved_comm_scans_;
+    return ScanSavedComm(pid);
+  }
+  if (!saved_comms_indexed_) IndexSavedComms();
+  const auto it =
+      std::lower_bound(saved_comm_lines_.begin(), saved_comm_lines_.end(), pid,
+                       [](const SavedCommLine& line, int32_t p) { return line.pid < p; });
+  if (it == saved_comm_lines_.end() || it->pid != pid) return {};
+  return std::string(saved_cmdlines_.substr(it->at, it->size));
 }
 
 void FastTraceFile::LoadKernelSymbols() {
   ReadDeferredKallsyms();
   if (kallsyms_.empty()) return;
   // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
-  tep_parse_kallsyms(tep_.get(), kallsyms_.c_str());
+  tep_parse_kallsyms(tep_.get(), std::string(kallsyms_).c_str());
   kallsyms_ = {};
+  kallsyms_storage_ = {};
 }
 
 void FastTraceFile::SetCpus(uint32_t cpus, const ByteCursor& in, size_t at) {

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "base/errors.h"
@@ -115,6 +114,14 @@ class FastTraceFile : public TraceFileReader {
   virtual void ReadDeferredKallsyms() {}
   // What PrepareSavedComms reads first: the saved cmdlines text into saved_cmdlines_.
   virtual void ReadDeferredCmdlines() {}
+  // saved_comm_lines_ from saved_cmdlines_.
+  void IndexSavedComms();
+  // SavedComm by a search of saved_cmdlines_ itself.
+  std::string ScanSavedComm(int32_t pid) const;
+  // `text` itself when it lies in the mapped file, which outlives every use, else a copy
+  // in `storage` (a v7 section decompressed into a buffer of its own). trace-cmd's files
+  // hold the whole /proc/kallsyms: a copy of its megabytes faulted in page by page.
+  std::string_view KeepText(std::string_view text, std::string& storage) const;
   // The saved cmdlines section's body (u64 size, the text) into saved_cmdlines_.
   void KeepSavedCmdlines(ByteCursor& in);
   // The number of CPUs in the file (read at `at`).
@@ -141,14 +148,28 @@ class FastTraceFile : public TraceFileReader {
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
   bool salvage_ = false;
-  int jobs_ = 1;                                          // ReaderOptions::jobs
-  bool records_only_ = false;                             // ReaderOptions::records_only
-  ReaderOptions::DecodesEvent decodes_event_;             // ReaderOptions::decodes_event
-  ReaderOptions::TrustsFormat trusts_format_;             // ReaderOptions::trusts_format
-  std::string kallsyms_;                                  // not yet loaded (LoadKernelSymbols)
-  std::string saved_cmdlines_;                            // "<pid> <comm>\n" lines (SavedComm)
-  std::unordered_map<int32_t, std::string> saved_comms_;  // PrepareSavedComms: the same
+  int jobs_ = 1;                               // ReaderOptions::jobs
+  bool records_only_ = false;                  // ReaderOptions::records_only
+  ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
+  ReaderOptions::TrustsFormat trusts_format_;  // ReaderOptions::trusts_format
+  // Texts kept for later, in the mapped file or (KeepText) in storage of their own.
+  std::string_view kallsyms_;  // not yet loaded (LoadKernelSymbols)
+  std::string kallsyms_storage_;
+  std::string_view saved_cmdlines_;  // "<pid> <comm>\n" lines (SavedComm)
+  std::string saved_cmdlines_storage_;
   bool saved_comms_prepared_ = false;
+  // A line of saved_cmdlines_: its pid and where its comm lies in the text.
+  struct SavedCommLine {
+    int32_t pid = 0;
+    uint32_t size = 0;
+    size_t at = 0;
+  };
+  // saved_cmdlines_'s lines by pid, then place; built once SavedComm has scanned the text
+  // kSavedCommScans times.
+  std::vector<SavedCommLine> saved_comm_lines_;
+  bool saved_comms_indexed_ = false;
+  int saved_comm_scans_ = 0;
+  static constexpr int kSavedCommScans = 32;
   // Set by an option that shifts or converts timestamps (DATE, OFFSET, TIME_SHIFT,
   // TSC2NSEC): libtracecmd applies it, the own parsers do not.
   uint16_t timestamp_option_ = 0;
