@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 60
 # CI budget: -j2 keeps the shared 2-core machines responsive.
 SAN_JOBS ?= 2
 
-.PHONY: all deps configure build demo check check-sweeps bench clean format sanitize san-build asan fuzz fresh-machine-check fidelity
+.PHONY: all deps configure build demo check check-sweeps bench release clean format sanitize san-build asan fuzz fresh-machine-check fidelity
 
 all: build
 
@@ -88,12 +88,20 @@ fidelity: deps
 fresh-machine-check:
 	@scripts/fresh-machine-check.sh
 
+# The fastest binary, $(RELEASE_DIR)/cstool: built with profile-guided optimisation
+# (two builds and a training run in between; see scripts/pgo-build.sh).
+RELEASE_DIR ?= build-release
+release: deps
+	@JOBS=$(JOBS) scripts/pgo-build.sh $(RELEASE_DIR)
+
+# The benchmarks, of the release binary (and of the programs built beside it).
 bench: deps
-	@$(MAKE) --no-print-directory build
-	@scripts/bench.sh $(BUILD_DIR)
+	@test "$$(id -u)" -eq 0 || { echo "make bench: must run as root (it records)" >&2; exit 2; }
+	@CSTOOL_PGO_BENCH=ON JOBS=$(JOBS) scripts/pgo-build.sh $(RELEASE_DIR)
+	@scripts/bench.sh $(RELEASE_DIR)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD_DIR) $(SAN_DIR)
+	rm -rf $(BUILD_DIR) $(SAN_DIR) $(RELEASE_DIR)

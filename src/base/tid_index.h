@@ -13,6 +13,12 @@ namespace cstool {
 
 class TidIndex {
  public:
+  TidIndex() = default;
+  // Not movable: the table's size is a constant that Get relies on, which a moved-from
+  // (empty) table would not have.
+  TidIndex(TidIndex&&) = delete;
+  TidIndex& operator=(TidIndex&&) = delete;
+
   uint32_t Get(int32_t tid) const {
     // One compare for the common case; a negative tid wraps to a huge index.
     if (static_cast<uint32_t>(tid) < kDenseLimit) [[likely]]

@@ -341,16 +341,18 @@ void FastTraceFile::ReadKallsyms(ByteCursor& in) {
   if (!records_only_) kallsyms_ = KeepText(text, kallsyms_storage_);
 }
 
-// saved_cmdlines (pid -> comm as the kernel last saw it): kept as text for SavedComm,
-// not registered with libtraceevent (some 4 000 lines took 0.7 ms of a small file's
-// 23 ms report); a report's names come from the events but for threads none named.
 std::string_view FastTraceFile::KeepText(std::string_view text, std::string& storage) const {
-  const auto* at = reinterpret_cast<const uint8_t*>(text.data());
-  if (at >= file_.data() && at + text.size() <= file_.data() + file_.size()) return text;
+  const auto at = reinterpret_cast<uintptr_t>(text.data());
+  const auto file = reinterpret_cast<uintptr_t>(file_.data());
+  if (at >= file && at - file <= file_.size() && text.size() <= file_.size() - (at - file))
+    return text;
   storage = text;
   return storage;
 }
 
+// saved_cmdlines (pid -> comm as the kernel last saw it): kept as text for SavedComm,
+// not registered with libtraceevent (some 4 000 lines took 0.7 ms of a small file's
+// 23 ms report); a report's names come from the events but for threads none named.
 void FastTraceFile::KeepSavedCmdlines(ByteCursor& in) {
   saved_cmdlines_ =
       KeepText(in.Bytes(in.U64("saved cmdlines size"), "saved cmdlines"), saved_cmdlines_storage_);
@@ -419,7 +421,9 @@ void FastTraceFile::LoadKernelSymbols() {
   ReadDeferredKallsyms();
   if (kallsyms_.empty()) return;
   // Lines libtraceevent cannot parse are skipped by it: symbols are a convenience.
-  tep_parse_kallsyms(tep_.get(), std::string(kallsyms_).c_str());
+  // (A copy only of text in the mapping, which no NUL ends.)
+  if (kallsyms_storage_.data() != kallsyms_.data()) kallsyms_storage_ = kallsyms_;
+  tep_parse_kallsyms(tep_.get(), kallsyms_storage_.c_str());
   kallsyms_ = {};
   kallsyms_storage_ = {};
 }

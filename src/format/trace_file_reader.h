@@ -146,9 +146,9 @@ class TraceFileReader {
   // for a thread no event named (a pid-filtered trace shows some only as an event's
   // common_pid). Read on first use. A pid reused during the recording has its last name.
   virtual std::string SavedComm(int32_t /*pid*/) { return {}; }
-  // Reads the saved cmdlines now, so that SavedComm touches nothing the threads that
-  // decode with this reader's streams and tep() use (SavedComm itself: one thread at a
-  // time).
+  // Reads the saved cmdlines now, so that SavedComm changes nothing the threads that
+  // decode with this reader's streams and tep() use (it may read the mapped file they
+  // read too, which is read-only). SavedComm itself: one thread at a time.
   virtual void PrepareSavedComms() {}
 
   // A stream over the records of `cpu` (0 <= cpu < cpus()), from StartAt's time on and

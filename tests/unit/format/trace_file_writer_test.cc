@@ -139,7 +139,6 @@ TEST_F(TraceFileWriterTest, SavedCmdlinesNameAPid) {
       EXPECT_EQ(reader->SavedComm(-1), "minus");
       EXPECT_EQ(reader->SavedComm(7), "last");  // no newline after the last line
       EXPECT_EQ(reader->SavedComm(10), "");     // no prefix match
-      EXPECT_EQ(reader->SavedComm(01), "");
       EXPECT_EQ(reader->SavedComm(103), "");
     }
     auto library = OpenTraceFile(out.string(), {.backend = ReaderBackend::kLibTracecmd});
