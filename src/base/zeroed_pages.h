@@ -39,14 +39,13 @@ class ZeroedArray {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
 
  public:
-  explicit ZeroedArray(size_t n) : pages_(n * sizeof(T)), n_(n) {}
+  explicit ZeroedArray(size_t n) : pages_(n * sizeof(T)) {}
   T& operator[](size_t i) { return static_cast<T*>(pages_.data())[i]; }
   const T& operator[](size_t i) const { return static_cast<const T*>(pages_.data())[i]; }
-  size_t size() const { return n_; }
+  size_t size() const { return pages_.bytes() / sizeof(T); }
 
  private:
   ZeroedPages pages_;
-  size_t n_;
 };
 
 }  // namespace cstool
