@@ -488,6 +488,20 @@ std::string KernelCheckResult::JudgedText() const {
                      compared, idle);
 }
 
+std::string KernelCheckResult::DisagreeingText() const {
+  constexpr size_t kNamed = 3;
+  std::vector<std::string> named;
+  size_t disagreeing = 0;
+  for (const ThreadCheck& t : threads) {
+    if (t.status != CheckStatus::kDisagree) continue;
+    if (++disagreeing <= kNamed) named.push_back(fmt::format("{} ({})", t.tid, t.comm));
+  }
+  if (disagreeing == 0) return "";
+  std::string text = fmt::format("; disagreeing: {}", fmt::join(named, ", "));
+  if (disagreeing > kNamed) text += fmt::format(" and {} more", disagreeing - kNamed);
+  return text;
+}
+
 std::string KernelCheckResult::MissingEventsText() const {
   if (passed() || missing_events.empty()) return "";
   return fmt::format(

@@ -188,6 +188,9 @@ struct KernelCheckResult {
   // "; times judged for N of M ..." when not every compared thread's times were judged
   // (empty when they were): the verdict's and `record`'s summary's qualifier.
   std::string JudgedText() const;
+  // "; disagreeing: 12 (comm), 13 (comm) and 2 more" when a compared thread disagrees,
+  // else "": `record`'s one-line summary, which has no table to say which.
+  std::string DisagreeingText() const;
 };
 
 // Pure comparison of one thread (unit-testable with synthetic inputs). `untraced_cpus`:

@@ -29,7 +29,7 @@ std::string KernelAgreementLine(const std::string& file) {
     if (check.partial + check.lost + check.untraced + check.no_counters > 0)
       line += fmt::format(" ({} partial, {} with lost events, {} untraced, {} without counters)",
                           check.partial, check.lost, check.untraced, check.no_counters);
-    line += check.JudgedText();
+    line += check.JudgedText() + check.DisagreeingText();
     if (check.times_disagree && check.host_steal_ns > 0)
       line += fmt::format(
           "; the host stole {:.0f} ms of CPU time meanwhile (up to that much of a time "

@@ -1,6 +1,7 @@
 // `cstool report --check` end to end: a multi-threaded workload agrees with the kernel,
 // the file stays readable by trace-cmd, and corrupting the recorded kernel counters makes
 // the check fail with exit status 1.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -218,6 +219,17 @@ TEST_F(CheckTest, StealIsNotNamedWithoutATimeDisagreement) {
   EXPECT_EQ(rep.out.find("NOTE: the host stole about") != std::string::npos, times_disagree)
       << rep.out;
   EXPECT_EQ(KernelAgreementLine(file_).find("stole") != std::string::npos, times_disagree)
+      << KernelAgreementLine(file_);
+  // record's closing line names the first thread the check's table shows disagreeing.
+  std::string first_disagreeing;
+  for (const auto& t : check.at("threads"))
+    if (t.at("status").get<std::string>() == "DISAGREE") {
+      first_disagreeing = fmt::format("; disagreeing: {} ({})", t.at("tid").get<int>(),
+                                      t.at("comm").get<std::string>());
+      break;
+    }
+  ASSERT_NE(first_disagreeing, "") << check.dump();
+  EXPECT_NE(KernelAgreementLine(file_).find(first_disagreeing), std::string::npos)
       << KernelAgreementLine(file_);
 
   err = PatchRecordingInfo(file_, [](nlohmann::json& info) {

@@ -1092,5 +1092,32 @@ TEST(KernelCheck, FailedVerdictNamesTheMissingEvents) {
   EXPECT_EQ(res.MissingEventsText(), "");
 }
 
+// record's one-line summary has no table: it names the threads that disagree, the
+// first three in the report's order, and counts the rest.
+TEST(KernelCheck, DisagreeingTextNamesTheFirstThreeThatDisagree) {
+  KernelCheckResult res;
+  EXPECT_EQ(res.DisagreeingText(), "");
+  auto add = [&res](int32_t tid, std::string comm, CheckStatus status) {
+    ThreadCheck t;
+    t.tid = tid;
+    t.comm = std::move(comm);
+    t.status = status;
+    res.threads.push_back(t);
+  };
+  add(10, "agrees", CheckStatus::kAgree);
+  add(11, "lost", CheckStatus::kLostEvents);
+  EXPECT_EQ(res.DisagreeingText(), "");
+  add(12, "first", CheckStatus::kDisagree);
+  EXPECT_EQ(res.DisagreeingText(), "; disagreeing: 12 (first)");
+  add(13, "second", CheckStatus::kDisagree);
+  add(14, "partial", CheckStatus::kPartial);
+  add(15, "third", CheckStatus::kDisagree);
+  EXPECT_EQ(res.DisagreeingText(), "; disagreeing: 12 (first), 13 (second), 15 (third)");
+  add(16, "fourth", CheckStatus::kDisagree);
+  add(17, "fifth", CheckStatus::kDisagree);
+  EXPECT_EQ(res.DisagreeingText(),
+            "; disagreeing: 12 (first), 13 (second), 15 (third) and 2 more");
+}
+
 }  // namespace
 }  // namespace cstool
