@@ -68,7 +68,7 @@ RunFn SetupReport(CLI::App& sub) {
                  "Only these threads (repeatable or comma-separated; none matching is an error)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  sub.add_option("--sort", opts->view.sort,
+  sub.add_option("-s,--sort", opts->view.sort,
                  "Sort threads by: switches, voluntary, involuntary, lifetime, migrations, "
                  "before_migration (the wait before them), longest_wait (MAXWAIT, perf sched's "
                  "max delay), oncpu, wait, asleep, tid, pid, comm, a "

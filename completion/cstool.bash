@@ -64,8 +64,8 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur")
       return 0
       ;;
-    --sort)
-      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations before_migration oncpu \
+    -s | --sort)
+      mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations before_migration longest_wait oncpu \
         wait asleep tid pid comm user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
         sleep_poll sleep_uninterruptible sleep_paging stopped zombie unknown" -- "$cur")
       return 0

@@ -6,7 +6,9 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "analysis/report_view.h"
 #include "tests/support/run_command.h"
 
 namespace cstool::testing {
@@ -104,6 +106,16 @@ TEST(Completion, OffersEachSubcommandsOwnFormats) {
     ++checked;
   }
   EXPECT_EQ(checked, 4u) << "report, diff, msa and irq have --format";
+}
+
+// report's -s/--sort offers exactly the keys the report takes (SortKeys), no more, no fewer.
+TEST(Completion, OffersEverySortKey) {
+  const std::vector<std::string> keys = SortKeys();
+  const std::set<std::string> expected(keys.begin(), keys.end());
+  for (const char* option : {"--sort", "-s"})
+    EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " report x.dat " + option + " ''", 4),
+              expected)
+        << option;
 }
 
 // --timeline-format offers the formats --help names.

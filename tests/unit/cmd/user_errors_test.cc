@@ -434,6 +434,17 @@ TEST(Help, AnInputOptionSaysTheFileIsTheArgument) {
   }
 }
 
+// perf sched latency's -s KEY is report's --sort KEY.
+TEST(Help, PerfSchedsShortSortOptionSorts) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
+  CommandResult by_default = RunCommand({CSTOOL_BINARY, "report", file});
+  CommandResult short_option = RunCommand({CSTOOL_BINARY, "report", file, "-s", "sys"});
+  CommandResult long_option = RunCommand({CSTOOL_BINARY, "report", file, "--sort", "sys"});
+  ASSERT_EQ(short_option.status, 0) << short_option.err;
+  EXPECT_EQ(short_option.out, long_option.out);
+  EXPECT_NE(short_option.out, by_default.out) << "sys time orders this file's threads otherwise";
+}
+
 // perf sched's subcommands, typed as cstool's, name where their answers are.
 TEST(Help, PerfSchedsCommandsNameWhereTheirAnswersAre) {
   for (const auto& [word, answer] : std::vector<std::pair<std::string, std::string>>{
