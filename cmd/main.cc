@@ -346,14 +346,20 @@ int Main(int argc, char** argv) {
       text = ConversionText(*subapps[name], text);
     if (!name.empty() && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
       if (std::string extras = ExtrasText(*subapps[name]); !extras.empty()) text = extras;
-    fmt::print(stderr, "{}: {}\n", who, text);
+    // Each unexpected word gets its own line where one says more than CLI11's (a typo's
+    // nearest option, another command's option, ...); CLI11's line then goes unless a word
+    // is left that no line names (the value after a typo'd option is that option's).
+    std::vector<std::string> hints;
+    bool all_named = true;
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
       const std::vector<std::string> remaining = sub.remaining();  // (a copy each call)
+      bool previous_named_option = false;
       for (const std::string& arg : remaining) {
+        const size_t hints_before = hints.size();
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
-          fmt::print(stderr, "{}: {} is not an option of {}; did you mean {}?\n", who, arg, name,
-                     near);
+          hints.push_back(
+              fmt::format("{}: {} is not an option of {}; did you mean {}?", who, arg, name, near));
         } else if (std::error_code ec;
                    name == "report" && !arg.starts_with("-") &&
                    sub.get_option("file")->count() > 0 &&
@@ -363,26 +369,34 @@ int Main(int argc, char** argv) {
                    std::none_of(remaining.begin(), remaining.end(),
                                 [](const std::string& a) { return a.starts_with("-"); })) {
           // A second recording: comparing two is diff's.
-          fmt::print(stderr,
-                     "{}: report reads one recording; to compare two: cstool diff {} -- {}\n", who,
-                     sub.get_option("file")->as<std::string>(), arg);
+          hints.push_back(
+              fmt::format("{}: report reads one recording; to compare two: cstool "
+                          "diff {} -- {}",
+                          who, sub.get_option("file")->as<std::string>(), arg));
         } else if ((arg == "-i" || arg == "--input") &&
                    sub.get_option_no_throw("file") != nullptr &&
                    sub.get_option_no_throw("file")->get_positional()) {
           // trace-cmd report -i FILE, perf sched -i FILE: here the file is the argument.
-          fmt::print(stderr, "{}: the recording is {}'s argument, without {}: cstool {} FILE\n",
-                     who, name, arg, name);
+          hints.push_back(
+              fmt::format("{}: the recording is {}'s argument, without {}: cstool {} FILE", who,
+                          name, arg, name));
         } else if ((arg == "-p" || arg == "--pid") && sub.get_option_no_throw("pid") != nullptr &&
                    sub.get_option_no_throw("pid")->get_positional()) {
           // record and report take -p PID; a command whose argument is the pid does not.
-          fmt::print(stderr, "{}: the pid is {}'s argument, without {}: cstool {} PID\n", who, name,
-                     arg, name);
+          hints.push_back(fmt::format("{}: the pid is {}'s argument, without {}: cstool {} PID",
+                                      who, name, arg, name));
         } else if (std::string owner = CommandWithOption(subapps, arg); !owner.empty()) {
-          fmt::print(stderr, "{}: {} is an option of 'cstool {}', not of {}\n", who, arg, owner,
-                     name);
+          hints.push_back(
+              fmt::format("{}: {} is an option of 'cstool {}', not of {}", who, arg, owner, name));
         }
+        const bool named = hints.size() > hints_before;
+        if (!named && !(previous_named_option && !arg.starts_with("-")) && arg != "--")
+          all_named = false;
+        previous_named_option = named && arg.starts_with("-");
       }
     }
+    if (hints.empty() || !all_named) fmt::print(stderr, "{}: {}\n", who, text);
+    for (const std::string& hint : hints) fmt::print(stderr, "{}\n", hint);
     fmt::print(stderr, "See '{} --help'.\n", who);
     return static_cast<int>(ExitCode::kUsage);
   }
