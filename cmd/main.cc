@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "build_commit.h"
 #include "cmd/commands.h"
 #include "output/stderr_messages.h"
 
@@ -263,7 +264,8 @@ int Main(int argc, char** argv) {
       "cstool: where every nanosecond of a program's threads went, and why every "
       "context switch happened.",
       "cstool"};
-  app.set_version_flag("--version", std::string("cstool ") + CSTOOL_VERSION);
+  app.set_version_flag("--version",
+                       fmt::format("cstool {} (commit {})", CSTOOL_VERSION, CSTOOL_BUILD_COMMIT));
   app.require_subcommand(1);
   app.fallthrough(false);
 

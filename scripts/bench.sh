@@ -28,7 +28,7 @@ machine() {
   echo "kernel:  $(uname -r) ($(uname -m))"
   echo "memory:  $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
   echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min at $1)"
-  echo "cstool:  $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(git diff --quiet 2>/dev/null || echo '(modified)')"
+  echo "cstool:  $("$BUILD_DIR/cstool" --version) (the binary measured)"
   echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <ostream>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -213,6 +214,16 @@ TEST(TerseErrors, AnUnknownCommandNamesTheOneThatDoesIt) {
     EXPECT_EQ(help.status, 2);
     EXPECT_EQ(help.err, alone->err) << word;
   }
+}
+
+// --version names the commit the binary was built from (git describe; "unknown" outside a
+// checkout), so that a stale binary, or a benchmark's, can be told apart.
+TEST(Help, VersionNamesTheCommit) {
+  CommandResult r = RunCommand({CSTOOL_BINARY, "--version"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(cstool \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,}(-dirty)?|unknown)\)\n)")))
+      << r.out;
 }
 
 // No command at all shows the commands there are (on stderr: still a usage error).
