@@ -20,6 +20,7 @@
 #include "kernel/kernel_recording.h"
 #include "kernel/running_event_formats.h"
 #include "pipeline/job_plan.h"
+#include "pipeline/recorder_cost.h"
 #include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
 #include "pipeline/unrecorded_events.h"
@@ -83,26 +84,6 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
         "unknown size counted as 1); the rest are in the kernel's overrun count at the end",
         it->second));
   return notes;
-}
-
-// The observer's cost, said once: the recorder's threads (its reading loop, woken every
-// 10 ms, its readers and listener) preempt the workload now and then, and those switches are the
-// workload's as the kernel counts them (preempt:irq, mostly: a timer woke the reader).
-std::string RecorderPreemptionNote(const ReportModel& model) {
-  uint64_t to_recorder = 0, involuntary = 0;
-  for (const ThreadReport& r : model.threads) {
-    if (r.thread == nullptr || !r.thread->tracked) continue;
-    to_recorder += r.involuntary_to_recorder;
-    involuntary += r.involuntary;
-  }
-  if (to_recorder == 0) return {};
-  return fmt::format(
-      "{} of the recorded threads' {} involuntary switches ({:.1f} %) were to cstool's own "
-      "threads (its loop that reads the buffers every 10 ms, mostly): what recording cost "
-      "them, counted in ICX and their causes as the kernel counts them (WAITED BEHIND names "
-      "the threads; JSON switches.involuntary_to_recorder)",
-      to_recorder, involuntary,
-      100.0 * static_cast<double>(to_recorder) / static_cast<double>(involuntary));
 }
 
 // Why a flight dump's window may not show every change of state of the target's threads
@@ -453,7 +434,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
           fmt::format("while decoding: {}={} (records skipped; no time or CPU kept)", name, n));
   }
   t.notes = NotesFor(caps, t);
-  if (std::string note = RecorderPreemptionNote(model); !note.empty()) t.notes.push_back(note);
+  if (std::string note = RecorderCostNote(model); !note.empty()) t.notes.push_back(note);
   if (t.unfiltered_runtime.lost_events > 0)
     t.notes.push_back(
         fmt::format("the unfiltered run-time buffer lost {} events: increments and moves done in "
