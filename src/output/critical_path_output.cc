@@ -103,9 +103,17 @@ std::string RowState(const PathRow& row) {
   return out;
 }
 
+// Whether a row's note warns that the chain is uncertain there (lost events inside, a
+// waker or the state before it unknown) rather than saying where it ends (an interrupt or
+// the idle task woke it): a thread woken by its timer ends its chain at every wakeup.
+bool Warns(const PathSegment& s) {
+  return s.lost_events || s.ends == PathEnd::kUnknownWaker || s.ends == PathEnd::kNotWoken ||
+         s.ends == PathEnd::kNotTraced || s.ends == PathEnd::kTraceStart;
+}
+
 // Which of `rows` the table shows: all, or with more than `limit` (> 0), the `limit`
-// longest (the earlier at a tie) and every row with a note (where the chain ends, or
-// lost events make it uncertain: what the header warns of stays in view).
+// longest (the earlier at a tie) and every row that warns (what the header warns of
+// stays in view).
 std::vector<bool> ShownRows(const std::vector<PathRow>& rows, size_t limit) {
   if (limit == 0 || rows.size() <= limit) return std::vector<bool>(rows.size(), true);
   std::vector<size_t> order(rows.size());
@@ -118,7 +126,7 @@ std::vector<bool> ShownRows(const std::vector<PathRow>& rows, size_t limit) {
   std::vector<bool> shown(rows.size(), false);
   for (size_t k = 0; k < limit; ++k) shown[order[k]] = true;
   for (size_t i = 0; i < rows.size(); ++i)
-    if (!Note(*rows[i].first).empty()) shown[i] = true;
+    if (Warns(*rows[i].first)) shown[i] = true;
   return shown;
 }
 
@@ -139,8 +147,9 @@ void RenderTable(const CriticalPath& path, int64_t trace_start, size_t limit, st
         path.lost_events);
   if (std::find(shown.begin(), shown.end(), false) != shown.end())
     os << fmt::format(
-        "the {} longest of {} rows and every row with a note, in time order; each \"...\" "
-        "line holds the rows between (--limit 0: every row)\n",
+        "the {} longest of {} rows and every row that warns (lost events, an unknown waker "
+        "or state), in time order; each \"...\" line holds the rows between (--limit 0: every "
+        "row)\n",
         limit, rows.size());
   os << fmt::format("{:>12} {:>10} {:>8} {:<16} {:<22} {}\n", "START(s)", "DUR(ms)", "TID", "COMM",
                     "STATE", "NOTE");

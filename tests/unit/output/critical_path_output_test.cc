@@ -100,8 +100,9 @@ TEST_F(CriticalPathOutputTest, BeyondTheLimitTheLongestRowsStayAndTheRestFold) {
   const std::string two = Render("table", 2);
   EXPECT_EQ(two.substr(0, two.find("\nON THE PATH")),
             header +
-                "the 2 longest of 6 rows and every row with a note, in time order; each "
-                "\"...\" line holds the rows between (--limit 0: every row)\n" +
+                "the 2 longest of 6 rows and every row that warns (lost events, an unknown "
+                "waker or state), in time order; each \"...\" line holds the rows between "
+                "(--limit 0: every row)\n" +
                 columns +
                 "    0.000000      0.010       10 a                user                   \n"
                 "         ...      0.007          2 rows\n"
@@ -123,25 +124,32 @@ TEST_F(CriticalPathOutputTest, BeyondTheLimitTheLongestRowsStayAndTheRestFold) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
 }
 
-// A row with a note (where the chain ends, lost events inside) is never folded away:
-// the header's warning points at it.
-TEST_F(CriticalPathOutputTest, RowsWithANoteAreNeverFolded) {
+// A row that warns (lost events inside, an unknown waker) is never folded away: the
+// header's warning points at it. Where the chain ends at an interrupt or the idle task is
+// no warning (a thread woken by its timer ends it at every wakeup): such a row is shown
+// by its length like any other, so the table keeps to about --limit rows.
+TEST_F(CriticalPathOutputTest, RowsThatWarnAreNeverFolded) {
   Add(a_, Microstate::kUser, 0, 20);
-  Add(b_, Microstate::kSleep, 20, 21, PathEnd::kIdleWaker);  // short, but the chain ends
+  Add(b_, Microstate::kSleep, 20, 21, PathEnd::kUnknownWaker);  // short, but uncertain
   Add(b_, Microstate::kWaitCpuWakeup, 21, 22);
   Add(a_, Microstate::kUser, 22, 23, PathEnd::kNone, /*lost=*/true);  // short, lost events
-  Add(a_, Microstate::kSleep, 23, 60);
+  Add(a_, Microstate::kSleep, 23, 59);
+  Add(b_, Microstate::kSleep, 59, 60, PathEnd::kIrqWaker);  // short: the chain ends, folded
   const std::string one = Render("table", 1);
   EXPECT_NE(one.find("    0.000020      0.001       11 b                sleep                  " +
-                     std::string(PathEndLabel(PathEnd::kIdleWaker)) + "\n"),
+                     std::string(PathEndLabel(PathEnd::kUnknownWaker)) + "\n"),
             std::string::npos)
       << one;
   EXPECT_NE(one.find("lost events inside\n"), std::string::npos) << one;
-  EXPECT_NE(one.find("    0.000023      0.037       10 a                sleep"), std::string::npos)
+  EXPECT_NE(one.find("    0.000023      0.036       10 a                sleep"), std::string::npos)
       << one;
-  // The first user row (20 us) and the wait (1 us) fold, each alone.
+  // The first user row (20 us), the wait (1 us) and the timer-woken sleep fold, each alone.
   EXPECT_NE(one.find("         ...      0.020          1 row\n"), std::string::npos) << one;
   EXPECT_NE(one.find("         ...      0.001          1 row\n"), std::string::npos) << one;
+  EXPECT_EQ(one.find(std::string(PathEndLabel(PathEnd::kIrqWaker))), std::string::npos) << one;
+  // With room for it, the longest rows include it like any other.
+  const std::string all = Render("table", 0);
+  EXPECT_NE(all.find(std::string(PathEndLabel(PathEnd::kIrqWaker))), std::string::npos) << all;
 }
 
 }  // namespace
