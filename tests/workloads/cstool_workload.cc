@@ -431,9 +431,10 @@ int Counters(long pages, long moves, long bytes, long mloops, const char* go, co
   return 0;
 }
 
-int Usage() {
+// The modes, on stderr with status 2 for a wrong call, on stdout with 0 when asked for.
+int Usage(bool asked = false) {
   std::fprintf(
-      stderr,
+      asked ? stdout : stderr,
       "usage: cstool_workload MODE [ARGS]\n"
       "  yield N [CPU]          two threads on CPU (default 0) yield N times each\n"
       "  nanosleep N [US]       N sleeps of US microseconds (default 1000)\n"
@@ -455,7 +456,7 @@ int Usage() {
       "  demo                   a mix of the above\n"
       "  counters PAGES MOVES BYTES MLOOPS GO_FIFO END_FIFO  known faults, migrations,\n"
       "                         bytes and CPU time of one thread, between two FIFOs\n");
-  return 2;
+  return asked ? 0 : 2;
 }
 
 }  // namespace
@@ -463,6 +464,7 @@ int Usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   std::string mode = argv[1];
+  if (mode == "--help" || mode == "-h" || mode == "help") return Usage(true);
   if (mode == "yield") return Yield(Arg(argc, argv, 2, 1000), Arg(argc, argv, 3, 0));
   if (mode == "nanosleep") return Nanosleep(Arg(argc, argv, 2, 100), Arg(argc, argv, 3, 1000));
   if (mode == "pingpong") return PingPong(Arg(argc, argv, 2, 10000), Arg(argc, argv, 3, 0));
