@@ -223,6 +223,23 @@ std::vector<std::pair<std::string, uint64_t>> ReportView::Causes(const ThreadRep
   return out;
 }
 
+ReportView::SyscallSummary ReportView::TopSyscalls(const ThreadReport& r, size_t n) const {
+  SyscallSummary out;
+  std::vector<std::pair<int64_t, SyscallStats>> all(r.syscalls.begin(), r.syscalls.end());
+  for (const auto& [nr, st] : all) out.total += st;
+  const auto more_time = [this](const auto& a, const auto& b) {
+    if (a.second.time_ns != b.second.time_ns) return a.second.time_ns > b.second.time_ns;
+    if (a.second.calls != b.second.calls) return a.second.calls > b.second.calls;
+    return syscalls->Name(a.first) < syscalls->Name(b.first);
+  };
+  const size_t shown = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(shown), all.end(),
+                    more_time);
+  for (size_t i = 0; i < shown; ++i)
+    out.top.emplace_back(syscalls->Name(all[i].first), all[i].second);
+  return out;
+}
+
 bool ReportView::CpuTraced(int32_t cpu) const {
   const TraceSummary& t = model->trace;
   if (!t.has_recording_info) return true;

@@ -106,6 +106,14 @@ struct ReportView {
 
   // The cause labels of r, largest count first.
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;
+
+  // r's syscalls summed, and the `n` with the most time inside (then the most calls, then
+  // by name): the SYSCALLS table's row.
+  struct SyscallSummary {
+    SyscallStats total;
+    std::vector<std::pair<std::string, SyscallStats>> top;
+  };
+  SyscallSummary TopSyscalls(const ThreadReport& r, size_t n) const;
 };
 
 // Whether a thread is part of the view: the recorded workload (or all threads with

@@ -222,6 +222,7 @@ class HtmlWriter {
           p.lifetime_sum, p.sum, view);
     os_ << "</table></section>\n";
     Wakers(view);
+    Syscalls(view);
     os_ << "<section><h2>Lost events and anomalies</h2>\n<p>";
     const uint64_t lost_total = t.LostOnReadCpus();
     std::string per_cpu;
@@ -261,6 +262,40 @@ class HtmlWriter {
           << "</td><td class=\"l\">" << Esc(woken) << "</td><td class=\"l\">" << Esc(behind)
           << "</td></tr>\n";
     }
+    os_ << "</table></section>\n";
+  }
+
+  // The text report's SYSCALLS (strace -c's view), per thread and per process; none without
+  // syscall events in the trace.
+  void Syscalls(const ReportView& view) {
+    constexpr size_t kTop = 3;
+    if (std::none_of(view.threads.begin(), view.threads.end(),
+                     [](const ThreadReport* r) { return !r->syscalls.empty(); }))
+      return;
+    auto ms = [](int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); };
+    auto table = [&](std::string_view id, std::string_view heading) {
+      os_ << "<table id=\"syscalls-" << id << "\"><tr><th>" << heading
+          << "</th><th class=\"l\">COMM</th><th>CALLS</th><th>INSIDE(ms)</th>"
+             "<th class=\"l\">TOP</th></tr>\n";
+    };
+    auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
+      const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
+      std::string names;
+      for (const auto& [name, st] : summary.top)
+        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ", name, st.calls, st.blocked,
+                             ms(st.time_ns));
+      os_ << "<tr><td>" << Esc(id) << "</td><td class=\"l\">" << Esc(comm) << "</td><td>"
+          << summary.total.calls << "</td><td>" << ms(summary.total.time_ns)
+          << "</td><td class=\"l\">" << Esc(names.empty() ? "-" : names) << "</td></tr>\n";
+    };
+    os_ << "<section><h2>Syscalls</h2>\n<p>Calls and time inside (ms); the 3 with the most "
+           "time: name calls/blocks/ms, blocks = sleeps inside.</p>\n";
+    table("threads", "TID");
+    for (const ThreadReport* r : view.threads)
+      row(std::to_string(r->thread->tid), r->thread->comm, *r);
+    os_ << "</table>\n";
+    table("processes", "PID");
+    for (const ProcessTotals& p : view.processes) row(std::to_string(p.pid), p.comm, p.sum);
     os_ << "</table></section>\n";
   }
 

@@ -189,24 +189,14 @@ class TableOutput : public Output {
                          "TOP");
     };
     auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
-      SyscallStats total;
-      std::vector<std::pair<int64_t, SyscallStats>> top(r.syscalls.begin(), r.syscalls.end());
-      for (const auto& [nr, st] : top) total += st;
-      const auto more_time = [&](const auto& a, const auto& b) {
-        if (a.second.time_ns != b.second.time_ns) return a.second.time_ns > b.second.time_ns;
-        if (a.second.calls != b.second.calls) return a.second.calls > b.second.calls;
-        return view.syscalls->Name(a.first) < view.syscalls->Name(b.first);
-      };
-      const size_t shown = std::min(kTop, top.size());
-      std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(shown), top.end(),
-                        more_time);
+      const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
       std::string names;
-      for (size_t i = 0; i < shown; ++i)
-        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ",
-                             view.syscalls->Name(top[i].first), top[i].second.calls,
-                             top[i].second.blocked, Ms(top[i].second.time_ns));
-      os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, comm.substr(0, 16), total.calls,
-                         Ms(total.time_ns), names.empty() ? "-" : names);
+      for (const auto& [name, st] : summary.top)
+        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ", name, st.calls, st.blocked,
+                             Ms(st.time_ns));
+      os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, comm.substr(0, 16),
+                         summary.total.calls, Ms(summary.total.time_ns),
+                         names.empty() ? "-" : names);
     };
     header("TID");
     for (const ThreadReport* r : view.threads)
