@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -356,12 +357,22 @@ int Main(int argc, char** argv) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !name.empty()) {
       CLI::App& sub = *subapps[name];
       const std::vector<std::string> remaining = sub.remaining();  // (a copy each call)
-      bool previous_named_option = false;
+      // The option a hint named takes the next word as its value (it takes one, and the
+      // word did not hold it after "=").
+      bool next_is_value = false;
+      const auto takes_value = [](const CLI::App& app, const std::string& option,
+                                  std::string_view word) {
+        const CLI::Option* o = app.get_option_no_throw(option);
+        return o != nullptr && o->get_items_expected_max() > 0 &&
+               word.find('=') == std::string_view::npos;
+      };
       for (const std::string& arg : remaining) {
         const size_t hints_before = hints.size();
+        bool named_takes_value = false;
         if (std::string near = NearestOption(sub, arg); !near.empty()) {
           hints.push_back(
               fmt::format("{}: {} is not an option of {}; did you mean {}?", who, arg, name, near));
+          named_takes_value = takes_value(sub, near, arg);
         } else if (std::error_code ec;
                    name == "report" && !arg.starts_with("-") &&
                    sub.get_option("file")->count() > 0 &&
@@ -390,11 +401,16 @@ int Main(int argc, char** argv) {
         } else if (std::string owner = CommandWithOption(subapps, arg); !owner.empty()) {
           hints.push_back(
               fmt::format("{}: {} is an option of 'cstool {}', not of {}", who, arg, owner, name));
+          named_takes_value =
+              takes_value(*subapps.at(owner), "--" + std::string(LongOptionName(arg)), arg);
         }
         const bool named = hints.size() > hints_before;
-        if (!named && !(previous_named_option && !arg.starts_with("-")) && arg != "--")
-          all_named = false;
-        previous_named_option = named && arg.starts_with("-");
+        // A value may be a negative number, never another option.
+        const bool value =
+            next_is_value && (!arg.starts_with("-") ||
+                              (arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1]))));
+        if (!named && !value && arg != "--") all_named = false;
+        next_is_value = named && named_takes_value;
       }
     }
     if (hints.empty() || !all_named) fmt::print(stderr, "{}: {}\n", who, text);

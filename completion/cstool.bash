@@ -65,6 +65,7 @@ _cstool() {
       return 0
       ;;
     -s | --sort)
+      [[ $sub == report ]] || return 0
       mapfile -t COMPREPLY < <(compgen -W "switches voluntary involuntary lifetime migrations before_migration longest_wait oncpu \
         wait asleep tid pid comm user sys irq softirq wait_cpu_wakeup wait_cpu_preempted sleep sleep_futex \
         sleep_poll sleep_uninterruptible sleep_paging stopped zombie unknown" -- "$cur")

@@ -494,7 +494,9 @@ std::string KernelCheckResult::DisagreeingText() const {
   size_t disagreeing = 0;
   for (const ThreadCheck& t : threads) {
     if (t.status != CheckStatus::kDisagree) continue;
-    if (++disagreeing <= kNamed) named.push_back(fmt::format("{} ({})", t.tid, t.comm));
+    if (++disagreeing <= kNamed)
+      named.push_back(t.comm.empty() ? std::to_string(t.tid)
+                                     : fmt::format("{} ({})", t.tid, t.comm));
   }
   if (disagreeing == 0) return "";
   std::string text = fmt::format("; disagreeing: {}", fmt::join(named, ", "));

@@ -288,8 +288,12 @@ class HtmlWriter {
           << summary.total.calls << "</td><td>" << ms(summary.total.time_ns)
           << "</td><td class=\"l\">" << Esc(names.empty() ? "-" : names) << "</td></tr>\n";
     };
-    os_ << "<section><h2>Syscalls</h2>\n<p>Calls and time inside (ms); the 3 with the most "
-           "time: name calls/blocks/ms, blocks = sleeps inside.</p>\n";
+    os_ << "<section><h2>Syscalls</h2>\n<p>"
+        << fmt::format(
+               "Calls and time inside (ms); the {} with the most time: name "
+               "calls/blocks/ms, blocks = sleeps inside.",
+               kTop)
+        << "</p>\n";
     table("threads", "TID");
     for (const ThreadReport* r : view.threads)
       row(std::to_string(r->thread->tid), r->thread->comm, *r);

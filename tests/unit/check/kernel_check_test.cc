@@ -1115,8 +1115,9 @@ TEST(KernelCheck, DisagreeingTextNamesTheFirstThreeThatDisagree) {
   EXPECT_EQ(res.DisagreeingText(), "; disagreeing: 12 (first), 13 (second), 15 (third)");
   add(16, "fourth", CheckStatus::kDisagree);
   add(17, "fifth", CheckStatus::kDisagree);
-  EXPECT_EQ(res.DisagreeingText(),
-            "; disagreeing: 12 (first), 13 (second), 15 (third) and 2 more");
+  EXPECT_EQ(res.DisagreeingText(), "; disagreeing: 12 (first), 13 (second), 15 (third) and 2 more");
+  res.threads[2].comm.clear();  // a thread the trace never named
+  EXPECT_EQ(res.DisagreeingText(), "; disagreeing: 12, 13 (second), 15 (third) and 2 more");
 }
 
 }  // namespace

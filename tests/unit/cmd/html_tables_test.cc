@@ -18,13 +18,16 @@ namespace fs = std::filesystem;
 TEST(HtmlTables, SyscallsAreTheTextReportsRows) {
   const fs::path html = ScratchPath("tables.html");
   CommandResult text = RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat")});
+  ASSERT_EQ(text.status, 0) << text.err;
+  const size_t title = text.out.find("\nSYSCALLS ");
+  ASSERT_NE(title, std::string::npos) << text.out;
   CommandResult r =
       RunCommand({CSTOOL_BINARY, "report", Fixture("golden_mutex.dat"), "--html", html.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string page = ReadWholeFile(html);
   fs::remove(html);
   ASSERT_NE(page.find("<section><h2>Syscalls</h2>"), std::string::npos);
-  std::istringstream in(text.out.substr(text.out.find("\nSYSCALLS ")));
+  std::istringstream in(text.out.substr(title));
   const std::regex row(R"(^ *(\d+) (\S+) +(\d+) +([\d.]+)  (.*)$)");
   std::string line;
   size_t rows = 0;

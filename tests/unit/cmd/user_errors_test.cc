@@ -377,6 +377,27 @@ TEST(Help, ATypoWithItsValueGetsOneLine) {
             std::string::npos)
       << extra.err;
   EXPECT_NE(extra.err.find("did you mean --format?"), std::string::npos) << extra.err;
+  // The word after is the option's value only when that option takes one and did not get
+  // it after "=": a stray word after a typo'd flag, or after --fromat=json, keeps the line;
+  // a negative number is a value, another option is not.
+  for (const std::vector<std::string>& words :
+       std::vector<std::vector<std::string>>{{"--tre", "extra"},
+                                             {"--fromat=json", "extra"},
+                                             {"--stacks", "extra"},
+                                             {"--fromat", "--zzzz"}}) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "report", file};
+    argv.insert(argv.end(), words.begin(), words.end());
+    CommandResult stray = RunCommand(argv);
+    EXPECT_EQ(stray.status, 2);
+    EXPECT_NE(stray.err.find("cstool report: The following arguments were not expected: " +
+                             words[0] + " " + words[1] + "\n"),
+              std::string::npos)
+        << stray.err;
+  }
+  CommandResult negative = RunCommand({CSTOOL_BINARY, "report", file, "--limt", "-5"});
+  EXPECT_EQ(negative.err,
+            "cstool report: --limt is not an option of report; did you mean --limit?\n"
+            "See 'cstool report --help'.\n");
 }
 
 // A mistyped command is named with the nearest one, and another command's option with its
@@ -446,7 +467,7 @@ TEST(Help, TwoRecordingsToReportPointToDiff) {
 // recording, and no diff is suggested ("cstool diff max -- FILE" was).
 TEST(Help, AnUnknownOptionsValueIsNoSecondRecording) {
   const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/golden_mutex.dat";
-  for (const char* option : {"-s", "-S", "-C"}) {
+  for (const char* option : {"-x", "-S", "-C"}) {
     CommandResult r = RunCommand({CSTOOL_BINARY, "report", option, "max", file});
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err.find("cstool diff"), std::string::npos) << r.err;
@@ -487,9 +508,11 @@ TEST(Help, PerfSchedsCommandsNameWhereTheirAnswersAre) {
            {"map", "; that is cstool report FILE --html OUT.html"}}) {
     CommandResult r = RunCommand({CSTOOL_BINARY, word, "x.dat"});
     EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find("cstool: '" + word + "' is not a cstool command" + answer),
-              std::string::npos)
-        << r.err;
+    std::string expected = "cstool: '";
+    expected += word;
+    expected += "' is not a cstool command";
+    expected += answer;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("Did you mean"), std::string::npos) << r.err;
   }
 }
@@ -584,8 +607,11 @@ TEST(FullDisk, StandardOutputOnAFullDiskIsAnError) {
        {"report " + file, "report " + file + " --format json", "report " + file + " --format csv",
         "diff " + file + " -- " + file}) {
     SCOPED_TRACE(args);
-    const CommandResult r = RunCommand(
-        {"/bin/sh", "-c", std::string("exec ") + CSTOOL_BINARY + " " + args + " >/dev/full"});
+    std::string command = std::string("exec ") + CSTOOL_BINARY;
+    command += " ";
+    command += args;
+    command += " >/dev/full";
+    const CommandResult r = RunCommand({"/bin/sh", "-c", command});
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_NE(r.err.find(": cannot write to standard output: No space left on device\n"),
               std::string::npos)
