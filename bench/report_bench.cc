@@ -127,31 +127,34 @@ const Recording& ManyFormats() {
   return r;
 }
 
-void BM_Decode(benchmark::State& state) {
+// Decodes the large recording into a no-op EventSink once per iteration with `decode`
+// (one of the two calls below); events/s.
+template <typename Decode>
+void DecodeIntoNoOps(benchmark::State& state, Decode decode) {
   const std::string& path = Large().path();
   uint64_t n = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     auto reader = OpenTraceFile(path);
     EventDecoder decoder(reader->tep());
     EventSink sink;  // every Push* is a no-op
-    n += DecodeTrace(*reader, decoder, sink).events;
+    n += decode(*reader, decoder, sink).events;
   }
   state.SetItemsProcessed(static_cast<int64_t>(n));
+}
+
+void BM_Decode(benchmark::State& state) {
+  DecodeIntoNoOps(state, [](TraceFileReader& reader, EventDecoder& decoder, EventSink& sink) {
+    return DecodeTrace(reader, decoder, sink);
+  });
 }
 BENCHMARK(BM_Decode)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
 // The first stage of `report -j 2` on its own: the second (the state machine) replays into
 // no-ops, so this is the decoding thread's time, the least -j 2 can take on this file.
 void BM_DecodeOnThread(benchmark::State& state) {
-  const std::string& path = Large().path();
-  uint64_t n = 0;
-  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    auto reader = OpenTraceFile(path);
-    EventDecoder decoder(reader->tep());
-    EventSink sink;  // every Push* is a no-op
-    n += DecodeTraceOnThread(*reader, decoder, sink, {}).events;
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(n));
+  DecodeIntoNoOps(state, [](TraceFileReader& reader, EventDecoder& decoder, EventSink& sink) {
+    return DecodeTraceOnThread(reader, decoder, sink, {});
+  });
 }
 BENCHMARK(BM_DecodeOnThread)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 

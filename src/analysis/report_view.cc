@@ -240,6 +240,14 @@ ReportView::SyscallSummary ReportView::TopSyscalls(const ThreadReport& r, size_t
   return out;
 }
 
+std::string ReportView::TopSyscallsText(const SyscallSummary& s) {
+  std::string text;
+  for (const auto& [name, st] : s.top)
+    text += fmt::format("{}{} {}/{}/{:.3f}", text.empty() ? "" : ", ", name, st.calls, st.blocked,
+                        static_cast<double>(st.time_ns) / 1e6);
+  return text.empty() ? "-" : text;
+}
+
 bool ReportView::CpuTraced(int32_t cpu) const {
   const TraceSummary& t = model->trace;
   if (!t.has_recording_info) return true;

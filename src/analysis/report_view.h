@@ -114,6 +114,9 @@ struct ReportView {
     std::vector<std::pair<std::string, SyscallStats>> top;
   };
   SyscallSummary TopSyscalls(const ThreadReport& r, size_t n) const;
+  // Its top as the SYSCALLS table's TOP cell: "futex 4/2/1.915, read 9/0/0.040" (name
+  // calls/blocks/ms), or "-" without syscalls.
+  static std::string TopSyscallsText(const SyscallSummary& s);
 };
 
 // Whether a thread is part of the view: the recorded workload (or all threads with

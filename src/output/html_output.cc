@@ -280,13 +280,9 @@ class HtmlWriter {
     };
     auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
       const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
-      std::string names;
-      for (const auto& [name, st] : summary.top)
-        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ", name, st.calls, st.blocked,
-                             ms(st.time_ns));
       os_ << "<tr><td>" << Esc(id) << "</td><td class=\"l\">" << Esc(comm) << "</td><td>"
           << summary.total.calls << "</td><td>" << ms(summary.total.time_ns)
-          << "</td><td class=\"l\">" << Esc(names.empty() ? "-" : names) << "</td></tr>\n";
+          << "</td><td class=\"l\">" << Esc(ReportView::TopSyscallsText(summary)) << "</td></tr>\n";
     };
     os_ << "<section><h2>Syscalls</h2>\n<p>"
         << fmt::format(

@@ -190,13 +190,9 @@ class TableOutput : public Output {
     };
     auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
       const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
-      std::string names;
-      for (const auto& [name, st] : summary.top)
-        names += fmt::format("{}{} {}/{}/{}", names.empty() ? "" : ", ", name, st.calls, st.blocked,
-                             Ms(st.time_ns));
       os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, comm.substr(0, 16),
                          summary.total.calls, Ms(summary.total.time_ns),
-                         names.empty() ? "-" : names);
+                         ReportView::TopSyscallsText(summary));
     };
     header("TID");
     for (const ThreadReport* r : view.threads)
