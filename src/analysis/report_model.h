@@ -122,6 +122,11 @@ struct ThreadReport {
   std::vector<BlockedStackStats> blocked_stacks;  // record --stacks
 
   int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }
+  // Runnable and waiting for a CPU, after a wakeup or a preemption.
+  int64_t WaitCpuNs() const {
+    return microstates[static_cast<size_t>(Microstate::kWaitCpuWakeup)] +
+           microstates[static_cast<size_t>(Microstate::kWaitCpuPreempted)];
+  }
   void CountCause(SwitchCause c) {
     uint32_t key = c.Pack();
     for (auto& [k, n] : causes)

@@ -58,9 +58,7 @@ std::map<std::string, SortKey> SortTable() {
          return Micro(r, Microstate::kUser) + Micro(r, Microstate::kSys) +
                 Micro(r, Microstate::kIrq) + Micro(r, Microstate::kSoftirq);
        })},
-      {"wait", Largest([](const ThreadReport& r) {
-         return Micro(r, Microstate::kWaitCpuWakeup) + Micro(r, Microstate::kWaitCpuPreempted);
-       })},
+      {"wait", Largest([](const ThreadReport& r) { return r.WaitCpuNs(); })},
       {"asleep",  // every sleep state ("sleep" is the plain one), not stopped
        Largest([](const ThreadReport& r) {
          int64_t asleep = 0;

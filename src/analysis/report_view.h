@@ -2,6 +2,7 @@
 // (--sort), with per-process totals. Renderers only read this.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -107,6 +108,13 @@ struct ReportView {
   // The cause labels of r, largest count first.
   std::vector<std::pair<std::string, uint64_t>> Causes(const ThreadReport& r) const;
 
+  // Whether a thread of the view made a syscall the trace shows (else no SYSCALLS table).
+  bool AnySyscalls() const {
+    return std::any_of(threads.begin(), threads.end(),
+                       [](const ThreadReport* r) { return !r->syscalls.empty(); });
+  }
+  // The syscalls the SYSCALLS table names per row.
+  static constexpr size_t kTopSyscalls = 3;
   // r's syscalls summed, and the `n` with the most time inside (then the most calls, then
   // by name): the SYSCALLS table's row.
   struct SyscallSummary {

@@ -25,6 +25,8 @@ constexpr double kAxisHeight = 22;
 
 std::string Esc(std::string_view s) { return HtmlEscape(s); }
 
+std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
 std::string Percent(int64_t part, int64_t whole) {
   if (part == 0 || whole <= 0) return "-";
   return fmt::format("{:.1f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
@@ -247,18 +249,17 @@ class HtmlWriter {
            "Waited behind: what ran on the CPU it was queued on (ms).</p>\n<table id=\"wakers\">"
            "<tr><th>TID</th><th class=\"l\">COMM</th><th>MIGR</th><th>PREMIG(ms)</th>"
            "<th class=\"l\">WOKEN BY</th><th class=\"l\">WAITED BEHIND</th></tr>\n";
-    auto ms = [](int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); };
     for (const ThreadReport* r : view.threads) {
       std::string woken, behind;
       for (const WokenBy& w : r->woken_by)
         woken += fmt::format("{}{} {}/{}", woken.empty() ? "" : ", ", PartyText(w.waker), w.wakeups,
-                             ms(w.blocked_ns));
+                             Ms(w.blocked_ns));
       for (const WaitedBehind& w : r->waited_behind)
         behind +=
-            fmt::format("{}{} {}", behind.empty() ? "" : ", ", PartyText(w.running), ms(w.time_ns));
+            fmt::format("{}{} {}", behind.empty() ? "" : ", ", PartyText(w.running), Ms(w.time_ns));
       os_ << "<tr><td>" << r->thread->tid << "</td><td class=\"l\">" << Esc(r->thread->comm)
           << "</td><td>" << r->migrations << "</td><td>"
-          << ms(r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns)
+          << Ms(r->wait_before_migration_wakeup_ns + r->wait_before_migration_preempted_ns)
           << "</td><td class=\"l\">" << Esc(woken) << "</td><td class=\"l\">" << Esc(behind)
           << "</td></tr>\n";
     }
@@ -268,27 +269,23 @@ class HtmlWriter {
   // The text report's SYSCALLS (strace -c's view), per thread and per process; none without
   // syscall events in the trace.
   void Syscalls(const ReportView& view) {
-    constexpr size_t kTop = 3;
-    if (std::none_of(view.threads.begin(), view.threads.end(),
-                     [](const ThreadReport* r) { return !r->syscalls.empty(); }))
-      return;
-    auto ms = [](int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); };
+    if (!view.AnySyscalls()) return;
     auto table = [&](std::string_view id, std::string_view heading) {
       os_ << "<table id=\"syscalls-" << id << "\"><tr><th>" << heading
           << "</th><th class=\"l\">COMM</th><th>CALLS</th><th>INSIDE(ms)</th>"
              "<th class=\"l\">TOP</th></tr>\n";
     };
     auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
-      const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
+      const ReportView::SyscallSummary summary = view.TopSyscalls(r, ReportView::kTopSyscalls);
       os_ << "<tr><td>" << Esc(id) << "</td><td class=\"l\">" << Esc(comm) << "</td><td>"
-          << summary.total.calls << "</td><td>" << ms(summary.total.time_ns)
+          << summary.total.calls << "</td><td>" << Ms(summary.total.time_ns)
           << "</td><td class=\"l\">" << Esc(ReportView::TopSyscallsText(summary)) << "</td></tr>\n";
     };
     os_ << "<section><h2>Syscalls</h2>\n<p>"
         << fmt::format(
                "Calls and time inside (ms); the {} with the most time: name "
                "calls/blocks/ms, blocks = sleeps inside.",
-               kTop)
+               ReportView::kTopSyscalls)
         << "</p>\n";
     table("threads", "TID");
     for (const ThreadReport* r : view.threads)

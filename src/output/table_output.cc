@@ -176,20 +176,17 @@ class TableOutput : public Output {
   // strace -c's view, per thread and per process: all syscalls, then the ones with the
   // most time inside. None without syscall events in the trace.
   void Syscalls(const ReportView& view) {
-    constexpr size_t kTop = 3;
-    const bool any = std::any_of(view.threads.begin(), view.threads.end(),
-                                 [](const ThreadReport* r) { return !r->syscalls.empty(); });
-    if (!any) return;
+    if (!view.AnySyscalls()) return;
     os_ << fmt::format(
         "\nSYSCALLS (calls and time inside, ms; the {} with the most time: NAME "
         "calls/blocks/ms, blocks = sleeps inside; --format json lists all)\n",
-        kTop);
+        ReportView::kTopSyscalls);
     auto header = [this](std::string_view id) {
       os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, "COMM", "CALLS", "INSIDE(ms)",
                          "TOP");
     };
     auto row = [&](const std::string& id, const std::string& comm, const ThreadReport& r) {
-      const ReportView::SyscallSummary summary = view.TopSyscalls(r, kTop);
+      const ReportView::SyscallSummary summary = view.TopSyscalls(r, ReportView::kTopSyscalls);
       os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, comm.substr(0, 16),
                          summary.total.calls, Ms(summary.total.time_ns),
                          ReportView::TopSyscallsText(summary));

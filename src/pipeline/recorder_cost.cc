@@ -13,8 +13,7 @@ std::string RecorderCostNote(const ReportModel& model) {
     if (r.thread == nullptr || !r.thread->tracked) continue;
     to_recorder += r.involuntary_to_recorder;
     involuntary += r.involuntary;
-    wait_ns += r.microstates[static_cast<size_t>(Microstate::kWaitCpuWakeup)] +
-               r.microstates[static_cast<size_t>(Microstate::kWaitCpuPreempted)];
+    wait_ns += r.WaitCpuNs();
     for (const WaitedBehind& w : r.waited_behind)
       if (w.running.thread != nullptr && w.running.thread->recorder)
         behind_recorder_ns += w.time_ns;
