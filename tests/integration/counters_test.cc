@@ -468,28 +468,39 @@ TEST_F(CountersTest, RecordSamplesEveryKthPageFault) {
   EXPECT_LE(last_ts, c["last_ts"].get<int64_t>());
   EXPECT_LE(last_clock, c["values"]["task-clock"].get<uint64_t>());
 
-  // On the trace timeline: a fault is taken on a CPU, so every sample lies between a
-  // sched_switch of the trace that puts the worker on a CPU and the next that takes it
-  // off (read with trace-cmd, independent of cstool's reader and state machine).
+  // On the trace timeline: a fault is taken on a CPU, so every sample lies in a stretch
+  // the worker ran: from a sched_switch that puts it on a CPU, or from its own first event
+  // after a switch took it off (the kernel records no switch when an idle CPU picks a task
+  // up), to the next switch that takes it off (read with trace-cmd, independent of
+  // cstool's reader and state machine).
   if (::system("command -v trace-cmd >/dev/null 2>&1") == 0) {
-    testing::CommandResult sw = testing::RunCommand(
-        {"trace-cmd", "report", "-t", "-F", "sched/sched_switch", trace.string()});
+    testing::CommandResult sw = testing::RunCommand({"trace-cmd", "report", "-t", trace.string()});
     ASSERT_EQ(sw.status, 0) << sw.err;
     std::vector<std::pair<int64_t, int64_t>> on_cpu;
+    const auto open = [&on_cpu](int64_t ts) {
+      if (on_cpu.empty() || on_cpu.back().second != INT64_MAX) on_cpu.emplace_back(ts, INT64_MAX);
+    };
     const std::string self = fmt::format(":{} [", worker_);
+    const std::string own_task = fmt::format("-{}", worker_);
     std::istringstream lines(sw.out);
     for (std::string line; std::getline(lines, line);) {
-      const size_t arrow = line.find(" ==> ");
-      const size_t colon = line.find(": sched_switch:");
-      if (arrow == std::string::npos || colon == std::string::npos) continue;
+      const size_t bracket = line.find(" [");
+      const size_t colon = line.find(": ", bracket == std::string::npos ? 0 : bracket);
+      if (bracket == std::string::npos || colon == std::string::npos) continue;
       const size_t dot = line.rfind('.', colon);
       const size_t space = line.rfind(' ', dot);
+      if (dot == std::string::npos || space == std::string::npos || dot < bracket) continue;
       const int64_t ts = std::stoll(line.substr(space + 1, dot - space - 1)) * 1000000000 +
                          std::stoll(line.substr(dot + 1, colon - dot - 1));
-      if (line.find(self, arrow) != std::string::npos) on_cpu.emplace_back(ts, INT64_MAX);
+      std::string task = line.substr(0, bracket);
+      task.erase(task.find_last_not_of(' ') + 1);
+      if (task.ends_with(own_task)) open(ts);  // its own event: it runs
+      const size_t arrow = line.find(" ==> ");
+      if (arrow == std::string::npos || line.find(": sched_switch:") != colon) continue;
       if (line.rfind(self, arrow) != std::string::npos && line.rfind(self, arrow) > colon &&
           !on_cpu.empty())
         on_cpu.back().second = ts;
+      if (line.find(self, arrow) != std::string::npos) open(ts);
     }
     ASSERT_FALSE(on_cpu.empty()) << sw.out;
     for (const json& o : overflows) {
