@@ -20,6 +20,7 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust) 
       asleep_queued_ns += adjust.asleep_queued;
       asleep_maybe_queued_ns += adjust.asleep_maybe_queued;
       enqueue_maybe_earlier_ns += adjust.enqueue_maybe_earlier;
+      wait_preempted_asleep_ns += adjust.preempted_asleep;
       break;
     case Microstate::kUnknown:
       unknown_ns += dur;
@@ -39,7 +40,8 @@ WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
           asleep_queued_ns - o.asleep_queued_ns,
           asleep_maybe_queued_ns - o.asleep_maybe_queued_ns,
           enqueue_maybe_earlier_ns - o.enqueue_maybe_earlier_ns,
-          stolen_ns - o.stolen_ns};
+          stolen_ns - o.stolen_ns,
+          wait_preempted_asleep_ns - o.wait_preempted_asleep_ns};
 }
 
 const WindowCut* CounterWindow::Cut(int64_t ts) const {
@@ -141,17 +143,40 @@ WaitAdjust CounterWindow::TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag&
   return adjust;
 }
 
+WaitAdjust CounterWindow::PreemptedAdjust(int64_t start, int64_t end) const {
+  WaitAdjust adjust;
+  for (const FirstMove& p : preempted_asleep_) {
+    if (p.since >= end) break;
+    const int64_t counted_from = p.first_move >= 0 ? p.first_move : end;
+    adjust.preempted_asleep +=
+        std::max<int64_t>(0, std::min(end, counted_from) - std::max(start, p.since));
+  }
+  adjust.preempted_asleep = std::min(adjust.preempted_asleep, end - start);
+  return adjust;
+}
+
 void CounterWindow::PushSegment(Microstate s, int64_t start, int64_t end, EnqueueLag& lag) {
+  const bool preempted = s == Microstate::kWaitCpuPreempted;
+  if (!preempted || start != preempted_to_) {
+    // The preempted wait pushed last (if any) has ended: its noted preemptions too.
+    std::erase_if(preempted_asleep_, [&](const FirstMove& p) { return p.since < start; });
+    preempted_to_ = -1;
+  }
   const bool wakeup_wait = s == Microstate::kWaitCpuWakeup;
   if (wakeup_wait && open_wait_.start >= 0 && open_wait_.end == start) {
     open_wait_.end = end;
     return;
   }
   CloseWait(lag);
-  if (wakeup_wait)
+  if (wakeup_wait) {
     open_wait_ = {start, end};
-  else
+  } else if (preempted && !preempted_asleep_.empty()) {
+    AddSegment(s, start, end, PreemptedAdjust(start, end));
+    preempted_to_ = end;
+  } else {
     AddSegment(s, start, end);
+    if (preempted) preempted_to_ = end;
+  }
 }
 
 void CounterWindow::CloseWait(EnqueueLag& lag) {
@@ -183,10 +208,7 @@ void CounterWindow::FinishWait(bool ended) {
     for (const WaitPart& w : current_wait_) {
       if (w.start >= to) break;
       const int64_t dur = std::min(w.end, to) - w.start;
-      WaitAdjust adjust = w.adjust;  // (the part before the enqueue is at most what counts)
-      adjust.unqueued = std::min(adjust.unqueued, dur);
-      adjust.enqueue_maybe_earlier = std::min(adjust.enqueue_maybe_earlier, adjust.unqueued);
-      c.before.AddTime(w.state, dur, adjust);
+      c.before.AddTime(w.state, dur, w.adjust.ClippedTo(dur));
     }
   }
   current_wait_.clear();

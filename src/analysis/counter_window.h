@@ -4,6 +4,7 @@
 // the reconstruction between the same two instants. Filled by analysis/counter_window_observer.h.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -21,14 +22,27 @@ namespace cstool {
 // `enqueue_maybe_earlier`: of `unqueued`, how much may have been run delay after all: the
 // enqueue, dated at its sched_wakeup, began at a wakelist flush that much earlier (the
 // virtual CPU stalled between the clock read and the event).
+// `preempted_asleep`: of a wait after a preemption that caught the thread on its way to
+// sleep (Observer::OnWokenWhilePreempted), the part the kernel did not count: up to its
+// first move to another runqueue, or all of it.
 struct WaitAdjust {
   int64_t unqueued = 0;
   int64_t asleep_queued = 0;
   int64_t asleep_maybe_queued = 0;
   int64_t enqueue_maybe_earlier = 0;
+  int64_t preempted_asleep = 0;
 
   WaitAdjust Negated() const {
-    return {-unqueued, -asleep_queued, -asleep_maybe_queued, -enqueue_maybe_earlier};
+    return {-unqueued, -asleep_queued, -asleep_maybe_queued, -enqueue_maybe_earlier,
+            -preempted_asleep};
+  }
+  // For the first `dur` of the wait (the parts the kernel did not count come first).
+  WaitAdjust ClippedTo(int64_t dur) const {
+    WaitAdjust a = *this;
+    a.unqueued = std::min(a.unqueued, dur);
+    a.enqueue_maybe_earlier = std::min(a.enqueue_maybe_earlier, a.unqueued);
+    a.preempted_asleep = std::min(a.preempted_asleep, dur);
+    return a;
   }
 };
 
@@ -52,9 +66,14 @@ struct WindowTotals {
   int64_t enqueue_maybe_earlier_ns = 0;
   // On-CPU time the run-time clock did not count (steal), already left out of on_cpu_ns.
   int64_t stolen_ns = 0;
+  // The part of wait_cpu_ns after preemptions on the way to sleep that the kernel did
+  // not count as run delay (WaitAdjust::preempted_asleep).
+  int64_t wait_preempted_asleep_ns = 0;
 
   // The run delay as the kernel counts it.
-  int64_t QueuedWaitNs() const { return wait_cpu_ns - wait_unqueued_ns + asleep_queued_ns; }
+  int64_t QueuedWaitNs() const {
+    return wait_cpu_ns - wait_unqueued_ns - wait_preempted_asleep_ns + asleep_queued_ns;
+  }
   void AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust = {});
   WindowTotals operator-(const WindowTotals& o) const;
   bool operator==(const WindowTotals&) const = default;
@@ -196,8 +215,20 @@ struct CounterWindow {
   // adds its run delay so far there (dequeued, then queued anew), not only at the
   // switch-in, so a cut between the move and the switch-in sees the wait up to the move.
   // Moves arrive in time order, before the segments of the wait they split.
-  void NoteQueuedMove(int64_t ts) {
+  // `wait_since`: the start of the wait it moved in.
+  void NoteQueuedMove(int64_t ts, int64_t wait_since) {
     if (!cuts.empty()) queued_moves_.push_back(ts);
+    if (wait_since != moved_wait_.since) moved_wait_ = {wait_since, ts};
+    if (!preempted_asleep_.empty() && preempted_asleep_.back().since == wait_since &&
+        preempted_asleep_.back().first_move < 0)
+      preempted_asleep_.back().first_move = ts;
+  }
+  // The wait for a CPU after the preemption at `since` follows one that caught the
+  // thread on its way to sleep (Observer::OnWokenWhilePreempted): the kernel counts it
+  // only from its first move to another runqueue, if any. Before the wait's segment.
+  void NotePreemptedAsleep(int64_t since) {
+    if (!preempted_asleep_.empty() && preempted_asleep_.back().since == since) return;
+    preempted_asleep_.push_back({since, moved_wait_.since == since ? moved_wait_.first_move : -1});
   }
   // The trace ended at `ts`: the wait pushed last counts now (the cuts' totals are final
   // from here on), and a wait for a CPU still in progress then (its segment ends there)
@@ -213,6 +244,19 @@ struct CounterWindow {
   // back. (A move while a woken thread waits for its sched_wakeup, or in a trace without
   // one, is not noted: that wait may then be counted short at a cut inside it.)
   std::vector<int64_t> queued_moves_;
+  // The first queued move of the latest wait that had one (its start, the move).
+  struct FirstMove {
+    int64_t since = -1;
+    int64_t first_move = -1;  // -1: none
+  } moved_wait_;
+  // Preemptions on the way to sleep whose wait has not ended yet, oldest first.
+  std::vector<FirstMove> preempted_asleep_;
+  // The end of the last wait_cpu_preempted segment pushed, while the wait goes on (-1:
+  // the last segment was another state): a preempted wait may come in pieces.
+  int64_t preempted_to_ = -1;
+  // The WaitAdjust of the wait_cpu_preempted segment [start, end): what the kernel did
+  // not count of it (its part in a noted preemption's wait before the first move).
+  WaitAdjust PreemptedAdjust(int64_t start, int64_t end) const;
   struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
     EnqueueDating dating;

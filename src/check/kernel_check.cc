@@ -191,6 +191,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   }
 
   c.asleep_queued_ns = traced.asleep_queued_ns;
+  c.preempted_asleep_ns = traced.wait_preempted_asleep_ns;
   c.stolen_ns = traced.stolen_ns;
   c.enqueue_maybe_earlier_ns = traced.enqueue_maybe_earlier_ns;
   c.wait_maybe_more_ns = traced.asleep_maybe_queued_ns + c.enqueue_maybe_earlier_ns;
@@ -211,6 +212,12 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                               static_cast<double>(c.asleep_queued_ns) / 1e6));
   }
   // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
+  if (constexpr int64_t kNotedPreemptedNs = 10'000; c.preempted_asleep_ns >= kNotedPreemptedNs) {
+    AddNote(c, fmt::format("WAIT leaves out {:.3f} ms queued after preemptions on the way to "
+                           "sleep (woken while preempted), which the kernel does not count as "
+                           "run delay",
+                           static_cast<double>(c.preempted_asleep_ns) / 1e6));
+  }
   if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
     AddNote(c,
             fmt::format(

@@ -114,6 +114,7 @@ enum class Hook : uint8_t {
   kSwitch,
   kWakeup,
   kEnqueued,
+  kWokenWhilePreempted,
   kIrq,
   kSyscall,
   kSyscallBlocked,
@@ -159,6 +160,13 @@ class Observer {
   // well as `dating` tells.
   virtual void OnEnqueued(const Thread& /*thread*/, int64_t /*runnable_since*/, int64_t /*ts*/,
                           const EnqueueDating& /*dating*/) {}
+  // sched_waking of a thread preempted at `preempted_since` and still queued: a wakeup
+  // passes only a task in a sleep state, so the preemption caught it on its way to sleep,
+  // after it set that state and before schedule(). It is on its runqueue and waits for a
+  // CPU all the same, but the kernel's run delay (schedstat) counts a preempted task only
+  // if it was runnable at the switch-out, and this one from a move to another runqueue on.
+  virtual void OnWokenWhilePreempted(const Thread& /*thread*/, int64_t /*preempted_since*/,
+                                     int64_t /*ts*/) {}
   virtual void OnCpuCurrent(const CpuCurrentEvent&) {}
   virtual void OnIrq(const IrqInterval&) {}
   virtual void OnSyscall(const SyscallInterval&) {}

@@ -445,6 +445,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
       (runs_unseen ||
        (wakee.tracked && (!wakee.seen_running || wakee.placement.untraced_switch_outs > 0))))
     NoteUntracedRun(wakee);
+  // Woken while the trace shows it preempted and queued: the preemption came after it set
+  // a sleep state (a runnable task passes no wakeup), and it stays queued, now runnable.
+  if (!wakee.on_cpu && !runs_unseen && wakee.state == Microstate::kWaitCpuPreempted &&
+      (e.kind == WakeupKind::kWaking || (!caps_.waking && e.kind == WakeupKind::kWakeup))) {
+    for (Observer* p : On(Hook::kWokenWhilePreempted))
+      p->OnWokenWhilePreempted(wakee, wakee.since, e.c.ts);
+  }
   // sched_waking names the CPU the task is on before the wakeup picks one: another CPU
   // than it slept on, with no move in the trace, means an untraced move while asleep.
   if (e.kind == WakeupKind::kWaking && !wakee.on_cpu && Asleep(wakee) &&

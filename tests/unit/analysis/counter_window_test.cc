@@ -91,19 +91,19 @@ TEST(CounterWindow, AMoveWhileQueuedCountsTheWaitSoFar) {
   EnqueueLag lag;
   w.cuts.push_back({500, {}});
   w.cuts.push_back({2'000, {}});
-  w.NoteQueuedMove(50);  // during an earlier wait
+  w.NoteQueuedMove(50, 0);  // during an earlier wait
   w.AddSegment(Microstate::kWaitCpuPreempted, 0, 100);
   w.AddSegment(Microstate::kUser, 100, 200);
   w.NoteEnqueued(200, 210);
-  w.NoteQueuedMove(300);
-  w.NoteQueuedMove(400);
+  w.NoteQueuedMove(300, 200);
+  w.NoteQueuedMove(400, 200);
   w.PushSegment(Microstate::kWaitCpuWakeup, 200, 700, lag);
   w.PushSegment(Microstate::kUser, 700, 800, lag);
   EXPECT_EQ(w.Before(500).wait_cpu_ns, 100 + 200);  // the earlier wait, this one to 400
   EXPECT_EQ(w.Before(500).QueuedWaitNs(), 100 + 190);
   EXPECT_EQ(w.Before(2'000).QueuedWaitNs(), 100 + 490);
   // Cut short by the trace's end: counted up to its last move only.
-  w.NoteQueuedMove(1'100);
+  w.NoteQueuedMove(1'100, 1'000);
   w.AddSegment(Microstate::kWaitCpuPreempted, 1'000, 1'500);
   w.EndTrace(1'500, lag);
   EXPECT_EQ(w.Before(2'000).QueuedWaitNs(), 100 + 490 + 100);
@@ -122,7 +122,7 @@ TEST(CounterWindow, AWaitInPiecesCountsAsOneAtACutInsideIt) {
       EnqueueLag lag;
       w.cuts.push_back({700, {}});
       w.cuts.push_back({2'000, {}});
-      if (move >= 0) w.NoteQueuedMove(move);
+      if (move >= 0) w.NoteQueuedMove(move, 400);
       w.AddSegment(Microstate::kWaitCpuPreempted, 400, 450);
       w.AddSegment(Microstate::kWaitCpuPreempted, 450, 900);
       if (!cut_short) w.AddSegment(Microstate::kUser, 900, 1'000);
@@ -131,6 +131,31 @@ TEST(CounterWindow, AWaitInPiecesCountsAsOneAtACutInsideIt) {
       EXPECT_EQ(w.Before(2'000).wait_cpu_ns, cut_short ? (move < 0 ? 0 : move - 400) : 500);
     }
   }
+}
+
+// A preempted wait the kernel does not count up to its first move (a preemption on the
+// way to sleep), released in pieces: each piece leaves out its part before the move, a
+// cut inside the wait sees the part from the move to its last move before the cut, and
+// the preempted wait after it (not noted) counts whole.
+TEST(CounterWindow, APreemptionOnTheWayToSleepCountsFromItsFirstMoveInEveryPiece) {
+  CounterWindow w;
+  EnqueueLag lag;
+  w.cuts.push_back({700, {}});
+  w.cuts.push_back({2'000, {}});
+  w.NotePreemptedAsleep(400);
+  w.NoteQueuedMove(500, 400);
+  w.NoteQueuedMove(600, 400);
+  w.PushSegment(Microstate::kWaitCpuPreempted, 400, 450, lag);
+  w.PushSegment(Microstate::kWaitCpuPreempted, 450, 900, lag);
+  w.PushSegment(Microstate::kUser, 900, 1'000, lag);
+  w.PushSegment(Microstate::kWaitCpuPreempted, 1'000, 1'100, lag);
+  w.PushSegment(Microstate::kUser, 1'100, 1'200, lag);
+  w.EndTrace(1'200, lag);
+  EXPECT_EQ(w.Before(700).wait_cpu_ns, 600 - 400);
+  EXPECT_EQ(w.Before(700).QueuedWaitNs(), 600 - 500);
+  EXPECT_EQ(w.Before(2'000).QueuedWaitNs(), (900 - 500) + 100);
+  EXPECT_EQ(w.total.wait_preempted_asleep_ns, 500 - 400);
+  EXPECT_EQ(w.total.QueuedWaitNs(), (900 - 500) + 100);
 }
 
 // The state machine may release one wait for a CPU in pieces (at the increments that date

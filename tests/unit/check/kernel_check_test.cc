@@ -554,6 +554,28 @@ TEST(KernelCheck, ATracedMoveWhileAsleepIsRunDelayExactly) {
   EXPECT_EQ(c.status, CheckStatus::kAgree);
 }
 
+// A wait after a preemption on the way to sleep is a wait, but not run delay to the
+// kernel: the check leaves it out of the traced wait, exactly, and says how much.
+TEST(KernelCheck, AWaitAfterAPreemptionOnTheWayToSleepIsLeftOutExactly) {
+  auto check = [](int64_t kernel_wait) {
+    Fixture f;
+    ThreadReport& r = f.AddThreadThatRan30Ms(kernel_wait);
+    WaitAdjust adjust;
+    adjust.preempted_asleep = 35 * kMs;
+    r.counter_window.AddSegment(Microstate::kWaitCpuPreempted, 130 * kMs, 170 * kMs, adjust);
+    f.Exit(r, 450 * kMs);
+    return CompareThread(r, f.Match(r), {});
+  };
+  const ThreadCheck c = check(5 * kMs);
+  EXPECT_EQ(c.status, CheckStatus::kAgree) << c.note;
+  EXPECT_EQ(c.traced.wait_cpu_ns, 5 * kMs);
+  EXPECT_EQ(c.preempted_asleep_ns, 35 * kMs);
+  EXPECT_NE(c.note.find("WAIT leaves out 35.000 ms queued after preemptions on the way to sleep"),
+            std::string::npos)
+      << c.note;
+  EXPECT_EQ(check(40 * kMs).status, CheckStatus::kDisagree);  // the kernel's blind spot
+}
+
 // taskstats is sent in do_exit() before sched_process_exit, with exit_mm() in between:
 // the listener may stamp the record before the trace's exit event.
 TEST(KernelCheck, ExitRecordStampedBeforeTheExitTracepointStillMatches) {

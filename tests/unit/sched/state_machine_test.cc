@@ -1719,6 +1719,54 @@ TEST(StateMachine, SleepAfterAMoveWhileAsleepIsRunDelayToTheKernel) {
   EXPECT_EQ(w.QueuedWaitNs(), (600 - 502) + (502 - 300));
 }
 
+// A preemption can catch a task after it set a sleep state and before schedule() (a
+// wait4() scanning its children): the trace shows R+, and a wakeup reaches it while it
+// is queued (a runnable task passes none). It waits for a CPU as any preempted task, but
+// the kernel queued it for run delay only if it was runnable at the switch-out: schedstat
+// leaves that wait out. (Measured: a hackbench parent's 35 ms wait missing from its
+// run delay, and nothing else apart.)
+//
+//   CPU0  10 user | R+ ==> 11 ... waking(10) ... | 11 S ==> 10 | 10 user
+//              100                 300         500
+TEST(StateMachine, AWaitAfterAPreemptionOnTheWayToSleepIsNotRunDelayToTheKernel) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(100, 0, 10, kR, 11, /*preempt=*/true);
+  s.Wake(300, 0, 11, 10, 0);  // woken while preempted: it had set a sleep state
+  s.Wake(301, 0, 11, 10, 0, 0, WakeupKind::kWakeup);
+  s.Switch(500, 0, 11, kS, 10);
+  s.Switch(600, 0, 10, kR, 11, /*preempt=*/true);  // preempted again, runnable this time
+  s.Switch(700, 0, 11, kS, 10);
+  s.Finish(800);
+  EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 400 + 100);  // a wait, as the trace shows
+  const WindowTotals& w = s.Report(10).counter_window.total;
+  EXPECT_EQ(w.wait_preempted_asleep_ns, 400);
+  EXPECT_EQ(w.QueuedWaitNs(), 100);
+  EXPECT_TILED(s);
+}
+
+// Moved to another runqueue while so preempted, the task is queued there anew, and the
+// kernel's run delay runs from the first move on, whether it came before the wakeup or
+// after it.
+TEST(StateMachine, AWaitAfterAPreemptionOnTheWayToSleepCountsFromAMove) {
+  for (const bool move_first : {true, false}) {
+    SCOPED_TRACE(move_first ? "moved before the wakeup" : "moved after the wakeup");
+    Sim s;
+    s.Switch(0, 0, 0, kR, 10);
+    s.Switch(0, 1, 0, kR, 12);
+    s.Switch(100, 0, 10, kR, 11, /*preempt=*/true);
+    if (move_first) s.Migrate(200, 1, 12, 10, 0, 1);
+    s.Wake(300, 0, 11, 10, move_first ? 1 : 0);
+    if (!move_first) s.Migrate(400, 1, 12, 10, 0, 1);
+    s.Migrate(450, 0, 11, 10, 1, 0);  // a second move changes nothing
+    s.Switch(500, 0, 11, kS, 10);
+    s.Finish(800);
+    const WindowTotals& w = s.Report(10).counter_window.total;
+    EXPECT_EQ(w.wait_cpu_ns, 400);
+    EXPECT_EQ(w.QueuedWaitNs(), 500 - (move_first ? 200 : 400));
+  }
+}
+
 // The same move, done in an unfollowed context (the idle task's), from the unfiltered
 // buffer beside a pid-filtered trace: it is the thread's move, counted, and the run delay
 // from it on is known, not bounded. One done in a followed context is the trace's own
