@@ -223,9 +223,9 @@ struct CounterWindow {
         preempted_asleep_.back().first_move < 0)
       preempted_asleep_.back().first_move = ts;
   }
-  // The wait for a CPU after the preemption at `since` follows one that caught the
-  // thread on its way to sleep (Observer::OnWokenWhilePreempted): the kernel counts it
-  // only from its first move to another runqueue, if any. Before the wait's segment.
+  // The preemption at `since` caught the thread on its way to sleep
+  // (Observer::OnWokenWhilePreempted): the kernel counts the wait after it only from its
+  // first move to another runqueue, if any. Comes before that wait's segments.
   void NotePreemptedAsleep(int64_t since) {
     if (!preempted_asleep_.empty() && preempted_asleep_.back().since == since) return;
     preempted_asleep_.push_back({since, moved_wait_.since == since ? moved_wait_.first_move : -1});

@@ -99,9 +99,9 @@ struct ThreadCheck {
   // flush that did them (`enqueue_maybe_earlier_ns`, part of it): the kernel's run delay
   // may exceed the traced wait by that much more.
   int64_t asleep_queued_ns = 0;
-  // Of traced.wait_cpu_ns before the kernel's view, the waits after preemptions that
-  // caught the thread on its way to sleep, which the kernel does not count as run delay
-  // (WindowTotals::wait_preempted_asleep_ns): left out of traced.wait_cpu_ns.
+  // Waits after preemptions that caught the thread on its way to sleep, which the kernel
+  // does not count as run delay (WindowTotals::wait_preempted_asleep_ns): already left
+  // out of traced.wait_cpu_ns.
   int64_t preempted_asleep_ns = 0;
   int64_t wait_maybe_more_ns = 0;
   int64_t enqueue_maybe_earlier_ns = 0;
