@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "output/section_title.h"
+
 namespace cstool {
 namespace {
 
@@ -86,12 +88,13 @@ nlohmann::json QuantitiesJson(const CheckQuantities& q) {
 }  // namespace
 
 void RenderCheckTable(const KernelCheckResult& check, std::ostream& os) {
-  os << fmt::format(
-      "\nKERNEL CHECK (traced vs kernel over each thread's window; VOL/ICX = switches, exact; "
-      "ONCPU vs EXEC = exec runtime, WAIT vs RUNDLY = run delay (WAIT from the enqueue at "
-      "sched_wakeup, as the kernel counts it), in ms, tolerance max({:.1f} "
-      "ms, {:.1f}%) + unknown time)\n",
-      Ms(check.tolerance.time_abs_ns), check.tolerance.time_rel * 100);
+  os << "\n"
+     << SectionTitle(fmt::format(
+            "KERNEL CHECK (traced vs kernel over each thread's window; VOL/ICX = switches, "
+            "exact; ONCPU vs EXEC = exec runtime, WAIT vs RUNDLY = run delay (WAIT from the "
+            "enqueue at sched_wakeup, as the kernel counts it), in ms, tolerance max({:.1f} ms, "
+            "{:.1f}%) + unknown time)",
+            Ms(check.tolerance.time_abs_ns), check.tolerance.time_rel * 100));
   std::string header = fmt::format(
       "{:>8} {:>7} {:<16} {:<8} {:>7} {:>7} {:>5} {:>7} {:>7} {:>5} {:>10} {:>10} {:>8} {:>10} "
       "{:>10} {:>8}  {}\n",

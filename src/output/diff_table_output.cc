@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "output/diff_output.h"
 #include "output/diff_text.h"
+#include "output/section_title.h"
 
 namespace cstool {
 
@@ -117,7 +118,7 @@ class DiffTableOutput : public DiffOutput {
       }
       shown.push_back(&row);
     }
-    os_ << "\n" << title << "\n";
+    os_ << "\n" << SectionTitle(title);
     if (shown.empty()) {
       os_ << fmt::format("no change ({} unchanged)\n", unchanged);
       return;

@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "output/irq_output.h"
 #include "output/noise_output.h"
+#include "output/section_title.h"
 
 namespace cstool {
 
@@ -51,10 +52,11 @@ class IrqTableOutput : public IrqOutput {
     if (r.sources.empty()) os_ << "(no interrupts recorded)\n";
     os_ << fmt::format("idle CPUs were hit {} times ({} us)\n", r.idle.count, Us(r.idle.time_ns));
 
-    os_ << fmt::format(
-        "\nTASKS THAT LOST THE MOST TIME TO INTERRUPTS (top {}; LOST = IRQ + SOFTIRQ, nested "
-        "counted once; sources: count/us)\n",
-        kTopTasks);
+    os_ << "\n"
+        << SectionTitle(fmt::format(
+               "TASKS THAT LOST THE MOST TIME TO INTERRUPTS (top {}; LOST = IRQ + SOFTIRQ, nested "
+               "counted once; sources: count/us)",
+               kTopTasks));
     os_ << fmt::format("{:>7} {:>7} {:<16} {:>10} {:>10} {:>10} {:>7}  {}\n", "TID", "PID", "COMM",
                        "LOST_US", "IRQ_US", "SOFTIRQ_US", "COUNT", "TOP SOURCES");
     for (size_t i = 0; i < r.tasks.size() && i < kTopTasks; ++i) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "output/noise_output.h"
+#include "output/section_title.h"
 
 namespace cstool {
 namespace {
@@ -41,8 +42,10 @@ void RenderNoiseTable(const NoiseReport& r, std::ostream& os) {
         c[NoiseSource::kIrq].count, c[NoiseSource::kSoftirq].count, c[NoiseSource::kThread].count);
   if (r.cpus.empty()) os << "(no CPU traced)\n";
 
-  os << "\nNOISE TIME BY SOURCE (us; nested noise counts once, in the innermost source: the four "
-        "sum to Noise; MAX = longest single occurrence)\n";
+  os << "\n"
+     << SectionTitle(
+            "NOISE TIME BY SOURCE (us; nested noise counts once, in the innermost source: the "
+            "four sum to Noise; MAX = longest single occurrence)");
   os << fmt::format("{:>3} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "CPU", "NMI",
                     "IRQ", "Softirq", "Thread", "MAX_NMI", "MAX_IRQ", "MAX_SOFTIRQ", "MAX_THREAD");
   for (const CpuNoise& c : r.cpus) {

@@ -11,6 +11,7 @@
 #include "model/anomalies.h"
 #include "output/check_output.h"
 #include "output/output.h"
+#include "output/section_title.h"
 
 namespace cstool {
 
@@ -84,17 +85,20 @@ class TableOutput : public Output {
     }
     if (std::string note = view.UngroupedNote(); !note.empty()) os_ << "NOTE: " << note << "\n";
     in_ms_ = view.microstates_in_ms;
-    os_ << fmt::format(
-        "\nTHREADS (microstates in {} each thread's observed lifetime; ! = lost events may have "
-        "touched it)\n",
-        in_ms_ ? "ms of" : "% of");
+    os_ << "\n"
+        << SectionTitle(fmt::format("THREADS (microstates in {} each thread's observed lifetime; ! "
+                                    "= lost events may have touched it)",
+                                    in_ms_ ? "ms of" : "% of"));
     Header("TID", "PID");
     for (const ThreadReport* r : view.threads) {
       const Thread& th = *r->thread;
       Row(fmt::format("{}{}", th.tid, th.lost_touched ? "!" : ""), PidText(th), th.comm,
           r->Lifetime(), *r, TopCauses(view, *r, 3));
     }
-    os_ << "\nPROCESSES (sums over the threads above; LIFE is the sum of thread lifetimes)\n";
+    os_ << "\n"
+        << SectionTitle(
+               "PROCESSES (sums over the threads above; LIFE is the sum of thread "
+               "lifetimes)");
     Header("PID", "THR");
     for (const ProcessTotals& p : view.processes)
       Row(fmt::format("{}{}", p.pid, p.lost_touched ? "!" : ""), std::to_string(p.threads), p.comm,
@@ -148,10 +152,13 @@ class TableOutput : public Output {
 
   // Who made each thread (and process) wait, and its migrations.
   void Wakers(const ReportView& view) {
-    os_ << "\nWAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
-           "ran on the CPU it was queued on, ms; largest 3 each; MAXWAIT: its longest wait, "
-           "sched_waking or preemption to switch-in, ms, which began AT, s on the trace's clock "
-           "as trace-cmd report shows it)\n";
+    os_ << "\n"
+        << SectionTitle(
+               "WAKERS (WOKEN BY: who ended its sleeps, wakeups/blocked ms; WAITED BEHIND: what "
+               "ran on the CPU it was queued on, ms; largest 3 each; MIGR: migrations; PREMIG: "
+               "time queued on a CPU it then moved away from; MAXWAIT: its longest wait, "
+               "sched_waking or preemption to switch-in, ms, which began AT, s on the trace's "
+               "clock as trace-cmd report shows it)");
     auto header = [this](std::string_view id) {
       os_ << fmt::format("{:>8} {:<16} {:>6} {:>10} {:>11} {:>15}  {}\n", id, "COMM", "MIGR",
                          "PREMIG(ms)", "MAXWAIT(ms)", "AT(s)", "WOKEN BY | WAITED BEHIND");
@@ -177,10 +184,11 @@ class TableOutput : public Output {
   // most time inside. None without syscall events in the trace.
   void Syscalls(const ReportView& view) {
     if (!view.AnySyscalls()) return;
-    os_ << fmt::format(
-        "\nSYSCALLS (calls and time inside, ms; the {} with the most time: NAME "
-        "calls/blocks/ms, blocks = sleeps inside; --format json lists all)\n",
-        ReportView::kTopSyscalls);
+    os_ << "\n"
+        << SectionTitle(
+               fmt::format("SYSCALLS (calls and time inside, ms; the {} with the most time: NAME "
+                           "calls/blocks/ms, blocks = sleeps inside; --format json lists all)",
+                           ReportView::kTopSyscalls));
     auto header = [this](std::string_view id) {
       os_ << fmt::format("{:>8} {:<16} {:>9} {:>10}  {}\n", id, "COMM", "CALLS", "INSIDE(ms)",
                          "TOP");
@@ -277,9 +285,11 @@ class TableOutput : public Output {
   // and its rate per second of that span; the derived metrics where their inputs were
   // counted.
   void Counters(const ReportView& view) {
-    os_ << "\nCOUNTERS (totals over each thread's counted span, /s per second of it; a clock's "
-           "total in ms, its rate in CPUs, as perf stat shows them; * scaled: multiplexed, an "
-           "estimate)\n";
+    os_ << "\n"
+        << SectionTitle(
+               "COUNTERS (totals over each thread's counted span, /s per second of it; a clock's "
+               "total in ms, its rate in CPUs, as perf stat shows them; * scaled: multiplexed, an "
+               "estimate)");
     std::string head = fmt::format("{:>8} {:>7} {:<16} {:>9}", "TID", "PID", "COMM", "SPAN(ms)");
     for (const std::string& n : view.counter_names)
       head += fmt::format(" {:>14} {:>12}", CounterTitle(n), "/s");
