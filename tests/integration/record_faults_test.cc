@@ -118,7 +118,7 @@ class RecordFaults : public ::testing::Test {
 
   // A tmpfs of `size` ("2m") mounted on dir_/`name`, unmounted at the end.
   fs::path MountSmallDisk(const std::string& name, const std::string& size) {
-    const fs::path at = dir_ / name;
+    fs::path at = dir_ / name;
     fs::create_directory(at);
     if (::mount("tmpfs", at.c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0) {
       ADD_FAILURE() << "mount tmpfs: " << std::strerror(errno);
