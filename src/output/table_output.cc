@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "counters/derived_metrics.h"
 #include "model/anomalies.h"
+#include "model/microstate.h"
 #include "output/check_output.h"
 #include "output/output.h"
 #include "output/section_title.h"
@@ -40,6 +41,15 @@ std::string TopCauses(const ReportView& view, const ThreadReport& r, size_t n) {
     out += fmt::format("{}{} {}", out.empty() ? "" : ", ", label, count);
   }
   return out;
+}
+
+// What the microstate columns stand for, in their order, from the same table as the
+// titles: a reader new to prstat -m's letters has them under the title they head.
+std::string MicrostateLegend() {
+  std::string legend;
+  for (const MicrostateNames& m : kMicrostateNames)
+    legend += fmt::format("{}{}={}", legend.empty() ? "" : ", ", m.column, m.key);
+  return legend;
 }
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
@@ -86,9 +96,10 @@ class TableOutput : public Output {
     if (std::string note = view.UngroupedNote(); !note.empty()) os_ << "NOTE: " << note << "\n";
     in_ms_ = view.microstates_in_ms;
     os_ << "\n"
-        << SectionTitle(fmt::format("THREADS (microstates in {} each thread's observed lifetime; ! "
-                                    "= lost events may have touched it)",
-                                    in_ms_ ? "ms of" : "% of"));
+        << SectionTitle(fmt::format(
+               "THREADS (microstates in {} each thread's observed lifetime: {}; a dash: none; "
+               "VCX/ICX: voluntary/involuntary switches; ! = lost events may have touched it)",
+               in_ms_ ? "ms of" : "% of", MicrostateLegend()));
     Header("TID", "PID");
     for (const ThreadReport* r : view.threads) {
       const Thread& th = *r->thread;
