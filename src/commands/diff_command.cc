@@ -18,6 +18,7 @@
 #include "analysis/report_view.h"
 #include "base/errors.h"
 #include "base/output_file.h"
+#include "commands/output_guard.h"
 #include "export/trace_id.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
@@ -195,7 +196,10 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& to) {
     }
   CheckEachRecordingOnce(options, messages);
   std::optional<OutputFile> html;
-  if (!options.html.empty()) html.emplace(options.html);
+  if (!options.html.empty()) {
+    RefuseToOverwriteRecording(options.html, "--html");
+    html.emplace(options.html);
+  }
   SyscallTable syscalls;
   std::vector<DiffRecording> base, after;
   for (const std::string& f : options.base_files)

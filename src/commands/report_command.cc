@@ -11,6 +11,7 @@
 #include "base/errors.h"
 #include "base/output_file.h"
 #include "check/kernel_check.h"
+#include "commands/output_guard.h"
 #include "commands/report_exports.h"
 #include "model/syscall_table.h"
 #include "output/critical_path_output.h"
@@ -177,6 +178,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                                 "report reads FILE)",
                                 options.tables.path),
                     ExitCode::kUsage);
+      RefuseToOverwriteRecording(options.tables.path, "-o");
       file_out.emplace(options.tables.path);
     }
     output = MakeOutput(options.format, file_out ? file_out->stream() : out);

@@ -10,6 +10,7 @@
 #include "analysis/barscope.h"
 #include "analysis/timeline.h"
 #include "base/errors.h"
+#include "commands/output_guard.h"
 #include "output/html_output.h"
 #include "output/timeline_output.h"
 #include "recording/progress_line.h"
@@ -55,6 +56,8 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
                              const SyscallTable& syscalls)
     : options_(options) {
   auto selected = [view](const Thread& t) { return SelectsThread(view, t); };
+  if (!options_.timeline.empty()) RefuseToOverwriteRecording(options_.timeline, "--timeline");
+  if (!options_.html.empty()) RefuseToOverwriteRecording(options_.html, "--html");
   if (!options_.timeline.empty()) {
     timeline_file_.emplace(options_.timeline, kTimelineBuffer);
     const TimelineFormat format =

@@ -62,5 +62,32 @@ TEST(OutputFiles, AFailedDiffLeavesAnEarlierPageAsItWas) {
   fs::remove(damaged);
 }
 
+// An output option given a recording's name (its own name forgotten: `report --timeline
+// run.dat` reads ./cstool.dat and writes over run.dat) is refused before anything is
+// written, whichever option and command.
+TEST(OutputFiles, ARecordingIsNeverOverwritten) {
+  const fs::path recording = ScratchPath("victim.dat");
+  fs::copy_file(Fixture("small_v6.dat"), recording, fs::copy_options::overwrite_existing);
+  const std::string before = ReadWholeFile(recording);
+  const std::string r = recording.string();
+  const std::string file = Fixture("golden_mutex.dat");
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {CSTOOL_BINARY, "report", file, "--timeline", r},
+           {CSTOOL_BINARY, "report", file, "--html", r},
+           {CSTOOL_BINARY, "report", file, "--format", "json", "-o", r},
+           {CSTOOL_BINARY, "diff", "--html", r, file, "--", file}}) {
+    CommandResult result = RunCommand(argv);
+    SCOPED_TRACE(argv[1] + " " + argv[3]);
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_NE(result.err.find(r + ": that is a recording (a trace.dat file), and an output "
+                                  "never replaces one: give the output a name of its own after"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(ReadWholeFile(recording), before);
+    EXPECT_FALSE(fs::exists(r + ".partial"));
+  }
+  fs::remove(recording);
+}
+
 }  // namespace
 }  // namespace cstool::testing
