@@ -17,6 +17,9 @@ void OnStopSignal(int sig, siginfo_t* info, void*) {
   }
 }
 
+// A caught SIGPIPE does nothing: the write that raised it fails with EPIPE instead.
+void OnBrokenPipe(int) {}
+
 }  // namespace
 
 StopSignalScope::StopSignalScope() {
@@ -28,11 +31,20 @@ StopSignalScope::StopSignalScope() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
+  // A reader of the progress lines that went away (`2>&1 | head`) must not kill a command
+  // that holds tracefs instances: its writes fail, and it ends as it would have. A handler,
+  // unlike SIG_IGN, is reset by exec: the recorded command keeps SIGPIPE's default.
+  struct sigaction on_pipe {};
+  on_pipe.sa_handler = OnBrokenPipe;
+  on_pipe.sa_flags = SA_RESTART;
+  sigemptyset(&on_pipe.sa_mask);
+  sigaction(SIGPIPE, &on_pipe, &old_pipe_);
 }
 
 StopSignalScope::~StopSignalScope() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGPIPE, &old_pipe_, nullptr);
 }
 
 int StopSignalScope::Received() { return g_stop_signal; }

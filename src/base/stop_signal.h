@@ -1,6 +1,7 @@
 // SIGINT/SIGTERM handling for long-running commands: while a StopSignalScope exists,
 // the two signals only set a flag (the one piece of global state, async-signal-safe)
-// that the main loop polls; the previous handlers are restored afterwards.
+// that the main loop polls, and SIGPIPE is caught and does nothing (a write to a reader
+// that went away fails instead); the previous handlers are restored afterwards.
 #pragma once
 
 #include <signal.h>
@@ -23,6 +24,7 @@ class StopSignalScope {
  private:
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_pipe_ {};
 };
 
 }  // namespace cstool
