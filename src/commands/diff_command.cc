@@ -18,11 +18,11 @@
 #include "analysis/report_view.h"
 #include "base/errors.h"
 #include "base/output_file.h"
-#include "commands/output_guard.h"
 #include "export/trace_id.h"
 #include "model/syscall_table.h"
 #include "output/diff_output.h"
 #include "pipeline/analyze_trace.h"
+#include "pipeline/output_guard.h"
 
 namespace cstool {
 namespace {

@@ -11,12 +11,12 @@
 #include "base/errors.h"
 #include "base/output_file.h"
 #include "check/kernel_check.h"
-#include "commands/output_guard.h"
 #include "commands/report_exports.h"
 #include "model/syscall_table.h"
 #include "output/critical_path_output.h"
 #include "output/output.h"
 #include "pipeline/analyze_trace.h"
+#include "pipeline/output_guard.h"
 #include "recording/recovery.h"
 
 namespace cstool {

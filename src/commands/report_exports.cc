@@ -10,9 +10,9 @@
 #include "analysis/barscope.h"
 #include "analysis/timeline.h"
 #include "base/errors.h"
-#include "commands/output_guard.h"
 #include "output/html_output.h"
 #include "output/timeline_output.h"
+#include "pipeline/output_guard.h"
 #include "recording/progress_line.h"
 
 namespace cstool {

@@ -1,4 +1,4 @@
-#include "commands/output_guard.h"
+#include "pipeline/output_guard.h"
 
 #include <fmt/format.h>
 
