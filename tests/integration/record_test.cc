@@ -322,8 +322,8 @@ TEST_F(RecordTest, CompressedRecordingIsV7ThatTraceCmdReads) {
     Result r = Record(
         {fmt::format("--compress={}", algorithm), "-o", out, "--", kWorkload, "pingpong", "2000"});
     ASSERT_EQ(r.status, 0) << r.err;
-    // (The host may steal the VM's CPUs while it records, 25 % of them for minutes on a
-    // busy day: the kernel counts that in no time, and the trace holds it where it fell.)
+    // (The host may steal the VM's CPUs while it records, a sixth of their time for long
+    // spells on a busy day: the kernel counts that in no time; the trace holds it.)
     Result check = Run({kCstool, "report", out.string(), "--check", "--format", "json"});
     ASSERT_EQ(check.err, "");
     const nlohmann::json verdict = nlohmann::json::parse(check.out).at("check");
