@@ -393,6 +393,8 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   if (!from_irq && e.c.pid != 0) {
     Thread& waker = OwnThread(cpu, e.c.pid);
     MarkOnCpu(cpu, e.c.cpu, &waker, e.c.ts);
+    if (waker.gap_from >= 0 && e.kind != WakeupKind::kWaking && e.target_cpu == e.c.cpu)
+      NoteWakeupIncrement(waker, Lookup(e.pid, e.comm));
     // A dying thread's wakeup of the listener: taskstats_exit() right after it sampled
     // the thread's accounting.
     if (waker.exit_accounting_pending && waker.exit_record_ts < 0) {

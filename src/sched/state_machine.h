@@ -291,6 +291,7 @@ class StateMachine final : public EventSink {
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
   static int64_t IncrementClock(const Cpu& cpu, const SchedStatRuntime& e);
   static bool FreshIncrementClock(const Thread& t, const SchedStatRuntime& e);
+  void NoteWakeupIncrement(Thread& waker, const Thread& wakee);
   void NoteIncrementShortfall(Thread& t, const SchedStatRuntime& e, int64_t previous_end,
                               int64_t clock_ts);
   struct FirstIncrement {

@@ -192,8 +192,9 @@ struct Thread {
   int64_t gap_from = -1;       // where the increments before it ended
   int64_t gap_ns = 0;          // its length: the steal, if it is steal
   int64_t gap_clock_end = -1;  // the run's accounting without it: that increment's clock if late
-  // The increment after the gap was a tick's (or another interrupt's): update_rq_clock()
-  // read its clock right then, so it was no clock a switch reused.
+  // The increment after the gap was a tick's (or another interrupt's), or a wakeup's
+  // that queued a task on this CPU: update_rq_clock() read its clock right then, so it
+  // was no clock a switch reused.
   bool gap_clock_fresh = false;
   // Preempted: switched out at `settle_out_from` by its increments at the earliest (before
   // an increment a reschedule IPI assumed missing), at `settle_out_to` by the trace; the

@@ -2345,6 +2345,63 @@ TEST(StateMachine, AGapInARunsFirstIncrementIsDecidedByThatIncrementsClock) {
   }
 }
 
+// An increment of the running task between its sched_waking of another and that one's
+// sched_wakeup on its own CPU is the enqueue's (enqueue_entity() accounts the running task
+// with the clock ttwu just read): a fresh clock, so a gap it closes is steal, even where
+// the preemption that follows has no increment of its own and an unfollowed next task.
+// Queued on another CPU, the wakeup read that CPU's clock: the increment here is of no
+// wakeup, and the rule for a task's own increment stands (a reused clock).
+// (sh, at its exec, woke the recorder: 0.1 ms of its run had been taken for a wait.)
+//
+//   CPU0:  10 on CPU -------- waking(500) incr wakeup(500) ------| 10 ==> 500 (R)
+//   incr:  [0, 10'000)  [10'000, 40'000) at 300'500: stood still 40'000..298'500
+TEST(StateMachine, AnIncrementInsideAWakeupOnItsOwnCpuHasAFreshClock) {
+  for (const bool own_cpu : {true, false}) {
+    SCOPED_TRACE(own_cpu);
+    Sim s = FollowingWithEveryIncrement({10});
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'500, 0, 10, 10'000);
+    const int target = own_cpu ? 0 : 1;
+    s.Wake(300'400, 0, 10, 500, target, 0, WakeupKind::kWaking);
+    s.StatRuntime(300'500, 0, 10, 30'000);  // to 40'000
+    s.Wake(300'600, 0, 10, 500, target, own_cpu ? kFlagNeedResched : 0, WakeupKind::kWakeup);
+    s.Switch(301'000, 0, 10, kR, 500);
+    s.Finish(700'000);
+    const int64_t end = own_cpu ? 300'500 - 2'000 : 40'000;
+    EXPECT_EQ(s.Report(10).placement.stolen_ns, end - 40'000);
+    EXPECT_EQ(s.Micro(10, M::kWaitCpuPreempted), 700'000 - end);
+    EXPECT_TILED(s);
+  }
+}
+
+// A run's first increment, a tick's (a fresh clock), counts from after the traced switch-in:
+// the clock stood still in the run. How much is sure depends on where the switch-in is
+// dated: at the model's instant when that is within a lag of the traced switch, else only
+// from the traced switch, the latest the kernel can have switched. Either way the run
+// reached the tick's clock, less that uncertainty, before the preemption that followed
+// (by an unfollowed task, with no increment of its own). (An exec'ing child of sh, switched
+// in 4 us after its parent's last increment, had 0.2 ms of steal counted as a wait.)
+//
+//   CPU0:  10 incr at 10'000, 10 ==> 20 (S) at 11'000 or 14'000
+//   incr of 20:  tick at 500'000, 300'000 (measured from 200'000)   20 ==> 500 (R) at 501'000
+TEST(StateMachine, AFirstIncrementsShortfallIsSureFromTheTracedSwitchIn) {
+  for (const int64_t traced_switch : {11'000, 14'000}) {
+    SCOPED_TRACE(traced_switch);
+    Sim s = FollowingWithEveryIncrement({10, 20});
+    s.Switch(0, 0, 0, kR, 10);
+    s.StatRuntime(10'000, 0, 10, 10'000);  // 10 accounted to 10'000, where it switches
+    s.Switch(traced_switch, 0, 10, kS, 20);
+    s.StatRuntime(500'000, 0, 20, 300'000, kFlagHardirq);
+    s.Switch(501'000, 0, 20, kR, 500);
+    s.Finish(700'000);
+    const int64_t unsure = traced_switch - 10'000 <= 2'000 ? 0 : traced_switch - 10'000;
+    const int64_t end = 500'000 - 2'000 - unsure;
+    EXPECT_EQ(s.Report(20).placement.stolen_ns, end - 10'000 - 300'000);
+    EXPECT_EQ(s.Micro(20, M::kWaitCpuPreempted), 700'000 - end);
+    EXPECT_TILED(s);
+  }
+}
+
 // A followed task on CPU1 queues 12 on CPU0, accounting 10 there (its increment is in
 // the trace) and asking for a reschedule; the host then does not run CPU0 for 850 us, so
 // the reschedule IPI and the switch come that late. The switch reuses the enqueue's
