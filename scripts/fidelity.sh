@@ -92,7 +92,9 @@ considered = (c["compared"] + c["lost_events"] + c["untraced"] + c["partial"] +
               c["without_counters"])
 verdict = c["verdict"].split(":")[1].strip()
 steal = report["trace"].get("host_steal")
-steal = "-" if steal is None else "%.0f" % (steal["total_ns"] / 1e6)
+# (To the us where the runqueue clocks gave it, in whole ms from /proc/stat's steps.)
+steal = "-" if steal is None else ("%.3f" if steal["step_ns"] == 1 else "%.0f") % (
+    steal["total_ns"] / 1e6)
 print("%-16s %-6s %4d/%-4d %-6s %17s %17s %6s  %s" % (name, load, c["compared"], considered,
       "yes" if exact else "NO", worst("on_cpu"), worst("wait_cpu"), steal, verdict))
 # The waits after preemptions on the way to sleep the kernel did not count (left out of

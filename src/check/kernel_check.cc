@@ -15,6 +15,7 @@
 #include "base/cpu_list.h"
 #include "base/enum_names.h"
 #include "base/errors.h"
+#include "model/host_steal_text.h"
 
 namespace cstool {
 namespace {
@@ -433,12 +434,10 @@ KernelCheckResult CheckAgainstKernel(const ReportModel& model,
   });
   if (res.times_disagree && res.host_steal_ns > 0)
     res.notes.push_back(fmt::format(
-        "the host stole about {:.0f} ms of CPU time while tracing (steal time, read in {:.0f} ms "
-        "steps: within a step per CPU): the kernel counts it in neither run time nor, after a "
-        "switch-in, run delay, and the traced times hold it wherever it fell, so about that "
-        "much of a time difference can be the host's",
-        static_cast<double>(res.host_steal_ns) / 1e6,
-        static_cast<double>(info.steal_step_ns) / 1e6));
+        "the host stole about {} of CPU time while tracing ({}): the kernel counts it in "
+        "neither run time nor, after a switch-in, run delay, and the traced times hold it "
+        "wherever it fell, so about that much of a time difference can be the host's",
+        StealMsText(info, res.host_steal_ns), StealSourceText(info)));
   for (auto& [pid, p] : procs) {
     int64_t on_cpu_tol = 0, wait_tol = 0, wait_maybe_more = 0;
     bool times_judged = true;

@@ -68,8 +68,8 @@ struct AttachSeed {
   bool kernel_thread = false;  // kthreadd or its child: never in a syscall
 };
 
-// Steal time of one CPU while tracing was live (/proc/stat, see kernel/cpu_steal.h): time
-// its virtual CPU had work while the hypervisor ran something else.
+// Steal time of one CPU while tracing was live (RecordingInfo::steal_source, see
+// kernel/cpu_steal.h): time its virtual CPU had work while the hypervisor ran something else.
 struct CpuSteal {
   int32_t cpu = 0;
   int64_t start_ns = 0;  // the CPU's steal counter when tracing went live
@@ -139,9 +139,11 @@ struct RecordingInfo {
   // reached"), empty otherwise; the trace ends at end_ts.
   std::string ended_early;
   // Per CPU, empty when not read (older files, recovered recordings, flight dumps); in
-  // steps of `steal_step_ns` (one USER_HZ tick).
+  // steps of `steal_step_ns`: 1 from the runqueue clocks, one USER_HZ tick from /proc/stat
+  // (`steal_source`; older files: empty, /proc/stat).
   std::vector<CpuSteal> steal;
   int64_t steal_step_ns = 0;
+  std::string steal_source;
   // The address of sched_ttwu_pending when `record` traced its wakelist flushes
   // (csd:csd_function_entry): in the trace with -a, in the unfiltered run-time buffer
   // otherwise. 0: not traced.
@@ -154,6 +156,9 @@ struct RecordingInfo {
   bool unfiltered_migrations = false;
   // The cgroups throttled while tracing was live; empty when none was (or older files).
   std::vector<CgroupThrottling> throttling;
+
+  // Whether the steal figures are exact (the runqueue clocks) rather than in ticks.
+  bool StealToTheNs() const { return steal_step_ns == 1; }
 
   int64_t TotalStolenNs() const {
     int64_t n = 0;
@@ -208,7 +213,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     RecordingInfo, tool_version, command, target_pids, system_wide, trace_clock, start_ts, end_ts,
     cpus, threads, untraced_tids, recorder_tids, missing_events, child, attach_seeds,
     attach_seed_ts, kernel_counters, perf_counters, recovered, window_start_ts, trigger, trigger_ts,
-    window_seeds, ended_early, steal, steal_step_ns, wakelist_function, untraced_cpus,
+    window_seeds, ended_early, steal, steal_step_ns, steal_source, wakelist_function, untraced_cpus,
     unfiltered_migrations, exit_listener_tid, throttling)
 
 }  // namespace cstool

@@ -258,9 +258,12 @@ nlohmann::json ReportToJson(const ReportView& view) {
     if (!t.recording.steal.empty()) {
       nlohmann::json per_cpu = nlohmann::json::object();
       for (const CpuSteal& c : t.recording.steal) per_cpu[std::to_string(c.cpu)] = c.Stolen();
-      trace["host_steal"] = {{"total_ns", t.recording.TotalStolenNs()},
-                             {"step_ns", t.recording.steal_step_ns},
-                             {"per_cpu_ns", per_cpu}};
+      trace["host_steal"] = {
+          {"total_ns", t.recording.TotalStolenNs()},
+          {"step_ns", t.recording.steal_step_ns},
+          {"source",
+           t.recording.steal_source.empty() ? std::string("/proc/stat") : t.recording.steal_source},
+          {"per_cpu_ns", per_cpu}};
     }
     if (!t.recording.throttling.empty()) trace["cpu_throttling"] = t.recording.throttling;
     if (!view.counter_names.empty()) {

@@ -19,6 +19,7 @@
 #include "format/trace_file_reader.h"
 #include "kernel/kernel_recording.h"
 #include "kernel/running_event_formats.h"
+#include "model/host_steal_text.h"
 #include "pipeline/job_plan.h"
 #include "pipeline/recorder_cost.h"
 #include "pipeline/salvage_cut.h"
@@ -107,17 +108,16 @@ std::string StealNote(const RecordingInfo& info) {
   std::string per_cpu;
   for (const CpuSteal& c : info.steal)
     if (c.Stolen() > 0)
-      per_cpu += fmt::format("{}CPU {} {:.0f} ms", per_cpu.empty() ? "" : ", ", c.cpu,
-                             static_cast<double>(c.Stolen()) / 1e6);
+      per_cpu += fmt::format("{}CPU {} {}", per_cpu.empty() ? "" : ", ", c.cpu,
+                             StealMsText(info, c.Stolen()));
   return fmt::format(
-      "the host stole {:.0f} ms of CPU time while tracing ({}; steal time, /proc/stat, in {:.0f} "
-      "ms steps, each CPU's within a step): the kernel counts stolen time in no thread's run "
-      "time, nor as run delay once the thread is switched in; with every run-time increment "
-      "in the file, the steal inside a run is known and left out of the check "
-      "(switch_placement.host_steal_on_cpu_ns), but the trace cannot place the rest: cstool "
-      "counts it where the trace shows the thread (on CPU, or waiting before its first "
+      "the host stole {} of CPU time while tracing ({}; {}): the kernel counts stolen time in "
+      "no thread's run time, nor as run delay once the thread is switched in; with every "
+      "run-time increment in the file, the steal inside a run is known and left out of the "
+      "check (switch_placement.host_steal_on_cpu_ns), but the trace cannot place the rest: "
+      "cstool counts it where the trace shows the thread (on CPU, or waiting before its first "
       "run-time increment)",
-      static_cast<double>(stolen) / 1e6, per_cpu, static_cast<double>(info.steal_step_ns) / 1e6);
+      StealMsText(info, stolen), per_cpu, StealSourceText(info));
 }
 
 // CPU bandwidth throttling the recording met, one note per cgroup: nothing in the trace

@@ -6,6 +6,7 @@
 
 #include "analysis/report_view.h"
 #include "check/kernel_check.h"
+#include "model/host_steal_text.h"
 #include "model/syscall_table.h"
 #include "pipeline/analyze_trace.h"
 #include "sched/state_machine.h"
@@ -32,9 +33,9 @@ std::string KernelAgreementLine(const std::string& file) {
     line += check.JudgedText() + check.DisagreeingText();
     if (check.times_disagree && check.host_steal_ns > 0)
       line += fmt::format(
-          "; the host stole {:.0f} ms of CPU time meanwhile (up to that much of a time "
-          "difference can be the host's, not the trace's)",
-          static_cast<double>(check.host_steal_ns) / 1e6);
+          "; the host stole {} of CPU time meanwhile (up to that much of a time difference "
+          "can be the host's, not the trace's)",
+          StealMsText(analyzed->model.trace.recording, check.host_steal_ns));
     if (!check.passed()) line += check.MissingEventsText() + "; see cstool report --check";
     return line;
   } catch (const std::exception& e) {

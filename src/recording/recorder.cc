@@ -275,9 +275,10 @@ class Recorder {
   // What the readers may write: --max-size, and no more than the disk can take with
   // the file assembled from the page files at the end (see UpdateBudget).
   std::optional<WriteBudget> budget_;
-  uint64_t header_bytes_ = 0;         // the file without any page
-  uint64_t size_limit_ = UINT64_MAX;  // --max-size's part of the budget
-  std::string ended_early_;           // why the budget ended the recording
+  uint64_t header_bytes_ = 0;                // the file without any page
+  uint64_t size_limit_ = UINT64_MAX;         // --max-size's part of the budget
+  std::string ended_early_;                  // why the budget ended the recording
+  std::optional<StealSource> steal_source_;  // chosen before tracing starts
   std::vector<CpuStealReading> steal_at_start_;
   // CPU bandwidth limits: every cgroup with a quota when tracing went live, and the cpu
   // cgroup each target process was seen in (a command may move itself into one).
@@ -669,6 +670,7 @@ std::vector<AttachSeed> Recorder::SeedsOf(const std::vector<int>& pids) {
 
 // Readers on, tracing on, the kernel's baseline, then the child released.
 void Recorder::StartTracing() {
+  steal_source_ = StealSource::Choose();
   // (Before tracing: the walk of a large cgroup tree is no part of the recording.)
   cgroup_mounts_ = ReadCpuCgroupMounts();
   limits_at_start_ = ReadCpuLimits(cgroup_mounts_, MonotonicNowNs());
@@ -722,7 +724,7 @@ void Recorder::StartTracing() {
     session_->Start();
   }
   info_.start_ts = MonotonicNowNs();
-  steal_at_start_ = ReadCpuSteal();
+  steal_at_start_ = steal_source_->Read();
   started_ = Clock::now();
   // (The note written before tracing lacks only the seeds: a recovered file would
   // start those threads `unknown`.)
@@ -1000,8 +1002,11 @@ void Recorder::StopAndDrain() {
   for (TracefsSession* s : Sessions()) s->Stop();
   if (unfiltered_session_) unfiltered_session_->Stop();
   info_.end_ts = MonotonicNowNs();
-  info_.steal = PairSteal(steal_at_start_, ReadCpuSteal());
-  info_.steal_step_ns = info_.steal.empty() ? 0 : StealTickNs();
+  if (steal_source_) {
+    info_.steal = PairSteal(steal_at_start_, steal_source_->Read());
+    info_.steal_step_ns = info_.steal.empty() ? 0 : steal_source_->step_ns();
+    info_.steal_source = steal_source_->name();
+  }
   if (!limits_at_start_.empty())
     info_.throttling =
         PairThrottling(limits_at_start_, ReadCpuLimits(cgroup_mounts_, MonotonicNowNs()),

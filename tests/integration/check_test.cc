@@ -29,18 +29,19 @@ class CheckTest : public RecordingFixture {
     RecordingFixture::SetUp();
     if (IsSkipped()) return;
     file_ = (dir_ / "check.dat").string();
-    steal_before_ = ReadCpuSteal();
+    steal_before_ = steal_source_.Read();
     CommandResult rec =
         RunCommand({CSTOOL_BINARY, "record", "-o", file_, "--",
                     std::string(CSTOOL_WORKLOAD_DIR) + "/cstool_workload", "mutex", "4", "300"});
-    steal_after_ = ReadCpuSteal();
+    steal_after_ = steal_source_.Read();
     ASSERT_EQ(rec.status, 0) << rec.err;
     record_err_ = rec.err;
   }
 
   std::string file_;
   std::string record_err_;
-  std::vector<CpuStealReading> steal_before_, steal_after_;  // /proc/stat around the recording
+  const StealSource steal_source_ = StealSource::Choose();
+  std::vector<CpuStealReading> steal_before_, steal_after_;  // the same source around it
 };
 
 TEST_F(CheckTest, MultiThreadedWorkloadAgreesInTheTable) {
@@ -129,14 +130,15 @@ TEST_F(CheckTest, CorruptedKernelCountersFailTheCheck) {
   EXPECT_EQ(RunCommand({CSTOOL_BINARY, "report", file_}).status, 0);
 }
 
-// The steal time the recording read lies within what /proc/stat counted around it, CPU by
-// CPU, in its steps.
-TEST_F(CheckTest, HostStealIsWithinWhatProcStatCountedAroundTheRecording) {
+// The steal time the recording read lies within what the same source counted around it,
+// CPU by CPU, in its steps: the runqueue clocks, to the ns, where this kernel has them.
+TEST_F(CheckTest, HostStealIsWithinWhatItsSourceCountedAroundTheRecording) {
   ASSERT_FALSE(steal_before_.empty());
   CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--format", "json"});
   ASSERT_EQ(rep.status, 0) << rep.err;
   const auto steal = nlohmann::json::parse(rep.out).at("trace").at("host_steal");
-  EXPECT_EQ(steal.at("step_ns").get<int64_t>(), StealTickNs());
+  EXPECT_EQ(steal.at("step_ns").get<int64_t>(), steal_source_.step_ns());
+  EXPECT_EQ(steal.at("source").get<std::string>(), steal_source_.name());
   const auto& per_cpu = steal.at("per_cpu_ns");
   const std::vector<CpuSteal> around = PairSteal(steal_before_, steal_after_);
   ASSERT_EQ(per_cpu.size(), around.size()) << steal.dump();
@@ -166,14 +168,19 @@ TEST_F(CheckTest, StealIsNamedBesideATimeDisagreement) {
   ASSERT_EQ(err, "");
   CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--check"});
   EXPECT_EQ(rep.status, 1) << rep.out << rep.err;
-  EXPECT_NE(rep.out.find("NOTE: the host stole 20 ms of CPU time while tracing (CPU 0 20 ms; "
-                         "steal time, /proc/stat, in " +
-                         std::to_string(StealTickNs() / 1000000) +
-                         " ms steps, each CPU's within a step)"),
+  // Said at the readings' resolution, with their source.
+  const bool exact = steal_source_.step_ns() == 1;
+  const std::string amount = exact ? "20.000 ms" : "20 ms";
+  const std::string source = exact ? "steal time, the runqueue clocks, to the ns"
+                                   : "steal time, /proc/stat, in " +
+                                         std::to_string(StealTickNs() / 1000000) +
+                                         " ms steps, each CPU's within a step";
+  EXPECT_NE(rep.out.find("NOTE: the host stole " + amount + " of CPU time while tracing (CPU 0 " +
+                         amount + "; " + source + ")"),
             std::string::npos)
       << rep.out;
-  EXPECT_NE(rep.out.find("NOTE: the host stole about 20 ms of CPU time while tracing (steal "
-                         "time, read in 10 ms steps: within a step per CPU): "),
+  EXPECT_NE(rep.out.find("NOTE: the host stole about " + amount + " of CPU time while tracing (" +
+                         source + "): "),
             std::string::npos)
       << rep.out;
   EXPECT_NE(rep.out.find("kernel check: FAIL"), std::string::npos) << rep.out;
@@ -183,8 +190,9 @@ TEST_F(CheckTest, StealIsNamedBesideATimeDisagreement) {
   EXPECT_EQ(j.at("trace").at("host_steal").at("total_ns").get<int64_t>(), 20000000);
   // record's closing line says it too.
   EXPECT_NE(KernelAgreementLine(file_).find(
-                "; the host stole 20 ms of CPU time meanwhile (up to that much of a time "
-                "difference can be the host's, not the trace's); see cstool report --check"),
+                "; the host stole " + amount +
+                " of CPU time meanwhile (up to that much of a time difference can be the "
+                "host's, not the trace's); see cstool report --check"),
             std::string::npos)
       << KernelAgreementLine(file_);
 }
@@ -206,7 +214,10 @@ TEST_F(CheckTest, StealIsNotNamedWithoutATimeDisagreement) {
   ASSERT_EQ(err, "");
   CommandResult rep = RunCommand({CSTOOL_BINARY, "report", file_, "--check"});
   EXPECT_NE(rep.out.find("DISAGREE (switches"), std::string::npos) << rep.out;
-  EXPECT_NE(rep.out.find("NOTE: the host stole 40 ms"), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find(steal_source_.step_ns() == 1 ? "NOTE: the host stole 40.000 ms"
+                                                      : "NOTE: the host stole 40 ms"),
+            std::string::npos)
+      << rep.out;
   // The recording's own times may disagree too (a host that really stole while it ran):
   // then, and only then, the steal is named beside them.
   const nlohmann::json check = nlohmann::json::parse(

@@ -221,9 +221,9 @@ TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   EXPECT_EQ(j.dump().find("recovered from a recording"), std::string::npos);
   CommandResult check = RunCommand({kCstool, "report", out, "--check", "--format", "json"});
   ASSERT_EQ(check.err, "");
-  const nlohmann::json verdict = nlohmann::json::parse(check.out).at("check");
-  EXPECT_EQ(verdict.at("compared").get<int>(), 1) << verdict.dump(2);
-  testing::ExpectCheckPasses(verdict);
+  const nlohmann::json report = nlohmann::json::parse(check.out);
+  EXPECT_EQ(report.at("check").at("compared").get<int>(), 1) << report.at("check").dump(2);
+  testing::ExpectCheckPasses(report);
 }
 
 TEST_F(RecordFaults, OutputDirectoryRemovedMidRecording) {

@@ -1,4 +1,5 @@
-// /proc/stat's steal column per CPU, and pairing the start and end readings.
+// Steal time per CPU: /proc/stat's steal column, the runqueue clocks' difference, and
+// pairing the start and end readings.
 #include "kernel/cpu_steal.h"
 
 #include <gtest/gtest.h>
@@ -47,6 +48,71 @@ TEST(CpuSteal, PairsTheSameCpusOnly) {
   EXPECT_EQ(p[0].Stolen(), 0);
   EXPECT_EQ(p[1].cpu, 1);
   EXPECT_EQ(p[1].Stolen(), 60);
+}
+
+// Abridged from a 6.18 kernel's /sys/kernel/debug/sched/debug: the clocks are ms.ns.
+constexpr const char* kSchedDebug =
+    "Sched Debug Version: v0.11, 6.18.44 #1\n"
+    "ktime                                   : 60089478.313364\n"
+    "sched_clk                               : 60089451.950019\n"
+    "cpu#0, 2596.142 MHz\n"
+    "  .nr_running                    : 0\n"
+    "  .clock                         : 60089451.901930\n"
+    "  .clock_task                    : 59810820.664777\n"
+    "  .avg_idle                      : 870315\n"
+    "cfs_rq[0]:/autogroup-79\n"
+    "  .exec_clock                    : 0.000000\n"
+    "cpu#1\n"
+    "  .clock_task                    : 1000.000001\n"
+    "  .clock                         : 1000.000500\n"
+    "  .clock                         : 9999.000000\n";
+
+TEST(CpuSteal, TheRunqueueClocksDifferenceIsEachCpusSteal) {
+  const std::vector<CpuStealReading> r = ParseRqClockSteal(kSchedDebug);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].cpu, 0);
+  EXPECT_EQ(r[0].steal_ns, 60089451901930 - 59810820664777);
+  EXPECT_EQ(r[1].cpu, 1);  // (no "MHz" on some architectures; its first .clock only)
+  EXPECT_EQ(r[1].steal_ns, 499);
+}
+
+TEST(CpuSteal, ACpuWithoutBothClocksOrWithAMalformedOneIsLeftOut) {
+  const char* text =
+      "cpu#0, 1.0 MHz\n"
+      "  .clock                         : 5.000000\n"
+      "cpu#1, 1.0 MHz\n"
+      "  .clock                         : 5.00000\n"  // five decimals: not the kernel's
+      "  .clock_task                    : 4.000000\n"
+      "cpu#2, 1.0 MHz\n"
+      "  .clock                         : 4.000000\n"  // behind its run-time clock
+      "  .clock_task                    : 5.000000\n"
+      "cpu#x, 1.0 MHz\n"
+      "  .clock                         : 5.000000\n"
+      "  .clock_task                    : 4.000000\n"
+      "cpu#3, 1.0 MHz\n"
+      "  .clock                         : 5.000007\n"
+      "  .clock_task                    : 5.000000";  // no final newline
+  const std::vector<CpuStealReading> r = ParseRqClockSteal(text);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].cpu, 3);
+  EXPECT_EQ(r[0].steal_ns, 7);
+  EXPECT_TRUE(ParseRqClockSteal("").empty());
+}
+
+// Where the runqueue clocks are the source, two readings a moment apart differ by what
+// the host stole meanwhile: never backwards.
+TEST(CpuSteal, TheChosenSourceReadsEveryCpuAndNeverGoesBack) {
+  const StealSource source = StealSource::Choose();
+  const std::vector<CpuStealReading> a = source.Read();
+  if (a.empty()) GTEST_SKIP() << "no steal reading here (/proc/stat unreadable)";
+  const std::vector<CpuStealReading> b = source.Read();
+  EXPECT_EQ(a.size(), static_cast<size_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  const std::vector<CpuSteal> p = PairSteal(a, b);
+  ASSERT_EQ(p.size(), a.size());
+  for (const CpuSteal& c : p) EXPECT_GE(c.end_ns, c.start_ns) << c.cpu;
+  if (source.step_ns() == 1) {
+    EXPECT_STREQ(source.name(), StealSource::kRqClocks);
+  }
 }
 
 TEST(CpuSteal, TheLiveReadingHasCpus) {
