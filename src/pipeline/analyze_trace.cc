@@ -4,6 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "analysis/blocking_site.h"
@@ -254,6 +258,21 @@ TrackingPolicy PolicyFor(const std::optional<RecordingInfo>& info) {
   return policy;
 }
 
+// `record --flight -o FILE` writes its dumps beside FILE (FILE.1, FILE.2, ...) and nothing
+// at FILE itself: reporting FILE then says where they are, not only that it is missing.
+void ThrowIfOnlyFlightDumps(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec) || !std::filesystem::is_regular_file(file + ".1", ec))
+    return;
+  int last = 1;
+  while (last < INT_MAX &&
+         std::filesystem::is_regular_file(fmt::format("{}.{}", file, last + 1), ec))
+    ++last;
+  throw Error(fmt::format(
+      "{}: cannot open: {}; a flight recording's dumps are beside it: {}.1{} (report one of them)",
+      file, std::strerror(ENOENT), file, last > 1 ? fmt::format(" to {}.{}", file, last) : ""));
+}
+
 }  // namespace
 
 std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const SyscallTable& syscalls,
@@ -267,6 +286,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
                                     std::string_view text) {
     return IsRunningKernelFormat(system, name, text);
   };
+  ThrowIfOnlyFlightDumps(file);
   std::unique_ptr<TraceFileReader> reader = OpenTraceFile(file, reader_options);
   if (options.jobs <= 0) reader_options.jobs = DefaultJobs(*reader, reader_options.jobs);
   const JobPlan plan = PlanJobs(reader_options.jobs, *reader);

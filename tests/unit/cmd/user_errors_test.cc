@@ -242,6 +242,27 @@ TEST(TerseErrors, MissingFileSaysWhy) {
             "cstool report: /nonexistent/cstool-test.dat: cannot open: No such file or directory");
 }
 
+// `record --flight -o run.dat` leaves run.dat.1, run.dat.2, ... and no run.dat.
+TEST(TerseErrors, AMissingFileBesideFlightDumpsNamesThem) {
+  EmptyDir dir;
+  const std::string file = dir.path() + "/run.dat";
+  std::filesystem::copy_file(Fixture("golden_mutex.dat"), file + ".1");
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(LastOwnLine(r.err), "cstool report: " + file +
+                                    ": cannot open: No such file or directory; a flight "
+                                    "recording's dumps are beside it: " +
+                                    file + ".1 (report one of them)");
+  std::filesystem::copy_file(Fixture("golden_mutex.dat"), file + ".2");
+  std::filesystem::copy_file(Fixture("golden_mutex.dat"), file + ".3");
+  r = RunCommand({CSTOOL_BINARY, "report", file});
+  EXPECT_NE(LastOwnLine(r.err).find("dumps are beside it: " + file + ".1 to " + file + ".3 ("),
+            std::string::npos)
+      << r.err;
+  // The dump itself is a report like any other.
+  EXPECT_EQ(RunCommand({CSTOOL_BINARY, "report", file + ".1"}).status, 0);
+}
+
 TEST(TerseErrors, DirectorySaysWhy) {
   EmptyDir dir;
   CommandResult r = RunCommand({CSTOOL_BINARY, "report", dir.path()});
