@@ -133,7 +133,7 @@ void StateMachine::MarkOnCpuChanged(Cpu& cpu, int32_t cpu_id, Thread* t, int64_t
   if (t && !t->on_cpu && cpu.current_known && cpu.current == nullptr) {
     Flag(Anomaly::kMissingSwitchFromIdle, t);
     ++t->placement.untraced_switch_ins;
-    in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts), t->since);
+    in_ts = std::max(KernelSwitchTs(cpu, nullptr, false, ts, -1), t->since);
     // Woken from another CPU with no sched_wakeup after its sched_waking: the idle CPU
     // queued it in the same untraced stretch (the wakelist, processed in idle), at the
     // clock it then switched with, so no run delay before the switch.
@@ -270,7 +270,7 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   if (prev && prev->tracked && sw.voluntary && caps_.stat_runtime && !follow_all_)
     NoteEnqueueInFlight(*prev, e.c.cpu, ts);
   const int64_t kernel_ts =
-      KernelSwitchTs(cpu, prev, sw.voluntary, ts, prev_accounted ? prev : nullptr);
+      KernelSwitchTs(cpu, prev, sw.voluntary, ts, e.prev_pid, prev_accounted ? prev : nullptr);
   int64_t switch_ts = kernel_ts;  // where the kernel switched, as placed below
   if (prev) {
     if (!prev->on_cpu) {
@@ -550,12 +550,14 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     if (e.target_cpu == e.c.cpu
             ? (e.c.flags & kFlagNeedResched) != 0
             : (target.current_known && target.current == nullptr) || target.resched.seen) {
-      RequestClockSkip(target);
+      // (What runs on another CPU the trace may not show: a pid filter leaves out the
+      // switches between unfollowed tasks.)
+      RequestClockSkip(target, e.target_cpu == e.c.cpu ? e.c.pid : -1);
     } else if (e.target_cpu != e.c.cpu) {
       target.clock_skip_unconfirmed = true;
     }
   }
-  NoteFlags(cpus_[e.c.cpu], e.c.flags);
+  NoteFlags(cpus_[e.c.cpu], e.c.flags, e.c.pid);
 }
 
 // Queued on a CPU the recording left out (record -C): whether it waits, runs or sleeps
@@ -850,7 +852,7 @@ void StateMachine::PushIrqVector(const IrqVector& e) {
       cpu.resched.candidate = CauseKind::kPreemptTick;
       NoteRqClock(cpu, e.c.ts);
     } else if (e.name == "reschedule" && (e.c.flags & kFlagNeedResched)) {
-      NoteRemoteReschedule(cpu, e.c.ts);
+      NoteRemoteReschedule(cpu, e.c.ts, e.c.pid);
     }
     PushIrqFrame(cpu, IrqKind::kVector, irq_names_.Vector(e.name), e.c.ts);
   } else {

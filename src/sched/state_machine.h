@@ -166,6 +166,9 @@ class StateMachine final : public EventSink {
     // switches at that instant, not when the trace shows the switch.
     int64_t rq_clock_ts = -1;
     bool clock_skip = false;
+    // The task running here when the skip was asked for (0: idle; -1: not known): a
+    // switch out of another one shows a switch in between, untraced, which took the skip.
+    int32_t clock_skip_pid = -1;
     int64_t accounted_ts = -1;          // the clock of the latest increment of the current task
     const Thread* accounted = nullptr;  // that task
     // A wakeup from another CPU queued a task here; whether it found need-resched set
@@ -219,7 +222,7 @@ class StateMachine final : public EventSink {
   Thread& OwnThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
   void NoteEventTask(Cpu& cpu, const EventCommon& c);
-  void NoteFlags(Cpu& cpu, uint8_t flags);
+  void NoteFlags(Cpu& cpu, uint8_t flags, int32_t pid);
   void Flag(Anomaly a, Thread* t, uint64_t n = 1);
   Thread& Lookup(int32_t tid, std::string_view comm);
   // A non-leader's exec exchanges its tid with its leader's (StateMachine::EventTask).
@@ -273,16 +276,17 @@ class StateMachine final : public EventSink {
   void Resolve(Thread& t, int64_t syscall_or_none);
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);
-  void RequestClockSkip(Cpu& cpu);
+  void RequestClockSkip(Cpu& cpu, int32_t current_pid);
   bool ClockStoodStillAtSwitch(const Thread& next, const Thread& prev, int64_t measured) const;
-  void NoteRemoteReschedule(Cpu& cpu, int64_t ts);
+  void NoteRemoteReschedule(Cpu& cpu, int64_t ts, int32_t pid);
   void NoteFilteredRemoteUpdate(Cpu& target, int32_t target_id, int64_t waking_ts,
                                 int64_t wakeup_ts, bool is_waking);
   void AssumeIncrement(Thread& t, int64_t clock_ts);
   void NoteEnqueueInFlight(Thread& prev, int32_t cpu_id, int64_t ts);
-  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts) const;
   int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
-                         const Thread* accounted_prev) const;
+                         int32_t prev_pid) const;
+  int64_t KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                         int32_t prev_pid, const Thread* accounted_prev) const;
   void ReleaseHeld(Thread& t, int64_t before);
   void StartRun(Thread& t, Microstate s, AbstractState a, int64_t in_ts, int64_t ts);
   void RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts);

@@ -28,10 +28,11 @@ constexpr int64_t kMaxIpiDelayNs = 200000;
 constexpr int32_t kMaxCpuId = 1 << 16;
 
 // The first event that shows need-resched set tells what set it: the latest candidate.
-[[gnu::always_inline]] inline void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags) {
+// (`pid`: the event's task, the one running on `cpu`.)
+[[gnu::always_inline]] inline void StateMachine::NoteFlags(Cpu& cpu, uint8_t flags, int32_t pid) {
   if (cpu.resched.Note(flags, cpu.last_ts) && cpu.clock_skip_unconfirmed &&
       (flags & kFlagNeedResched))
-    RequestClockSkip(cpu);
+    RequestClockSkip(cpu, pid);
 }
 
 // Per event: keep this small and inlined (it runs for every record).
@@ -48,7 +49,7 @@ constexpr int32_t kMaxCpuId = 1 << 16;
     EarlierThanLast(cpu, c);
   cpu.last_ts = c.ts;
   if (c.ts > last_ts_) last_ts_ = c.ts;
-  if (note_flags) NoteFlags(cpu, c.flags);
+  if (note_flags) NoteFlags(cpu, c.flags, c.pid);
   return cpu;
 }
 

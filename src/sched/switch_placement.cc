@@ -607,7 +607,7 @@ void StateMachine::NoteRqClock(Cpu& cpu, int64_t ts) {
 // increment is in the trace only when the waker is followed). When the running task's
 // increments stop well before the IPI, that one is missing: the kernel's accounting of
 // it reached (about) the IPI's time.
-void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
+void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts, int32_t pid) {
   // The IPI waits while this CPU has interrupts off (a tick, up to ~60 us here); the
   // wakeup read the clock before need-resched first showed here, when an event did.
   const int64_t ts = cpu.resched.seen && cpu.resched.seen_ts >= ipi_ts - kMaxIpiDelayNs
@@ -619,13 +619,13 @@ void StateMachine::NoteRemoteReschedule(Cpu& cpu, int64_t ipi_ts) {
   // already, and its clock is the one the switch reuses, however late the IPI came (the
   // host not running this virtual CPU holds it back: 850 us seen).
   if (accounted_run && t->tracked && increments_complete_) {
-    RequestClockSkip(cpu);
+    RequestClockSkip(cpu, pid);
     return;
   }
   // For the runqueue-clock model: that wakeup updated the clock (about now, unless the
   // trace showed it) and, finding need-resched set, asked the next switch to reuse it.
   if (cpu.rq_clock_ts < ts - kIpiLatencyNs) NoteRqClock(cpu, ts);
-  RequestClockSkip(cpu);
+  RequestClockSkip(cpu, pid);
   if (accounted_run && t->run_start + t->run_ns < ts - kIpiLatencyNs)
     AssumeIncrement(*t, ts - kIncrementLagNs);
 }
@@ -683,12 +683,14 @@ void StateMachine::AssumeIncrement(Thread& t, int64_t clock_ts) {
   t.run_ns = clock_ts - t.run_start;
 }
 
-// A wakeup queued a task on `cpu` while need-resched was set there: the next switch on
-// it reuses the clock of that wakeup, so hold the running thread's segments from then.
-void StateMachine::RequestClockSkip(Cpu& cpu) {
+// A wakeup queued a task on `cpu` while need-resched was set there and `current_pid` ran
+// there: the next switch on it reuses the clock of that wakeup, so hold the running
+// thread's segments from then.
+void StateMachine::RequestClockSkip(Cpu& cpu, int32_t current_pid) {
   cpu.clock_skip_unconfirmed = false;
   if (cpu.rq_clock_ts < 0) return;
   cpu.clock_skip = true;
+  cpu.clock_skip_pid = current_pid;
   Thread* t = cpu.current_known ? cpu.current : nullptr;
   // A thread whose run the kernel's increments account is held already.
   if (!t || !t->on_cpu || t->held_from >= 0) return;
@@ -700,10 +702,15 @@ void StateMachine::RequestClockSkip(Cpu& cpu) {
 // skip was requested and this switch is the reschedule it was for (the CPU was idle, the
 // previous task was preempted, or an event showed need-resched set); else at `ts`, the
 // fresh clock read early in __schedule() (well under a microsecond before the event).
-int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary,
-                                     int64_t ts) const {
+// `prev_pid` (0: idle, -1: not known) other than the task that ran when the skip was asked
+// for: an untraced switch between two unfollowed tasks came first and took the skip (a
+// tick's wakeup in a compiler, then the compiler to rcu_preempt, then rcu_preempt to the
+// wakee: 41 us of run delay had been placed at the wakeup).
+int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
+                                     int32_t prev_pid) const {
   if (!cpu.clock_skip || cpu.rq_clock_ts < 0 || cpu.rq_clock_ts > ts) return ts;
   if (prev && voluntary && !cpu.resched.seen) return ts;
+  if (prev_pid >= 0 && cpu.clock_skip_pid >= 0 && prev_pid != cpu.clock_skip_pid) return ts;
   return cpu.rq_clock_ts;
 }
 
@@ -713,9 +720,9 @@ int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool vo
 // instant, which is the sched_wakeup event: a few microseconds after the clock update it
 // stands for (the enqueue and the preemption check come in between).
 int64_t StateMachine::KernelSwitchTs(const Cpu& cpu, const Thread* prev, bool voluntary, int64_t ts,
-                                     const Thread* accounted_prev) const {
+                                     int32_t prev_pid, const Thread* accounted_prev) const {
   if (!accounted_prev || accounted_prev->run_start < 0)
-    return KernelSwitchTs(cpu, prev, voluntary, ts);
+    return KernelSwitchTs(cpu, prev, voluntary, ts, prev_pid);
   return std::min(ts, accounted_prev->run_start + accounted_prev->run_ns);
 }
 

@@ -1942,6 +1942,42 @@ TEST(StateMachine, SkippedClockUpdatePlacesTheSwitchAtTheWakeup) {
   EXPECT_TILED(s);
 }
 
+// The skip goes to the next __schedule() on the CPU, whichever task it switches: when the
+// wakee's switch-in shows another task before it than the one the wakeup interrupted, a
+// switch between two unfollowed tasks came first, untraced, and took the skip; the
+// wakee's switch read a fresh clock, and its wait runs to the traced switch. (A tick's
+// wakeup in a compiler, the compiler to rcu_preempt, rcu_preempt to the wakee: 41 us of
+// run delay had been placed at the wakeup.)
+//
+//   CPU0:  11 sleeps | 50 runs; tick wakes 11 (need-resched) at 20 | 50 ==> 60 (untraced)
+//          | 60 ==> 11 at 45: run delay 20..45, not 0
+TEST(StateMachine, ASkipTakenByAnUntracedSwitchLeavesTheWakeesSwitchAFreshClock) {
+  const TrackingPolicy policy = Following({11});
+  Sim s({}, policy);
+  s.Switch(0, 0, 11, kS, 50);
+  s.Wake(19, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
+  s.Wake(20, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+  s.Switch(45, 0, 60, kR, 11, /*preempt=*/true);
+  s.Finish(50);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 45 - 19);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 0);
+  EXPECT_TILED(s);
+}
+
+// The same switch out of the task the wakeup interrupted is the reschedule it asked for.
+TEST(StateMachine, ASkipIsTheSwitchOutOfTheTaskItInterrupted) {
+  const TrackingPolicy policy = Following({11});
+  Sim s({}, policy);
+  s.Switch(0, 0, 11, kS, 50);
+  s.Wake(19, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
+  s.Wake(20, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+  s.Switch(45, 0, 50, kR, 11, /*preempt=*/true);
+  s.Finish(50);
+  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 20 - 19);
+  EXPECT_EQ(s.Report(11).placement.in_early_ns, 45 - 20);
+  EXPECT_TILED(s);
+}
+
 TEST(StateMachine, TickAfterTheWakeupMovesTheSwitchInstant) {
   Sim s;
   s.Switch(0, 0, 0, kR, 10);
