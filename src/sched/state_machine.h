@@ -241,6 +241,7 @@ class StateMachine final : public EventSink {
   void Migrate(Thread& t, const SchedMigrateTask& e);
   Thread* UnfilteredSubject(int32_t context, int32_t pid);
   void NoteUnfollowedRun(const SchedStatRuntime& e);
+  void NoteUnfollowedCurrent(int32_t cpu_id, int32_t pid, int64_t ts);
   void NoteWakelistFlush(const CsdFunctionEntry& e);
   int64_t EnqueueClock(int32_t target_cpu, const Thread& wakee, int64_t ts) const;
   bool ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts);

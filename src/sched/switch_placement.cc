@@ -269,12 +269,30 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 // state does not take it (its switches are not in the trace).
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
   if (e.c.pid == e.pid) {  // its own: it ran (an unfollowed task's; the others are traced)
+    NoteUnfollowedCurrent(e.c.cpu, e.pid, e.c.ts);
     if (e.pid != 0 && !On(Hook::kUnfollowedRun).empty()) NoteUnfollowedRun(e);
     return;
   }
   Thread* t = UnfilteredSubject(e.c.pid, e.pid);
   if (t == nullptr) return;
   if (AccountIncrement(*t, e)) ++unfiltered_increments_used_;
+}
+
+// Unfollowed `pid` ran on `cpu_id` at `ts` (its own increment). Where a clock skip waits
+// there, asked for while another task ran, a switch between them came first, untraced,
+// and took the skip: the next switch reads a fresh clock. (A tick's wakeup in a compiler
+// in a long system call, then three other tasks, then the compiler switching to the
+// wakee 2.4 ms later: the wait had ended at the wakeup and the 2.4 ms counted as steal.)
+// The task it was asked for updated the clock instead (its tick's, a wakeup's update
+// before the increment): the skip reuses that newer clock.
+void StateMachine::NoteUnfollowedCurrent(int32_t cpu_id, int32_t pid, int64_t ts) {
+  if (cpu_id < 0 || static_cast<size_t>(cpu_id) >= cpus_.size()) return;
+  Cpu& cpu = cpus_[cpu_id];
+  if (!cpu.clock_skip || cpu.clock_skip_pid < 0 || ts <= cpu.rq_clock_ts) return;
+  if (pid != cpu.clock_skip_pid)
+    ResetClock(cpu);
+  else
+    NoteRqClock(cpu, ts);
 }
 
 // An unfollowed task's increment in its own context: it was its CPU's current task for

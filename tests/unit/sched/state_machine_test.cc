@@ -1964,6 +1964,30 @@ TEST(StateMachine, ASkipTakenByAnUntracedSwitchLeavesTheWakeesSwitchAFreshClock)
   EXPECT_TILED(s);
 }
 
+// With the unfiltered run-time buffer, another unfollowed task's own increment on the CPU
+// shows it ran there after the skip was asked for: the switch to it took the skip, even
+// when the task the wakeup interrupted is the one that later switches the wakee in (a
+// compiler in a long system call, three other tasks, the compiler again: 2.4 ms of run
+// delay had been placed at the wakeup, and counted as steal). That task's own increment
+// instead is a newer clock read (its tick), which the skip reuses.
+//
+//   CPU0:  11 sleeps | 50 runs; tick wakes 11 (need-resched) at 20 | 50 ==> 70 (untraced)
+//          | 70's increment at 30 | 70 ==> 50 (untraced) | 50 ==> 11 at 60
+TEST(StateMachine, AnotherTasksIncrementAfterTheSkipShowsItTaken) {
+  for (const bool other_ran : {true, false}) {
+    SCOPED_TRACE(other_ran);
+    Sim s = FollowingWithEveryIncrement({11});
+    s.Switch(0, 0, 11, kS, 50);
+    s.Wake(19'000, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
+    s.Wake(20'000, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+    s.UnfilteredRuntime(30'000, 0, other_ran ? 70 : 50, 5'000);
+    s.Switch(60'000, 0, 50, kR, 11, /*preempt=*/true);
+    s.Finish(70'000);
+    EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), (other_ran ? 60'000 : 30'000) - 19'000);
+    EXPECT_TILED(s);
+  }
+}
+
 // The same switch out of the task the wakeup interrupted is the reschedule it asked for.
 TEST(StateMachine, ASkipIsTheSwitchOutOfTheTaskItInterrupted) {
   const TrackingPolicy policy = Following({11});
