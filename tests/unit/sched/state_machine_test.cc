@@ -1947,21 +1947,26 @@ TEST(StateMachine, SkippedClockUpdatePlacesTheSwitchAtTheWakeup) {
 // switch between two unfollowed tasks came first, untraced, and took the skip; the
 // wakee's switch read a fresh clock, and its wait runs to the traced switch. (A tick's
 // wakeup in a compiler, the compiler to rcu_preempt, rcu_preempt to the wakee: 41 us of
-// run delay had been placed at the wakeup.)
+// run delay had been placed at the wakeup.) Out of the interrupted task, it is the
+// reschedule the skip was for.
 //
 //   CPU0:  11 sleeps | 50 runs; tick wakes 11 (need-resched) at 20 | 50 ==> 60 (untraced)
 //          | 60 ==> 11 at 45: run delay 20..45, not 0
 TEST(StateMachine, ASkipTakenByAnUntracedSwitchLeavesTheWakeesSwitchAFreshClock) {
-  const TrackingPolicy policy = Following({11});
-  Sim s({}, policy);
-  s.Switch(0, 0, 11, kS, 50);
-  s.Wake(19, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
-  s.Wake(20, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
-  s.Switch(45, 0, 60, kR, 11, /*preempt=*/true);
-  s.Finish(50);
-  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 45 - 19);
-  EXPECT_EQ(s.Report(11).placement.in_early_ns, 0);
-  EXPECT_TILED(s);
+  for (const int prev : {60, 50}) {
+    SCOPED_TRACE(prev);
+    const TrackingPolicy policy = Following({11});
+    Sim s({}, policy);
+    s.Switch(0, 0, 11, kS, 50);
+    s.Wake(19, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
+    s.Wake(20, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+    s.Switch(45, 0, prev, kR, 11, /*preempt=*/true);
+    s.Finish(50);
+    const bool skip_taken = prev != 50;
+    EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), (skip_taken ? 45 : 20) - 19);
+    EXPECT_EQ(s.Report(11).placement.in_early_ns, skip_taken ? 0 : 45 - 20);
+    EXPECT_TILED(s);
+  }
 }
 
 // With the unfiltered run-time buffer, another unfollowed task's own increment on the CPU
@@ -1986,20 +1991,6 @@ TEST(StateMachine, AnotherTasksIncrementAfterTheSkipShowsItTaken) {
     EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), (other_ran ? 60'000 : 30'000) - 19'000);
     EXPECT_TILED(s);
   }
-}
-
-// The same switch out of the task the wakeup interrupted is the reschedule it asked for.
-TEST(StateMachine, ASkipIsTheSwitchOutOfTheTaskItInterrupted) {
-  const TrackingPolicy policy = Following({11});
-  Sim s({}, policy);
-  s.Switch(0, 0, 11, kS, 50);
-  s.Wake(19, 0, 50, 11, 0, kFlagHardirq, WakeupKind::kWaking);
-  s.Wake(20, 0, 50, 11, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
-  s.Switch(45, 0, 50, kR, 11, /*preempt=*/true);
-  s.Finish(50);
-  EXPECT_EQ(s.Micro(11, M::kWaitCpuWakeup), 20 - 19);
-  EXPECT_EQ(s.Report(11).placement.in_early_ns, 45 - 20);
-  EXPECT_TILED(s);
 }
 
 TEST(StateMachine, TickAfterTheWakeupMovesTheSwitchInstant) {
