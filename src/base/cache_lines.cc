@@ -59,18 +59,21 @@ bool EvictionChoice::Evict() {
   if (decision_ != Decision::kTrying) return decision_ == Decision::kEvict;
   const int64_t call = calls_++;
   if (call < kWarmup) return false;
-  const int64_t t = now_();
-  const int64_t in_trial = call - kWarmup;
-  const int64_t round = in_trial / kRound;
-  if (in_trial % kRound == 0) {
-    if (round > 0) rounds_[(round - 1) % 2][(round - 1) / 2] = t - round_began_;
-    round_began_ = t;
-    if (round == 2 * kRoundsEach) {
-      decision_ = Median(rounds_[1]) < Median(rounds_[0]) ? Decision::kEvict : Decision::kKeep;
-      return decision_ == Decision::kEvict;
-    }
+  const int64_t round = (call - kWarmup) / kRound;
+  if (round == 2 * kRoundsEach) {
+    refill_began_ = -1;
+    decision_ = Median(rounds_[1]) < Median(rounds_[0]) ? Decision::kEvict : Decision::kKeep;
+    return decision_ == Decision::kEvict;
   }
+  refill_began_ = now_();
   return round % 2 == 1;
+}
+
+void EvictionChoice::Refilled() {
+  if (refill_began_ < 0) return;
+  const int64_t round = (calls_ - 1 - kWarmup) / kRound;
+  rounds_[round % 2][round / 2] += now_() - refill_began_;
+  refill_began_ = -1;
 }
 
 }  // namespace cstool

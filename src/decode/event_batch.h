@@ -86,11 +86,13 @@ class EventBatch {
   EventBatch(EventBatch&& o) noexcept
       : storage_(std::move(o.storage_)),
         capacity_(std::exchange(o.capacity_, 0)),
-        used_(std::exchange(o.used_, 0)) {}
+        used_(std::exchange(o.used_, 0)),
+        read_on_cpu_(std::exchange(o.read_on_cpu_, -1)) {}
   EventBatch& operator=(EventBatch&& o) noexcept {
     storage_ = std::move(o.storage_);
     capacity_ = std::exchange(o.capacity_, 0);
     used_ = std::exchange(o.used_, 0);
+    read_on_cpu_ = std::exchange(o.read_on_cpu_, -1);
     return *this;
   }
 
@@ -110,10 +112,15 @@ class EventBatch {
   }
   const std::byte* data() const { return storage_.get(); }
 
+  // The CPU its reader handed it back from (-1: none yet): where its lines are cached.
+  int read_on_cpu() const { return read_on_cpu_; }
+  void set_read_on_cpu(int cpu) { read_on_cpu_ = cpu; }
+
  private:
   std::unique_ptr<std::byte[]> storage_;  // never moved while it holds entries
   size_t capacity_ = 0;
   size_t used_ = 0;
+  int read_on_cpu_ = -1;
 };
 
 // Fills batches with the calls it receives. When the current batch has no room for the

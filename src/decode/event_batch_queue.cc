@@ -1,5 +1,7 @@
 #include "decode/event_batch_queue.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -69,6 +71,7 @@ bool EventBatchQueue::Pop(EventBatch& batch) {
   std::unique_lock lock(mutex_);
   if (batch.capacity() != 0) {  // moving it out leaves `batch` empty
     batch.clear();
+    batch.set_read_on_cpu(::sched_getcpu());
     empty_.push_back(std::move(batch));
   }
   if (full_.empty() && !closed_) {

@@ -60,6 +60,7 @@ struct PagePrefetcher::Lane {
     if (by_worker && !bytes.empty() && eviction.Evict())
       EvictCacheLines(bytes.data(), bytes.size());
     Read(item);
+    if (by_worker) eviction.Refilled();
     lock.lock();
     busy = false;
     done = Ends(item);

@@ -1,4 +1,5 @@
-// EvictionChoice: which way the hand-over's buffers go, decided by timing both.
+// EvictionChoice: which way the hand-over's buffers go, decided by timing both ways'
+// refills (not the waits between them).
 #include "base/cache_lines.h"
 
 #include <gtest/gtest.h>
@@ -15,21 +16,25 @@ using Decision = EvictionChoice::Decision;
 constexpr int kTrial =
     EvictionChoice::kWarmup + 2 * EvictionChoice::kRound * EvictionChoice::kRoundsEach;
 
-// A clock that advances, at each call of Evict, by what the previous buffer cost: `kept`
-// after a buffer that was kept, `evicted` after one evicted.
+// A thread's cycle on a clock of its own: each buffer's refill costs `kept` or `evicted`
+// (between Evict and Refilled), then the thread waits for the next buffer `wait_kept` or
+// `wait_evicted` (the other thread's pace).
 struct FakeCycle {
   int64_t kept = 100;
   int64_t evicted = 100;
+  int64_t wait_kept = 0;
+  int64_t wait_evicted = 0;
   int64_t now = 0;
-  bool last_evicted = false;
   std::vector<bool> choices;
 
   void Run(int buffers) {
     EvictionChoice choice([this] { return now; });
     for (int i = 0; i < buffers; ++i) {
-      last_evicted = choice.Evict();
-      choices.push_back(last_evicted);
-      now += last_evicted ? evicted : kept;
+      const bool evict = choice.Evict();
+      choices.push_back(evict);
+      now += evict ? evicted : kept;
+      choice.Refilled();
+      now += evict ? wait_evicted : wait_kept;
       if (i == kTrial - 1) {
         EXPECT_EQ(choice.decision(), Decision::kTrying) << i;
       }
@@ -73,8 +78,36 @@ TEST(EvictionChoice, OneSlowRoundDoesNotDecide) {
     // The first kept round, stalled for 50 ms.
     const bool stall = i == EvictionChoice::kWarmup;
     now += (evicted ? cost[1] : cost[0]) + (stall ? 50'000'000 : 0);
+    choice.Refilled();
   }
   EXPECT_EQ(choice.decision(), Decision::kKeep);
+}
+
+// The waits for the other thread are not the refill's: keeping is faster here although
+// the kept rounds' whole cycles (work and wait) are the longer.
+TEST(EvictionChoice, WaitsForTheOtherThreadDoNotDecide) {
+  FakeCycle c{.kept = 90, .evicted = 110, .wait_kept = 100, .wait_evicted = 0};
+  c.Run(kTrial + 1);
+  EXPECT_EQ(c.decision, Decision::kKeep);
+  FakeCycle d{.kept = 110, .evicted = 90, .wait_kept = 0, .wait_evicted = 100};
+  d.Run(kTrial + 1);
+  EXPECT_EQ(d.decision, Decision::kEvict);
+}
+
+// A buffer whose refill never ended (the thread's last) counts nothing.
+TEST(EvictionChoice, ARefillThatNeverEndedCountsNothing) {
+  int64_t now = 0;
+  EvictionChoice choice([&] { return now; });
+  for (int i = 0; i <= kTrial; ++i) {
+    const bool evicted = choice.Evict();
+    now += evicted ? 90 : 110;
+    // The first refill of each evicted round never ends: were the wait behind it counted,
+    // keeping would look faster.
+    const int in_trial = i - EvictionChoice::kWarmup;
+    if (!evicted || in_trial % EvictionChoice::kRound != 0) choice.Refilled();
+    now += 1'000'000;
+  }
+  EXPECT_EQ(choice.decision(), Decision::kEvict);
 }
 
 // A tie keeps the buffers as they are (evicting is the extra work).

@@ -5,6 +5,7 @@
 #include "decode/event_batch.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <stdexcept>
 #include <string>
@@ -141,6 +142,33 @@ TEST(EventBatchQueue, HandsBatchesOverInOrderAndReusesThem) {
   producer.join();
   EXPECT_EQ(next, kBatches);
   EXPECT_EQ(queue.error(), nullptr);
+}
+
+// A batch comes back to its producer saying which CPU its reader handed it back from
+// (the producer evicts it from the caches only where that was another core's).
+TEST(EventBatchQueue, ABatchHandedBackNamesTheCpuItWasReadOn) {
+  EventBatchQueue queue(2, /*spin=*/false);
+  EventBatch first(8);
+  first.Append(8);
+  EXPECT_EQ(first.read_on_cpu(), -1);
+  EXPECT_EQ(queue.Push(std::move(first)).capacity(), 0u);  // none handed back yet
+  EventBatch taken;
+  ASSERT_TRUE(queue.Pop(taken));
+  EventBatch second(8);
+  second.Append(8);
+  queue.Push(std::move(second));
+  const int cpu = ::sched_getcpu();
+  ASSERT_TRUE(queue.Pop(taken));  // hands the first back
+  const int after = ::sched_getcpu();
+  EventBatch back = queue.Push(EventBatch(8));
+  EXPECT_EQ(back.capacity(), 8u);
+  EXPECT_TRUE(back.empty());
+  EXPECT_TRUE(back.read_on_cpu() == cpu || back.read_on_cpu() == after) << back.read_on_cpu();
+  // The move that handed it over carried the CPU, and left none behind.
+  EventBatch moved(std::move(back));
+  EXPECT_TRUE(moved.read_on_cpu() == cpu || moved.read_on_cpu() == after);
+  // NOLINTNEXTLINE(bugprone-use-after-move,clang-analyzer-cplusplus.Move): what a move leaves
+  EXPECT_EQ(back.read_on_cpu(), -1);
 }
 
 TEST(EventBatchQueue, TheProducersErrorComesAfterItsLastBatch) {
