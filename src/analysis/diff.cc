@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include "base/saturating_add.h"
+
 namespace cstool {
 namespace {
 
@@ -19,8 +21,9 @@ DiffThread ProcessSum(const DiffRecording& recording, const KeyedProcess& p) {
   sum.comm = p.key.process;
   for (size_t i : p.threads) {
     const DiffThread& t = recording.threads[i];
-    sum.lifetime_ns += t.lifetime_ns;
-    for (size_t m = 0; m < kMicrostateCount; ++m) sum.microstates[m] += t.microstates[m];
+    sum.lifetime_ns = SaturatingAdd(sum.lifetime_ns, t.lifetime_ns);
+    for (size_t m = 0; m < kMicrostateCount; ++m)
+      sum.microstates[m] = SaturatingAdd(sum.microstates[m], t.microstates[m]);
     for (auto& [label, n] : t.causes) sum.causes[label] += n;
     for (auto& [name, s] : t.syscalls) sum.syscalls[name] += s;
     for (auto& [name, s] : t.irqs) sum.irqs[name] += s;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/counter_window.h"
+#include "base/saturating_add.h"
 #include "model/microstate.h"
 #include "model/recording_info.h"
 #include "model/switch_cause.h"
@@ -30,7 +31,7 @@ struct SyscallStats {
   SyscallStats& operator+=(const SyscallStats& o) {
     calls += o.calls;
     blocked += o.blocked;
-    time_ns += o.time_ns;
+    time_ns = SaturatingAdd(time_ns, o.time_ns);
     return *this;
   }
 };
@@ -41,7 +42,7 @@ struct IrqStats {
 
   IrqStats& operator+=(const IrqStats& o) {
     count += o.count;
-    time_ns += o.time_ns;
+    time_ns = SaturatingAdd(time_ns, o.time_ns);
     return *this;
   }
 };
@@ -124,8 +125,8 @@ struct ThreadReport {
   int64_t Lifetime() const { return thread->end_ts - thread->first_ts; }
   // Runnable and waiting for a CPU, after a wakeup or a preemption.
   int64_t WaitCpuNs() const {
-    return microstates[static_cast<size_t>(Microstate::kWaitCpuWakeup)] +
-           microstates[static_cast<size_t>(Microstate::kWaitCpuPreempted)];
+    return SaturatingAdd(microstates[static_cast<size_t>(Microstate::kWaitCpuWakeup)],
+                         microstates[static_cast<size_t>(Microstate::kWaitCpuPreempted)]);
   }
   void CountCause(SwitchCause c) {
     uint32_t key = c.Pack();

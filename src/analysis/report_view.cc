@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/errors.h"
+#include "base/saturating_add.h"
 
 namespace cstool {
 namespace {
@@ -113,16 +114,20 @@ bool SameProcess(const WaitParty& a, const WaitParty& b) {
 }
 
 void Accumulate(ThreadReport& into, const ThreadReport& r) {
-  for (size_t i = 0; i < kMicrostateCount; ++i) into.microstates[i] += r.microstates[i];
+  for (size_t i = 0; i < kMicrostateCount; ++i)
+    into.microstates[i] = SaturatingAdd(into.microstates[i], r.microstates[i]);
   into.voluntary += r.voluntary;
   into.involuntary += r.involuntary;
-  into.placement.in_early_ns += r.placement.in_early_ns;
-  into.placement.out_early_ns += r.placement.out_early_ns;
+  into.placement.in_early_ns = SaturatingAdd(into.placement.in_early_ns, r.placement.in_early_ns);
+  into.placement.out_early_ns =
+      SaturatingAdd(into.placement.out_early_ns, r.placement.out_early_ns);
   into.placement.untraced_switch_ins += r.placement.untraced_switch_ins;
   into.placement.untraced_switch_outs += r.placement.untraced_switch_outs;
-  into.placement.asleep_queued_ns += r.placement.asleep_queued_ns;
-  into.placement.asleep_maybe_queued_ns += r.placement.asleep_maybe_queued_ns;
-  into.placement.stolen_ns += r.placement.stolen_ns;
+  into.placement.asleep_queued_ns =
+      SaturatingAdd(into.placement.asleep_queued_ns, r.placement.asleep_queued_ns);
+  into.placement.asleep_maybe_queued_ns =
+      SaturatingAdd(into.placement.asleep_maybe_queued_ns, r.placement.asleep_maybe_queued_ns);
+  into.placement.stolen_ns = SaturatingAdd(into.placement.stolen_ns, r.placement.stolen_ns);
   into.voluntary_after_exit += r.voluntary_after_exit;
   into.involuntary_after_exit += r.involuntary_after_exit;
   into.involuntary_to_recorder += r.involuntary_to_recorder;
@@ -143,8 +148,10 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
   }
   into.migrations += r.migrations;
   for (auto& [pair, n] : r.migration_pairs) into.migration_pairs[pair] += n;
-  into.wait_before_migration_wakeup_ns += r.wait_before_migration_wakeup_ns;
-  into.wait_before_migration_preempted_ns += r.wait_before_migration_preempted_ns;
+  into.wait_before_migration_wakeup_ns =
+      SaturatingAdd(into.wait_before_migration_wakeup_ns, r.wait_before_migration_wakeup_ns);
+  into.wait_before_migration_preempted_ns =
+      SaturatingAdd(into.wait_before_migration_preempted_ns, r.wait_before_migration_preempted_ns);
   // A process's wakers and runners are processes: threads of one process share an entry.
   for (const WokenBy& w : r.woken_by) {
     auto it = std::find_if(into.woken_by.begin(), into.woken_by.end(),
@@ -153,7 +160,7 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
       into.woken_by.push_back(w);
     } else {
       it->wakeups += w.wakeups;
-      it->blocked_ns += w.blocked_ns;
+      it->blocked_ns = SaturatingAdd(it->blocked_ns, w.blocked_ns);
     }
   }
   for (const WaitedBehind& w : r.waited_behind) {
@@ -163,7 +170,7 @@ void Accumulate(ThreadReport& into, const ThreadReport& r) {
     if (it == into.waited_behind.end())
       into.waited_behind.push_back(w);
     else
-      it->time_ns += w.time_ns;
+      it->time_ns = SaturatingAdd(it->time_ns, w.time_ns);
   }
 }
 
@@ -433,7 +440,7 @@ ReportView BuildView(const ReportModel& model, const SyscallTable& syscalls,
     if (p.ppid == 0) p.ppid = ForkParent(t);
     p.first_ts = std::min(p.first_ts, t.first_ts);
     p.end_ts = std::max(p.end_ts, t.end_ts);
-    p.lifetime_sum += r->Lifetime();
+    p.lifetime_sum = SaturatingAdd(p.lifetime_sum, r->Lifetime());
     p.lost_touched = p.lost_touched || t.lost_touched;
     Accumulate(p.sum, *r);
   }

@@ -899,7 +899,9 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
     const nlohmann::json kernel = t.value("kernel", nlohmann::json::object());
     const bool kernel_counted_io = kernel.value("blkio_delay_ns", int64_t{0}) > 0 ||
                                    kernel.value("swapin_delay_ns", int64_t{0}) > 0;
-    if (!kernel_counted_io) EXPECT_EQ(micro.at("sleep_paging").get<int64_t>(), 0) << t.dump(2);
+    if (!kernel_counted_io) {
+      EXPECT_EQ(micro.at("sleep_paging").get<int64_t>(), 0) << t.dump(2);
+    }
     // Frozen from the FROZEN write (a spinner freezes as it next runs: at once, or within
     // a time slice when queued) to the thaw 300 ms later: a D sleep in the kernel.
     if (micro.at("sleep_uninterruptible").get<int64_t>() >= 250'000'000 &&
