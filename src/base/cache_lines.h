@@ -26,7 +26,7 @@ void EvictCacheLines(const void* p, size_t bytes);
 // thread's waits for the other one (for room, for the next buffer) last as long as the
 // other thread's work whichever way this one goes. The decoding thread asks only for
 // batches another core read: one read on its own CPU is in its caches, and times a keep
-// that costs nothing (with those in the rounds, its choice on a 4.3 M-event ping-pong,
+// that costs little (with those in the rounds, its choice on a 4.3 M-event ping-pong,
 // -j 2 on an AMD VM, kept in about half the runs, at 285 ms against 165-180 ms evicting;
 // with neither those nor the waits, it evicted in each of 20 alternated runs).
 // After a warm-up, rounds of kRound buffers alternate (kept first), and once each way
