@@ -293,6 +293,7 @@ class StateMachine final : public EventSink {
   void RunInterruptsSince(Thread& t, const Cpu& cpu, int64_t ts);
   void SettleIn(Thread& t, int64_t start);
   void RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
+  void ReleaseHeldRelabelled(Thread& t, int64_t from, int64_t to, const Thread::Segment& as);
   bool AccountIncrement(Thread& t, const SchedStatRuntime& e);
   static int64_t IncrementClock(const Cpu& cpu, const SchedStatRuntime& e);
   static bool FreshIncrementClock(const Thread& t, const SchedStatRuntime& e);

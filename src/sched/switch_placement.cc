@@ -756,7 +756,19 @@ void StateMachine::ReleaseHeld(Thread& t, int64_t before) {
   Thread::Segment* const segs = held.begin();
   const size_t n = held.size();
   size_t kept = 0;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  // The usual case first (the syscall state known, no observer of plain segments): the
+  // leading segments released whole, none an interrupt's, only add to the thread's times,
+  // what EmitSegmentNow would do for them without its checks at every segment.
+  if (t.syscall != kSyscallUnknown && On(Hook::kStateSegment).empty()) [[likely]] {
+    for (; i < n; ++i) {
+      const Thread::Segment& seg = segs[i];
+      if (seg.end > before || seg.state == Microstate::kIrq || seg.state == Microstate::kSoftirq)
+        break;
+      t.times[static_cast<size_t>(seg.state)] += seg.end - seg.start;
+    }
+  }
+  for (; i < n; ++i) {
     const Thread::Segment seg = segs[i];
     if (seg.end <= before) {
       EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, seg.end);
@@ -822,10 +834,37 @@ void StateMachine::SettleOut(Thread& t, int64_t end) {
     ConfirmGap(t, end);
     t.settle_out_gap = false;
   }
-  RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
   t.placement.out_early_ns -= end - t.settle_out_default;
   t.settle_out_from = -1;
-  ReleaseHeld(t, INT64_MAX);
+  if (t.settle_in_from >= 0) {  // its switch-in is not settled yet: all stays held
+    RelabelHeld(t, end, t.settle_out_to, t.settle_out_after);
+    return;
+  }
+  ReleaseHeldRelabelled(t, end, t.settle_out_to, t.settle_out_after);
+}
+
+// RelabelHeld and then ReleaseHeld of all, in one pass: the same segments, in the same
+// order, without building the relabelled list (SettleOut does this at about every
+// preemption).
+void StateMachine::ReleaseHeldRelabelled(Thread& t, int64_t from, int64_t to,
+                                         const Thread::Segment& as) {
+  Thread::SegmentList& held = t.held_segments;
+  t.held_from = -1;
+  const Thread::Segment* const segs = held.begin();  // (read once, as in ReleaseHeld)
+  const size_t n = held.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Thread::Segment seg = segs[i];
+    const int64_t a = std::max(seg.start, from);
+    const int64_t b = std::min(seg.end, to);
+    if (a >= b) {
+      EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, seg.end);
+      continue;
+    }
+    if (seg.start < a) EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, a);
+    EmitSegmentNow(t, as.state, as.abstract, as.cpu, a, b);
+    if (b < seg.end) EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, b, seg.end);
+  }
+  held.truncate(0);
 }
 
 // `t` ran on its CPU and another task now shows there with no sched_switch recorded for
