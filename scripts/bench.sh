@@ -4,7 +4,9 @@
 #   scripts/bench.sh [BUILD_DIR]
 # Knobs (environment): CSTOOL_BENCH_SECS (seconds per ping-pong run, default 2),
 # CSTOOL_BENCH_ROUND_TRIPS (size of the report benchmark's recording, default 300000),
-# CSTOOL_BENCH_REPS (repetitions of the recording-overhead runs, default 5).
+# CSTOOL_BENCH_REPS (repetitions of the recording-overhead runs, default 5),
+# CSTOOL_BENCH_HOST_WAIT (seconds to wait for the CPUs to run at even speed before the
+# report benchmark, default 300; bench/host_check).
 set -euo pipefail
 
 BUILD_DIR=${1:-build}
@@ -35,17 +37,33 @@ machine() {
 machine start >"$OUT/machine.txt"
 echo "== running benchmarks (logs in $OUT) ==" >&2
 
+# A shared host can run one vCPU much slower than the other for minutes at a time: a
+# `-j 2` run then takes as long as its thread on the slow one. The CPUs' speed is checked
+# (a fixed loop pinned to each) around the timed benchmarks, and the report benchmark
+# waits a while for an even host; the summary says what it found.
+host_check() {  # LABEL [host_check args]
+  local label=$1
+  shift
+  echo "$label $("$BUILD_DIR/bench/host_check" "$@" || true)" >>"$OUT/host.txt"
+}
+: >"$OUT/host.txt"
+host_check "before the benchmarks:"
+
 echo "-- decode_bench (synthetic 4M-event file)" >&2
 "$BUILD_DIR/bench/decode_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   >"$OUT/decode_bench.txt" 2>&1
 echo "-- report_bench (recorded ping-pong; trace-cmd comparison; timeline size, JSON and protobuf; sqlite/jsonl export rows/s)" >&2
+echo "   (waiting up to ${CSTOOL_BENCH_HOST_WAIT:-300} s for the CPUs to run at even speed)" >&2
+host_check "before report_bench:" --wait "${CSTOOL_BENCH_HOST_WAIT:-300}"
 # Repetitions interleaved at random: the host's noisy spells then hit every configuration
 # alike instead of the few that ran during them.
 "$BUILD_DIR/bench/report_bench" --benchmark_enable_random_interleaving=true \
   >"$OUT/report_bench.txt" 2>&1
+host_check "after report_bench: "
 echo "-- record_bench (recording overhead, loss)" >&2
 "$BUILD_DIR/bench/record_bench" --benchmark_repetitions="$REPS" >"$OUT/record_bench.txt" 2>&1
 machine end >>"$OUT/machine.txt"
+host_check "after the benchmarks: "
 
 # cstool-PID instances whose owner is gone were left behind (live ones may be other users').
 leftover=""
@@ -59,6 +77,7 @@ done
   echo "================ cstool benchmark summary ================"
   grep -v '^load:.*at end' "$OUT/machine.txt" | grep -v '^date' | sort -u -t: -k1,1
   grep '^load:.*at end' "$OUT/machine.txt"
+  cat "$OUT/host.txt"
   echo
   echo "== synthetic 4M-event v6 file (decode_bench, medians of 3) =="
   awk '/_median/ {for (i = 1; i <= NF; i++) if ($i ~ /items_per_second=/) {
@@ -86,4 +105,8 @@ done
     "$OUT/decode_bench.txt"
   grep -h '^TARGET' "$OUT/report_bench.txt" "$OUT/record_bench.txt" | sed 's/^TARGET //'
   [[ -z $leftover ]] || echo "WARNING: tracefs instances left behind: $leftover"
+  if grep -q UNEVEN "$OUT/host.txt"; then
+    echo "WARNING: the CPUs ran at uneven speed around these runs (host: lines above): the"
+    echo "         -j 2 rows and their ratios say more about the host than about cstool"
+  fi
 } | tee "$OUT/summary.txt"
