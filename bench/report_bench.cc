@@ -17,6 +17,8 @@
 //   BM_ReportProcess    the `cstool report` process (table output), wall time and peak RSS,
 //                       on the v6 recording and on its v7 conversion, with -j 1 and -j 2
 //   BM_TraceCmdProfile  `trace-cmd report --profile -i FILE` on the same files, wall time
+//                       (each timed process of these begins on CPUs running at even speed,
+//                       waiting for them untimed up to a minute: bench/host_speed.h)
 //   BM_SyntheticReportProcess, BM_SyntheticTraceCmdProfile  the same two on the synthetic
 //                       4M-event file of 64 CPUs (bench/synthetic_file.h), v6: `-j 1` and
 //                       `-j 2`, peak RSS; BM_SyntheticV7* the same on its v7+zstd conversion
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/host_speed.h"
 #include "bench/synthetic_file.h"
 #include "decode/decode_trace.h"
 #include "decode/decode_trace_inl.h"
@@ -185,10 +188,21 @@ BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->Min
 
 // Runs `cstool report PATH -j JOBS` once per iteration: wall time, peak RSS and the floor
 // under it (bench_util.h), events/s.
+// Before a timed process (untimed): waits up to a minute for the CPUs to run at even speed
+// (bench/host_speed.h), so that a slow spell of one vCPU does not make a -j 2 row; counts
+// in "uneven_starts" the runs that began without it.
+void StartOnEvenHost(benchmark::State& state, double* uneven_starts) {
+  state.PauseTiming();
+  const auto speeds = bench::WaitForEvenCpus(std::chrono::seconds(60), bench::kShortLoop);
+  if (bench::Spread(speeds) > bench::kEvenSpread) ++*uneven_starts;
+  state.ResumeTiming();
+}
+
 void TimeReport(benchmark::State& state, const std::string& path, const std::string& jobs,
                 double events) {
-  double rss = 0, floor = 0, wall = 0;
+  double rss = 0, floor = 0, wall = 0, uneven = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    StartOnEvenHost(state, &uneven);
     auto r = RunProcess({CSTOOL_BINARY, "report", path, "-j", jobs}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
@@ -201,12 +215,14 @@ void TimeReport(benchmark::State& state, const std::string& path, const std::str
   state.counters["peak_rss_kb"] = rss;
   state.counters["rss_floor_kb"] = floor;
   state.counters["events_per_s"] = events / (wall / static_cast<double>(state.iterations()));
+  state.counters["uneven_starts"] = uneven;
 }
 
 // Runs `trace-cmd report --profile -i PATH` once per iteration: wall time, events/s.
 void TimeTraceCmdProfile(benchmark::State& state, const std::string& path, double events) {
-  double wall = 0;
+  double wall = 0, uneven = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
+    StartOnEvenHost(state, &uneven);
     auto r = RunProcess({"trace-cmd", "report", "--profile", "-i", path}, false);
     if (!r.ok()) {
       state.SkipWithError(("trace-cmd report failed: " + r.err).c_str());
@@ -215,6 +231,7 @@ void TimeTraceCmdProfile(benchmark::State& state, const std::string& path, doubl
     wall += r.wall_s;
   }
   state.counters["events_per_s"] = events / (wall / static_cast<double>(state.iterations()));
+  state.counters["uneven_starts"] = uneven;
 }
 
 // The whole `cstool report` process (file open, analysis, table rendering).
@@ -432,6 +449,17 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     row("speedup vs trace-cmd report --profile", speedup, "x");
     return std::pair{scaling, speedup};
   };
+  // Each timed process waited (untimed) for the CPUs to run at even speed; those that
+  // began without it after a minute are counted here.
+  int timed = 0, uneven = 0;
+  for (const auto& [name, runs] : rep.runs())
+    for (const auto& r : runs)
+      if (auto c = r.counters.find("uneven_starts"); c != r.counters.end()) {
+        timed += static_cast<int>(r.iterations);
+        uneven += static_cast<int>(c->second.value);
+      }
+  std::printf("%-46s %12s\n", "timed processes begun on uneven CPUs",
+              fmt::format("{} of {}", uneven, timed).c_str());
   std::vector<std::string> targets;
   for (int v7 = 0; v7 <= 1; ++v7) {
     const char* fmt = v7 ? "v7+zstd" : "v6";
