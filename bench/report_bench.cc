@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -186,11 +187,9 @@ BENCHMARK(BM_Analyze)
 void BM_AnalyzeForCheck(benchmark::State& state) { Analyze(state, {.counter_windows = true}); }
 BENCHMARK(BM_AnalyzeForCheck)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
-// Runs `cstool report PATH -j JOBS` once per iteration: wall time, peak RSS and the floor
-// under it (bench_util.h), events/s.
 // Before a timed process (untimed): waits up to a minute for the CPUs to run at even speed
 // (bench/host_speed.h), so that a slow spell of one vCPU does not make a -j 2 row; counts
-// in "uneven_starts" the runs that began without it.
+// in `uneven_starts` the runs that began without it.
 void StartOnEvenHost(benchmark::State& state, double* uneven_starts) {
   state.PauseTiming();
   const auto speeds = bench::WaitForEvenCpus(std::chrono::seconds(60), bench::kShortLoop);
@@ -198,6 +197,8 @@ void StartOnEvenHost(benchmark::State& state, double* uneven_starts) {
   state.ResumeTiming();
 }
 
+// Runs `cstool report PATH -j JOBS` once per iteration: wall time, peak RSS and the floor
+// under it (bench_util.h), events/s.
 void TimeReport(benchmark::State& state, const std::string& path, const std::string& jobs,
                 double events) {
   double rss = 0, floor = 0, wall = 0, uneven = 0;
