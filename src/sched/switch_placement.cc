@@ -31,6 +31,26 @@
 #include "sched/state_machine_inl.h"
 
 namespace cstool {
+namespace {
+
+// `seg` with its stretch inside [from, to) in the state of `as`: its pieces, in time
+// order, each to `piece` (`seg` whole when it does not meet the stretch). A copy of `seg`:
+// `piece` may append to the list it came from.
+template <typename Piece>
+void RelabelledPieces(const Thread::Segment seg, int64_t from, int64_t to,
+                      const Thread::Segment& as, Piece&& piece) {
+  const int64_t a = std::max(seg.start, from);
+  const int64_t b = std::min(seg.end, to);
+  if (a >= b) {
+    piece(seg);
+    return;
+  }
+  if (seg.start < a) piece(Thread::Segment{seg.state, seg.abstract, seg.cpu, seg.start, a});
+  piece(Thread::Segment{as.state, as.abstract, as.cpu, a, b});
+  if (b < seg.end) piece(Thread::Segment{seg.state, seg.abstract, seg.cpu, b, seg.end});
+}
+
+}  // namespace
 
 // `t` starts running in state `s`: at `in_ts` as the runqueue clock model places the
 // switch, traced at `ts`. With the kernel's run-time increments in the trace, its first
@@ -93,17 +113,9 @@ void StateMachine::RelabelHeld(Thread& t, int64_t from, int64_t to, const Thread
   ScratchSegments scratch(held_scratch_);
   Thread::SegmentList& held = scratch.get();
   held.swap(t.held_segments);
-  for (const Thread::Segment& seg : held) {
-    const int64_t a = std::max(seg.start, from);
-    const int64_t b = std::min(seg.end, to);
-    if (a >= b) {
-      t.held_segments.push_back(seg);
-      continue;
-    }
-    if (seg.start < a) t.held_segments.push_back({seg.state, seg.abstract, seg.cpu, seg.start, a});
-    t.held_segments.push_back({as.state, as.abstract, as.cpu, a, b});
-    if (b < seg.end) t.held_segments.push_back({seg.state, seg.abstract, seg.cpu, b, seg.end});
-  }
+  for (const Thread::Segment& seg : held)
+    RelabelledPieces(seg, from, to, as,
+                     [&](const Thread::Segment& p) { t.held_segments.push_back(p); });
 }
 
 // The kernel switched `t` in at `start` (within its settle window): what was held
@@ -852,18 +864,10 @@ void StateMachine::ReleaseHeldRelabelled(Thread& t, int64_t from, int64_t to,
   t.held_from = -1;
   const Thread::Segment* const segs = held.begin();  // (read once, as in ReleaseHeld)
   const size_t n = held.size();
-  for (size_t i = 0; i < n; ++i) {
-    const Thread::Segment seg = segs[i];
-    const int64_t a = std::max(seg.start, from);
-    const int64_t b = std::min(seg.end, to);
-    if (a >= b) {
-      EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, seg.end);
-      continue;
-    }
-    if (seg.start < a) EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, seg.start, a);
-    EmitSegmentNow(t, as.state, as.abstract, as.cpu, a, b);
-    if (b < seg.end) EmitSegmentNow(t, seg.state, seg.abstract, seg.cpu, b, seg.end);
-  }
+  for (size_t i = 0; i < n; ++i)
+    RelabelledPieces(segs[i], from, to, as, [&](const Thread::Segment& p) {
+      EmitSegmentNow(t, p.state, p.abstract, p.cpu, p.start, p.end);
+    });
   held.truncate(0);
 }
 
