@@ -7,7 +7,8 @@
 // moved into a gain; on another (Emerald Rapids, one shared L3) the eviction took a sixth
 // of the reading thread's time and the hand-over was faster without it; on an AMD EPYC
 // VM the hand-over took twice as long without it. EvictionChoice times both and keeps
-// the faster.
+// the faster. (Where the filling thread writes every byte anew, stores that bypass the
+// caches do better still: decode/event_batch.h.)
 #pragma once
 
 #include <array>
@@ -24,11 +25,10 @@ void EvictCacheLines(const void* p, size_t bytes);
 // Decides, for the buffers one thread refills, whether to evict each before its refill,
 // by timing the refills (the eviction included) with and without. Only the refills: the
 // thread's waits for the other one (for room, for the next buffer) last as long as the
-// other thread's work whichever way this one goes. The decoding thread asks only for
-// batches another core read: one read on its own CPU is in its caches, and times a keep
-// that costs little (with those in the rounds, its choice on a 4.3 M-event ping-pong,
-// -j 2 on an AMD VM, kept in about half the runs, at 285 ms against 165-180 ms evicting;
-// with neither those nor the waits, it evicted in each of 20 alternated runs).
+// other thread's work whichever way this one goes (with the waits in the rounds, the
+// decoding thread's choice for its batches, before they were streamed past the caches
+// instead, kept in about half the runs of a 4.3 M-event ping-pong, -j 2 on an AMD VM, at
+// 285 ms against 165-180 ms evicting). The read-ahead worker asks about its page runs.
 // After a warm-up, rounds of kRound buffers alternate (kept first), and once each way
 // has had kRoundsEach rounds the one with the shorter median round keeps the rest.
 // Eviction moves no data, so the choice changes timing only, never a result. One thread's.

@@ -267,10 +267,10 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   const CpuShares plan = ShareCpus(reader, threads);
   const size_t feed_share = static_cast<size_t>(
       std::min_element(plan.bytes.begin(), plan.bytes.end()) - plan.bytes.begin());
-  // Waiting without sleeping, and evicting the batches handed back (where that pays), pay when
-  // every thread has a core of its own (as for DecodeTraceOnThread); with more threads than cores
-  // they take the time of the thread waited for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs, over 1
-  // thread in the same run: 0.99x with both, 1.18x without spinning, 1.45x with neither).
+  // Waiting without sleeping pays when every thread has a core of its own (as for
+  // DecodeTraceOnThread); with more threads than cores it takes the time of the thread waited
+  // for (decode_bench, 64 CPUs, 2 shares on 2 vCPUs, over 1 thread in the same run: 0.99x
+  // spinning, 1.18x without; measured when batches were evicted where that paid).
   const bool own_cores = static_cast<int>(plan.cpus.size()) + 1 <= UsableCpuCount();
   std::vector<std::unique_ptr<DecodingShare>> shares = OpenShares(reader, decoder, plan, own_cores);
 
@@ -289,14 +289,11 @@ DecodeStats DecodeTraceInGroups(TraceFileReader& reader, EventDecoder& decoder, 
   for (size_t s = 0; s < shares.size(); ++s) {
     DecodingShare& share = *shares[s];
     TraceFileReader* feed = s == feed_share ? options.unfiltered_runtime : nullptr;
-    joiner.threads.emplace_back([&share, feed, &options, own_cores] {
-      DecodeIntoQueue(
-          *share.queue,
-          [&](EventBatchWriter& writer) {
-            DecodeStreamsTo(std::move(share.streams), feed, *share.decoder, writer, options.decode,
-                            share.tally);
-          },
-          own_cores);
+    joiner.threads.emplace_back([&share, feed, &options] {
+      DecodeIntoQueue(*share.queue, [&](EventBatchWriter& writer) {
+        DecodeStreamsTo(std::move(share.streams), feed, *share.decoder, writer, options.decode,
+                        share.tally);
+      });
     });
   }
 

@@ -2,8 +2,6 @@
 // sink); include only where it is instantiated.
 #pragma once
 
-#include <sched.h>
-
 #include <exception>
 #include <memory>
 #include <span>
@@ -11,7 +9,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "base/cache_lines.h"
 #include "decode/decode_trace.h"
 #include "decode/event_batch.h"
 #include "decode/event_batch_queue.h"
@@ -202,29 +199,12 @@ inline constexpr size_t kDecodedBatchesAhead = 4;
 // The body of a decoding thread: `decode(writer)` decodes into batches that go to `queue`;
 // the events decoded before an error go first, then the error, which the consumer rethrows
 // after them. A consumer that cancelled ends it quietly.
-// With `evict`, each batch the consumer hands back from another core is evicted from the
-// caches here, before it is refilled, where that pays (base/cache_lines.h). Here, not on
-// the consumer's thread: the consumer (the state machine) is mostly the slower stage,
-// and this thread waits for room anyway (a 4.3 M-event ping-pong, -j 2 on an AMD VM with
-// both vCPUs as fast: 3-4 % less time than with the consumer choosing to evict what it
-// replayed, in six alternated runs of 15, e.g. 145.0 against 139.6 ms; 279 ms with no
-// eviction).
 template <typename Decode>
-void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode, bool evict = true) {
+void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode) {
   std::exception_ptr error;
   try {
-    EvictionChoice eviction;
-    EventBatchWriter writer(kDecodedBatchBytes, [&](EventBatch&& full) {
-      eviction.Refilled();  // (the wait in Push is not the refill's)
-      EventBatch next = queue.Push(std::move(full));
-      // Capacity 0: no batch has come back yet (the queue made a new one). One read on
-      // this CPU is in its caches: kept, and left out of the choice, which is about the
-      // hand-over between cores.
-      if (evict && next.capacity() != 0 && next.read_on_cpu() != ::sched_getcpu() &&
-          eviction.Evict())
-        EvictCacheLines(next.data(), next.capacity());
-      return next;
-    });
+    EventBatchWriter writer(kDecodedBatchBytes,
+                            [&](EventBatch&& full) { return queue.Push(std::move(full)); });
     try {
       decode(writer);
     } catch (const EventBatchQueueCancelled&) {
@@ -246,7 +226,7 @@ void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode, bool evict = true)
 // order as with DecodeTraceTo, and an error of the file reaches the caller after the
 // events decoded before it, as there.
 //
-//   decoding thread:  (evict) -> read -> merge -> decode -> batch ->|queue|
+//   decoding thread:  read -> merge -> decode -> batch ->|queue|
 //   caller's thread:                                              |queue|-> replay -> sink
 template <typename Sink>
 DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,

@@ -18,6 +18,8 @@
 #include <memory>
 #include <new>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "model/events.h"
@@ -85,14 +87,14 @@ class EventBatch {
   explicit EventBatch(size_t capacity = 0) { Reserve(capacity); }
   EventBatch(EventBatch&& o) noexcept
       : storage_(std::move(o.storage_)),
+        base_(std::exchange(o.base_, nullptr)),
         capacity_(std::exchange(o.capacity_, 0)),
-        used_(std::exchange(o.used_, 0)),
-        read_on_cpu_(std::exchange(o.read_on_cpu_, -1)) {}
+        used_(std::exchange(o.used_, 0)) {}
   EventBatch& operator=(EventBatch&& o) noexcept {
     storage_ = std::move(o.storage_);
+    base_ = std::exchange(o.base_, nullptr);
     capacity_ = std::exchange(o.capacity_, 0);
     used_ = std::exchange(o.used_, 0);
-    read_on_cpu_ = std::exchange(o.read_on_cpu_, -1);
     return *this;
   }
 
@@ -106,26 +108,120 @@ class EventBatch {
   // An entry of `bytes` (a multiple of kAlign) at the end, or null when it does not fit.
   std::byte* Append(size_t bytes) {
     if (capacity_ - used_ < bytes) return nullptr;
-    std::byte* p = storage_.get() + used_;
+    std::byte* p = base_ + used_;
     used_ += bytes;
     return p;
   }
-  const std::byte* data() const { return storage_.get(); }
-
-  // The CPU its reader handed it back from (-1: none yet): where its lines are cached.
-  int read_on_cpu() const { return read_on_cpu_; }
-  void set_read_on_cpu(int cpu) { read_on_cpu_ = cpu; }
+  const std::byte* data() const { return base_; }
+  // Where the next entry goes.
+  const std::byte* end() const { return base_ + used_; }
 
  private:
   std::unique_ptr<std::byte[]> storage_;  // never moved while it holds entries
+  std::byte* base_ = nullptr;             // storage_, from a cache line's start
   size_t capacity_ = 0;
   size_t used_ = 0;
-  int read_on_cpu_ = -1;
+};
+
+// The string members an event's entry copies behind it (views into the page it was
+// decoded from), and the tag of its Push call.
+template <typename T>
+struct EntryStrings {
+  static constexpr std::tuple<> kMembers{};
+};
+template <>
+struct EntryStrings<SchedSwitch> {
+  static constexpr std::tuple kMembers{&SchedSwitch::prev_comm, &SchedSwitch::next_comm};
+};
+template <>
+struct EntryStrings<SchedWakeup> {
+  static constexpr std::tuple kMembers{&SchedWakeup::comm};
+};
+template <>
+struct EntryStrings<SchedMigrateTask> {
+  static constexpr std::tuple kMembers{&SchedMigrateTask::comm};
+};
+template <>
+struct EntryStrings<SchedStatRuntime> {
+  static constexpr std::tuple kMembers{&SchedStatRuntime::comm};
+};
+template <>
+struct EntryStrings<SchedProcessFork> {
+  static constexpr std::tuple kMembers{&SchedProcessFork::parent_comm,
+                                       &SchedProcessFork::child_comm};
+};
+template <>
+struct EntryStrings<TaskNewtask> {
+  static constexpr std::tuple kMembers{&TaskNewtask::comm};
+};
+template <>
+struct EntryStrings<TaskRename> {
+  static constexpr std::tuple kMembers{&TaskRename::oldcomm, &TaskRename::newcomm};
+};
+template <>
+struct EntryStrings<SchedProcessExec> {
+  static constexpr std::tuple kMembers{&SchedProcessExec::filename};
+};
+template <>
+struct EntryStrings<SchedProcessExit> {
+  static constexpr std::tuple kMembers{&SchedProcessExit::comm};
+};
+template <>
+struct EntryStrings<SchedProcessFree> {
+  static constexpr std::tuple kMembers{&SchedProcessFree::comm};
+};
+template <>
+struct EntryStrings<IrqHandlerEntry> {
+  static constexpr std::tuple kMembers{&IrqHandlerEntry::name};
+};
+// The softirq and vector names are the decoder's (it outlives the batches), but are
+// copied like any other: a batch depends on nothing but itself.
+template <>
+struct EntryStrings<Softirq> {
+  static constexpr std::tuple kMembers{&Softirq::name};
+};
+template <>
+struct EntryStrings<IrqVector> {
+  static constexpr std::tuple kMembers{&IrqVector::name};
+};
+
+// The tag of the Push call of the events the decoder makes in place (EventBatchWriter::Begin).
+template <typename T>
+struct InPlaceTag;
+template <>
+struct InPlaceTag<SchedSwitch> {
+  static constexpr EventTag kTag = EventTag::kSchedSwitch;
+};
+template <>
+struct InPlaceTag<SchedWakeup> {
+  static constexpr EventTag kTag = EventTag::kSchedWakeup;
+};
+template <>
+struct InPlaceTag<SchedStatRuntime> {
+  static constexpr EventTag kTag = EventTag::kSchedStatRuntime;
+};
+template <>
+struct InPlaceTag<SysEnter> {
+  static constexpr EventTag kTag = EventTag::kSysEnter;
+};
+template <>
+struct InPlaceTag<SysExit> {
+  static constexpr EventTag kTag = EventTag::kSysExit;
 };
 
 // Fills batches with the calls it receives. When the current batch has no room for the
 // next entry, `full` gets it (and returns an empty batch to go on with, at least
 // `batch_bytes` large); Flush hands over what is left.
+//
+// Entries are made in a staging area in this thread's caches and streamed into the batch
+// a cache line at a time with stores that bypass the caches: a batch's lines, last read
+// on the consumer's core, are then neither fetched to be written (each store waiting for
+// that core to give its line up) nor left in this core's caches for the consumer to fetch
+// from. Measured on an AMD EPYC VM (4.3 M-event ping-pong, `report -j 2`, PGO builds,
+// alternated medians): 114.7 against 106.2 ms, where the batches had been evicted from
+// every cache before each refill instead.
+//
+//   record -> decoder -> Begin/Commit (or Push) -> | stage | --streamed--> | batch | -> queue
 class EventBatchWriter final : public EventSink {
  public:
   using Handoff = std::function<EventBatch(EventBatch&&)>;
@@ -163,25 +259,119 @@ class EventBatchWriter final : public EventSink {
   // A record that made no call (too short to decode, or not for the sink): kept as a
   // place in the order for a merge of batches (decode/decode_in_groups_inl.h).
   void PutNoCall(const RecordPlace& place, bool unfiltered);
+
+  // The decoder's way to the busiest events (EventDecoder::DecodeTo): Begin makes a
+  // value-initialised T where its entry goes, the caller fills it (its views may point
+  // anywhere) and Commit copies the strings behind it, as the event's Push call would.
+  // Made in place, the event is not copied: a copy of a struct just written field by field
+  // reads it in wider loads, which wait for those stores to reach the cache (the -j 2
+  // decoding stage alone, 4.3 M-event ping-pong: 8 % less time). One entry at a time.
+  template <typename T>
+  T& Begin();
+  template <typename T>
+  void Commit(T& e);
+
   // Entries written so far (which tells whether a record made a call).
   uint64_t entries() const { return entries_; }
 
  private:
-  // Copies `e` and the `extra` bytes its views point at into the batch; returns the copy
-  // and where the extra bytes go.
+  static constexpr size_t kHeaderBytes = sizeof(EventBatch::Header);
+  static_assert(kHeaderBytes == EventBatch::kAlign);
   template <typename T>
-  std::pair<T*, std::byte*> Put(EventTag tag, const T& e, size_t extra);
-  // Put, with the strings `views` (members of T) copied behind the event.
-  template <typename T, typename... Views>
-  void PutCopying(EventTag tag, const T& e, Views... views);
-  // Copies `s` to `*at`, advances `*at` and returns the view of the copy.
-  static std::string_view CopyString(std::string_view s, std::byte** at);
+  static constexpr size_t kBodyBytes =
+      kHeaderBytes + (sizeof(T) + EventBatch::kAlign - 1) / EventBatch::kAlign* EventBatch::kAlign;
+  // The staging area: a few pages, which a record of any page size's strings fit in after
+  // a Stream. Begin leaves kStringRoom behind the event for Commit's strings (more goes
+  // the slow way: a copy, then Put).
+  static constexpr size_t kStageBytes = 16 * 1024;
+  static constexpr size_t kStringRoom = 256;
+  static constexpr size_t kLineBytes = 64;
+
+  // Where an entry is made.
+  struct Placed {
+    std::byte* entry;
+    uintptr_t to_final;  // added to an address in the entry: where that byte will be
+  };
+  // Room for an entry of `bytes`, headed by `tag`, in the stage (or the batch, when it is
+  // too large for the stage).
+  Placed Place(EventTag tag, size_t bytes);
+  // Copies `e` and the strings of `Strings` behind it into an entry of `tag`.
+  template <typename T>
+  void PutEntry(EventTag tag, const T& e);
+  // Copies `s` to `*at`, advances `*at` and returns the view of the copy where it will be.
+  static std::string_view CopyString(std::string_view s, std::byte** at, uintptr_t to_final);
+  // The bytes of the strings of `e` that its entry copies.
+  template <typename T>
+  static size_t StringBytes(const T& e);
+  // Copies the strings of `e` to `at` and points its views at where they will be.
+  template <typename T>
+  static void CopyStrings(T& e, std::byte* at, uintptr_t to_final);
+  // Streams the staged bytes to the batch: the whole lines, or all of them with `all`.
+  void Stream(bool all);
 
   size_t batch_bytes_;
   Handoff full_;
   EventBatch batch_;
   uint64_t entries_ = 0;
+  // Staged bytes, which go to the batch's end, the first of them to a line's start.
+  size_t staged_ = 0;
+  alignas(kLineBytes) std::byte stage_[kStageBytes];
 };
+
+template <typename T>
+size_t EventBatchWriter::StringBytes(const T& e) {
+  return std::apply([&](auto... views) { return (size_t{0} + ... + (e.*views).size()); },
+                    EntryStrings<T>::kMembers);
+}
+
+template <typename T>
+void EventBatchWriter::CopyStrings(T& e, std::byte* at, uintptr_t to_final) {
+  std::apply([&](auto... views) { ((e.*views = CopyString(e.*views, &at, to_final)), ...); },
+             EntryStrings<T>::kMembers);
+}
+
+template <typename T>
+[[gnu::always_inline]] inline T& EventBatchWriter::Begin() {
+  constexpr size_t body = kBodyBytes<T>;
+  static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= EventBatch::kAlign &&
+                body + kStringRoom <= kStageBytes);
+  if (batch_.capacity() - batch_.size() - staged_ < body) [[unlikely]] {
+    Flush();
+    batch_.Reserve(body);  // (a batch smaller than the event gets a batch of its size)
+  }
+  if (staged_ + body + kStringRoom > kStageBytes) [[unlikely]]
+    Stream(false);
+  std::byte* p = stage_ + staged_;
+  staged_ += body;
+  ++entries_;
+  const EventBatch::Header h{InPlaceTag<T>::kTag, static_cast<uint32_t>(body)};
+  std::memcpy(p, &h, sizeof h);
+  return *new (p + kHeaderBytes) T();
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void EventBatchWriter::Commit(T& e) {
+  if constexpr (std::tuple_size_v<decltype(EntryStrings<T>::kMembers)> != 0) {
+    constexpr size_t body = kBodyBytes<T>;
+    std::byte* const p = reinterpret_cast<std::byte*>(&e) - kHeaderBytes;
+    const size_t extra =
+        (StringBytes(e) + EventBatch::kAlign - 1) / EventBatch::kAlign * EventBatch::kAlign;
+    if (extra == 0) return;
+    if (extra > kStringRoom || batch_.capacity() - batch_.size() - staged_ < extra) [[unlikely]] {
+      const T copy = e;  // (its views still point where the decoder found the strings)
+      staged_ -= body;
+      --entries_;
+      PutEntry(InPlaceTag<T>::kTag, copy);
+      return;
+    }
+    const uintptr_t to_final =
+        reinterpret_cast<uintptr_t>(batch_.end()) - reinterpret_cast<uintptr_t>(stage_);
+    CopyStrings(e, p + body, to_final);
+    const auto bytes = static_cast<uint32_t>(body + extra);
+    std::memcpy(p + offsetof(EventBatch::Header, bytes), &bytes, sizeof bytes);
+    staged_ += extra;
+  }
+}
 
 // Makes on `sink` the call of the entry at `p`; returns the next entry. Inlined: the
 // replay loops are the analysis thread's hot loop.

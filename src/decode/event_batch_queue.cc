@@ -1,7 +1,5 @@
 #include "decode/event_batch_queue.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -71,7 +69,6 @@ bool EventBatchQueue::Pop(EventBatch& batch) {
   std::unique_lock lock(mutex_);
   if (batch.capacity() != 0) {  // moving it out leaves `batch` empty
     batch.clear();
-    batch.set_read_on_cpu(::sched_getcpu());
     empty_.push_back(std::move(batch));
   }
   if (full_.empty() && !closed_) {

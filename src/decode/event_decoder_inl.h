@@ -41,6 +41,43 @@ inline T Load(const uint8_t* p, bool swap) {
   }
 }
 
+// The Push call of each event type the decoder makes with Emit.
+template <typename Sink>
+void Push(Sink& sink, const SchedSwitch& e) {
+  sink.PushSchedSwitch(e);
+}
+template <typename Sink>
+void Push(Sink& sink, const SchedWakeup& e) {
+  sink.PushSchedWakeup(e);
+}
+template <typename Sink>
+void Push(Sink& sink, const SchedStatRuntime& e) {
+  sink.PushSchedStatRuntime(e);
+}
+template <typename Sink>
+void Push(Sink& sink, const SysEnter& e) {
+  sink.PushSysEnter(e);
+}
+template <typename Sink>
+void Push(Sink& sink, const SysExit& e) {
+  sink.PushSysExit(e);
+}
+
+// Makes an event with `build` and pushes it: in place where the sink offers that
+// (EventBatchWriter::Begin, Commit), as a struct on the stack otherwise.
+template <typename T, typename Sink, typename Build>
+[[gnu::always_inline]] inline void Emit(Sink& sink, Build&& build) {
+  if constexpr (requires { sink.template Begin<T>(); }) {
+    T& e = sink.template Begin<T>();
+    build(e);
+    sink.Commit(e);
+  } else {
+    T e;
+    build(e);
+    Push(sink, e);
+  }
+}
+
 }  // namespace decoder_detail
 
 [[gnu::always_inline]] inline std::string_view EventDecoder::ReadString(const uint8_t* data,
@@ -147,33 +184,35 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       other();
       break;
     case EventKind::kSchedSwitch: {
-      SchedSwitch ev;
-      fill(ev.c);
-      ev.prev_comm = S(0);
-      ev.prev_pid = static_cast<int32_t>(I(0));
-      ev.prev_prio = static_cast<int32_t>(I(1));
-      const DecodedTaskState st = task_states_->Map(static_cast<uint64_t>(I(2)));
-      ev.prev_state = st.bits;
-      ev.prev_preempted = st.preempted;
-      ev.next_comm = S(1);
-      ev.next_pid = static_cast<int32_t>(I(3));
-      ev.next_prio = static_cast<int32_t>(I(4));
-      sink.PushSchedSwitch(ev);
+      decoder_detail::Emit<SchedSwitch>(
+          sink, [&](SchedSwitch & ev) __attribute__((always_inline)) {
+            fill(ev.c);
+            ev.prev_comm = S(0);
+            ev.prev_pid = static_cast<int32_t>(I(0));
+            ev.prev_prio = static_cast<int32_t>(I(1));
+            const DecodedTaskState st = task_states_->Map(static_cast<uint64_t>(I(2)));
+            ev.prev_state = st.bits;
+            ev.prev_preempted = st.preempted;
+            ev.next_comm = S(1);
+            ev.next_pid = static_cast<int32_t>(I(3));
+            ev.next_prio = static_cast<int32_t>(I(4));
+          });
       break;
     }
     case EventKind::kSchedWaking:
     case EventKind::kSchedWakeup:
     case EventKind::kSchedWakeupNew: {
-      SchedWakeup ev;
-      fill(ev.c);
-      ev.kind = e.kind == EventKind::kSchedWaking   ? WakeupKind::kWaking
-                : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
-                                                    : WakeupKind::kWakeupNew;
-      ev.comm = S(0);
-      ev.pid = static_cast<int32_t>(I(0));
-      ev.prio = static_cast<int32_t>(I(1));
-      ev.target_cpu = e.f[2].size ? static_cast<int32_t>(I(2)) : -1;
-      sink.PushSchedWakeup(ev);
+      decoder_detail::Emit<SchedWakeup>(
+          sink, [&](SchedWakeup & ev) __attribute__((always_inline)) {
+            fill(ev.c);
+            ev.kind = e.kind == EventKind::kSchedWaking   ? WakeupKind::kWaking
+                      : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
+                                                          : WakeupKind::kWakeupNew;
+            ev.comm = S(0);
+            ev.pid = static_cast<int32_t>(I(0));
+            ev.prio = static_cast<int32_t>(I(1));
+            ev.target_cpu = e.f[2].size ? static_cast<int32_t>(I(2)) : -1;
+          });
       break;
     }
     case EventKind::kSchedMigrateTask: {
@@ -187,12 +226,13 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       break;
     }
     case EventKind::kSchedStatRuntime: {
-      SchedStatRuntime ev;
-      fill(ev.c);
-      ev.comm = S(0);
-      ev.pid = static_cast<int32_t>(I(0));
-      ev.runtime = static_cast<uint64_t>(I(1));
-      sink.PushSchedStatRuntime(ev);
+      decoder_detail::Emit<SchedStatRuntime>(
+          sink, [&](SchedStatRuntime & ev) __attribute__((always_inline)) {
+            fill(ev.c);
+            ev.comm = S(0);
+            ev.pid = static_cast<int32_t>(I(0));
+            ev.runtime = static_cast<uint64_t>(I(1));
+          });
       break;
     }
     case EventKind::kSchedProcessFork: {
@@ -306,18 +346,20 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       break;
     }
     case EventKind::kSysEnter: {
-      SysEnter ev;
-      fill(ev.c);
-      ev.id = I(0);
-      sink.PushSysEnter(ev);
+      decoder_detail::Emit<SysEnter>(
+          sink, [&](SysEnter & ev) __attribute__((always_inline)) {
+            fill(ev.c);
+            ev.id = I(0);
+          });
       break;
     }
     case EventKind::kSysExit: {
-      SysExit ev;
-      fill(ev.c);
-      ev.id = I(0);
-      ev.ret = I(1);
-      sink.PushSysExit(ev);
+      decoder_detail::Emit<SysExit>(
+          sink, [&](SysExit & ev) __attribute__((always_inline)) {
+            fill(ev.c);
+            ev.id = I(0);
+            ev.ret = I(1);
+          });
       break;
     }
     case EventKind::kPageFaultUser:
