@@ -1,6 +1,7 @@
 #include "decode/event_batch.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -25,8 +26,9 @@ void EventBatch::Reserve(size_t capacity) {
   if (capacity <= capacity_) return;
   constexpr size_t kLine = 64;
   storage_ = std::make_unique_for_overwrite<std::byte[]>(capacity + kLine);
-  const auto at = reinterpret_cast<uintptr_t>(storage_.get());
-  base_ = storage_.get() + ((kLine - at % kLine) % kLine);
+  void* at = storage_.get();
+  size_t space = capacity + kLine;
+  base_ = static_cast<std::byte*>(std::align(kLine, capacity, at, space));
   capacity_ = capacity;
 }
 
@@ -71,10 +73,16 @@ void StreamCopy(std::byte* to, const std::byte* from, size_t bytes) {
 
 }  // namespace
 
+std::byte* EventBatchWriter::Claim(size_t bytes) {
+  std::byte* p = batch_.Append(bytes);
+  if (p == nullptr) throw std::logic_error("EventBatchWriter: no room made in the batch");
+  return p;
+}
+
 void EventBatchWriter::Stream(bool all) {
   const size_t bytes = all ? staged_ : staged_ / kLineBytes * kLineBytes;
   if (bytes == 0) return;
-  StreamCopy(batch_.Append(bytes), stage_, bytes);
+  StreamCopy(Claim(bytes), stage_, bytes);
   staged_ -= bytes;
   if (staged_ != 0) std::memcpy(stage_, stage_ + bytes, staged_);
 }
@@ -98,11 +106,11 @@ EventBatchWriter::Placed EventBatchWriter::Place(EventTag tag, size_t bytes) {
   Placed placed;
   if (bytes > kStageBytes / 2) {  // (only a record of a page of 8 KiB or more)
     Stream(true);
-    placed = {batch_.Append(bytes), 0};
+    std::byte* entry = Claim(bytes);
+    placed = {entry, entry};
   } else {
     if (staged_ + bytes > kStageBytes) Stream(false);
-    placed = {stage_ + staged_,
-              reinterpret_cast<uintptr_t>(batch_.end()) - reinterpret_cast<uintptr_t>(stage_)};
+    placed = {stage_ + staged_, batch_.end() + staged_};
     staged_ += bytes;
   }
   ++entries_;
@@ -117,7 +125,7 @@ void EventBatchWriter::PutEntry(EventTag tag, const T& e) {
   const size_t body = kBodyBytes<T>;
   const Placed placed = Place(tag, body + RoundUp(StringBytes(e)));
   T* copy = new (placed.entry + kHeaderBytes) T(e);
-  CopyStrings(*copy, placed.entry + body, placed.to_final);
+  CopyStrings(*copy, placed.entry + body, placed.final + body);
 }
 
 // Commit's way for strings beyond the room Begin left (inline in the decoder's code).
@@ -126,12 +134,12 @@ template void EventBatchWriter::PutEntry(EventTag, const SchedWakeup&);
 template void EventBatchWriter::PutEntry(EventTag, const SchedStatRuntime&);
 
 std::string_view EventBatchWriter::CopyString(std::string_view s, std::byte** at,
-                                              uintptr_t to_final) {
+                                              const std::byte** final) {
   if (s.empty()) return {};
   std::memcpy(*at, s.data(), s.size());
-  std::string_view copy(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(*at) + to_final),
-                        s.size());
+  std::string_view copy(reinterpret_cast<const char*>(*final), s.size());
   *at += s.size();
+  *final += s.size();
   return copy;
 }
 
@@ -216,8 +224,7 @@ void EventBatchWriter::PushKernelStack(const KernelStack& e) {
   auto* copy = new (placed.entry + kHeaderBytes) KernelStack(e);
   if (e.frames != nullptr) {  // even with no frames: nothing may point into the page
     if (frame_bytes != 0) std::memcpy(placed.entry + body, e.frames, frame_bytes);
-    copy->frames = reinterpret_cast<const uint8_t*>(
-        reinterpret_cast<uintptr_t>(placed.entry + body) + placed.to_final);
+    copy->frames = reinterpret_cast<const uint8_t*>(placed.final + body);
   }
 }
 

@@ -123,90 +123,80 @@ class EventBatch {
   size_t used_ = 0;
 };
 
-// The string members an event's entry copies behind it (views into the page it was
-// decoded from), and the tag of its Push call.
+// How an event's entry is laid out: the string members it copies behind the event (views
+// into the page it was decoded from), and, for the events the decoder makes in place
+// (EventBatchWriter::Begin), the tag of their Push call.
 template <typename T>
-struct EntryStrings {
-  static constexpr std::tuple<> kMembers{};
+struct EntryLayout {
+  static constexpr std::tuple<> kStrings{};
 };
 template <>
-struct EntryStrings<SchedSwitch> {
-  static constexpr std::tuple kMembers{&SchedSwitch::prev_comm, &SchedSwitch::next_comm};
+struct EntryLayout<SchedSwitch> {
+  static constexpr std::tuple kStrings{&SchedSwitch::prev_comm, &SchedSwitch::next_comm};
+  static constexpr EventTag kInPlaceTag = EventTag::kSchedSwitch;
 };
 template <>
-struct EntryStrings<SchedWakeup> {
-  static constexpr std::tuple kMembers{&SchedWakeup::comm};
+struct EntryLayout<SchedWakeup> {
+  static constexpr std::tuple kStrings{&SchedWakeup::comm};
+  static constexpr EventTag kInPlaceTag = EventTag::kSchedWakeup;
 };
 template <>
-struct EntryStrings<SchedMigrateTask> {
-  static constexpr std::tuple kMembers{&SchedMigrateTask::comm};
+struct EntryLayout<SchedMigrateTask> {
+  static constexpr std::tuple kStrings{&SchedMigrateTask::comm};
 };
 template <>
-struct EntryStrings<SchedStatRuntime> {
-  static constexpr std::tuple kMembers{&SchedStatRuntime::comm};
+struct EntryLayout<SchedStatRuntime> {
+  static constexpr std::tuple kStrings{&SchedStatRuntime::comm};
+  static constexpr EventTag kInPlaceTag = EventTag::kSchedStatRuntime;
 };
 template <>
-struct EntryStrings<SchedProcessFork> {
-  static constexpr std::tuple kMembers{&SchedProcessFork::parent_comm,
+struct EntryLayout<SchedProcessFork> {
+  static constexpr std::tuple kStrings{&SchedProcessFork::parent_comm,
                                        &SchedProcessFork::child_comm};
 };
 template <>
-struct EntryStrings<TaskNewtask> {
-  static constexpr std::tuple kMembers{&TaskNewtask::comm};
+struct EntryLayout<TaskNewtask> {
+  static constexpr std::tuple kStrings{&TaskNewtask::comm};
 };
 template <>
-struct EntryStrings<TaskRename> {
-  static constexpr std::tuple kMembers{&TaskRename::oldcomm, &TaskRename::newcomm};
+struct EntryLayout<TaskRename> {
+  static constexpr std::tuple kStrings{&TaskRename::oldcomm, &TaskRename::newcomm};
 };
 template <>
-struct EntryStrings<SchedProcessExec> {
-  static constexpr std::tuple kMembers{&SchedProcessExec::filename};
+struct EntryLayout<SchedProcessExec> {
+  static constexpr std::tuple kStrings{&SchedProcessExec::filename};
 };
 template <>
-struct EntryStrings<SchedProcessExit> {
-  static constexpr std::tuple kMembers{&SchedProcessExit::comm};
+struct EntryLayout<SchedProcessExit> {
+  static constexpr std::tuple kStrings{&SchedProcessExit::comm};
 };
 template <>
-struct EntryStrings<SchedProcessFree> {
-  static constexpr std::tuple kMembers{&SchedProcessFree::comm};
+struct EntryLayout<SchedProcessFree> {
+  static constexpr std::tuple kStrings{&SchedProcessFree::comm};
 };
 template <>
-struct EntryStrings<IrqHandlerEntry> {
-  static constexpr std::tuple kMembers{&IrqHandlerEntry::name};
+struct EntryLayout<IrqHandlerEntry> {
+  static constexpr std::tuple kStrings{&IrqHandlerEntry::name};
 };
 // The softirq and vector names are the decoder's (it outlives the batches), but are
 // copied like any other: a batch depends on nothing but itself.
 template <>
-struct EntryStrings<Softirq> {
-  static constexpr std::tuple kMembers{&Softirq::name};
+struct EntryLayout<Softirq> {
+  static constexpr std::tuple kStrings{&Softirq::name};
 };
 template <>
-struct EntryStrings<IrqVector> {
-  static constexpr std::tuple kMembers{&IrqVector::name};
-};
-
-// The tag of the Push call of the events the decoder makes in place (EventBatchWriter::Begin).
-template <typename T>
-struct InPlaceTag;
-template <>
-struct InPlaceTag<SchedSwitch> {
-  static constexpr EventTag kTag = EventTag::kSchedSwitch;
+struct EntryLayout<IrqVector> {
+  static constexpr std::tuple kStrings{&IrqVector::name};
 };
 template <>
-struct InPlaceTag<SchedWakeup> {
-  static constexpr EventTag kTag = EventTag::kSchedWakeup;
+struct EntryLayout<SysEnter> {
+  static constexpr std::tuple<> kStrings{};
+  static constexpr EventTag kInPlaceTag = EventTag::kSysEnter;
 };
 template <>
-struct InPlaceTag<SchedStatRuntime> {
-  static constexpr EventTag kTag = EventTag::kSchedStatRuntime;
-};
-template <>
-struct InPlaceTag<SysEnter> {
-  static constexpr EventTag kTag = EventTag::kSysEnter;
-};
-template <>
-struct InPlaceTag<SysExit> {
-  static constexpr EventTag kTag = EventTag::kSysExit;
+struct EntryLayout<SysExit> {
+  static constexpr std::tuple<> kStrings{};
+  static constexpr EventTag kInPlaceTag = EventTag::kSysExit;
 };
 
 // Fills batches with the calls it receives. When the current batch has no room for the
@@ -287,10 +277,11 @@ class EventBatchWriter final : public EventSink {
   static constexpr size_t kStringRoom = 256;
   static constexpr size_t kLineBytes = 64;
 
-  // Where an entry is made.
+  // Where an entry is made, and where it will be in the batch (the same, or, for one made
+  // in the stage, where it will be streamed to).
   struct Placed {
     std::byte* entry;
-    uintptr_t to_final;  // added to an address in the entry: where that byte will be
+    const std::byte* final;
   };
   // Room for an entry of `bytes`, headed by `tag`, in the stage (or the batch, when it is
   // too large for the stage).
@@ -298,14 +289,17 @@ class EventBatchWriter final : public EventSink {
   // Copies `e` and the strings of `Strings` behind it into an entry of `tag`.
   template <typename T>
   void PutEntry(EventTag tag, const T& e);
-  // Copies `s` to `*at`, advances `*at` and returns the view of the copy where it will be.
-  static std::string_view CopyString(std::string_view s, std::byte** at, uintptr_t to_final);
+  // Copies `s` to `*at`, returns the view of the copy where it will be (`*final`), and
+  // advances both.
+  static std::string_view CopyString(std::string_view s, std::byte** at, const std::byte** final);
   // The bytes of the strings of `e` that its entry copies.
   template <typename T>
   static size_t StringBytes(const T& e);
-  // Copies the strings of `e` to `at` and points its views at where they will be.
+  // Copies the strings of `e` to `at` and points its views at where they will be (`final`).
   template <typename T>
-  static void CopyStrings(T& e, std::byte* at, uintptr_t to_final);
+  static void CopyStrings(T& e, std::byte* at, const std::byte* final);
+  // The next `bytes` of the batch, which the caller made room for.
+  std::byte* Claim(size_t bytes);
   // Streams the staged bytes to the batch: the whole lines, or all of them with `all`.
   void Stream(bool all);
 
@@ -321,13 +315,13 @@ class EventBatchWriter final : public EventSink {
 template <typename T>
 size_t EventBatchWriter::StringBytes(const T& e) {
   return std::apply([&](auto... views) { return (size_t{0} + ... + (e.*views).size()); },
-                    EntryStrings<T>::kMembers);
+                    EntryLayout<T>::kStrings);
 }
 
 template <typename T>
-void EventBatchWriter::CopyStrings(T& e, std::byte* at, uintptr_t to_final) {
-  std::apply([&](auto... views) { ((e.*views = CopyString(e.*views, &at, to_final)), ...); },
-             EntryStrings<T>::kMembers);
+void EventBatchWriter::CopyStrings(T& e, std::byte* at, const std::byte* final) {
+  std::apply([&](auto... views) { ((e.*views = CopyString(e.*views, &at, &final)), ...); },
+             EntryLayout<T>::kStrings);
 }
 
 template <typename T>
@@ -344,14 +338,14 @@ template <typename T>
   std::byte* p = stage_ + staged_;
   staged_ += body;
   ++entries_;
-  const EventBatch::Header h{InPlaceTag<T>::kTag, static_cast<uint32_t>(body)};
+  const EventBatch::Header h{EntryLayout<T>::kInPlaceTag, static_cast<uint32_t>(body)};
   std::memcpy(p, &h, sizeof h);
   return *new (p + kHeaderBytes) T();
 }
 
 template <typename T>
 [[gnu::always_inline]] inline void EventBatchWriter::Commit(T& e) {
-  if constexpr (std::tuple_size_v<decltype(EntryStrings<T>::kMembers)> != 0) {
+  if constexpr (std::tuple_size_v<decltype(EntryLayout<T>::kStrings)> != 0) {
     constexpr size_t body = kBodyBytes<T>;
     std::byte* const p = reinterpret_cast<std::byte*>(&e) - kHeaderBytes;
     const size_t extra =
@@ -361,12 +355,12 @@ template <typename T>
       const T copy = e;  // (its views still point where the decoder found the strings)
       staged_ -= body;
       --entries_;
-      PutEntry(InPlaceTag<T>::kTag, copy);
+      PutEntry(EntryLayout<T>::kInPlaceTag, copy);
       return;
     }
-    const uintptr_t to_final =
-        reinterpret_cast<uintptr_t>(batch_.end()) - reinterpret_cast<uintptr_t>(stage_);
-    CopyStrings(e, p + body, to_final);
+    // Staged bytes go to the batch's end in order: this entry's strings, to the same offset
+    // from it as from the stage's start.
+    CopyStrings(e, p + body, batch_.end() + (p - stage_) + body);
     const auto bytes = static_cast<uint32_t>(body + extra);
     std::memcpy(p + offsetof(EventBatch::Header, bytes), &bytes, sizeof bytes);
     staged_ += extra;

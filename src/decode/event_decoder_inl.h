@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 #include "decode/event_decoder.h"
 
@@ -42,25 +43,20 @@ inline T Load(const uint8_t* p, bool swap) {
 }
 
 // The Push call of each event type the decoder makes with Emit.
-template <typename Sink>
-void Push(Sink& sink, const SchedSwitch& e) {
-  sink.PushSchedSwitch(e);
-}
-template <typename Sink>
-void Push(Sink& sink, const SchedWakeup& e) {
-  sink.PushSchedWakeup(e);
-}
-template <typename Sink>
-void Push(Sink& sink, const SchedStatRuntime& e) {
-  sink.PushSchedStatRuntime(e);
-}
-template <typename Sink>
-void Push(Sink& sink, const SysEnter& e) {
-  sink.PushSysEnter(e);
-}
-template <typename Sink>
-void Push(Sink& sink, const SysExit& e) {
-  sink.PushSysExit(e);
+template <typename Sink, typename T>
+void Push(Sink& sink, const T& e) {
+  if constexpr (std::is_same_v<T, SchedSwitch>)
+    sink.PushSchedSwitch(e);
+  else if constexpr (std::is_same_v<T, SchedWakeup>)
+    sink.PushSchedWakeup(e);
+  else if constexpr (std::is_same_v<T, SchedStatRuntime>)
+    sink.PushSchedStatRuntime(e);
+  else if constexpr (std::is_same_v<T, SysEnter>)
+    sink.PushSysEnter(e);
+  else {
+    static_assert(std::is_same_v<T, SysExit>, "an event type Emit does not know");
+    sink.PushSysExit(e);
+  }
 }
 
 // Makes an event with `build` and pushes it: in place where the sink offers that
