@@ -12,17 +12,9 @@
 
 namespace cstool {
 
-namespace {
-
-constexpr size_t RoundUp(size_t n) {
-  return (n + EventBatch::kAlign - 1) / EventBatch::kAlign * EventBatch::kAlign;
-}
-
-}  // namespace
-
 void EventBatch::Reserve(size_t capacity) {
   if (used_ != 0) throw std::logic_error("EventBatch::Reserve on a batch with entries");
-  capacity = RoundUp(capacity);
+  capacity = Aligned(capacity);
   if (capacity <= capacity_) return;
   constexpr size_t kLine = 64;
   storage_ = std::make_unique_for_overwrite<std::byte[]>(capacity + kLine);
@@ -33,7 +25,7 @@ void EventBatch::Reserve(size_t capacity) {
 }
 
 EventBatchWriter::EventBatchWriter(size_t batch_bytes, Handoff full)
-    : batch_bytes_(RoundUp(std::max<size_t>(batch_bytes, 1))), full_(std::move(full)) {
+    : batch_bytes_(EventBatch::Aligned(std::max<size_t>(batch_bytes, 1))), full_(std::move(full)) {
   batch_.Reserve(batch_bytes_);
 }
 
@@ -123,7 +115,7 @@ template <typename T>
 void EventBatchWriter::PutEntry(EventTag tag, const T& e) {
   static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= EventBatch::kAlign);
   const size_t body = kBodyBytes<T>;
-  const Placed placed = Place(tag, body + RoundUp(StringBytes(e)));
+  const Placed placed = Place(tag, body + EventBatch::Aligned(StringBytes(e)));
   T* copy = new (placed.entry + kHeaderBytes) T(e);
   CopyStrings(*copy, placed.entry + body, placed.final + body);
 }
@@ -220,7 +212,7 @@ void EventBatchWriter::PushPageFault(const PageFault& e) { PutEntry(EventTag::kP
 void EventBatchWriter::PushKernelStack(const KernelStack& e) {
   const size_t frame_bytes = e.frames == nullptr ? 0 : size_t{e.depth} * e.word_size;
   const size_t body = kBodyBytes<KernelStack>;
-  const Placed placed = Place(EventTag::kKernelStack, body + RoundUp(frame_bytes));
+  const Placed placed = Place(EventTag::kKernelStack, body + EventBatch::Aligned(frame_bytes));
   auto* copy = new (placed.entry + kHeaderBytes) KernelStack(e);
   if (e.frames != nullptr) {  // even with no frames: nothing may point into the page
     if (frame_bytes != 0) std::memcpy(placed.entry + body, e.frames, frame_bytes);

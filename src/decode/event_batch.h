@@ -79,6 +79,8 @@ struct CsdFunctionEntryCall {
 class EventBatch {
  public:
   static constexpr size_t kAlign = 8;
+  // `n` rounded up to a multiple of kAlign.
+  static constexpr size_t Aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
   struct Header {
     EventTag tag;
     uint32_t bytes;
@@ -268,11 +270,10 @@ class EventBatchWriter final : public EventSink {
   static constexpr size_t kHeaderBytes = sizeof(EventBatch::Header);
   static_assert(kHeaderBytes == EventBatch::kAlign);
   template <typename T>
-  static constexpr size_t kBodyBytes =
-      kHeaderBytes + (sizeof(T) + EventBatch::kAlign - 1) / EventBatch::kAlign* EventBatch::kAlign;
-  // The staging area: a few pages, which a record of any page size's strings fit in after
-  // a Stream. Begin leaves kStringRoom behind the event for Commit's strings (more goes
-  // the slow way: a copy, then Put).
+  static constexpr size_t kBodyBytes = kHeaderBytes + EventBatch::Aligned(sizeof(T));
+  // The staging area: four pages; an entry larger than half of it (only from a record of
+  // a page of 8 KiB or more) goes straight to the batch. Begin leaves kStringRoom behind
+  // the event for Commit's strings (longer ones go the slow way: a copy, then PutEntry).
   static constexpr size_t kStageBytes = 16 * 1024;
   static constexpr size_t kStringRoom = 256;
   static constexpr size_t kLineBytes = 64;
@@ -286,7 +287,7 @@ class EventBatchWriter final : public EventSink {
   // Room for an entry of `bytes`, headed by `tag`, in the stage (or the batch, when it is
   // too large for the stage).
   Placed Place(EventTag tag, size_t bytes);
-  // Copies `e` and the strings of `Strings` behind it into an entry of `tag`.
+  // Copies `e` and the strings its EntryLayout names behind it into an entry of `tag`.
   template <typename T>
   void PutEntry(EventTag tag, const T& e);
   // Copies `s` to `*at`, returns the view of the copy where it will be (`*final`), and
