@@ -16,11 +16,10 @@ void EventBatch::Reserve(size_t capacity) {
   if (used_ != 0) throw std::logic_error("EventBatch::Reserve on a batch with entries");
   capacity = Aligned(capacity);
   if (capacity <= capacity_) return;
-  constexpr size_t kLine = 64;
-  storage_ = std::make_unique_for_overwrite<std::byte[]>(capacity + kLine);
+  storage_ = std::make_unique_for_overwrite<std::byte[]>(capacity + kLineBytes);
   void* at = storage_.get();
-  size_t space = capacity + kLine;
-  base_ = static_cast<std::byte*>(std::align(kLine, capacity, at, space));
+  size_t space = capacity + kLineBytes;
+  base_ = static_cast<std::byte*>(std::align(kLineBytes, capacity, at, space));
   capacity_ = capacity;
 }
 
@@ -91,24 +90,14 @@ void EventBatchWriter::Flush() {
 }
 
 EventBatchWriter::Placed EventBatchWriter::Place(EventTag tag, size_t bytes) {
-  if (batch_.capacity() - batch_.size() - staged_ < bytes) {
-    Flush();
-    batch_.Reserve(bytes);  // an event larger than a batch gets a batch of its own size
-  }
-  Placed placed;
+  MakeRoom(bytes);
   if (bytes > kStageBytes / 2) {  // (only a record of a page of 8 KiB or more)
     Stream(true);
-    std::byte* entry = Claim(bytes);
-    placed = {entry, entry};
-  } else {
-    if (staged_ + bytes > kStageBytes) Stream(false);
-    placed = {stage_ + staged_, batch_.end() + staged_};
-    staged_ += bytes;
+    std::byte* entry = Headed(Claim(bytes), tag, bytes);
+    return {entry, entry};
   }
-  ++entries_;
-  const EventBatch::Header h{tag, static_cast<uint32_t>(bytes)};
-  std::memcpy(placed.entry, &h, sizeof h);
-  return placed;
+  std::byte* entry = StageEntry(tag, bytes, 0);
+  return {entry, FinalOf(entry)};
 }
 
 template <typename T>

@@ -79,6 +79,8 @@ struct CsdFunctionEntryCall {
 class EventBatch {
  public:
   static constexpr size_t kAlign = 8;
+  // A batch's storage starts at a cache line (the writer streams it a line at a time).
+  static constexpr size_t kLineBytes = 64;
   // `n` rounded up to a multiple of kAlign.
   static constexpr size_t Aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
   struct Header {
@@ -276,7 +278,7 @@ class EventBatchWriter final : public EventSink {
   // the event for Commit's strings (longer ones go the slow way: a copy, then PutEntry).
   static constexpr size_t kStageBytes = 16 * 1024;
   static constexpr size_t kStringRoom = 256;
-  static constexpr size_t kLineBytes = 64;
+  static constexpr size_t kLineBytes = EventBatch::kLineBytes;
 
   // Where an entry is made, and where it will be in the batch (the same, or, for one made
   // in the stage, where it will be streamed to).
@@ -284,6 +286,36 @@ class EventBatchWriter final : public EventSink {
     std::byte* entry;
     const std::byte* final;
   };
+  // Where the staged byte at `staged` will be: staged bytes go to the batch's end in order.
+  const std::byte* FinalOf(const std::byte* staged) const {
+    return batch_.end() + (staged - stage_);
+  }
+  // The batch's room beyond what is staged.
+  size_t Room() const { return batch_.capacity() - batch_.size() - staged_; }
+  // Room for an entry of `bytes`: hands the batch over when it has too little, and makes
+  // the next one large enough.
+  void MakeRoom(size_t bytes) {
+    if (Room() < bytes) [[unlikely]] {
+      Flush();
+      batch_.Reserve(bytes);  // an event larger than a batch gets a batch of its own size
+    }
+  }
+  // Counts the entry at `entry` and writes its header.
+  std::byte* Headed(std::byte* entry, EventTag tag, size_t bytes) {
+    ++entries_;
+    const EventBatch::Header h{tag, static_cast<uint32_t>(bytes)};
+    std::memcpy(entry, &h, sizeof h);
+    return entry;
+  }
+  // An entry of `bytes` headed by `tag` in the stage, with `slack` bytes free behind it;
+  // MakeRoom first.
+  std::byte* StageEntry(EventTag tag, size_t bytes, size_t slack) {
+    if (staged_ + bytes + slack > kStageBytes) [[unlikely]]
+      Stream(false);
+    std::byte* entry = stage_ + staged_;
+    staged_ += bytes;
+    return Headed(entry, tag, bytes);
+  }
   // Room for an entry of `bytes`, headed by `tag`, in the stage (or the batch, when it is
   // too large for the stage).
   Placed Place(EventTag tag, size_t bytes);
@@ -330,18 +362,9 @@ template <typename T>
   constexpr size_t body = kBodyBytes<T>;
   static_assert(std::is_trivially_copyable_v<T> && alignof(T) <= EventBatch::kAlign &&
                 body + kStringRoom <= kStageBytes);
-  if (batch_.capacity() - batch_.size() - staged_ < body) [[unlikely]] {
-    Flush();
-    batch_.Reserve(body);  // (a batch smaller than the event gets a batch of its size)
-  }
-  if (staged_ + body + kStringRoom > kStageBytes) [[unlikely]]
-    Stream(false);
-  std::byte* p = stage_ + staged_;
-  staged_ += body;
-  ++entries_;
-  const EventBatch::Header h{EntryLayout<T>::kInPlaceTag, static_cast<uint32_t>(body)};
-  std::memcpy(p, &h, sizeof h);
-  return *new (p + kHeaderBytes) T();
+  MakeRoom(body);
+  std::byte* entry = StageEntry(EntryLayout<T>::kInPlaceTag, body, kStringRoom);
+  return *new (entry + kHeaderBytes) T();
 }
 
 template <typename T>
@@ -352,16 +375,14 @@ template <typename T>
     const size_t extra =
         (StringBytes(e) + EventBatch::kAlign - 1) / EventBatch::kAlign * EventBatch::kAlign;
     if (extra == 0) return;
-    if (extra > kStringRoom || batch_.capacity() - batch_.size() - staged_ < extra) [[unlikely]] {
+    if (extra > kStringRoom || Room() < extra) [[unlikely]] {
       const T copy = e;  // (its views still point where the decoder found the strings)
       staged_ -= body;
       --entries_;
       PutEntry(EntryLayout<T>::kInPlaceTag, copy);
       return;
     }
-    // Staged bytes go to the batch's end in order: this entry's strings, to the same offset
-    // from it as from the stage's start.
-    CopyStrings(e, p + body, batch_.end() + (p - stage_) + body);
+    CopyStrings(e, p + body, FinalOf(p) + body);
     const auto bytes = static_cast<uint32_t>(body + extra);
     std::memcpy(p + offsetof(EventBatch::Header, bytes), &bytes, sizeof bytes);
     staged_ += extra;
