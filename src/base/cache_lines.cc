@@ -56,13 +56,19 @@ void EvictCacheLines(const void* p, size_t bytes) {
 EvictionChoice::EvictionChoice(Clock now) : now_(now ? std::move(now) : Clock(SteadyNowNs)) {}
 
 bool EvictionChoice::Evict() {
-  if (decision_ != Decision::kTrying) return decision_ == Decision::kEvict;
+  if (decision_ != Decision::kTrying) {
+    if (++held_ < kHold) return decision_ == Decision::kEvict;
+    decision_ = Decision::kTrying;  // tries again: what paid then may not pay now
+    calls_ = kWarmup;
+    rounds_ = {};
+  }
   const int64_t call = calls_++;
   if (call < kWarmup) return false;
   const int64_t round = (call - kWarmup) / kRound;
   if (round == 2 * kRoundsEach) {
     refill_began_ = -1;
     decision_ = Median(rounds_[1]) < Median(rounds_[0]) ? Decision::kEvict : Decision::kKeep;
+    held_ = 0;
     return decision_ == Decision::kEvict;
   }
   refill_began_ = now_();

@@ -30,16 +30,24 @@ void EvictCacheLines(const void* p, size_t bytes);
 // instead, kept in about half the runs of a 4.3 M-event ping-pong, -j 2 on an AMD VM, at
 // 285 ms against 165-180 ms evicting). The read-ahead worker asks about its page runs.
 // After a warm-up, rounds of kRound buffers alternate (kept first), and once each way
-// has had kRoundsEach rounds the one with the shorter median round keeps the rest.
+// has had kRoundsEach rounds the one with the shorter median round holds for kHold
+// buffers; then the rounds begin again (no warm-up), and so on to the end. A choice made
+// once, after 16 buffers, kept in a quarter of the runs of a v7+zstd ping-pong (-j 2,
+// AMD VM), and in every run that began beside 30 ms of another task on the worker's CPU:
+// those ran at 270-290 ms where evicting took 190-210. Its keeping rounds had come before
+// the reader read the buffers back, and so had cost nothing.
 // Eviction moves no data, so the choice changes timing only, never a result. One thread's.
 //
-//   buffers:  | warm-up | keep | evict | keep | evict | ... | the faster, to the end |
+//   buffers:  | warm-up | keep | evict | ... | the faster, kHold | keep | evict | ... |
 //   a buffer:   Evict() -> (evicted or not) -> refill -> Refilled() -> wait for the next
 class EvictionChoice {
  public:
-  static constexpr int kWarmup = 16;
+  // Past the buffers the reader has not read back yet: a CPU reads up to 64 runs ahead,
+  // and keeping costs nothing until the reader holds what is refilled.
+  static constexpr int kWarmup = 256;
   static constexpr int kRound = 16;
   static constexpr int kRoundsEach = 5;
+  static constexpr int kHold = 1024;
   using Clock = std::function<int64_t()>;
   // `now`: nanoseconds of a monotonic clock (a test's own).
   explicit EvictionChoice(Clock now = {});
@@ -55,7 +63,8 @@ class EvictionChoice {
  private:
   Clock now_;
   Decision decision_ = Decision::kTrying;
-  int64_t calls_ = 0;
+  int64_t calls_ = 0;          // buffers of this trial (a trial again starts past the warm-up)
+  int64_t held_ = 0;           // buffers since the decision
   int64_t refill_began_ = -1;  // the timed buffer's Evict(), or -1
   // Round times (their buffers' refills), kept ones and evicted ones.
   std::array<std::array<int64_t, kRoundsEach>, 2> rounds_{};

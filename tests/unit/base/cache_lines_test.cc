@@ -1,5 +1,5 @@
 // EvictionChoice: which way the hand-over's buffers go, decided by timing both ways'
-// refills (not the waits between them).
+// refills (not the waits between them), and decided again every kHold buffers.
 #include "base/cache_lines.h"
 
 #include <gtest/gtest.h>
@@ -108,6 +108,38 @@ TEST(EvictionChoice, ARefillThatNeverEndedCountsNothing) {
     now += 1'000'000;
   }
   EXPECT_EQ(choice.decision(), Decision::kEvict);
+}
+
+// A decision holds for kHold buffers; then both ways are tried again, with no warm-up,
+// and the way that pays now is taken: here keeping paid at first, evicting later.
+TEST(EvictionChoice, TriesAgainAfterHoldingADecision) {
+  constexpr int kRetrial = 2 * EvictionChoice::kRound * EvictionChoice::kRoundsEach;
+  constexpr int kChanged = kTrial + EvictionChoice::kHold;  // the second trial's first buffer
+  int64_t now = 0;
+  EvictionChoice choice([&] { return now; });
+  std::vector<bool> evicted;
+  std::vector<Decision> decisions;
+  for (int i = 0; i < kChanged + kRetrial + 100; ++i) {
+    const bool evict = choice.Evict();
+    evicted.push_back(evict);
+    const bool later = i >= kChanged;
+    now += evict == later ? 90 : 110;
+    choice.Refilled();
+    decisions.push_back(choice.decision());
+  }
+  for (int i = kTrial; i < kChanged; ++i) {
+    EXPECT_FALSE(evicted[i]) << i;
+    EXPECT_EQ(decisions[i], Decision::kKeep) << i;
+  }
+  for (int i = kChanged; i < kChanged + kRetrial; ++i) {
+    const int round = (i - kChanged) / EvictionChoice::kRound;
+    EXPECT_EQ(evicted[i], round % 2 == 1) << i;
+    EXPECT_EQ(decisions[i], Decision::kTrying) << i;
+  }
+  for (size_t i = kChanged + kRetrial; i < evicted.size(); ++i) {
+    EXPECT_TRUE(evicted[i]) << i;
+    EXPECT_EQ(decisions[i], Decision::kEvict) << i;
+  }
 }
 
 // A tie keeps the buffers as they are (evicting is the extra work).
