@@ -32,10 +32,10 @@ void EvictCacheLines(const void* p, size_t bytes);
 // After a warm-up, rounds of kRound buffers alternate (kept first), and once each way
 // has had kRoundsEach rounds the one with the shorter median round holds for kHold
 // buffers; then the rounds begin again (no warm-up), and so on to the end. A choice made
-// once, after 16 buffers, kept in a quarter of the runs of a v7+zstd ping-pong (-j 2,
-// AMD VM), and in every run that began beside 30 ms of another task on the worker's CPU:
-// those ran at 270-290 ms where evicting took 190-210. Its keeping rounds had come before
-// the reader read the buffers back, and so had cost nothing.
+// once, after 16 buffers, kept in 2 of 8 runs of a v7+zstd ping-pong (-j 2, AMD VM), and
+// in 5 of 8 that began beside 30 ms of another task on the worker's CPU: those ran at
+// 270-290 ms where evicting took 190-210. Its keeping rounds had come before the reader
+// read the buffers back, and so had cost nothing.
 // Eviction moves no data, so the choice changes timing only, never a result. One thread's.
 //
 //   buffers:  | warm-up | keep | evict | ... | the faster, kHold | keep | evict | ... |
