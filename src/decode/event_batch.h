@@ -372,8 +372,7 @@ template <typename T>
   if constexpr (std::tuple_size_v<decltype(EntryLayout<T>::kStrings)> != 0) {
     constexpr size_t body = kBodyBytes<T>;
     std::byte* const p = reinterpret_cast<std::byte*>(&e) - kHeaderBytes;
-    const size_t extra =
-        (StringBytes(e) + EventBatch::kAlign - 1) / EventBatch::kAlign * EventBatch::kAlign;
+    const size_t extra = EventBatch::Aligned(StringBytes(e));
     if (extra == 0) return;
     if (extra > kStringRoom || Room() < extra) [[unlikely]] {
       const T copy = e;  // (its views still point where the decoder found the strings)
