@@ -197,7 +197,7 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& to) {
   CheckEachRecordingOnce(options, messages);
   std::optional<OutputFile> html;
   if (!options.html.empty()) {
-    RefuseToOverwriteRecording(options.html, "--html");
+    RefuseToOverwriteKeptFile(options.html, "--html");
     html.emplace(options.html);
   }
   SyscallTable syscalls;

@@ -178,7 +178,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                                 "report reads FILE)",
                                 options.tables.path),
                     ExitCode::kUsage);
-      RefuseToOverwriteRecording(options.tables.path, "-o");
+      RefuseToOverwriteKeptFile(options.tables.path, "-o");
       file_out.emplace(options.tables.path);
     }
     output = MakeOutput(options.format, file_out ? file_out->stream() : out);
@@ -186,6 +186,8 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     throw Error(fmt::format("--format {} needs -o {}", options.format,
                             options.format == "sqlite" ? "FILE.db" : "DIR"),
                 ExitCode::kUsage);
+  } else if (options.format == "sqlite") {
+    RefuseToOverwriteRecording(options.tables.path, "-o");
   }
   std::error_code ec;
   if (!std::filesystem::exists(options.file, ec) && LiveRecorderOf(options.file) != 0)

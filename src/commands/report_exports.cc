@@ -56,8 +56,8 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
                              const SyscallTable& syscalls)
     : options_(options) {
   auto selected = [view](const Thread& t) { return SelectsThread(view, t); };
-  if (!options_.timeline.empty()) RefuseToOverwriteRecording(options_.timeline, "--timeline");
-  if (!options_.html.empty()) RefuseToOverwriteRecording(options_.html, "--html");
+  if (!options_.timeline.empty()) RefuseToOverwriteKeptFile(options_.timeline, "--timeline");
+  if (!options_.html.empty()) RefuseToOverwriteKeptFile(options_.html, "--html");
   if (!options_.timeline.empty()) {
     timeline_file_.emplace(options_.timeline, kTimelineBuffer);
     const TimelineFormat format =

@@ -51,8 +51,16 @@ void SqliteWriter::Begin(bool replace) {
   db_.reset(db);  // a handle even on failure, for the message
   if (rc != SQLITE_OK) Fail("cannot open");
   sqlite3_busy_timeout(db_.get(), 10'000);  // another host's export appending to a shared file
-  // One big transaction: the journal is what makes it atomic, fsyncs at commit only.
-  Exec("PRAGMA synchronous = NORMAL");
+  // One big transaction: the journal is what makes it atomic, fsyncs at commit only. (The
+  // first statement is where SQLite reads the file's header.)
+  const char* pragma = "PRAGMA synchronous = NORMAL";
+  const int read = sqlite3_exec(db_.get(), pragma, nullptr, nullptr, nullptr);
+  if (read == SQLITE_NOTADB)
+    throw Error(fmt::format("{} is not a SQLite database: --format sqlite adds to a database it "
+                            "wrote, or makes a new file; give a new file or one it wrote",
+                            path_),
+                ExitCode::kUsage);
+  if (read != SQLITE_OK) Fail(pragma);
   Exec("BEGIN IMMEDIATE");
   CheckSchema();
   CheckDuplicate(replace);

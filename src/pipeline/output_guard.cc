@@ -9,16 +9,47 @@
 #include "format/trace_file_format.h"
 
 namespace cstool {
+namespace {
+
+// The first 16 bytes of every SQLite 3 database file (its header string, NUL included).
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+
+Error RecordingRefused(const std::string& path, std::string_view option) {
+  return Error(fmt::format("{} {}: that is a recording (a trace.dat file), and an output never "
+                           "replaces one: give the output a name of its own after {}",
+                           option, path, option),
+               ExitCode::kUsage);
+}
+
+}  // namespace
+
+KeptFile KeptFileAt(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 16> head{};
+  in.read(head.data(), head.size());
+  const std::string_view got(head.data(), static_cast<size_t>(in.gcount()));
+  if (got.starts_with(tracefile::kTraceDatMagic)) return KeptFile::kRecording;
+  if (got == kSqliteMagic) return KeptFile::kSqliteDatabase;
+  return KeptFile::kNone;
+}
+
+void RefuseToOverwriteKeptFile(const std::string& path, std::string_view option) {
+  switch (KeptFileAt(path)) {
+    case KeptFile::kNone:
+      return;
+    case KeptFile::kRecording:
+      throw RecordingRefused(path, option);
+    case KeptFile::kSqliteDatabase:
+      throw Error(fmt::format("{} {}: that is a SQLite database (a fleet export), and an output "
+                              "never replaces one: add to it with --format sqlite, or give the "
+                              "output a name of its own after {}",
+                              option, path, option),
+                  ExitCode::kUsage);
+  }
+}
 
 void RefuseToOverwriteRecording(const std::string& path, std::string_view option) {
-  std::ifstream in(path, std::ios::binary);
-  std::array<char, tracefile::kTraceDatMagic.size()> head{};
-  if (!in.read(head.data(), head.size())) return;  // absent, unreadable or short: no recording
-  if (std::string_view(head.data(), head.size()) != tracefile::kTraceDatMagic) return;
-  throw Error(fmt::format("{} {}: that is a recording (a trace.dat file), and an output never "
-                          "replaces one: give the output a name of its own after {}",
-                          option, path, option),
-              ExitCode::kUsage);
+  if (KeptFileAt(path) == KeptFile::kRecording) throw RecordingRefused(path, option);
 }
 
 }  // namespace cstool

@@ -1,6 +1,8 @@
-// Outputs never replace a recording. `cstool report --timeline run.dat` (the output's name
-// forgotten) takes the recording as the output and reads ./cstool.dat instead: the
-// recording was overwritten, and the report was of another file.
+// Outputs never replace what cannot be made again. `cstool report --timeline run.dat` (the
+// output's name forgotten) takes the recording as the output and reads ./cstool.dat
+// instead: the recording was overwritten, and the report was of another file. A fleet's
+// database (`--format sqlite -o fleet.db`) given to a table or JSON report's `-o`, its
+// `--format` forgotten, would lose every host's rows the same way.
 #pragma once
 
 #include <string>
@@ -8,8 +10,18 @@
 
 namespace cstool {
 
-// Throws a usage error when `path` is an existing trace.dat file; `option` names the
-// output option that gave it ("--timeline", "-o").
+// What an existing file holds that an output must not replace.
+enum class KeptFile { kNone, kRecording, kSqliteDatabase };
+
+// What `path` holds (kNone when it is absent, unreadable or neither).
+KeptFile KeptFileAt(const std::string& path);
+
+// Throws a usage error when `path` is an existing recording or SQLite database; `option`
+// names the output option that gave it ("--timeline", "-o").
+void RefuseToOverwriteKeptFile(const std::string& path, std::string_view option);
+
+// Throws a usage error when `path` is an existing recording only: for `--format sqlite -o`,
+// which adds to a database (the writer refuses any other file that is not one).
 void RefuseToOverwriteRecording(const std::string& path, std::string_view option);
 
 }  // namespace cstool

@@ -89,5 +89,62 @@ TEST(OutputFiles, ARecordingIsNeverOverwritten) {
   fs::remove(recording);
 }
 
+// A fleet's database given to an output that is not `--format sqlite` (the format
+// forgotten) is refused the same way, and keeps its rows; `--format sqlite` adds to it.
+TEST(OutputFiles, ADatabaseIsNeverOverwrittenButAddedTo) {
+  const fs::path db = ScratchPath("fleet.db");
+  fs::remove(db);
+  const std::string d = db.string();
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult made = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", d});
+  ASSERT_EQ(made.status, 0) << made.err;
+  const std::string before = ReadWholeFile(db);
+  ASSERT_EQ(before.rfind(std::string("SQLite format 3\0", 16), 0), 0u);
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {CSTOOL_BINARY, "report", file, "-o", d},
+           {CSTOOL_BINARY, "report", file, "--format", "json", "-o", d},
+           {CSTOOL_BINARY, "report", file, "--timeline", d},
+           {CSTOOL_BINARY, "report", file, "--html", d},
+           {CSTOOL_BINARY, "diff", "--html", d, file, "--", file}}) {
+    CommandResult result = RunCommand(argv);
+    SCOPED_TRACE(argv[1] + " " + argv[3]);
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_NE(result.err.find(d + ": that is a SQLite database (a fleet export), and an output "
+                                  "never replaces one: add to it with --format sqlite"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(ReadWholeFile(db), before);
+    EXPECT_FALSE(fs::exists(d + ".partial"));
+  }
+  fs::remove(db);
+}
+
+// `--format sqlite -o` adds to a database: a recording there gets the recording's refusal,
+// any other file a plain one (not SQLite's "PRAGMA ...: file is not a database").
+TEST(OutputFiles, ASqliteExportRefusesFilesThatAreNotDatabases) {
+  const fs::path recording = ScratchPath("victim_sqlite.dat");
+  fs::copy_file(Fixture("small_v6.dat"), recording, fs::copy_options::overwrite_existing);
+  const fs::path text = ScratchPath("notes.txt");
+  { std::ofstream(text) << "some notes, not a database\n"; }
+  const std::string rec_before = ReadWholeFile(recording);
+  const std::string file = Fixture("golden_mutex.dat");
+  CommandResult r =
+      RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", recording.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(recording.string() + ": that is a recording (a trace.dat file)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadWholeFile(recording), rec_before);
+  r = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", text.string()});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(text.string() +
+                       " is not a SQLite database: --format sqlite adds to a database it wrote"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadWholeFile(text), "some notes, not a database\n");
+  fs::remove(recording);
+  fs::remove(text);
+}
+
 }  // namespace
 }  // namespace cstool::testing
