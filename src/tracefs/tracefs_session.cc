@@ -312,7 +312,8 @@ int TracefsSession::ReapStaleInstances(Messages& messages) {
 
 TracefsSession::TracefsSession(const SessionConfig& config, Messages& messages) {
   CheckAccess();
-  ReapStaleInstances(messages);
+  // Once a process: its other instances (suffixed) come after its first, which reaped.
+  if (config.instance_suffix.empty()) ReapStaleInstances(messages);
   ResolveEvents(config, messages);
 
   name_ = InstanceName(::getpid(), config.instance_suffix);
@@ -373,9 +374,17 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
                   ExitCode::kUsage);
     if (event == "*") {
       auto names = SystemEvents(system);
+      // (A bare event's name was made SYSTEM:EVENT before, when one system had it.)
+      if (names.empty() && colon == std::string::npos)
+        throw Error(fmt::format("unknown event '{}': neither an event system nor an event's "
+                                "name (see /sys/kernel/tracing/available_events; -e takes "
+                                "SYSTEM:EVENT, SYSTEM or EVENT)",
+                                system),
+                    ExitCode::kUsage);
       if (names.empty())
         throw Error(fmt::format("unknown event system '{}' (see "
-                                "/sys/kernel/tracing/available_events; an event is SYSTEM:EVENT)",
+                                "/sys/kernel/tracing/available_events; -e takes SYSTEM:EVENT, "
+                                "SYSTEM or EVENT)",
                                 system),
                     ExitCode::kUsage);
       for (const auto& n : names) add({system, n});

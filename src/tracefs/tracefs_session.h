@@ -53,7 +53,8 @@ struct SessionConfig {
 
 class TracefsSession {
  public:
-  // Checks privileges and tracefs, reaps stale instances, creates and configures the
+  // Checks privileges and tracefs, reaps stale instances (for the process's first instance,
+  // the one without a suffix), creates and configures the
   // instance with tracing off; default events this kernel lacks are warnings. Throws
   // cstool::Error (exit 2 for usage problems).
   TracefsSession(const SessionConfig& config, Messages& messages);

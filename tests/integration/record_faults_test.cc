@@ -410,6 +410,11 @@ TEST_F(RecordFaults, ASessionBeforeTheRecoveryKeepsTheKilledRecordersInstances) 
   EXPECT_TRUE(fs::exists(runtime_instance));
   EXPECT_NE(other.err.find("`cstool record --recover " + out.string() + "`"), std::string::npos)
       << other.err;
+  // Said once, though the recording makes two instances (the run-time buffer's too).
+  const std::string kept = "kept the tracefs instances of the killed recording";
+  const size_t first = other.err.find(kept);
+  EXPECT_NE(first, std::string::npos) << other.err;
+  EXPECT_EQ(other.err.find(kept, first + 1), std::string::npos) << other.err;
   EXPECT_EQ(ReadWholeFile(instance / "tracing_on"), "0\n") << "what it holds is kept as it is";
 
   CommandResult recover = RunCommand({kCstool, "record", "--recover", out});

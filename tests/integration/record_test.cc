@@ -473,8 +473,15 @@ TEST_F(RecordTest, AnEventsBareNameIsItsSystems) {
   EXPECT_NE(Report(out).out.find("signal_generate:"), std::string::npos);
   Result bad = Record({"-e", "no_such_event", "-o", dir_ / "bad.dat", "--", "/bin/true"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("unknown event system 'no_such_event'"), std::string::npos) << bad.err;
-  EXPECT_NE(bad.err.find("an event is SYSTEM:EVENT"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unknown event 'no_such_event': neither an event system nor an "
+                         "event's name"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find("-e takes SYSTEM:EVENT, SYSTEM or EVENT"), std::string::npos) << bad.err;
+  Result bad_system = Record({"-e", "no_such_system:*", "-o", dir_ / "bad.dat", "--", "/bin/true"});
+  EXPECT_EQ(bad_system.status, 2);
+  EXPECT_NE(bad_system.err.find("unknown event system 'no_such_system'"), std::string::npos)
+      << bad_system.err;
   // The option checks that look for an event know it by its bare name too.
   Result stacks = Record({"--stacks", "--no-defaults", "-e", "sched_switch", "-o",
                           dir_ / "stacks.dat", "--", "/bin/true"});
