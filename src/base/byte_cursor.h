@@ -34,9 +34,12 @@ class ByteCursor {
     if (n > remaining() && n > (uint64_t{1} << 32))
       throw Error(fmt::format("{}: corrupt file at offset {}: implausible {} size {}", file_, pos_,
                               what, n));
+    // The offset first is where the file ends, as in every other "truncated" message.
     if (n > remaining())
-      throw Error(fmt::format("{}: truncated at offset {} ({}: expected {} bytes, file ends)",
-                              file_, pos_, what, n));
+      throw Error(
+          fmt::format("{}: truncated at offset {} ({}: expected {} bytes at offset {}, "
+                      "file ends)",
+                      file_, bytes_.size(), what, n, pos_));
   }
 
   template <typename T>

@@ -1,6 +1,7 @@
 #include "pipeline/salvage_cut.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -30,9 +31,11 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
   reader.ForgetSalvageNotesFrom(notes);  // the decoding meets the damage again
   reader.EndAt(bound);
   int cut_cpu = -1;
+  std::vector<int> emptied;  // cut with no record left
   for (int cpu : reader.salvage_log().cut_cpus()) {
     if (cpu < 0 || cpu >= reader.cpus()) continue;
     const int64_t ts = last_ts[static_cast<size_t>(cpu)];
+    if (ts < 0) emptied.push_back(cpu);
     if (ts >= 0 && (cut_cpu < 0 || ts < last_ts[static_cast<size_t>(cut_cpu)])) cut_cpu = cpu;
   }
   if (cut_cpu < 0) return {};
@@ -40,11 +43,23 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
   if (reader.end_ts() > 0 && reader.end_ts() <= end) return {};
   reader.EndAt(end);
   const double after_s = static_cast<double>(end - 1 - first_ts) / 1e9;
+  std::sort(emptied.begin(), emptied.end());
+  emptied.erase(std::unique(emptied.begin(), emptied.end()), emptied.end());
+  // A CPU with nothing left is not "reported up to there": its threads' time there is
+  // missing from the start, which the note must not hide behind the others' bound.
+  const std::string none_left =
+      emptied.empty()
+          ? std::string()
+          : fmt::format(
+                "; {} {} {} no data left at all: {} events are missing from the start, and "
+                "the time threads spent there shows as unknown",
+                emptied.size() == 1 ? "CPU" : "CPUs", fmt::join(emptied, ", "),
+                emptied.size() == 1 ? "has" : "have", emptied.size() == 1 ? "its" : "their");
   return fmt::format(
       "CPU {}'s data ends {:.6f} s into the trace (its last record before the damage): every "
-      "CPU is reported up to there, the others' later events are left out (one-sided, they "
-      "would show a wakeup onto CPU {} and never its switch-in)",
-      cut_cpu, after_s, cut_cpu);
+      "CPU{} is reported up to there, the others' later events are left out (one-sided, they "
+      "would show a wakeup onto CPU {} and never its switch-in){}",
+      cut_cpu, after_s, emptied.empty() ? "" : " with data left", cut_cpu, none_left);
 }
 
 }  // namespace cstool

@@ -128,6 +128,16 @@ TEST_F(BadFile, HeaderSectionOfTwoToTheSixtyBytes) {
   EXPECT_NE(msg.find(fmt::format("offset {}", at + 20)), std::string::npos) << msg;
 }
 
+// A cut inside a header section names the file's end first, as the other truncations do,
+// and where the section began: two cuts in one section say different things.
+TEST_F(BadFile, ACutInsideASectionNamesWhereTheFileEnds) {
+  for (const size_t keep : {data_.front().offset / 2, data_.front().offset / 2 + 100}) {
+    const std::string msg = StrictError(original_.substr(0, keep));
+    EXPECT_NE(msg.find(fmt::format(": truncated at offset {} (", keep)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("file ends)"), std::string::npos) << msg;
+  }
+}
+
 // A file cut anywhere in its first bytes says so, for v6 and v7 alike: not "bad magic",
 // "bad endianness byte" or a libtracecmd failure with no offset.
 TEST_F(BadFile, CutInTheFileHeaderIsTruncated) {
@@ -278,6 +288,38 @@ TEST_F(BadFile, SalvageReadsCpuDataUpToTheCut) {
   auto same = AnalyzeTrace(kFixtures + "small_v6.dat", syscalls, {.salvage = true});
   EXPECT_TRUE(same->model.trace.damage.empty());
   EXPECT_EQ(same->model.trace.events, full->model.trace.events);
+}
+
+// A cut in the first CPU's data leaves the later CPUs nothing: the note bounds the report
+// at the first CPU's last record and says those CPUs have no data at all (it said "every
+// CPU is reported up to there", of CPUs with no event in the report).
+TEST_F(BadFile, SalvageNamesTheCpusWithNoDataLeft) {
+  ASSERT_GE(data_.size(), 2u);
+  const auto& first = data_.front();
+  ASSERT_GT(first.size, 3 * 4096u);
+  for (size_t i = 1; i < data_.size(); ++i)
+    ASSERT_GE(data_[i].offset, first.offset + first.size) << "fixture layout changed";
+  Write(original_.substr(0, first.offset + 2 * 4096 + 1000));
+  SyscallTable syscalls;
+  auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
+  const TraceSummary& t = part->model.trace;
+  const std::string all = fmt::format("{}", fmt::join(t.damage, "\n"));
+  std::vector<int> rest;
+  for (int cpu = 1; cpu < static_cast<int>(data_.size()); ++cpu) rest.push_back(cpu);
+  EXPECT_NE(all.find("CPU 0's data ends "), std::string::npos) << all;
+  EXPECT_NE(all.find("every CPU with data left is reported up to there"), std::string::npos) << all;
+  EXPECT_NE(
+      all.find(fmt::format("; {} {} {} no data left at all: ", rest.size() == 1 ? "CPU" : "CPUs",
+                           fmt::join(rest, ", "), rest.size() == 1 ? "has" : "have")),
+      std::string::npos)
+      << all;
+  // A cut with every CPU's data left in part keeps the plain note.
+  const auto& last = data_.back();
+  Write(original_.substr(0, last.offset + 2 * 4096 + 1000));
+  auto later = AnalyzeTrace(path_, syscalls, {.salvage = true});
+  const std::string plain = fmt::format("{}", fmt::join(later->model.trace.damage, "\n"));
+  EXPECT_NE(plain.find("every CPU is reported up to there"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("no data left at all"), std::string::npos) << plain;
 }
 
 // A CPU none of whose data is left is a gap of unknown size from the start: counted as
