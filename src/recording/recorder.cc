@@ -605,13 +605,16 @@ void Recorder::MeasureHeader() {
   // A limit that leaves no room for events would keep none: refused before the command runs.
   const uint64_t least = header_bytes_ + kFileSlackBytes + StopReserveBytes() + kMinEventBytes;
   if (o_.max_size > 0 && o_.max_size < least)
-    throw Error(fmt::format("--max-size {} leaves no room for events: this recording's file "
-                            "takes {} without them (its header, room for what the recording info "
-                            "grows by and for each CPU's last pages); give at least {}",
-                            HumanBytes(o_.max_size),
-                            HumanBytes(header_bytes_ + kFileSlackBytes + StopReserveBytes()),
-                            fmt::format("{}K", (least + 1023) / 1024)),
-                ExitCode::kUsage);
+    throw Error(
+        fmt::format("--max-size {} leaves no room for events: the recording keeps {} "
+                    "of it besides them (its header, {}, and {} of room for what the "
+                    "recording info grows by and for each CPU's last pages, which the "
+                    "file uses only as far as it needs); give at least {}",
+                    HumanBytes(o_.max_size),
+                    HumanBytes(header_bytes_ + kFileSlackBytes + StopReserveBytes()),
+                    HumanBytes(header_bytes_), HumanBytes(kFileSlackBytes + StopReserveBytes()),
+                    fmt::format("{}K", (least + 1023) / 1024)),
+        ExitCode::kUsage);
 }
 
 // The readers' budget, every loop tick: --max-size less the header, and what the disk
@@ -766,9 +769,14 @@ bool Recorder::ShouldStop() {
       std::none_of(info_.target_pids.begin(), info_.target_pids.end(), ProcessExists))
     return true;
   if (budget_ && budget_->exhausted() && ended_early_.empty()) {
-    ended_early_ = !budget_->disk_full() && budget_->limit() == size_limit_
-                       ? fmt::format("--max-size {} reached", HumanBytes(o_.max_size))
-                       : "the disk was full";
+    ended_early_ =
+        !budget_->disk_full() && budget_->limit() == size_limit_
+            ? fmt::format(
+                  "--max-size {} reached (the room it leaves for events "
+                  "after the header and the {} kept for the recording's "
+                  "end, which the file uses only as far as it needs)",
+                  HumanBytes(o_.max_size), HumanBytes(kFileSlackBytes + StopReserveBytes()))
+            : "the disk was full";
     timed_out_ = true;  // ends the command like -N
     return true;
   }
