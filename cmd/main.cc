@@ -28,7 +28,9 @@ namespace cstool::cmd {
 namespace {
 
 constexpr Subcommand kSubcommands[] = {
-    {"record", "Record scheduler, IRQ and syscall events into a trace.dat file", SetupRecord},
+    {"record",
+     "Record scheduler, IRQ and syscall events into a trace.dat file (default cstool.dat)",
+     SetupRecord},
     {"report", "Per-thread microstates and cause-labelled context switches", SetupReport},
     {"diff", "Compare recordings before and after a change, thread by thread", SetupDiff},
     {"irq", "Which interrupts stole time from which tasks; IRQ affinities", SetupIrq},

@@ -110,8 +110,10 @@ void Validate(const NmiInjectOptions& o) {
   if (!(o.rate_hz > 0) || !std::isfinite(o.rate_hz))
     throw Error("--rate must be a positive number of interrupts per second", ExitCode::kUsage);
   if (o.duration_s < 0 || !std::isfinite(o.duration_s))
-    throw Error("--duration must be a positive number of seconds (0: until Ctrl-C)",
-                ExitCode::kUsage);
+    throw Error(
+        "--duration must be a positive number of seconds or a duration with its unit (0: until "
+        "Ctrl-C)",
+        ExitCode::kUsage);
 }
 
 // --noise: the pages the counter read, kept in a temporary file and made into a trace.dat
