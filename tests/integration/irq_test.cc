@@ -194,8 +194,9 @@ TEST_F(IrqTest, NoiseJsonHasRtlaColumnsPerCpuAndSourcesSumToNoise) {
 // so the injected vector's count in the IRQ column's sources is exactly the live count.
 TEST_F(IrqTest, NmiInjectNoiseViewAgreesExactlyWithItsLiveCounts) {
   if (OnlineCpus().size() < 2) GTEST_SKIP() << "needs CPU 1";
+  // (-N with a unit, as record and irq take it.)
   CommandResult r = RunCommand({kCstool, "nmi-inject", "--cpu", "1", "--source", "timer", "--rate",
-                                "2000", "--duration", "1", "--noise"});
+                                "2000", "-N", "1000ms", "--noise"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(; lost events (\d+)\n)"))) << r.out;
