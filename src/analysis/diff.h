@@ -66,7 +66,7 @@ struct DiffResult {
   // What the command warned about while reading the recordings (lost events, other
   // events or commands on a side): also on stderr, kept here for the outputs.
   std::vector<std::string> warnings;
-  bool significance_known() const;  // both sides have at least two recordings
+  bool significance_known() const;  // both sides have kMinRunsForSignificance recordings
 };
 
 // Throws nothing; either side may be empty only in tests (the command requires one each).

@@ -24,11 +24,14 @@ Comparison Compare(std::vector<double> base, std::vector<double> after, double r
   c.base = Summarize(std::move(base));
   c.after = Summarize(std::move(after));
   c.change = c.after.mean - c.base.mean;
-  if (c.base.runs() >= kMinRunsForSignificance && c.after.runs() >= kMinRunsForSignificance) {
-    const double size = std::fabs(c.change);
-    c.significant = size > c.base.spread() && size > c.after.spread() && 2 * size >= resolution;
-  }
+  if (c.base.runs() >= kMinRunsForSignificance && c.after.runs() >= kMinRunsForSignificance)
+    c.significant = BeyondBothSpreads(c.base, c.after, resolution);
   return c;
+}
+
+bool BeyondBothSpreads(const SideStats& base, const SideStats& after, double resolution) {
+  const double size = std::fabs(after.mean - base.mean);
+  return size > base.spread() && size > after.spread() && 2 * size >= resolution;
 }
 
 }  // namespace cstool

@@ -62,7 +62,8 @@ class DiffHtmlWriter {
         << (r.significance_known()
                 ? "Bars are means over each side's recordings, the black line their spread "
                   "(min..max); * = significant: the change exceeds the spread of both sides."
-                : "One recording on a side: no spread, so no change is flagged significant.")
+                : "Fewer than 3 recordings on a side: no spread to tell noise by, so no change "
+                  "is flagged significant.")
         << "</p>\n";
     for (const std::string& w : r.warnings)
       os_ << "<p class=\"note\"><b>warning:</b> " << Esc(w) << "</p>\n";

@@ -84,7 +84,7 @@ nlohmann::json DiffToJson(const DiffResult& r) {
           {"significance",
            r.significance_known()
                ? "a change is significant when it exceeds the spread (max - min) of both sides"
-               : "unknown: fewer than 2 recordings on a side"},
+               : "unknown: fewer than 3 recordings on a side"},
           {"threads", SubjectsJson(r, true)},
           {"processes", SubjectsJson(r, false)},
           {"changes", changes},

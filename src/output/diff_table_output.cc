@@ -53,14 +53,14 @@ class DiffTableOutput : public DiffOutput {
     if (r.significance_known()) {
       os_ << "Values are means over each side's recordings [min..max]; * = significant: the "
              "change exceeds the spread (max - min) of both sides.\n";
-      // Two values a side have a narrow range by chance often enough to flag noise.
-      if (std::min(r.base_files.size(), r.after_files.size()) < 3)
-        os_ << "With two recordings on a side that is weak evidence: 2 against 2 ping-pong "
-               "recordings of one command flagged 15 rows, 3 against 3 flagged 2; give three or "
-               "more a side.\n";
+    } else if (std::min(r.base_files.size(), r.after_files.size()) == 2) {
+      os_ << "Values are means over each side's recordings [min..max]. Two recordings on a "
+             "side have a narrow spread by chance too often to tell noise by (identical runs "
+             "would have a row in five flagged), so no change is flagged significant (give at "
+             "least 3 recordings per side).\n";
     } else {
       os_ << "One recording on a side: no spread to tell noise by, so no change is flagged "
-             "significant (give at least 2 recordings per side).\n";
+             "significant (give at least 3 recordings per side).\n";
     }
     if (std::any_of(r.subjects.begin(), r.subjects.end(), [](const DiffSubject& s) {
           return s.matched() && s.key.is_thread && s.key.thread_nth >= 2;

@@ -57,7 +57,9 @@ std::string SameEventsOtherFile(const std::string& fixture, const std::string& n
 TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   const std::string f = kFixtures + "golden_mutex.dat";
   const std::string g = SameEventsOtherFile(f, "again.dat");
-  const nlohmann::json j = DiffJson({f, g, "--", f, g});
+  const std::string h =
+      EditedCopy(f, "third.dat", [](nlohmann::json& info) { info["tool_version"] = "y"; });
+  const nlohmann::json j = DiffJson({f, g, h, "--", f, g, h});
   ASSERT_GT(j["changes"].size(), 10u);
   for (const auto& row : j["changes"]) {
     EXPECT_EQ(row["change"], 0.0) << row.dump();
@@ -73,7 +75,7 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   EXPECT_TRUE(j["threads"]["new_only"].empty());
 
   // The table says so too, in every section.
-  CommandResult table = Diff({f, g, "--", f, g});
+  CommandResult table = Diff({f, g, h, "--", f, g, h});
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_EQ(table.out.find("\n* "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("MICROSTATES BY THREAD (time in ms, then its share in % of the thread's "
@@ -84,7 +86,18 @@ TEST(DiffCommand, RecordingAgainstItselfShowsNoChange) {
   EXPECT_NE(table.err.find(f + " (base) and " + f + " (new) are the same recording"),
             std::string::npos)
       << table.err;
+  // Two a side flag nothing: too few to tell noise by, and the table says why.
+  CommandResult two = Diff({f, g, "--", f, g});
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find("Two recordings on a side have a narrow spread by chance too often to "
+                         "tell noise by"),
+            std::string::npos)
+      << two.out;
+  const nlohmann::json two_json = DiffJson({f, g, "--", f, g});
+  for (const auto& row : two_json["changes"])
+    EXPECT_TRUE(row["significant"].is_null()) << row.dump();
   std::filesystem::remove(g);
+  std::filesystem::remove(h);
 }
 
 // Same-named threads are matched by creation order, and the table says what that means

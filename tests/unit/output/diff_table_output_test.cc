@@ -57,24 +57,32 @@ TEST(DiffTableOutput, ALongNameWidensTheSubjectColumnForEveryRow) {
   EXPECT_GT(header[0], long_name.size()) << out.str();
 }
 
-// Two recordings a side flag noise often (2 against 2 identical runs flagged 15 rows): the
-// table says so under two a side, not from three.
-TEST(DiffTableOutput, TwoRecordingsASideAreCalledWeakEvidence) {
+// Two recordings a side would flag noise often (identical runs: a row in five): nothing is
+// flagged under three a side, and the table says why.
+TEST(DiffTableOutput, TwoRecordingsASideFlagNothingAndSayWhy) {
   const auto render = [](size_t per_side) {
     std::vector<DiffRecording> base, after;
     for (size_t i = 0; i < per_side; ++i) {
-      base.push_back({"b.dat", {Thread(10, 10, "srv", 100 + static_cast<int64_t>(i))}});
-      after.push_back({"n.dat", {Thread(20, 20, "srv", 300 + static_cast<int64_t>(i))}});
+      // 100 ms and 300 ms of user time, a microsecond apart from run to run.
+      const auto run = static_cast<int64_t>(i) * 1000;
+      base.push_back({"b.dat", {Thread(10, 10, "srv", 100'000'000 + run)}});
+      after.push_back({"n.dat", {Thread(20, 20, "srv", 300'000'000 + run)}});
     }
     std::ostringstream out;
     MakeDiffOutput("table", out, 0)->Render(DiffRecordings(base, after));
     return out.str();
   };
-  EXPECT_NE(render(2).find("With two recordings on a side that is weak evidence"),
-            std::string::npos)
-      << render(2);
-  EXPECT_EQ(render(3).find("weak evidence"), std::string::npos) << render(3);
-  EXPECT_EQ(render(1).find("weak evidence"), std::string::npos) << render(1);
+  // The change (+200 ms) is far beyond the spreads (a few us): flagged from three a side.
+  const std::string why = "Two recordings on a side have a narrow spread by chance too often";
+  const std::string two = render(2);
+  EXPECT_NE(two.find(why), std::string::npos) << two;
+  EXPECT_EQ(two.find("\n* "), std::string::npos) << two;
+  const std::string three = render(3);
+  EXPECT_EQ(three.find(why), std::string::npos) << three;
+  EXPECT_NE(three.find("\n* "), std::string::npos) << three;
+  const std::string one = render(1);
+  EXPECT_NE(one.find("One recording on a side"), std::string::npos) << one;
+  EXPECT_EQ(one.find(why), std::string::npos) << one;
 }
 
 }  // namespace
