@@ -295,6 +295,9 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
         prev->exit_switch_ts = ts;
       }
       Transition(*prev, s, abstract, ts);
+      // It runs no more: its exit_group (or exit) ends here, not when its parent reaps it,
+      // which would count the zombie's wait as time inside the syscall.
+      if (sw.cause.kind == CauseKind::kExit && prev->syscall >= 0) CloseOpenSyscall(*prev, ts);
       // After a gap in its increments, the next task's first increment tells whether the
       // last one's event was late (the switch came at its clock) or the clock stood still.
       RewindHeld(*prev, kernel_ts, ts,

@@ -62,6 +62,12 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_EQ(read.calls, 1u);
   EXPECT_EQ(read.blocked, 1u);
   EXPECT_EQ(read.time_ns, 75);
+  // exit_group ends at the final switch: the zombie's wait for its parent (160..200) is
+  // not time inside it. Not completed: it never returns.
+  auto exit_group = r.syscalls.at(kExitGroup);
+  EXPECT_EQ(exit_group.calls, 1u);
+  EXPECT_EQ(exit_group.time_ns, 160 - 140);
+  EXPECT_EQ(exit_group.blocked, 0u);
   EXPECT_EQ(r.wakeups, 2u);  // wakeup_new and the read wakeup
   EXPECT_TILED(s);
 }
