@@ -1,7 +1,8 @@
 // -N SECS for the commands that record (record, irq): a positive, finite number of
-// seconds, or a duration with its unit (300ms); nmi-inject's -N takes the same text. Leaving -N out is the only way to say "no time
-// limit", so -N 0 (which once meant "forever" silently) and negative values are usage errors that
-// say so.
+// seconds, or a duration with its unit (300ms). Leaving -N out is the only way to say "no
+// time limit", so -N 0 (which once meant "forever" silently) and negative values are usage
+// errors that say so. nmi-inject's -N takes the same text; there 0 runs until Ctrl-C, as
+// without -N it runs its default time.
 #pragma once
 
 #include <fmt/core.h>

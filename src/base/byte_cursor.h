@@ -16,13 +16,23 @@ namespace cstool {
 
 class ByteCursor {
  public:
-  ByteCursor(std::span<const uint8_t> bytes, std::string_view file, size_t pos = 0)
-      : bytes_(bytes), file_(file), pos_(pos) {}
+  // What the bytes are: the whole file (running past their end is the file's truncation)
+  // or a part of it that says its own size (a section, an option's body: running past
+  // that is a corrupt size, and the end is not where the file ends).
+  enum class Extent { kWholeFile, kPart };
+  ByteCursor(std::span<const uint8_t> bytes, std::string_view file, size_t pos = 0,
+             Extent extent = Extent::kWholeFile)
+      : bytes_(bytes), file_(file), pos_(pos), extent_(extent) {}
+  ByteCursor(std::span<const uint8_t> bytes, std::string_view file, Extent extent)
+      : ByteCursor(bytes, file, 0, extent) {}
 
   size_t pos() const { return pos_; }
   size_t size() const { return bytes_.size(); }
   size_t remaining() const { return pos_ <= bytes_.size() ? bytes_.size() - pos_ : 0; }
   void Seek(size_t pos, std::string_view what) {
+    if (pos > bytes_.size() && extent_ == Extent::kPart)
+      throw Error(fmt::format("{}: corrupt file: {} at offset {}, beyond its section's end at {}",
+                              file_, what, pos, bytes_.size()));
     if (pos > bytes_.size())
       throw Error(fmt::format("{}: truncated at offset {} ({}: offset {} is beyond the end)", file_,
                               bytes_.size(), what, pos));
@@ -34,6 +44,11 @@ class ByteCursor {
     if (n > remaining() && n > (uint64_t{1} << 32))
       throw Error(fmt::format("{}: corrupt file at offset {}: implausible {} size {}", file_, pos_,
                               what, n));
+    if (n > remaining() && extent_ == Extent::kPart)
+      throw Error(
+          fmt::format("{}: corrupt file at offset {}: {} needs {} bytes, its section "
+                      "has {} left",
+                      file_, pos_, what, n, remaining()));
     // The offset first is where the file ends, as in every other "truncated" message.
     if (n > remaining())
       throw Error(
@@ -68,6 +83,9 @@ class ByteCursor {
     const size_t limit = std::min(remaining(), max + 1);
     const void* nul = std::memchr(bytes_.data() + pos_, 0, limit);
     if (nul == nullptr) {
+      if (limit < max + 1 && extent_ == Extent::kPart)
+        throw Error(fmt::format("{}: corrupt file at offset {}: {} runs past its section's end",
+                                file_, start, what));
       if (limit < max + 1)
         throw Error(fmt::format("{}: truncated at offset {} ({}: unterminated string)", file_,
                                 bytes_.size(), what));
@@ -99,6 +117,7 @@ class ByteCursor {
   std::span<const uint8_t> bytes_;
   std::string_view file_;
   size_t pos_;
+  Extent extent_;
 };
 
 }  // namespace cstool

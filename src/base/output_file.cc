@@ -18,10 +18,18 @@ OutputFile::OutputFile(std::string path, size_t buffer_bytes)
   if (std::filesystem::is_directory(status))
     throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(EISDIR)));
   // A pipe, a terminal or /dev/stdout is written in place: there is no file to replace,
-  // and renaming over it would put a file where the device or link was.
+  // and renaming over it would put a file where the device or link was (/dev/stdout of a
+  // shell's `> out.txt` is a link to a regular file).
+  const bool is_link = std::filesystem::is_symlink(std::filesystem::symlink_status(path_, ec));
+  const bool system_link = is_link && (path_.starts_with("/dev/") || path_.starts_with("/proc/"));
   const bool in_place =
-      std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
-  if (!in_place) partial_ = path_ + ".partial";
+      system_link || (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status));
+  replaced_ = path_;
+  if (is_link && !in_place) {  // the user's link stays; the file it names is replaced
+    const std::filesystem::path target = std::filesystem::weakly_canonical(path_, ec);
+    if (!ec) replaced_ = target.string();
+  }
+  if (!in_place) partial_ = replaced_ + ".partial";
   const std::string& target = in_place ? path_ : partial_;
   if (!buffer_.empty())
     stream_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
@@ -43,7 +51,7 @@ void OutputFile::Commit() {
   if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
   if (!partial_.empty()) {
     std::error_code ec;
-    std::filesystem::rename(partial_, path_, ec);
+    std::filesystem::rename(partial_, replaced_, ec);
     if (ec) throw Error(fmt::format("{}: cannot write: {}", path_, ec.message()));
   }
   committed_ = true;

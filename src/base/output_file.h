@@ -3,7 +3,9 @@
 // keeps what it held, so a failed analysis, an interrupt or a full disk never leaves a
 // truncated report under the name, nor destroys the one before; the partial file is
 // removed when Commit() is not reached. A path that exists and is no regular file (a
-// pipe, /dev/stdout) is written in place; a directory is refused.
+// pipe, a terminal), or a link under /dev or /proc (/dev/stdout, /proc/self/fd/1, even to
+// a regular file), is written in place; another link to a file has the file it points to
+// replaced, the link kept; a directory is refused.
 #pragma once
 
 #include <fstream>
@@ -29,7 +31,8 @@ class OutputFile {
 
  private:
   std::string path_;
-  std::string partial_;  // empty when written in place
+  std::string replaced_;  // what Commit renames onto: path_, or the file a link points to
+  std::string partial_;   // empty when written in place
   std::vector<char> buffer_;
   std::ofstream stream_;
   bool committed_ = false;

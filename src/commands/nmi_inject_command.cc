@@ -111,7 +111,7 @@ void Validate(const NmiInjectOptions& o) {
     throw Error("--rate must be a positive number of interrupts per second", ExitCode::kUsage);
   if (o.duration_s < 0 || !std::isfinite(o.duration_s))
     throw Error(
-        "--duration must be a positive number of seconds or a duration with its unit (0: until "
+        "-N/--duration must be a positive number of seconds or a duration with its unit (0: until "
         "Ctrl-C)",
         ExitCode::kUsage);
 }

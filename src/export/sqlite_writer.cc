@@ -56,8 +56,8 @@ void SqliteWriter::Begin(bool replace) {
   const char* pragma = "PRAGMA synchronous = NORMAL";
   const int read = sqlite3_exec(db_.get(), pragma, nullptr, nullptr, nullptr);
   if (read == SQLITE_NOTADB)
-    throw Error(fmt::format("{} is not a SQLite database: --format sqlite adds to a database it "
-                            "wrote, or makes a new file; give a new file or one it wrote",
+    throw Error(fmt::format("{} is not a SQLite database: --format sqlite adds its tables to a "
+                            "SQLite database, or makes a new file; give a new file or a database",
                             path_),
                 ExitCode::kUsage);
   if (read != SQLITE_OK) Fail(pragma);

@@ -79,7 +79,8 @@ void V6TraceFile::ReadOptions(ByteCursor& in, Sections& sections,
     if (ReadCommonOption(id, body, option_at, in, sections)) continue;
     if (id != tracefile::kOptionBuffer && id != tracefile::kOptionCstoolBuffer)
       continue;  // uname, version, date, ...
-    ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+    ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_,
+                   ByteCursor::Extent::kPart);
     const bool own = id == tracefile::kOptionCstoolBuffer;
     try {
       BufferOption b = ReadBufferOptionHead(opt, option_at);

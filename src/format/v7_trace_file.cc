@@ -91,7 +91,8 @@ ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_vi
   const uint64_t size = in.U64("section size");
   if ((flags & kSectionCompressed) == 0) {
     in.Need(size, what);
-    return ByteCursor(file_.bytes().first(in.pos() + size), path_, in.pos());
+    return ByteCursor(file_.bytes().first(in.pos() + size), path_, in.pos(),
+                      ByteCursor::Extent::kPart);
   }
   if (file_compression_ == "none")
     in.Fail(offset, fmt::format("{} section is flagged compressed in an uncompressed file", what));
@@ -114,7 +115,7 @@ ByteCursor V7TraceFile::OpenSection(uint64_t offset, uint16_t id, std::string_vi
   // Offsets in errors are then within the decompressed section.
   const std::string& label = section_labels_.emplace_back(fmt::format(
       "{} ({} section at offset {}, {}-decompressed)", path_, what, offset, file_compression_));
-  return ByteCursor(body, label);
+  return ByteCursor(body, label, ByteCursor::Extent::kPart);
 }
 
 // Every options section of the chain: BUFFER, the metadata sections' offsets, and the
@@ -134,7 +135,8 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
       const uint16_t id = in.U16("option id");
       const uint32_t size = in.U32("option size");
       std::string_view body = in.Bytes(size, fmt::format("option {} at offset {}", id, option_at));
-      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_,
+                     ByteCursor::Extent::kPart);
       if (id == tracefile::kOptionDone) {  // its payload: the next options section
         if (size >= 8) offset = opt.U64("next options offset");
         break;
@@ -167,7 +169,8 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
 
 size_t V7TraceFile::ReadBufferOption(std::string_view body, size_t option_at, const ByteCursor& in,
                                      Layout& layout) {
-  ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+  ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_,
+                 ByteCursor::Extent::kPart);
   BufferOption b;
   std::vector<std::pair<uint32_t, CpuData>> entries;
   try {
@@ -223,7 +226,8 @@ void V7TraceFile::ReadOwnBufferOption(std::string_view body, size_t option_at, c
   } catch (const Error&) {
     // The v6 layout's option (its table's offset, its name, 6) is no v7 BUFFER payload.
     try {
-      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_);
+      ByteCursor opt({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, path_,
+                     ByteCursor::Extent::kPart);
       const BufferOptionHead head = ReadBufferOptionHead(opt, option_at);
       if (opt.remaining() == 4 && opt.U32("layout version") == 6)
         absent_instance_names_.push_back(head.name);

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "base/errors.h"
@@ -24,7 +27,16 @@ Error RecordingRefused(const std::string& path, std::string_view option) {
 }  // namespace
 
 KeptFile KeptFileAt(const std::string& path) {
+  // Only a regular file holds either: reading a FIFO, a terminal or /dev/stdout (whose
+  // pipe may be this process's own output) would wait for ever.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return KeptFile::kNone;
   std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(fmt::format("{}: cannot read it to check that it is no recording or database "
+                            "before replacing it: {}",
+                            path, std::strerror(errno)),
+                ExitCode::kUsage);
   std::array<char, 16> head{};
   in.read(head.data(), head.size());
   const std::string_view got(head.data(), static_cast<size_t>(in.gcount()));

@@ -13,7 +13,9 @@ namespace cstool {
 // What an existing file holds that an output must not replace.
 enum class KeptFile { kNone, kRecording, kSqliteDatabase };
 
-// What `path` holds (kNone when it is absent, unreadable or neither).
+// What `path` holds (kNone when it is absent, no regular file, or neither). Throws a usage
+// error when it is a regular file this process cannot read: it cannot tell, and an output
+// must not replace it unseen.
 KeptFile KeptFileAt(const std::string& path);
 
 // Throws a usage error when `path` is an existing recording or SQLite database; `option`

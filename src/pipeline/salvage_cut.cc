@@ -38,11 +38,6 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
     if (ts < 0) emptied.push_back(cpu);
     if (ts >= 0 && (cut_cpu < 0 || ts < last_ts[static_cast<size_t>(cut_cpu)])) cut_cpu = cpu;
   }
-  if (cut_cpu < 0) return {};
-  const int64_t end = last_ts[static_cast<size_t>(cut_cpu)] + 1;  // EndAt leaves out `end`
-  if (reader.end_ts() > 0 && reader.end_ts() <= end) return {};
-  reader.EndAt(end);
-  const double after_s = static_cast<double>(end - 1 - first_ts) / 1e9;
   std::sort(emptied.begin(), emptied.end());
   emptied.erase(std::unique(emptied.begin(), emptied.end()), emptied.end());
   // A CPU with nothing left is not "reported up to there": its threads' time there is
@@ -55,6 +50,12 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
                 "the time threads spent there shows as unknown",
                 emptied.size() == 1 ? "CPU" : "CPUs", fmt::join(emptied, ", "),
                 emptied.size() == 1 ? "has" : "have", emptied.size() == 1 ? "its" : "their");
+  if (cut_cpu < 0) return none_left.empty() ? std::string() : none_left.substr(2);
+  const int64_t end = last_ts[static_cast<size_t>(cut_cpu)] + 1;  // EndAt leaves out `end`
+  if (reader.end_ts() > 0 && reader.end_ts() <= end)
+    return none_left.empty() ? std::string() : none_left.substr(2);
+  reader.EndAt(end);
+  const double after_s = static_cast<double>(end - 1 - first_ts) / 1e9;
   return fmt::format(
       "CPU {}'s data ends {:.6f} s into the trace (its last record before the damage): every "
       "CPU{} is reported up to there, the others' later events are left out (one-sided, they "

@@ -11,9 +11,9 @@
 namespace cstool {
 
 // Reads the CPUs once (records only) to find where the earliest cut CPU's data ends,
-// and bounds `reader` there (TraceFileReader::EndAt). Returns the note that says so, or
-// an empty string when no CPU's data was cut short with any record of it left (a CPU
-// with none is as if not recorded: its damage note says so).
+// and bounds `reader` there (TraceFileReader::EndAt). Returns the note that says so, and
+// names the CPUs cut with no record left (their events are missing from the start); empty
+// when no CPU's data was cut short.
 std::string EndAtTheFirstCutCpu(TraceFileReader& reader);
 
 }  // namespace cstool

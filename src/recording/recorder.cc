@@ -606,8 +606,8 @@ void Recorder::MeasureHeader() {
   const uint64_t least = header_bytes_ + kFileSlackBytes + StopReserveBytes() + kMinEventBytes;
   if (o_.max_size > 0 && o_.max_size < least)
     throw Error(
-        fmt::format("--max-size {} leaves no room for events: the recording keeps {} "
-                    "of it besides them (its header, {}, and {} of room for what the "
+        fmt::format("--max-size {} leaves no room for events: the recording needs {} "
+                    "besides its events (its header, {}, and {} of room for what the "
                     "recording info grows by and for each CPU's last pages, which the "
                     "file uses only as far as it needs); give at least {}",
                     HumanBytes(o_.max_size),

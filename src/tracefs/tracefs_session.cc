@@ -370,7 +370,7 @@ void TracefsSession::ResolveEvents(const SessionConfig& config, Messages& messag
     std::string event = colon == std::string::npos ? "*" : spec.substr(colon + 1);
     if (system.empty() || event.empty() || system.find('/') != std::string::npos ||
         event.find('/') != std::string::npos)
-      throw Error(fmt::format("invalid event '{}' (expected SYSTEM:EVENT)", spec),
+      throw Error(fmt::format("invalid event '{}' (-e takes SYSTEM:EVENT, SYSTEM or EVENT)", spec),
                   ExitCode::kUsage);
     if (event == "*") {
       auto names = SystemEvents(system);

@@ -1,8 +1,10 @@
 #include "base/output_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +84,37 @@ TEST_F(OutputFileTest, ADeviceIsWrittenInPlaceAndADirectoryRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("Is a directory"), std::string::npos) << e.what();
   }
+}
+
+// A link is not replaced by a file: one under /dev or /proc (/dev/stdout redirected to a
+// file) is written through in place, another has the file it names replaced.
+TEST_F(OutputFileTest, ALinkStaysALink) {
+  const fs::path link = path_.string() + ".link";
+  fs::remove(link);
+  fs::create_symlink(path_, link);
+  OutputFile f(link.string());
+  f.stream() << "through the link";
+  f.Commit();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(Read(path_), "through the link");
+  EXPECT_FALSE(fs::exists(link.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(partial_));
+  fs::remove(link);
+  // /proc/self/fd/N of a file open here: written in place, the file's inode kept.
+  std::FILE* held = std::fopen(path_.c_str(), "r+");
+  ASSERT_NE(held, nullptr);
+  struct stat before {};
+  ASSERT_EQ(::fstat(::fileno(held), &before), 0);
+  const std::string fd_link = "/proc/self/fd/" + std::to_string(::fileno(held));
+  OutputFile g(fd_link);
+  g.stream() << "in place";
+  g.Commit();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(fd_link)));
+  EXPECT_EQ(Read(path_), "in place");
+  struct stat after {};
+  ASSERT_EQ(::stat(path_.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // the same file, not one renamed over it
+  std::fclose(held);
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // The files a command writes besides its standard output (report -o, --timeline, --html,
 // diff --html) are written whole or not at all: a failed run leaves the files of an
 // earlier run under those names as they were, and no partial file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/files.h"
@@ -116,7 +119,39 @@ TEST(OutputFiles, ADatabaseIsNeverOverwrittenButAddedTo) {
     EXPECT_EQ(ReadWholeFile(db), before);
     EXPECT_FALSE(fs::exists(d + ".partial"));
   }
+  // --format sqlite adds to it: the same trace again is refused as exported once, and
+  // --replace exports it again in place of its rows.
+  CommandResult again = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", d});
+  EXPECT_EQ(again.status, 1) << again.err;
+  EXPECT_NE(again.err.find("the same recording is exported only once"), std::string::npos)
+      << again.err;
+  CommandResult replaced =
+      RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", d, "--replace"});
+  EXPECT_EQ(replaced.status, 0) << replaced.err;
   fs::remove(db);
+}
+
+// Outputs that are no regular file are not read to check them: a FIFO with no reader on
+// the other side (reading it would wait for ever), /dev/null.
+TEST(OutputFiles, AnOutputThatIsNoFileIsNotReadToCheckIt) {
+  const fs::path fifo = ScratchPath("out.fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string file = Fixture("golden_mutex.dat");
+  // The report's open of the FIFO for writing waits for a reader: this one.
+  std::string got;
+  std::thread reader([&] { got = ReadWholeFile(fifo); });
+  CommandResult r = RunCommand({CSTOOL_BINARY, "report", file, "-o", fifo.string()});
+  // Had the report failed before its open, the reader would wait for ever: a writer's open
+  // and close end its wait (and fail harmlessly once it read to the end).
+  if (const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK); fd >= 0) ::close(fd);
+  reader.join();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(got.find("THREADS"), std::string::npos) << got;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  fs::remove(fifo);
+  CommandResult null = RunCommand({CSTOOL_BINARY, "report", file, "-o", "/dev/null"});
+  EXPECT_EQ(null.status, 0) << null.err;
 }
 
 // `--format sqlite -o` adds to a database: a recording there gets the recording's refusal,
@@ -138,7 +173,8 @@ TEST(OutputFiles, ASqliteExportRefusesFilesThatAreNotDatabases) {
   r = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", text.string()});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find(text.string() +
-                       " is not a SQLite database: --format sqlite adds to a database it wrote"),
+                       " is not a SQLite database: --format sqlite adds its tables to a SQLite "
+                       "database"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(ReadWholeFile(text), "some notes, not a database\n");

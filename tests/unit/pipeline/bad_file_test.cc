@@ -341,6 +341,14 @@ TEST_F(BadFile, ACpuNoneOfWhoseDataIsLeftIsNotReadNotOneLostEvent) {
   };
   EXPECT_TRUE(noted(fmt::format("the data of CPU {} could not be read at all", cut_cpu)))
       << fmt::format("{}", fmt::join(t.notes, "\n"));
+  // The other CPUs are whole: no bound, but the salvage says what the empty CPU means.
+  const std::string damage = fmt::format("{}", fmt::join(t.damage, "\n"));
+  EXPECT_NE(damage.find(fmt::format("CPU {} has no data left at all: its events are missing "
+                                    "from the start",
+                                    cut_cpu)),
+            std::string::npos)
+      << damage;
+  EXPECT_EQ(damage.find("reported up to there"), std::string::npos) << damage;
   // The fixture's other CPUs lost events of their own: those are what the share counts.
   uint64_t read_lost = 0;
   for (auto [cpu, n] : t.lost_events)
