@@ -42,25 +42,25 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
   emptied.erase(std::unique(emptied.begin(), emptied.end()), emptied.end());
   // A CPU with nothing left is not "reported up to there": its threads' time there is
   // missing from the start, which the note must not hide behind the others' bound.
+  const bool one = emptied.size() == 1;
   const std::string none_left =
-      emptied.empty()
-          ? std::string()
-          : fmt::format(
-                "; {} {} {} no data left at all: {} events are missing from the start, and "
-                "the time threads spent there shows as unknown",
-                emptied.size() == 1 ? "CPU" : "CPUs", fmt::join(emptied, ", "),
-                emptied.size() == 1 ? "has" : "have", emptied.size() == 1 ? "its" : "their");
-  if (cut_cpu < 0) return none_left.empty() ? std::string() : none_left.substr(2);
+      emptied.empty() ? std::string()
+                      : fmt::format(
+                            "{} {} {} no data left at all: {} events are missing from "
+                            "the start, and the time threads spent there shows as unknown",
+                            one ? "CPU" : "CPUs", fmt::join(emptied, ", "), one ? "has" : "have",
+                            one ? "its" : "their");
+  if (cut_cpu < 0) return none_left;
   const int64_t end = last_ts[static_cast<size_t>(cut_cpu)] + 1;  // EndAt leaves out `end`
-  if (reader.end_ts() > 0 && reader.end_ts() <= end)
-    return none_left.empty() ? std::string() : none_left.substr(2);
+  if (reader.end_ts() > 0 && reader.end_ts() <= end) return none_left;
   reader.EndAt(end);
   const double after_s = static_cast<double>(end - 1 - first_ts) / 1e9;
   return fmt::format(
       "CPU {}'s data ends {:.6f} s into the trace (its last record before the damage): every "
       "CPU{} is reported up to there, the others' later events are left out (one-sided, they "
       "would show a wakeup onto CPU {} and never its switch-in){}",
-      cut_cpu, after_s, emptied.empty() ? "" : " with data left", cut_cpu, none_left);
+      cut_cpu, after_s, emptied.empty() ? "" : " with data left", cut_cpu,
+      emptied.empty() ? "" : "; " + none_left);
 }
 
 }  // namespace cstool

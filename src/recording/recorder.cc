@@ -205,6 +205,9 @@ class Recorder {
   void MeasureHeader();
   void UpdateBudget();
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
+  // What --max-size keeps besides the header and the events: the room for the recording's
+  // end (the info's growth, each CPU's last pages), used only as far as the file needs.
+  uint64_t EndRoomBytes() const { return kFileSlackBytes + StopReserveBytes(); }
   void StartTracing();
   void ReadAttachSeeds();
   std::vector<int> ScanTargetDescendants();
@@ -603,17 +606,16 @@ void Recorder::MeasureHeader() {
   header_bytes_ = std::filesystem::file_size(probe, ec) + contents.cstool_info_json.size();
   std::filesystem::remove(probe, ec);
   // A limit that leaves no room for events would keep none: refused before the command runs.
-  const uint64_t least = header_bytes_ + kFileSlackBytes + StopReserveBytes() + kMinEventBytes;
+  const uint64_t besides_events = header_bytes_ + EndRoomBytes();
+  const uint64_t least = besides_events + kMinEventBytes;
   if (o_.max_size > 0 && o_.max_size < least)
     throw Error(
         fmt::format("--max-size {} leaves no room for events: the recording needs {} "
                     "besides its events (its header, {}, and {} of room for what the "
                     "recording info grows by and for each CPU's last pages, which the "
                     "file uses only as far as it needs); give at least {}",
-                    HumanBytes(o_.max_size),
-                    HumanBytes(header_bytes_ + kFileSlackBytes + StopReserveBytes()),
-                    HumanBytes(header_bytes_), HumanBytes(kFileSlackBytes + StopReserveBytes()),
-                    fmt::format("{}K", (least + 1023) / 1024)),
+                    HumanBytes(o_.max_size), HumanBytes(besides_events), HumanBytes(header_bytes_),
+                    HumanBytes(EndRoomBytes()), fmt::format("{}K", (least + 1023) / 1024)),
         ExitCode::kUsage);
 }
 
@@ -769,14 +771,13 @@ bool Recorder::ShouldStop() {
       std::none_of(info_.target_pids.begin(), info_.target_pids.end(), ProcessExists))
     return true;
   if (budget_ && budget_->exhausted() && ended_early_.empty()) {
-    ended_early_ =
-        !budget_->disk_full() && budget_->limit() == size_limit_
-            ? fmt::format(
-                  "--max-size {} reached (the room it leaves for events "
-                  "after the header and the {} kept for the recording's "
-                  "end, which the file uses only as far as it needs)",
-                  HumanBytes(o_.max_size), HumanBytes(kFileSlackBytes + StopReserveBytes()))
-            : "the disk was full";
+    ended_early_ = !budget_->disk_full() && budget_->limit() == size_limit_
+                       ? fmt::format(
+                             "--max-size {} reached (the room it leaves for events "
+                             "after the header and the {} kept for the recording's "
+                             "end, which the file uses only as far as it needs)",
+                             HumanBytes(o_.max_size), HumanBytes(EndRoomBytes()))
+                       : "the disk was full";
     timed_out_ = true;  // ends the command like -N
     return true;
   }

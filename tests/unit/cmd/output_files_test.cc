@@ -65,30 +65,36 @@ TEST(OutputFiles, AFailedDiffLeavesAnEarlierPageAsItWas) {
   fs::remove(damaged);
 }
 
+// Every output option, of report and of diff, given `kept` (an existing file) is refused
+// with `refusal` after its name, before anything is written: `kept` stays as it was.
+void ExpectEveryOutputRefuses(const fs::path& kept, const std::string& refusal) {
+  const std::string before = ReadWholeFile(kept);
+  const std::string k = kept.string();
+  const std::string file = Fixture("golden_mutex.dat");
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {CSTOOL_BINARY, "report", file, "-o", k},
+           {CSTOOL_BINARY, "report", file, "--format", "json", "-o", k},
+           {CSTOOL_BINARY, "report", file, "--timeline", k},
+           {CSTOOL_BINARY, "report", file, "--html", k},
+           {CSTOOL_BINARY, "diff", "--html", k, file, "--", file}}) {
+    CommandResult result = RunCommand(argv);
+    SCOPED_TRACE(argv[1] + " " + argv[3]);
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_NE(result.err.find(k + refusal), std::string::npos) << result.err;
+    EXPECT_EQ(ReadWholeFile(kept), before);
+    EXPECT_FALSE(fs::exists(k + ".partial"));
+  }
+}
+
 // An output option given a recording's name (its own name forgotten: `report --timeline
 // run.dat` reads ./cstool.dat and writes over run.dat) is refused before anything is
 // written, whichever option and command.
 TEST(OutputFiles, ARecordingIsNeverOverwritten) {
   const fs::path recording = ScratchPath("victim.dat");
   fs::copy_file(Fixture("small_v6.dat"), recording, fs::copy_options::overwrite_existing);
-  const std::string before = ReadWholeFile(recording);
-  const std::string r = recording.string();
-  const std::string file = Fixture("golden_mutex.dat");
-  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
-           {CSTOOL_BINARY, "report", file, "--timeline", r},
-           {CSTOOL_BINARY, "report", file, "--html", r},
-           {CSTOOL_BINARY, "report", file, "--format", "json", "-o", r},
-           {CSTOOL_BINARY, "diff", "--html", r, file, "--", file}}) {
-    CommandResult result = RunCommand(argv);
-    SCOPED_TRACE(argv[1] + " " + argv[3]);
-    EXPECT_EQ(result.status, 2) << result.err;
-    EXPECT_NE(result.err.find(r + ": that is a recording (a trace.dat file), and an output "
-                                  "never replaces one: give the output a name of its own after"),
-              std::string::npos)
-        << result.err;
-    EXPECT_EQ(ReadWholeFile(recording), before);
-    EXPECT_FALSE(fs::exists(r + ".partial"));
-  }
+  ExpectEveryOutputRefuses(recording,
+                           ": that is a recording (a trace.dat file), and an output never "
+                           "replaces one: give the output a name of its own after");
   fs::remove(recording);
 }
 
@@ -101,24 +107,10 @@ TEST(OutputFiles, ADatabaseIsNeverOverwrittenButAddedTo) {
   const std::string file = Fixture("golden_mutex.dat");
   CommandResult made = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", d});
   ASSERT_EQ(made.status, 0) << made.err;
-  const std::string before = ReadWholeFile(db);
-  ASSERT_EQ(before.rfind(std::string("SQLite format 3\0", 16), 0), 0u);
-  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
-           {CSTOOL_BINARY, "report", file, "-o", d},
-           {CSTOOL_BINARY, "report", file, "--format", "json", "-o", d},
-           {CSTOOL_BINARY, "report", file, "--timeline", d},
-           {CSTOOL_BINARY, "report", file, "--html", d},
-           {CSTOOL_BINARY, "diff", "--html", d, file, "--", file}}) {
-    CommandResult result = RunCommand(argv);
-    SCOPED_TRACE(argv[1] + " " + argv[3]);
-    EXPECT_EQ(result.status, 2) << result.err;
-    EXPECT_NE(result.err.find(d + ": that is a SQLite database (a fleet export), and an output "
-                                  "never replaces one: add to it with --format sqlite"),
-              std::string::npos)
-        << result.err;
-    EXPECT_EQ(ReadWholeFile(db), before);
-    EXPECT_FALSE(fs::exists(d + ".partial"));
-  }
+  ASSERT_EQ(ReadWholeFile(db).rfind(std::string("SQLite format 3\0", 16), 0), 0u);
+  ExpectEveryOutputRefuses(db,
+                           ": that is a SQLite database (a fleet export), and an output never "
+                           "replaces one: add to it with --format sqlite");
   // --format sqlite adds to it: the same trace again is refused as exported once, and
   // --replace exports it again in place of its rows.
   CommandResult again = RunCommand({CSTOOL_BINARY, "report", file, "--format", "sqlite", "-o", d});
