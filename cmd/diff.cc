@@ -40,6 +40,7 @@ RunFn SetupDiff(CLI::App& sub) {
   sub.add_flag("--salvage", opts->salvage,
                "Compare what a damaged recording still holds (stops or skips at the damage)");
   AddReaderOption(sub, opts->reader);
+  AddBufferOption(sub, opts->buffer);
   AddJobsOption(sub, opts->jobs);
   // BASE... -- NEW...: CLI11 gives positionals to the first option that takes them, and a
   // subcommand keeps "--" (in remaining()) only while a positional still lacks its first

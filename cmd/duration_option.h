@@ -19,14 +19,18 @@
 
 namespace cstool::cmd {
 
-// -N takes seconds, or a duration with its unit as --trigger does ("300ms", "2s").
+// An option's text of seconds, or of a duration with its unit as --trigger takes it
+// ("300ms", "2s"), as the seconds CLI11 then reads.
+inline std::string SecondsOfDuration(std::string s) {
+  if (const std::optional<int64_t> ns = ParseDurationNs(s))
+    return fmt::format("{}", static_cast<double>(*ns) / 1e9);
+  return s;
+}
+
+// -N takes seconds, or a duration with its unit.
 inline CLI::Option* AddDurationOption(CLI::App& sub, double& seconds, const std::string& help) {
   return sub.add_option("-N,--duration", seconds, help)
-      ->transform([](std::string s) {
-        if (const std::optional<int64_t> ns = ParseDurationNs(s))
-          return fmt::format("{}", static_cast<double>(*ns) / 1e9);
-        return s;
-      })
+      ->transform(SecondsOfDuration)
       ->type_name("DURATION");
 }
 

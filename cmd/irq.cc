@@ -27,7 +27,10 @@ RunFn SetupIrq(CLI::App& sub) {
       "--noise", options->noise,
       "Show the noise per CPU in rtla osnoise's columns (HW NMI IRQ Softirq Thread) instead");
   sub.add_option("--period", options->period_s,
-                 "With --noise: the period Max Noise is measured over, in seconds")
+                 "With --noise: the period Max Noise is measured over, in seconds or with "
+                 "a unit (100ms)")
+      ->transform(SecondsOfDuration)
+      ->type_name("DURATION")
       ->capture_default_str()
       ->needs(noise);
   sub.add_flag("--affinity", options->affinity,

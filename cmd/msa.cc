@@ -39,7 +39,7 @@ RunFn SetupMsa(CLI::App& sub) {
       "  cstool msa $(pgrep -n server) -T 0.5 -n 4 --format json\n"
       "  cstool msa 1234 -c task-clock,page-faults,context-switches -V write-bytes\n"
       "Stops when the process exits (printing totals), after -n intervals, or on "
-      "SIGINT/SIGTERM.");
+      "SIGINT/SIGTERM/SIGHUP.");
   return [options](Messages& messages) -> int {
     return RunMsa(*options, std::cout, ::isatty(STDOUT_FILENO) == 1, messages);
   };

@@ -37,6 +37,13 @@ inline CLI::Option* AddReaderOption(CLI::App& sub, ReaderBackend& reader) {
       ->default_str("auto");
 }
 
+inline CLI::Option* AddBufferOption(CLI::App& sub, std::string& buffer) {
+  return sub.add_option("--buffer", buffer,
+                        "The file's buffer (instance) to read, by name (trace-cmd record -B "
+                        "NAME); default: the top-level buffer, or the first instance if the "
+                        "top-level one holds no data");
+}
+
 inline CLI::Option* AddJobsOption(CLI::App& sub, int& jobs) {
   return sub
       .add_option("-j,--jobs", jobs,

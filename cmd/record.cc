@@ -126,7 +126,7 @@ RunFn SetupRecord(CLI::App& sub) {
       "  cstool record --recover trace.dat   # after the recorder was killed\n"
       "  cstool record --flight 10 --trigger 'sleep>100ms' -p 1234   # dumps cstool.dat.1, ...\n"
       "  cstool record --dump                # from another shell: dump the flight window now\n"
-      "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM.");
+      "Stops when the command exits, after -N seconds, or on SIGINT/SIGTERM/SIGHUP.");
   return [options, cpu_list, duration, recover, compress, max_size, dump_option,
           dump_pid](Messages& messages) -> int {
     if (!recover->empty()) return RunRecover(*recover, messages);

@@ -105,6 +105,7 @@ RunFn SetupReport(CLI::App& sub) {
   sub.add_flag("--salvage", opts->salvage,
                "Report what a damaged file still holds (stops or skips at the damage)");
   AddReaderOption(sub, opts->reader);
+  AddBufferOption(sub, opts->buffer);
   AddJobsOption(sub, opts->jobs);
   auto* path = sub.add_option("--critical-path", opts->critical_path_tid,
                               "Print the critical path of thread TID instead of the tables: the "

@@ -33,33 +33,50 @@ class Periods {
   explicit Periods(const NoiseWindow& w) : start_(w.start) {
     const int64_t length = std::max<int64_t>(0, w.end - w.start);
     period_ = w.period_ns > 0 && w.period_ns < length ? w.period_ns : std::max<int64_t>(length, 1);
-    noise_.assign(static_cast<size_t>(std::max<int64_t>(1, (length + period_ - 1) / period_)), 0);
+    count_ = std::max<int64_t>(1, (length + period_ - 1) / period_);
   }
+  // Adds the noise [a, b). Calls come in time order, so only the latest period's sum is
+  // kept: memory and time do not grow with the number of periods (--period 1e-9 made
+  // one counter per nanosecond).
   void Add(int64_t a, int64_t b) {
-    while (a < b) {
-      const int64_t k = (a - start_) / period_;
-      const int64_t e = std::min(b, start_ + (k + 1) * period_);
-      noise_[static_cast<size_t>(k)] += e - a;
-      a = e;
+    if (a >= b) return;
+    const int64_t first = Index(a), last = Index(b - 1);
+    if (first != current_) {
+      max_ = std::max(max_, sum_);
+      current_ = first;
+      sum_ = 0;
     }
+    if (first == last) {
+      sum_ += b - a;
+      return;
+    }
+    max_ = std::max(max_, sum_ + Begin(first + 1) - a);
+    if (last > first + 1) max_ = std::max(max_, period_);  // periods wholly noise
+    current_ = last;
+    sum_ = b - Begin(last);
   }
   // The longest piece of [a, b) inside one period.
   int64_t LongestPiece(int64_t a, int64_t b) const {
-    int64_t longest = 0;
-    while (a < b) {
-      const int64_t e = std::min(b, start_ + ((a - start_) / period_ + 1) * period_);
-      longest = std::max(longest, e - a);
-      a = e;
-    }
+    if (a >= b) return 0;
+    const int64_t first = Index(a), last = Index(b - 1);
+    if (first == last) return b - a;
+    int64_t longest = std::max(Begin(first + 1) - a, b - Begin(last));
+    if (last > first + 1) longest = std::max(longest, period_);
     return longest;
   }
-  int64_t count() const { return static_cast<int64_t>(noise_.size()); }
-  int64_t Max() const { return *std::max_element(noise_.begin(), noise_.end()); }
+  int64_t count() const { return count_; }
+  int64_t Max() const { return std::max(max_, sum_); }
 
  private:
+  int64_t Index(int64_t t) const { return (t - start_) / period_; }
+  int64_t Begin(int64_t k) const { return start_ + k * period_; }
+
   int64_t start_;
-  int64_t period_;
-  std::vector<int64_t> noise_;
+  int64_t period_ = 1;
+  int64_t count_ = 1;
+  int64_t current_ = 0;  // the period sum_ is of
+  int64_t sum_ = 0;
+  int64_t max_ = 0;
 };
 
 }  // namespace

@@ -31,6 +31,7 @@ StopSignalScope::StopSignalScope() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int_);
   sigaction(SIGTERM, &sa, &old_term_);
+  sigaction(SIGHUP, &sa, &old_hup_);
   // A reader of the progress lines that went away (`2>&1 | head`) must not kill a command
   // that holds tracefs instances: its writes fail, and it ends as it would have. A handler,
   // unlike SIG_IGN, is reset by exec: the recorded command keeps SIGPIPE's default.
@@ -44,6 +45,7 @@ StopSignalScope::StopSignalScope() {
 StopSignalScope::~StopSignalScope() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
   sigaction(SIGPIPE, &old_pipe_, nullptr);
 }
 

@@ -34,14 +34,18 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
   // Its errors name the file already.
   std::unique_ptr<AnalyzedTrace> analyzed;
   try {
-    analyzed =
-        AnalyzeTrace(file, syscalls,
-                     {.salvage = options.salvage, .reader = options.reader, .jobs = options.jobs});
+    analyzed = AnalyzeTrace(file, syscalls,
+                            {.salvage = options.salvage,
+                             .reader = options.reader,
+                             .buffer = options.buffer,
+                             .jobs = options.jobs});
   } catch (const DamagedDataError& e) {
     throw Error(fmt::format("{} (--salvage compares what the file still holds)", e.what()));
   }
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("{}: salvaged: {}", file, d));
+  if (std::string w = DamagedRecordsWarning(analyzed->model.trace); !w.empty())
+    messages.Warning(fmt::format("{}: {}", file, w));
   for (const auto& [cpu, n] : analyzed->model.trace.lost_events)
     if (n > 0) {
       messages.Warning(

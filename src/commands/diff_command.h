@@ -22,7 +22,8 @@ struct DiffOptions {
   bool all_threads = false;  // also threads outside the recorded workloads
   bool salvage = false;      // compare what a damaged recording still holds
   ReaderBackend reader = ReaderBackend::kAuto;
-  int jobs = 0;  // -j: threads reading each file (0: as many as this process may run on)
+  std::string buffer;  // --buffer: each file's buffer instance to read ("": the default)
+  int jobs = 0;        // -j: threads reading each file (0: as many as this process may run on)
 };
 
 // Throws cstool::Error for an unreadable file (naming it) or a bad option (usage).

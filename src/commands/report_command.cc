@@ -227,6 +227,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
         {.explain_anomalies = options.explain_anomalies,
          .salvage = options.salvage,
          .reader = options.reader,
+         .buffer = options.buffer,
          .jobs = options.jobs,
          .counter_windows = options.check || tables,
          .extra_observers = observers,
@@ -236,6 +237,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
   }
   for (const std::string& d : analyzed->model.trace.damage)
     messages.Warning(fmt::format("salvaged: {}", d));
+  if (std::string w = DamagedRecordsWarning(analyzed->model.trace); !w.empty()) messages.Warning(w);
   ReportView view = BuildView(analyzed->model, syscalls, options.view);
   if (path_recorder) {
     try {

@@ -26,7 +26,8 @@ struct ReportOptions {
   ExportOptions exports;  // --timeline, --html
   bool salvage = false;   // report what a damaged file still holds (ReaderOptions)
   ReaderBackend reader = ReaderBackend::kAuto;  // --reader
-  int jobs = 0;  // -j: threads reading the file (0: as many as this process may run on)
+  std::string buffer;  // --buffer: the file's buffer instance to read ("": the default)
+  int jobs = 0;        // -j: threads reading the file (0: as many as this process may run on)
   // --critical-path TID: print that thread's critical path instead of the tables, over
   // [--from, --to] in seconds from the trace start (negative: the thread's own start/end).
   int32_t critical_path_tid = 0;

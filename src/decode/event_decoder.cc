@@ -177,6 +177,12 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
       {EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_), EndOf(common_pid_)});
   if (max_id > 0xffff) max_id = 0xffff;
   table_.assign(static_cast<size_t>(max_id) + 1, DecoderEntry{});
+  // Every id a format defines is at least an event decoded as "other".
+  for (int i = 0; i < nr_events; ++i) {
+    const tep_event* ev = tep_get_event(tep_, i);
+    if (ev != nullptr && ev->id >= 0 && static_cast<size_t>(ev->id) < table_.size())
+      table_[static_cast<size_t>(ev->id)].kind = EventKind::kOther;
+  }
 
   auto install = [&](tep_event* ev, const EventSpec& spec, DecoderEntry entry) -> bool {
     for (int i = 0; i < 5; ++i) {

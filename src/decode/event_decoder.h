@@ -66,12 +66,13 @@ enum class EventKind : uint8_t {
   kPageFaultKernel,
   kCsdFunctionEntry,
   kKernelStack,  // ftrace:kernel_stack; f[0] = size (frames), f[1] = caller[] (one word)
+  kUndefined,    // an id no format of the file has (a damaged record, or format)
 };
 
 // Decoding recipe of one type id: which Push* and where its fields are. The meaning
 // of the slots depends on the kind (see the spec table in event_decoder.cc).
 struct DecoderEntry {
-  EventKind kind = EventKind::kOther;
+  EventKind kind = EventKind::kUndefined;
   uint16_t aux = 0;       // irq_vectors: index of the vector name
   uint32_t min_size = 0;  // the record must hold every field used
   FieldRef f[5];
@@ -123,7 +124,7 @@ class EventDecoder {
   }
   EventKind KindOf(int type_id) const {
     return type_id >= 0 && static_cast<size_t>(type_id) < table_.size() ? table_[type_id].kind
-                                                                        : EventKind::kOther;
+                                                                        : EventKind::kUndefined;
   }
 
   // Events cstool decodes that the file has no format for (e.g. "raw_syscalls:sys_enter").

@@ -179,6 +179,10 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     case EventKind::kOther:
       other();
       break;
+    case EventKind::kUndefined:
+      ++counters_.unknown_type_ids;
+      other();
+      break;
     case EventKind::kSchedSwitch: {
       decoder_detail::Emit<SchedSwitch>(
           sink, [&](SchedSwitch & ev) __attribute__((always_inline)) {

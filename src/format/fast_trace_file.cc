@@ -273,7 +273,7 @@ void FastTraceFile::ThrowNoBuffer(const std::string& name) const {
                     "rewrote the file without it (trace-cmd convert does), or the file was cut "
                     "where the trace's data end",
                     path_, VisibleText(name)));
-  throw Error(fmt::format("{}: no buffer instance named \"{}\"", path_, VisibleText(name)));
+  TraceFileReader::ThrowNoBuffer(name);
 }
 
 FastTraceFile::BufferOptionHead FastTraceFile::ReadBufferOptionHead(ByteCursor& opt,

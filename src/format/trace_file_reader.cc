@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/errors.h"
+#include "base/text_fields.h"
 #include "format/trace_file_format.h"
 #include "format/tracecmd_trace_file.h"
 #include "format/v6_trace_file.h"
@@ -19,7 +20,7 @@
 namespace cstool {
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimBlanksAndNuls(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
                         s.front() == '\r' || s.front() == '\0'))
     s.remove_prefix(1);
@@ -30,7 +31,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 bool ParseU64(std::string_view s, uint64_t* out) {
-  s = Trim(s);
+  s = TrimBlanksAndNuls(s);
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc{};
 }
@@ -43,16 +44,16 @@ std::string ParseTraceClock(std::string_view text) {
   if (open != std::string_view::npos && close != std::string_view::npos)
     return std::string(text.substr(open + 1, close - open - 1));
   // A bare clock name (no listing).
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanksAndNuls(text);
   if (!t.empty() && t.find(' ') == std::string_view::npos) return std::string(t);
   return {};
 }
 
 bool ParseCpuStatBufferMarker(std::string_view text, std::string* name) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanksAndNuls(text);
   constexpr std::string_view kPrefix = "Buffer: ";
   if (t.substr(0, kPrefix.size()) != kPrefix) return false;
-  *name = std::string(Trim(t.substr(kPrefix.size())));
+  *name = std::string(TrimBlanksAndNuls(t.substr(kPrefix.size())));
   return true;
 }
 
@@ -65,7 +66,7 @@ bool ParseCpuStat(std::string_view text, CpuStatOption* out) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view key = TrimBlanksAndNuls(line.substr(0, colon));
     std::string_view value = line.substr(colon + 1);
     uint64_t v = 0;
     if (!ParseU64(value, &v)) continue;
@@ -133,6 +134,17 @@ std::unique_ptr<CpuRecordStream> TraceFileReader::OpenCpu(int cpu) {
   std::unique_ptr<CpuRecordStream> all = OpenCpuRecords(cpu);
   if (start_ts_ <= 0 && end_ts_ <= 0) return all;
   return std::make_unique<RecordsWithin>(std::move(all), start_ts_, end_ts_);
+}
+
+void TraceFileReader::ThrowNoBuffer(const std::string& name) const {
+  std::string names;
+  for (const std::string& n : instance_names_)
+    if (n != tracefile::kUnfilteredRuntimeBuffer)
+      names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", VisibleText(n));
+  throw Error(fmt::format("{}: no buffer instance named \"{}\" ({})", path_, VisibleText(name),
+                          names.empty() ? "the file has only its top-level buffer"
+                                        : "the file has " + names),
+              ExitCode::kUsage);
 }
 
 void TraceFileReader::LoadSidecarInfo() {
@@ -228,11 +240,13 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
       break;
     case ReaderBackend::kLibTracecmd:
       reader = std::make_unique<TracecmdTraceFile>(path, options);
+      reader->SetTimestampsAsRecorded(false);
       // libtracecmd skips cstool's own option: take it from the own parser when it can
       // read the file, so that both backends report the same recording.
       if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got)) {
         try {
           reader->AdoptRecordingInfo(fast()->recording_info());
+          reader->SetTimestampsAsRecorded(true);
         } catch (const Error&) {
           // Damage the own parser refuses, or a file it leaves to libtracecmd: no info.
         }
@@ -244,9 +258,11 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
           reader = fast();
         } catch (const FastPathUnsupported&) {
           reader = std::make_unique<TracecmdTraceFile>(path, options);
+          reader->SetTimestampsAsRecorded(false);
         }
       } else {
         reader = std::make_unique<TracecmdTraceFile>(path, options);
+        reader->SetTimestampsAsRecorded(false);
       }
       break;
   }

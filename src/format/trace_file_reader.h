@@ -123,6 +123,10 @@ class TraceFileReader {
   const std::vector<std::string>& absent_instance_names() const { return absent_instance_names_; }
   // Clock the trace was recorded with ("mono", "local", ...); empty if unknown.
   const std::string& trace_clock() const { return trace_clock_; }
+  // Whether the timestamps are the clock's own values: the file has no option that shifts
+  // or converts them (trace-cmd's TSC2NSEC, which libtracecmd applies and cstool's own
+  // readers leave to it), so an x86-tsc trace counts TSC cycles.
+  bool timestamps_as_recorded() const { return timestamps_as_recorded_; }
   // CPUSTAT of the buffer read, by CPU; empty if the file has none.
   const std::map<int32_t, CpuStatOption>& cpu_stats() const { return cpu_stats_; }
   // cstool's metadata (option tracefile::kOptionCstoolInfo or the FILE.cstool.json sidecar).
@@ -186,6 +190,7 @@ class TraceFileReader {
   std::vector<std::string> instance_names_;
   std::vector<std::string> absent_instance_names_;
   std::string trace_clock_;
+  bool timestamps_as_recorded_ = true;
   std::map<int32_t, CpuStatOption> cpu_stats_;
   std::optional<RecordingInfo> info_;
   SalvageLog salvage_log_;
@@ -193,10 +198,16 @@ class TraceFileReader {
   int64_t end_ts_ = 0;    // EndAt; 0: every record
 
  public:
+  // The error for ReaderOptions::buffer naming no buffer of the file: it lists the ones
+  // there are (instance_names(), read before).
+  [[noreturn]] void ThrowNoBuffer(const std::string& name) const;
   // Loads FILE.cstool.json into recording_info() unless the file itself carried one.
   void LoadSidecarInfo();
   // For a backend that cannot see cstool's option (libtracecmd skips unknown options).
   void AdoptRecordingInfo(std::optional<RecordingInfo> info) { info_ = std::move(info); }
+  // For libtracecmd, whose timestamps are as recorded only if the own parser, which reads
+  // no file that converts them, could read the file.
+  void SetTimestampsAsRecorded(bool as_recorded) { timestamps_as_recorded_ = as_recorded; }
 };
 
 // Opens `path` with the backend the options and the file call for.

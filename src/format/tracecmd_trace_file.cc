@@ -109,8 +109,7 @@ void TracecmdTraceFile::Open(const ReaderOptions& options) {
       const char* name = tracecmd_buffer_instance_name(top_.get(), i);
       if (name != nullptr && options.buffer == name) pick = i;
     }
-    if (pick < 0)
-      throw Error(fmt::format("{}: no buffer instance named \"{}\"", path, options.buffer));
+    if (pick < 0) ThrowNoBuffer(options.buffer);
   } else if (nbuf > 0 && !InputHasData(top_.get(), tracecmd_cpus(top_.get()))) {
     pick = 0;
   }

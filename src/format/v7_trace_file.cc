@@ -152,6 +152,10 @@ void V7TraceFile::ReadOptions(uint64_t offset, Sections& sections, Layout& layou
         case kOptionBufferText:
           layout.has_latency_buffer = true;
           break;
+        case tracefile::kOptionCpuCount:
+          if (size < 4) in.Fail(option_at, "CPU count option is too short");
+          layout.cpu_count = opt.U32("CPU count");
+          break;
         case kOptionHeaderInfo:
         case kOptionFtraceEvents:
         case kOptionEventFormats:
@@ -305,8 +309,9 @@ void V7TraceFile::ReadDeferredKallsyms() {
 }
 
 // The buffer asked for, else the top instance if it holds data, else the first other
-// instance (trace-cmd extract -B stores instances beside an empty top). Its CPU table
-// gives the CPU count, as in libtracecmd.
+// instance (trace-cmd extract -B stores instances beside an empty top). The CPU count is
+// the file's (CPUCOUNT), as in libtracecmd, or more if the CPU table names a CPU beyond
+// it: a table lists only the CPUs with data (trace-cmd record -F, -P).
 void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& options) {
   auto has_data = [](const BufferOption& b) {
     for (const auto& [cpu, d] : b.cpus)
@@ -353,7 +358,8 @@ void V7TraceFile::ReadFlyrecord(const Layout& layout, const ReaderOptions& optio
     data_compression_ = file_compression_;
   }
 
-  const uint32_t cpus = chosen->cpus.empty() ? 0 : chosen->cpus.rbegin()->first + 1;
+  const uint32_t cpus =
+      std::max(layout.cpu_count, chosen->cpus.empty() ? 0 : chosen->cpus.rbegin()->first + 1);
   SetCpus(cpus, in, chosen->option_at);
   cpu_data_.assign(cpus, CpuData{});
   for (const auto& [cpu, d] : chosen->cpus) {

@@ -48,6 +48,7 @@ class V7TraceFile final : public FastTraceFile {
     std::map<uint16_t, uint64_t> section_at;  // metadata section id -> its offset
     std::vector<BufferOption> buffers;
     bool has_latency_buffer = false;
+    uint32_t cpu_count = 0;    // the CPUCOUNT option's (0: none)
     int options_sections = 0;  // read so far
   };
 

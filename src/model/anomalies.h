@@ -35,7 +35,8 @@ enum class AnomalySeverity : uint8_t { kInfo, kDataLoss, kError };
     "an event in the context of a thread believed asleep (its switch-in was not recorded); "   \
     "it is taken as running from that event")                                                  \
   X(kTimeBackwards, "time_backwards", kError,                                                  \
-    "a CPU's timestamps went backwards; the event is taken at the last time seen")             \
+    "a CPU's timestamps went backwards (a damaged timestamp): the times between it and the "   \
+    "CPU's earlier events are wrong")                                                          \
   X(kIrqExitWithoutEntry, "irq_exit_without_entry", kInfo,                                     \
     "an interrupt exit with no open entry (the trace began inside the interrupt)")             \
   X(kIrqExitMismatch, "irq_exit_mismatch", kInfo,                                              \
@@ -94,7 +95,7 @@ constexpr std::string_view MeaningOf(AnomalySeverity s) {
   constexpr std::array<std::string_view, 3> kMeanings = {
       "the trace and the model parted; the model corrected itself",
       "events are missing; the times around them are estimates",
-      "the file itself is damaged; records were skipped or retimed"};
+      "the file itself is damaged; records were skipped or are out of time order"};
   return kMeanings[static_cast<size_t>(s)];
 }
 // The entry named `name`, or nullptr.

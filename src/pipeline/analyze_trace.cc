@@ -14,6 +14,7 @@
 #include "analysis/registry.h"
 #include "base/cpu_list.h"
 #include "base/errors.h"
+#include "base/text_fields.h"
 #include "check/kernel_match.h"
 #include "decode/decode_in_groups_inl.h"
 #include "decode/decode_trace_inl.h"
@@ -23,6 +24,7 @@
 #include "format/trace_file_reader.h"
 #include "kernel/kernel_recording.h"
 #include "kernel/running_event_formats.h"
+#include "model/anomalies.h"
 #include "model/host_steal_text.h"
 #include "pipeline/job_plan.h"
 #include "pipeline/recorder_cost.h"
@@ -45,13 +47,55 @@ std::string TraceClockNote(const std::string& clock) {
         "switch-in on another CPU) hold as far as the CPUs' clocks agree, as they do with a "
         "stable TSC; cstool records with 'mono'",
         clock);
-  // (x86-tsc files usually carry trace-cmd's TSC2NSEC option, which the reader applies.)
   if (clock == "counter" || clock == "uptime")
     return fmt::format(
         "the trace clock is '{}', whose timestamps are not nanoseconds ({}): the times in "
         "this report are in its units, not in ns",
         clock, clock == "counter" ? "an event counter" : "jiffies");
   return {};
+}
+
+// Which of the file's buffers the report is of, when it has others (trace-cmd record -B)
+// that it leaves out: their events are in the file but not in the report, nor in its
+// MISSING EVENTS. (cstool's own run-time buffer is part of the trace's analysis.)
+std::string BuffersNote(const TraceFileReader& reader) {
+  std::string others;
+  for (const std::string& name : reader.instance_names())
+    if (name != reader.buffer_name() && name != tracefile::kUnfilteredRuntimeBuffer)
+      others += fmt::format("{}\"{}\"", others.empty() ? "" : ", ", VisibleText(name));
+  const std::string read = reader.buffer_name().empty()
+                               ? "top-level buffer"
+                               : fmt::format("buffer \"{}\"", VisibleText(reader.buffer_name()));
+  if (others.empty()) return {};
+  return fmt::format(
+      "this report is of the file's {}; its other buffers are not read ({}: --buffer NAME "
+      "reads one)",
+      read, others);
+}
+
+}  // namespace
+
+std::string DamagedRecordsWarning(const TraceSummary& trace) {
+  std::string counts;
+  for (const auto& [name, n] : trace.anomalies)
+    if (const AnomalyInfo* info = FindAnomaly(name);
+        info != nullptr && info->severity == AnomalySeverity::kError)
+      counts += fmt::format("{}{}={}", counts.empty() ? "" : " ", name, n);
+  if (counts.empty()) return {};
+  return fmt::format(
+      "damaged records ({}): {}, so the numbers they touch may be wrong; "
+      "--explain-anomalies says where",
+      counts, MeaningOf(AnomalySeverity::kError));
+}
+
+namespace {
+
+// An x86-tsc trace is in nanoseconds only through trace-cmd's TSC2NSEC option (record
+// --tsc2nsec), which libtracecmd applies; without it the times are TSC cycles.
+std::string TscCyclesNote(const TraceFileReader& reader) {
+  if (reader.trace_clock() != "x86-tsc" || !reader.timestamps_as_recorded()) return {};
+  return "the trace clock is 'x86-tsc' and the file has no TSC-to-ns conversion (trace-cmd "
+         "record --tsc2nsec): the times in this report are TSC cycles, not ns";
 }
 
 std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSummary& t) {
@@ -280,6 +324,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   ReaderOptions reader_options;
   reader_options.salvage = options.salvage;
   reader_options.backend = options.reader;
+  reader_options.buffer = options.buffer;
   reader_options.jobs = options.jobs > 0 ? options.jobs : UsableCpuCount();
   reader_options.decodes_event = &EventDecoder::Decodes;
   reader_options.trusts_format = [](std::string_view system, std::string_view name,
@@ -522,6 +567,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "tool rewrote the file without it (trace-cmd convert does), or it was cut where the "
         "trace's data end; {}",
         tracefile::kUnfilteredRuntimeBuffer, kWithoutUnfilteredRuntime));
+  if (std::string note = BuffersNote(*reader); !note.empty()) t.notes.push_back(note);
+  if (std::string note = TscCyclesNote(*reader); !note.empty()) t.notes.push_back(note);
   if (std::string note = UnplacedThreadsNote(*result->machine, decoder, info); !note.empty())
     t.notes.push_back(note);
   if (std::string note = AttachKernelCounters(model); !note.empty()) t.notes.push_back(note);

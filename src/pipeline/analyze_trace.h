@@ -28,6 +28,7 @@ struct AnalyzeOptions {
   bool explain_anomalies = false;  // fill trace.anomaly_details
   bool salvage = false;            // report what a damaged file still holds (ReaderOptions)
   ReaderBackend reader = ReaderBackend::kAuto;  // which trace.dat reader (ReaderOptions)
+  std::string buffer;  // the buffer instance to read (ReaderOptions; "": the default one)
   // Threads reading the file (ReaderOptions); 0: as many as this process may run on.
   int jobs = 1;
   // Per-thread windows cut where the kernel's counters were sampled (ThreadReport::
@@ -39,6 +40,10 @@ struct AnalyzeOptions {
   // recording information (null for files cstool did not make).
   std::function<void(const RecordingInfo*)> on_open;
 };
+
+// The warning for a file whose records are damaged (ANOMALIES of severity error: records
+// skipped or out of time order), which the tables alone would only list; empty if none.
+std::string DamagedRecordsWarning(const TraceSummary& trace);
 
 // Reads and analyses `file`. Throws cstool::Error for unreadable or corrupt files (with
 // `salvage`: only when nothing can be read; the skipped damage is in trace.damage).

@@ -261,7 +261,7 @@ class Recorder {
   std::vector<int> online_;
   std::vector<int> cpus_;
   int file_cpus_ = 0;
-  std::optional<StopSignalScope> signals_;      // SIGINT/SIGTERM end the read loop
+  std::optional<StopSignalScope> signals_;      // SIGINT/SIGTERM/SIGHUP end the read loop
   std::optional<DumpSignalScope> dump_signal_;  // --flight: SIGUSR1 asks for a dump
   std::unique_ptr<TracefsSession> session_;     // without --flight
   RecordingInfo info_;
@@ -1071,9 +1071,11 @@ void Recorder::ReapChild() {
   signal_ = StopSignalScope::Received();
   if (!child_) return;
   if (!child_->reaped()) {
-    // SIGTERM to cstool, or SIGINT sent with kill(2), does not reach the child by
-    // itself; Ctrl-C on the terminal already did. -N ends the command like timeout(1).
-    if (signal_ && !(signal_ == SIGINT && StopSignalScope::FromKernel())) SignalCommand(signal_);
+    // SIGTERM to cstool, or SIGINT or SIGHUP sent with kill(2), does not reach the child
+    // by itself; Ctrl-C on the terminal, or its hang-up, already did. -N ends the command
+    // like timeout(1).
+    if (signal_ && !((signal_ == SIGINT || signal_ == SIGHUP) && StopSignalScope::FromKernel()))
+      SignalCommand(signal_);
     // (One that exited on its own while the buffers drained keeps its own status.)
     if (!signal_ && timed_out_ && !child_->Exited()) {
       SignalCommand(SIGTERM);

@@ -392,34 +392,38 @@ TEST_F(RecordTest, ConcurrentRecordingsSeeOnlyTheirOwnWorkload) {
   for (int p : pids_a) EXPECT_FALSE(b_tids.count(p));
 }
 
-TEST_F(RecordTest, SigintLeavesAReadableFileAndNoInstance) {
-  fs::path out = dir_ / "sigint.dat";
-  pid_t pid = Spawn(
-      {kCstool, "record", "-o", out, "-N", "30", "--", kWorkload, "nanosleep", "100000", "1000"},
-      dir_ / "s.out", dir_ / "s.err");
-  // Wait until the recording is live (the instance exists and the workload runs).
-  fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
-  for (int i = 0; i < 500 && !fs::exists(instance); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(fs::exists(instance));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  const fs::path unfiltered = instance.string() + "-runtime";
-  EXPECT_TRUE(fs::exists(unfiltered));
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  std::string err = ReadWholeFile(dir_ / "s.err");
-  EXPECT_EQ(DecodeStatus(status), 128 + SIGINT) << err;  // the child got the SIGINT too
-  EXPECT_FALSE(fs::exists(instance));
-  EXPECT_FALSE(fs::exists(unfiltered));
-  ASSERT_TRUE(fs::exists(out)) << err;
-  Result rep = Report(out);
-  EXPECT_EQ(rep.status, 0) << rep.err;
-  RecordingInfo info = Info(out);
-  EXPECT_EQ(EventLines(rep.out).size(), TotalEvents(info));
-  EXPECT_GT(TotalEvents(info), 0u);
-  EXPECT_TRUE(info.child.reaped);
-  EXPECT_NE(::kill(info.child.pid, 0), 0) << "the workload must not outlive the recording";
+// SIGINT (Ctrl-C sent with kill) and SIGHUP (a closed terminal, a dropped ssh session).
+TEST_F(RecordTest, StopSignalsLeaveAReadableFileAndNoInstance) {
+  for (int sig : {SIGINT, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    fs::path out = dir_ / fmt::format("signal{}.dat", sig);
+    pid_t pid = Spawn(
+        {kCstool, "record", "-o", out, "-N", "30", "--", kWorkload, "nanosleep", "100000", "1000"},
+        dir_ / "s.out", dir_ / "s.err");
+    // Wait until the recording is live (the instance exists and the workload runs).
+    fs::path instance = kTracefsInstances / ("cstool-" + std::to_string(pid));
+    for (int i = 0; i < 500 && !fs::exists(instance); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(fs::exists(instance));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const fs::path unfiltered = instance.string() + "-runtime";
+    EXPECT_TRUE(fs::exists(unfiltered));
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::string err = ReadWholeFile(dir_ / "s.err");
+    EXPECT_EQ(DecodeStatus(status), 128 + sig) << err;  // the child got the signal too
+    EXPECT_FALSE(fs::exists(instance));
+    EXPECT_FALSE(fs::exists(unfiltered));
+    ASSERT_TRUE(fs::exists(out)) << err;
+    Result rep = Report(out);
+    EXPECT_EQ(rep.status, 0) << rep.err;
+    RecordingInfo info = Info(out);
+    EXPECT_EQ(EventLines(rep.out).size(), TotalEvents(info));
+    EXPECT_GT(TotalEvents(info), 0u);
+    EXPECT_TRUE(info.child.reaped);
+    EXPECT_NE(::kill(info.child.pid, 0), 0) << "the workload must not outlive the recording";
+  }
 }
 
 TEST_F(RecordTest, TinyBufferReportsLostEvents) {

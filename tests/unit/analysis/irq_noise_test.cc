@@ -105,6 +105,34 @@ TEST(MeasureCpuNoise, ASingleNoiseEndsAtAPeriodBoundary) {
   EXPECT_EQ(n[NoiseSource::kThread].max_single_ns, 1000);  // the run itself, whole
 }
 
+TEST(MeasureCpuNoise, NoiseAcrossPeriodsSumsPerPeriod) {
+  // Periods of 10 from 0: [5, 12) gives 5 to the first and 2 to the second, where
+  // [13, 19) adds 6 (8 in all); [21, 22) is the third's. A run of periods wholly noise
+  // ([40, 75): 30-40 to 70-75) makes a whole period the most.
+  std::vector<NoiseSpan> spans = {Span(NoiseSource::kIrq, 5, 12, kTimer),
+                                  Span(NoiseSource::kIrq, 13, 19, kTimer),
+                                  Span(NoiseSource::kIrq, 21, 22, kTimer)};
+  CpuNoise n = MeasureCpuNoise(0, spans, {.start = 0, .end = 100, .period_ns = 10});
+  EXPECT_EQ(n.periods, 10);
+  EXPECT_EQ(n.noise_ns, 14);
+  EXPECT_EQ(n.max_noise_ns, 8);
+  EXPECT_EQ(n.max_single_ns, 6);
+  spans.push_back(Span(NoiseSource::kThread, 40, 75, kKworker));
+  n = MeasureCpuNoise(0, spans, {.start = 0, .end = 100, .period_ns = 10});
+  EXPECT_EQ(n.max_noise_ns, 10);
+  EXPECT_EQ(n.max_single_ns, 10);
+}
+
+TEST(MeasureCpuNoise, ATinyPeriodCostsNothingPerPeriod) {
+  // A second of noise in periods of 1 ns: a billion periods, each wholly noise.
+  std::vector<NoiseSpan> spans = {Span(NoiseSource::kThread, 0, 1'000'000'000, kKworker)};
+  CpuNoise n = MeasureCpuNoise(0, spans, {.start = 0, .end = 1'000'000'000, .period_ns = 1});
+  EXPECT_EQ(n.periods, 1'000'000'000);
+  EXPECT_EQ(n.noise_ns, 1'000'000'000);
+  EXPECT_EQ(n.max_noise_ns, 1);
+  EXPECT_EQ(n.max_single_ns, 1);
+}
+
 TEST(MeasureCpuNoise, AQuietCpuIsFullyAvailable) {
   CpuNoise n = MeasureCpuNoise(1, {}, {.start = 0, .end = 5000, .period_ns = 1000});
   EXPECT_EQ(n.periods, 5);

@@ -291,6 +291,31 @@ TEST(EventDecoder, ShortRecordsAndBadStringsAreCountedNotFatal) {
   std::filesystem::remove(path);
 }
 
+// A record whose id lies between the file's formats' ids but is none of them (a damaged
+// record, or a damaged format's ID line) is counted, not taken for an event the report
+// does not decode.
+TEST(EventDecoder, AnIdNoFormatDefinesIsCounted) {
+  SyntheticTrace t(kEvents, 1);
+  const int fork = t.AddEvent("sched", "sched_process_fork");
+  const int sw = t.AddEvent("sched", "sched_switch");
+  const int undefined = std::min(fork, sw) - 1;
+  ASSERT_GT(undefined, 0);
+  auto rec = t.NewRecord(sw, 1);
+  std::vector<uint8_t> bytes(rec.bytes().begin(), rec.bytes().end());
+  const uint16_t type = static_cast<uint16_t>(undefined);
+  std::memcpy(bytes.data(), &type, 2);  // common_type
+  t.Append(0, 1, bytes);
+  t.Append(0, 2, t.NewRecord(sw, 1).bytes());
+  const std::string path = TempPath("cstool_undefined_id");
+  t.Write(path);
+  auto reader = OpenTraceFile(path);
+  CollectSink sink;
+  DecodeStats st = DecodeTrace(*reader, sink);
+  EXPECT_EQ(st.anomalies["unknown_event_type"], 1u);
+  EXPECT_EQ(sink.switches.size(), 1u);
+  std::filesystem::remove(path);
+}
+
 TEST(EventDecoder, LostEventsAndRecordingInfoRoundTrip) {
   SyntheticTrace t(kEvents, 2);
   const int se = t.AddEvent("raw_syscalls", "sys_enter");

@@ -180,6 +180,38 @@ TEST(TraceFileReader, NamedBufferOfV7) {
   EXPECT_EQ(named->buffer_name(), top->buffer_name());
 }
 
+// trace-cmd record -B: a top-level buffer with data and an instance "wakeups" (see
+// tests/fixtures/README.md). Both CPU tables list CPU 0 alone; the CPU count is the file's.
+TEST(TraceFileReader, EitherBufferOfATraceCmdFileIsReadByName) {
+  const std::string file = kFixtures + "two_buffers_v7.dat";
+  for (ReaderBackend b : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
+    SCOPED_TRACE(static_cast<int>(b));
+    for (const auto& [buffer, events] :
+         {std::pair<std::string, uint64_t>{"", 367}, {"wakeups", 413}}) {
+      ReaderOptions opt;
+      opt.backend = b;
+      opt.buffer = buffer;
+      auto reader = OpenTraceFile(file, opt);
+      EXPECT_EQ(reader->buffer_name(), buffer);
+      EXPECT_EQ(reader->instance_names(), std::vector<std::string>{"wakeups"});
+      EXPECT_EQ(reader->cpus(), 2);
+      ChecksumSink sink;
+      EXPECT_EQ(DecodeTrace(*reader, sink).events, events);
+    }
+    ReaderOptions opt;
+    opt.backend = b;
+    opt.buffer = "other";
+    try {
+      OpenTraceFile(file, opt);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                file + ": no buffer instance named \"other\" (the file has \"wakeups\")");
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+    }
+  }
+}
+
 TEST(TraceFileReader, LossesOfOverwrittenBufferAreReported) {
   Replayed fast = ReplayFile(kFixtures + "small_v6.dat", ReaderBackend::kFast);
   // CPU 0 overran (see the fixture's CPUSTAT); its first page says events were lost.

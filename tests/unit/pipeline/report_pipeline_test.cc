@@ -124,6 +124,7 @@ TEST(ReportPipeline, TheTraceClockIsNamedAndAClockNotInSyncIsSaid) {
   };
   for (const Case& c : std::vector<Case>{{"local", "not synchronised"},
                                          {"counter", "not nanoseconds (an event counter)"},
+                                         {"x86-tsc", "no TSC-to-ns conversion"},
                                          {"mono", ""},
                                          {"global", ""}}) {
     SCOPED_TRACE(c.clock);
@@ -145,6 +146,46 @@ TEST(ReportPipeline, TheTraceClockIsNamedAndAClockNotInSyncIsSaid) {
       EXPECT_NE(said->find(c.note), std::string::npos) << *said;
     }
   }
+}
+
+// trace-cmd record -B (tests/fixtures/README.md): the report of the top-level buffer says
+// which instances it leaves out, whichever reader reads the file.
+TEST(ReportPipeline, AFileOfSeveralBuffersSaysWhichOneIsReported) {
+  const std::string file = std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/two_buffers_v7.dat";
+  auto note_of = [](const TraceSummary& s) {
+    std::vector<std::string> said;
+    for (const std::string& n : s.notes)
+      if (n.starts_with("this report is of")) said.push_back(n);
+    return said;
+  };
+  for (ReaderBackend reader : {ReaderBackend::kFast, ReaderBackend::kLibTracecmd}) {
+    SCOPED_TRACE(static_cast<int>(reader));
+    SyscallTable syscalls;
+    auto top = AnalyzeTrace(file, syscalls, {.reader = reader});
+    EXPECT_EQ(top->model.trace.events, 367u);
+    EXPECT_EQ(note_of(top->model.trace),
+              std::vector<std::string>{
+                  "this report is of the file's top-level buffer; its other buffers are not read "
+                  "(\"wakeups\": --buffer NAME reads one)"});
+    auto wakeups = AnalyzeTrace(file, syscalls, {.reader = reader, .buffer = "wakeups"});
+    EXPECT_EQ(wakeups->model.trace.events, 413u);
+    // Asked for by name: the top-level buffer is left out knowingly.
+    EXPECT_TRUE(note_of(wakeups->model.trace).empty());
+  }
+}
+
+// Anomalies of the error kind (the file is damaged) are said beside the tables, the others
+// only in them.
+TEST(ReportPipeline, DamagedRecordsAreAWarning) {
+  TraceSummary s;
+  s.anomalies = {{"missing_switch_out", 3}, {"lost_events", 2}};
+  EXPECT_EQ(DamagedRecordsWarning(s), "");
+  s.anomalies["time_backwards"] = 1;
+  s.anomalies["unknown_event_type"] = 15;
+  EXPECT_EQ(DamagedRecordsWarning(s),
+            "damaged records (time_backwards=1 unknown_event_type=15): the file itself is "
+            "damaged; records were skipped or are out of time order, so the numbers they touch "
+            "may be wrong; --explain-anomalies says where");
 }
 
 // trace-cmd extract stores the format of every event the kernel has, recorded or not: in a
