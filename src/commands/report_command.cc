@@ -211,6 +211,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
     TableExportOptions t = options.tables;
     t.format = options.format;
     table_export = std::make_unique<TableExport>(t, options.file, syscalls);
+    if (!table_export->recovered().empty()) messages.Warning(table_export->recovered());
     observers.push_back(table_export->observer());
   }
   std::unique_ptr<CriticalPathRecorder> path_recorder;

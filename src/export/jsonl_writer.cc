@@ -71,7 +71,8 @@ JsonlWriter::JsonlWriter(const std::string& dir, TraceKey key, bool replace)
 
 void JsonlWriter::Open(bool replace) {
   CheckSchema();
-  const bool replacing = CheckDuplicate(replace);
+  Recover();  // before the look for the trace: a killed export's rows are not an export
+  replacing_ = CheckDuplicate(replace);
   prefix_ = "{\"trace_id\":";
   AppendString(prefix_, key_.trace_id);
   prefix_ += ",\"host\":";
@@ -79,8 +80,14 @@ void JsonlWriter::Open(bool replace) {
   for (const TableSchema& t : AllTables()) {
     File& f = files_[static_cast<size_t>(t.table)];
     f.path = PathOf(t);
-    // CheckDuplicate rewrote each file there was.
-    f.written = replacing && std::filesystem::exists(f.path) ? f.path + ".replace" : f.path;
+    f.existed = std::filesystem::exists(f.path);
+    f.path_size = f.existed ? std::filesystem::file_size(f.path) : 0;
+  }
+  WriteJournal(/*committing=*/false);
+  if (replacing_) RewriteWithoutTrace();
+  for (const TableSchema& t : AllTables()) {
+    File& f = files_[static_cast<size_t>(t.table)];
+    f.written = replacing_ && f.existed ? f.path + ".replace" : f.path;
     f.start_size = std::filesystem::exists(f.written) ? std::filesystem::file_size(f.written) : 0;
     f.buffer.resize(kFileBuffer);
     f.out.rdbuf()->pubsetbuf(f.buffer.data(), static_cast<std::streamsize>(f.buffer.size()));
@@ -99,12 +106,85 @@ void JsonlWriter::Undo() noexcept {
     std::filesystem::remove_all(dir_, ignored);
     return;
   }
+  // Failed before writing anything (an earlier export's journal it could not act on, a
+  // duplicate): what is there is not this export's to undo.
+  if (!journaled_) return;
   for (const TableSchema& t : AllTables()) {
     File& f = files_[static_cast<size_t>(t.table)];
     f.out.close();
     std::filesystem::remove(PathOf(t) + ".replace", ignored);
     if (f.written == f.path) std::filesystem::resize_file(f.path, f.start_size, ignored);
   }
+  std::filesystem::remove(JournalPath(), ignored);
+}
+
+std::string JsonlWriter::JournalPath() const {
+  return (std::filesystem::path(dir_) / "export-journal.json").string();
+}
+
+void JsonlWriter::WriteJournal(bool committing) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const TableSchema& t : AllTables()) {
+    const File& f = files_[static_cast<size_t>(t.table)];
+    files[std::filesystem::path(f.path).filename().string()] = {{"size", f.path_size},
+                                                                {"existed", f.existed}};
+  }
+  OutputFile out(JournalPath());  // whole or not there: written beside, then renamed
+  out.stream() << nlohmann::json{{"trace_id", key_.trace_id},
+                                 {"replacing", replacing_},
+                                 {"committing", committing},
+                                 {"files", files}}
+                      .dump()
+               << "\n";
+  out.Commit();
+  journaled_ = true;
+}
+
+void JsonlWriter::Recover() {
+  const std::string path = JournalPath();
+  if (!std::filesystem::exists(path)) return;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const bool sound = j.is_object() && j.contains("trace_id") && j["trace_id"].is_string() &&
+                     j.contains("committing") && j["committing"].is_boolean() &&
+                     j.contains("files") && j["files"].is_object();
+  if (!sound)
+    throw Error(fmt::format(
+        "{} is not a journal cstool can read: an export into {} was killed and its rows may "
+        "be partly there; remove the file once the tables are checked",
+        path, dir_));
+  const std::string trace = j["trace_id"].get<std::string>();
+  std::error_code ec;
+  if (j["committing"].get<bool>()) {
+    // Every row was written: what is left is to put the rewrites in place.
+    for (const TableSchema& t : AllTables())
+      if (const std::string table = PathOf(t); std::filesystem::exists(table + ".replace")) {
+        std::filesystem::rename(table + ".replace", table, ec);
+        if (ec)
+          throw Error(
+              fmt::format("cannot rename {}.replace over {}: {}", table, table, ec.message()));
+      }
+    recovered_ = fmt::format(
+        "finished the export of trace {} into {}, killed while it put its tables in place", trace,
+        dir_);
+  } else {
+    for (const TableSchema& t : AllTables()) std::filesystem::remove(PathOf(t) + ".replace", ec);
+    for (const auto& [name, before] : j["files"].items()) {
+      const std::string table = (std::filesystem::path(dir_) / name).string();
+      if (!before.is_object() || !std::filesystem::exists(table)) continue;
+      if (!before.value("existed", true)) {
+        std::filesystem::remove(table, ec);
+      } else if (const uint64_t size = before.value("size", uint64_t{0});
+                 std::filesystem::file_size(table, ec) > size) {
+        std::filesystem::resize_file(table, size, ec);
+      }
+      if (ec) throw Error(fmt::format("cannot roll back {}: {}", table, ec.message()));
+    }
+    recovered_ = fmt::format(
+        "removed the rows of trace {} that an export into {}, killed on the way, had written",
+        trace, dir_);
+  }
+  std::filesystem::remove(path, ec);
 }
 
 std::string JsonlWriter::PathOf(const TableSchema& t) const {
@@ -137,10 +217,15 @@ void JsonlWriter::CheckSchema() {
 
 // Every line starts with the trace_id (the writer puts it first), so a trace's lines are
 // found, and removed, without parsing them.
-bool JsonlWriter::CheckDuplicate(bool replace) {
+std::string JsonlWriter::TraceLineStart() const {
   std::string start = "{\"trace_id\":";
   AppendString(start, key_.trace_id);
   start += ',';
+  return start;
+}
+
+bool JsonlWriter::CheckDuplicate(bool replace) {
+  const std::string start = TraceLineStart();
   const std::string trace_file = PathOf(SchemaOf(Table::kTrace));
   bool found = false;
   std::string stored;  // the trace's row
@@ -164,6 +249,11 @@ bool JsonlWriter::CheckDuplicate(bool replace) {
         "it whatever -p/-t selected (they set in_report); --replace exports it again in place "
         "of those lines",
         dir_, key_.trace_id));
+  return true;
+}
+
+void JsonlWriter::RewriteWithoutTrace() {
+  const std::string start = TraceLineStart();
   for (const TableSchema& t : AllTables()) {
     const std::string path = PathOf(t);
     if (!std::filesystem::exists(path)) continue;
@@ -176,7 +266,6 @@ bool JsonlWriter::CheckDuplicate(bool replace) {
       if (!out.flush()) throw IoError(kept, "write");
     }
   }
-  return true;
 }
 
 void JsonlWriter::Add(Table table, std::span<const Value> values) {
@@ -207,6 +296,8 @@ void JsonlWriter::Commit() {
     f.out.close();
     if (!f.out) throw IoError(f.written, "write");
   }
+  // Every row is in its file: from here a recovery finishes the commit.
+  WriteJournal(/*committing=*/true);
   // Renames within one directory: should one still fail, say which tables hold the new rows.
   std::vector<std::string> replaced;
   for (File& f : files_) {
@@ -222,6 +313,8 @@ void JsonlWriter::Commit() {
     replaced.push_back(f.path);
   }
   committed_ = true;
+  std::error_code ignored;
+  std::filesystem::remove(JournalPath(), ignored);
 }
 
 }  // namespace cstool

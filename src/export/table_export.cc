@@ -23,8 +23,11 @@ TableExport::TableExport(const TableExportOptions& options, const std::string& t
   };
   if (options.format == "sqlite")
     keep(std::make_unique<SqliteWriter>(options.path, key_, options.replace));
-  else
-    keep(std::make_unique<JsonlWriter>(options.path, key_, options.replace));
+  else {
+    auto jsonl = std::make_unique<JsonlWriter>(options.path, key_, options.replace);
+    recovered_ = jsonl->recovered();
+    keep(std::move(jsonl));
+  }
   streamed_ = std::make_unique<StreamedRowObserver>(*sink_, syscalls);
 }
 

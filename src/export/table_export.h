@@ -43,10 +43,14 @@ class TableExport {
   std::string Summary() const;
   const RowSink& sink() const { return *sink_; }
   const TraceKey& key() const { return key_; }
+  // What the writer did about an earlier export killed on the way ("" if none; a SQLite
+  // database recovers by itself).
+  const std::string& recovered() const { return recovered_; }
 
  private:
   TableExportOptions options_;
   TraceKey key_;
+  std::string recovered_;
   std::unique_ptr<RowSink> sink_;
   std::unique_ptr<StreamedRowObserver> streamed_;
 };

@@ -3,8 +3,10 @@
 // not left behind.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -82,6 +84,88 @@ TEST(FailedExport, JsonlIntoANewDirectoryLeavesNoDirectory) {
     AddTraceRow(failed, 1);
   }
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// An export killed on the way (here: a child that ends without unwinding, as kill -9
+// leaves it) cannot truncate its files back; its journal lets the next export into the
+// directory take its rows back out, so the trace is neither half there nor there twice.
+TEST(FailedExport, AKilledJsonlExportIsRolledBackByTheNext) {
+  const fs::path dir = Scratch("jsonl_killed");
+  {
+    JsonlWriter first(dir.string(), {"t1", "alpha"}, false);
+    AddTraceRow(first, 7);
+    first.Commit();
+  }
+  EXPECT_FALSE(fs::exists(dir / "export-journal.json"));
+  const std::string before = testing::ReadWholeFile(dir / "trace.jsonl");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    JsonlWriter killed(dir.string(), {"t2", "alpha"}, false);
+    for (int i = 0; i < 20000; ++i) AddTraceRow(killed, 5);  // past the stream's buffer
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(fs::exists(dir / "export-journal.json"));
+  ASSERT_GT(fs::file_size(dir / "trace.jsonl"), before.size());  // partial rows on disk
+  JsonlWriter again(dir.string(), {"t2", "alpha"}, false);       // not refused as there already
+  EXPECT_EQ(again.recovered(), "removed the rows of trace t2 that an export into " + dir.string() +
+                                   ", killed on the way, had written");
+  EXPECT_EQ(testing::ReadWholeFile(dir / "trace.jsonl"), before);
+  AddTraceRow(again, 9);
+  again.Commit();
+  const std::string after = testing::ReadWholeFile(dir / "trace.jsonl");
+  EXPECT_EQ(after.substr(0, before.size()), before);
+  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), 2);
+  EXPECT_NE(after.find("\"events\":9"), std::string::npos) << after;
+  EXPECT_FALSE(fs::exists(dir / "export-journal.json"));
+  fs::remove_all(dir);
+}
+
+// Killed once every row was written, while the --replace rewrites were being put in
+// place: the next export finishes that instead of undoing it.
+TEST(FailedExport, AJsonlExportKilledWhileCommittingIsFinishedByTheNext) {
+  const fs::path dir = Scratch("jsonl_committing");
+  {
+    JsonlWriter first(dir.string(), {"t1", "alpha"}, false);
+    AddTraceRow(first, 7);
+    first.Commit();
+  }
+  const std::string rewritten = "{\"trace_id\":\"t1\",\"host\":\"alpha\",\"events\":8}\n";
+  { std::ofstream(dir / "trace.jsonl.replace") << rewritten; }
+  {
+    std::ofstream(dir / "export-journal.json")
+        << R"({"trace_id":"t1","replacing":true,"committing":true,"files":{}})"
+        << "\n";
+  }
+  JsonlWriter next(dir.string(), {"t3", "alpha"}, false);
+  EXPECT_EQ(next.recovered(), "finished the export of trace t1 into " + dir.string() +
+                                  ", killed while it put its tables in place");
+  EXPECT_EQ(testing::ReadWholeFile(dir / "trace.jsonl"), rewritten);
+  EXPECT_FALSE(fs::exists(dir / "trace.jsonl.replace"));
+  fs::remove_all(dir);
+}
+
+TEST(FailedExport, AJournalThatCannotBeReadIsRefused) {
+  const fs::path dir = Scratch("jsonl_bad_journal");
+  {
+    JsonlWriter first(dir.string(), {"t1", "alpha"}, false);
+    first.Commit();
+  }
+  { std::ofstream(dir / "export-journal.json") << "{\"trace_id\""; }
+  try {
+    JsonlWriter w(dir.string(), {"t2", "alpha"}, false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "export-journal.json").string() +
+                  " is not a journal cstool can read: an export into " + dir.string() +
+                  " was killed and its rows may be partly there; remove the file once the "
+                  "tables are checked");
+  }
+  EXPECT_TRUE(fs::exists(dir / "export-journal.json"));
+  fs::remove_all(dir);
 }
 
 // A path of the other format's kind is refused, saying what each writes, and stays as it
