@@ -9,6 +9,7 @@
 
 #include "base/cpu_list.h"
 #include "base/errors.h"
+#include "base/stop_signal.h"
 #include "base/temp_file.h"
 #include "interrupts/irq_affinity.h"
 #include "interrupts/proc_interrupts.h"
@@ -78,7 +79,12 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   record.duration_s = options.duration_s;
   record.buffer_kb = options.buffer_kb;
   std::optional<TempFile> temp;
+  // With a temporary trace, a signal must not end the process before the file goes: one
+  // while recording stops the recording (Record's own scope), one while analysing stops
+  // the report once the analysis returns.
+  std::optional<StopSignalScope> keeps_temp;
   if (options.output.empty()) {
+    keeps_temp.emplace();
     temp.emplace("cstool-irq-", ".dat");
     record.output = temp->path();
   } else {
@@ -97,7 +103,10 @@ int RunIrq(const IrqOptions& options, std::ostream& out, Messages& messages) {
   if (cpus.empty())
     for (int c : OnlineCpus()) cpus.push_back(c);
   IrqNoiseOptions noise{.period_ns = static_cast<int64_t>(options.period_s * 1e9)};
+  std::optional<StopSignalScope> analysing;  // from here a signal stops the report
+  if (temp) analysing.emplace();
   IrqReport report = AnalyzeIrqTrace(record.output, cpus, options.noise ? &noise : nullptr);
+  if (const int sig = analysing ? StopSignalScope::Received() : 0) return 128 + sig;
   report.file = options.output;
   if (options.noise)
     output->RenderNoise(report);

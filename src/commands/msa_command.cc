@@ -148,6 +148,7 @@ class MsaDriver {
   const MsaOptions& o_;
   Messages& messages_;
   const int64_t interval_ns_;
+  bool saving_ = !o_.output.empty();  // -o, until its pages could not be written
   std::unique_ptr<MsaOutput> output_;
   SyscallTable syscalls_;
 
@@ -230,6 +231,14 @@ void MsaDriver::SetUp() {
 size_t MsaDriver::DrainAll() {
   size_t pages = 0;
   for (auto& s : sources_) pages += s->Drain(kMaxPagesPerDrain);
+  for (auto& s : sources_)
+    if (saving_ && !s->tee_error().empty()) {
+      // The view goes on: a trace that would lack this CPU's pages from here is no trace.
+      messages_.Warning(fmt::format("{}: the trace is not saved (-o {}); the view goes on",
+                                    s->tee_error(), o_.output));
+      for (auto& other : sources_) other->StopTee();
+      saving_ = false;
+    }
   return pages;
 }
 
@@ -489,7 +498,7 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
 int MsaDriver::Run() {
   SetUp();
   if (!Attach()) {
-    if (!o_.output.empty()) SaveTrace(MonotonicNowNs());
+    if (saving_) SaveTrace(MonotonicNowNs());
     return 0;
   }
   int64_t next_end = interval_start_ + interval_ns_;
@@ -571,7 +580,7 @@ int MsaDriver::Run() {
   if (reason == "signal") machine_->Finish(end_ts);
   if (reason != "count") EmitTotal(end_ts, reason, kernel_end);
   if (reason == "exited") messages_.Status(fmt::format("process {} exited", o_.pid));
-  if (!o_.output.empty()) SaveTrace(end_ts);
+  if (saving_) SaveTrace(end_ts);
   return 0;
 }
 

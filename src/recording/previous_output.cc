@@ -2,11 +2,51 @@
 
 #include <fmt/core.h>
 
+#include <array>
+#include <fstream>
 #include <string>
+#include <string_view>
 
 #include "base/errors.h"
+#include "format/trace_file_format.h"
 
 namespace cstool {
+namespace {
+
+// What KeepPreviousOutput would move or replace: a regular file with something in it.
+bool HoldsSomething(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 &&
+         !ec;
+}
+
+// Whether `path` starts as a trace.dat does (one this process cannot read is no recording
+// it can vouch for).
+bool IsRecording(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 16> head{};
+  in.read(head.data(), head.size());
+  return std::string_view(head.data(), static_cast<size_t>(in.gcount()))
+      .starts_with(tracefile::kTraceDatMagic);
+}
+
+}  // namespace
+
+void CheckPreviousOutputCanBeKept(const std::filesystem::path& out) {
+  if (!HoldsSomething(out)) return;
+  if (!IsRecording(out))
+    throw Error(fmt::format("-o {}: that file is no recording, and a recording there is "
+                            "moved to {}.old to make room: give the output another name, or "
+                            "move the file away first",
+                            out.string(), out.string()),
+                ExitCode::kUsage);
+  const std::filesystem::path old = out.string() + ".old";
+  if (HoldsSomething(old) && !IsRecording(old))
+    throw Error(fmt::format("-o {}: {} is no recording, and keeping the recording in {} as {} "
+                            "would replace it: move it away first",
+                            out.string(), old.string(), out.string(), old.string()),
+                ExitCode::kUsage);
+}
 
 std::optional<std::filesystem::path> KeepPreviousOutput(const std::filesystem::path& out,
                                                         Messages& messages) {

@@ -17,4 +17,9 @@ namespace cstool {
 std::optional<std::filesystem::path> KeepPreviousOutput(const std::filesystem::path& out,
                                                         Messages& messages);
 
+// Throws a usage error, before anything is recorded, when keeping `out` as `out`.old would
+// lose a file that is no recording: `out` itself (a mistyped `-o main.c`), or the `out`.old
+// it would replace. Only recordings are moved aside and replaced.
+void CheckPreviousOutputCanBeKept(const std::filesystem::path& out);
+
 }  // namespace cstool

@@ -377,6 +377,7 @@ void Recorder::Prepare() {
                             "another output (-o)",
                             output_.string(), pid),
                 ExitCode::kUsage);
+  CheckPreviousOutputCanBeKept(output_);
   // A new recording would write over a killed one's pages: they are its only copy.
   if (std::vector<std::filesystem::path> left = LeftoversOf(output_); !left.empty())
     throw Error(fmt::format("'{}' has the leftovers of a recording that was killed or could "

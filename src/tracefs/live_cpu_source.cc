@@ -129,11 +129,21 @@ void LiveCpuSource::Tee(const uint8_t* page) {
   while (off < subbuf_size_) {
     ssize_t n = ::write(tee_fd_, page + off, subbuf_size_ - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw Error(fmt::format("cannot write '{}': {}", tee_path_->string(),
-                              std::strerror(n == 0 ? EIO : errno)));
+    if (n <= 0) {
+      tee_error_ = fmt::format("cannot write '{}': {}", tee_path_->string(),
+                               std::strerror(n == 0 ? EIO : errno));
+      StopTee();
+      return;
+    }
     off += static_cast<size_t>(n);
   }
+}
+
+void LiveCpuSource::StopTee() {
+  if (tee_fd_ < 0) return;
+  ::close(tee_fd_);
+  tee_fd_ = -1;
+  ::unlink(tee_path_->c_str());
 }
 
 void LiveCpuSource::Recycle(std::vector<uint8_t> buf) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "format/ring_page.h"
@@ -43,7 +44,8 @@ class LiveCpuSource {
   void SetPageSink(PageSink sink) { sink_ = std::move(sink); }
 
   // Reads what the ring buffer holds now, at most `max_pages` pages; returns the number
-  // of pages read. Throws cstool::Error on read, decode or tee-file errors.
+  // of pages read. Throws cstool::Error on read or decode errors; a page the tee file
+  // cannot take (a full disk) ends the tee instead (tee_error()), not the reading.
   size_t Drain(size_t max_pages);
 
   // A stream over the queued records with ts <= cut, in buffer order. Records it hands
@@ -60,6 +62,10 @@ class LiveCpuSource {
   // events = records decoded, pages, bytes of event data, lost events/pages.
   const CpuRecordStats& stats() const { return stats_; }
   const std::optional<std::filesystem::path>& tee_file() const { return tee_path_; }
+  // Why the tee file stopped taking pages ("" while it takes them).
+  const std::string& tee_error() const { return tee_error_; }
+  // Stops the tee and removes its file.
+  void StopTee();
 
  private:
   class Stream;
@@ -80,6 +86,7 @@ class LiveCpuSource {
   std::deque<Page> pages_;
   std::vector<std::vector<uint8_t>> spare_;  // recycled page buffers
   std::optional<std::filesystem::path> tee_path_;
+  std::string tee_error_;
   int tee_fd_ = -1;
   PageSink sink_;
   CpuRecordStats stats_;

@@ -237,6 +237,35 @@ TEST_F(RecordTest, ARecordingAlreadyThereIsKeptAsOld) {
   EXPECT_FALSE(fs::exists("/dev/null.old"));
 }
 
+// Only recordings are moved aside: a mistyped `-o main.c`, or a FILE.old that is no
+// recording, is refused before the command runs, and both files stay as they were.
+TEST_F(RecordTest, AFileThatIsNoRecordingIsNeitherMovedNorReplaced) {
+  const fs::path source = dir_ / "main.c";
+  { std::ofstream(source) << "int main() {}\n"; }
+  const fs::path ran = dir_ / "ran";
+  Result r = Record({"-o", source, "--", "/bin/touch", ran});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("-o " + source.string() +
+                       ": that file is no recording, and a recording "
+                       "there is moved to " +
+                       source.string() + ".old to make room"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadWholeFile(source), "int main() {}\n");
+  EXPECT_FALSE(fs::exists(source.string() + ".old"));
+  EXPECT_FALSE(fs::exists(ran)) << "the command must not run";
+
+  const fs::path out = dir_ / "kept.dat";
+  ASSERT_EQ(Record({"-o", out, "--", "/bin/true"}).status, 0);
+  { std::ofstream(out.string() + ".old") << "my backup\n"; }
+  r = Record({"-o", out, "--", "/bin/touch", ran});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(out.string() + ".old is no recording"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadWholeFile(out.string() + ".old"), "my backup\n");
+  EXPECT_FALSE(fs::exists(ran));
+  EXPECT_EQ(Report(out).status, 0);
+}
+
 TEST_F(RecordTest, TraceCmdReportShowsEveryRecordedEvent) {
   fs::path out = dir_ / "pp.dat";
   Result r = Record({"-o", out, "--", kWorkload, "pingpong", "2000"});
