@@ -1278,8 +1278,12 @@ void Recorder::WriteFile() {
     WriteTraceFile(output_, contents);
   } catch (const Error& e) {
     std::error_code ec;  // (best effort: the error below is what matters)
-    if (previous && !std::filesystem::exists(output_, ec))
+    std::string put_back;  // undoes "the previous FILE is kept as FILE.old", said before
+    if (previous && !std::filesystem::exists(output_, ec)) {
       std::filesystem::rename(*previous, output_, ec);
+      if (!ec)
+        put_back = fmt::format("; the previous {} is back under its name", output_.string());
+    }
     // The pages stay where they are, with the note `record --recover` needs. Rewritten with
     // the recording's end (the failed file's room is free again), the note lets it make
     // the whole file; on a disk too full even for that, the note from the start stays.
@@ -1296,9 +1300,9 @@ void Recorder::WriteFile() {
           note_error.what());
     }
     throw Error(
-        fmt::format("{}; the recorded pages are kept beside it{}: once it can be written (room "
+        fmt::format("{}{}; the recorded pages are kept beside it{}: once it can be written (room "
                     "on the disk), `cstool record --recover {}` makes it of them",
-                    e.what(), end_kept, output_.string()));
+                    e.what(), put_back, end_kept, output_.string()));
   }
   // The note first: left alone, page files are refused and named, where a note left with
   // some of them gone would have --recover make a file of what remains.

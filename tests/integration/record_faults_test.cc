@@ -198,6 +198,9 @@ nlohmann::json ReportWithEverySleep(const fs::path& out, int sleeps) {
 // written: every sleep, no loss, the kernel's counters (--check passes), no "killed".
 TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   const fs::path out = dir_ / "ended.dat";
+  // A recording there before: moved to ended.dat.old, then put back when the write fails.
+  ASSERT_EQ(RunCommand({kCstool, "record", "-o", out, "--", "/bin/true"}).status, 0);
+  const std::string previous = ReadWholeFile(out);
   Background rec({kCstool, "record", "-o", out, "--", kWorkload, "nanosleep", "2000", "1000"},
                  dir_ / "rec.err");
   ASSERT_TRUE(rec.WaitLive());
@@ -208,6 +211,10 @@ TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   EXPECT_NE(LastOwnLine(err).find("`cstool record --recover " + out.string() + "`"),
             std::string::npos)
       << err;
+  EXPECT_NE(LastOwnLine(err).find("the previous " + out.string() + " is back under its name"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(ReadWholeFile(out), previous);
   fs::remove(blocker);
 
   CommandResult recover = RunCommand({kCstool, "record", "--recover", out});
@@ -215,6 +222,7 @@ TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   EXPECT_NE(recover.err.find("only writing the file had failed: nothing is missing"),
             std::string::npos)
       << recover.err;
+  EXPECT_EQ(ReadWholeFile(out.string() + ".old"), previous);
   const nlohmann::json j = ReportWithEverySleep(out, 2000);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j.at("trace").at("lost_events_total").get<int64_t>(), 0);
