@@ -131,6 +131,9 @@ class TraceFileReader {
   const std::map<int32_t, CpuStatOption>& cpu_stats() const { return cpu_stats_; }
   // cstool's metadata (option tracefile::kOptionCstoolInfo or the FILE.cstool.json sidecar).
   const std::optional<RecordingInfo>& recording_info() const { return info_; }
+  // Sections of the file's metadata read only when needed (saved cmdlines, kallsyms) that
+  // turned out damaged, each with what it costs the report; filled as they are read.
+  const std::vector<std::string>& damaged_sections() const { return damaged_sections_; }
   // With ReaderOptions::salvage: the damage skipped so far (grows while streams are read).
   const SalvageLog& salvage_log() const { return salvage_log_; }
   // Forgets the damage noted after the first `n` entries: a pass over the streams before
@@ -192,6 +195,7 @@ class TraceFileReader {
   std::string trace_clock_;
   bool timestamps_as_recorded_ = true;
   std::map<int32_t, CpuStatOption> cpu_stats_;
+  std::vector<std::string> damaged_sections_;
   std::optional<RecordingInfo> info_;
   SalvageLog salvage_log_;
   int64_t start_ts_ = 0;  // StartAt; 0: every record

@@ -280,9 +280,9 @@ void V7TraceFile::ReadMetadata(const Layout& layout, Sections& sections) {
 }
 
 // A section read only when needed, once; `read` gets its bytes. Damage there only loses
-// what it holds, so it is no error.
+// what it holds (`lost` says what), so it is no error, but it is said.
 void V7TraceFile::ReadDeferredSection(std::optional<uint64_t>& at, uint16_t id,
-                                      std::string_view what,
+                                      std::string_view what, std::string_view lost,
                                       const std::function<void(ByteCursor&)>& read) {
   if (!at) return;
   const uint64_t offset = *at;
@@ -291,13 +291,16 @@ void V7TraceFile::ReadDeferredSection(std::optional<uint64_t>& at, uint16_t id,
     std::vector<uint8_t> storage;
     ByteCursor in = OpenSection(offset, id, what, &storage);
     read(in);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    damaged_sections_.push_back(
+        fmt::format("the file's {} section is damaged ({}): {}", what, e.what(), lost));
   }
 }
 
 // Names only threads no event named: a damaged section leaves them unnamed.
 void V7TraceFile::ReadDeferredCmdlines() {
   ReadDeferredSection(cmdlines_at_, kOptionCmdlines, "saved cmdlines",
+                      "threads no event named are shown without a name",
                       [this](ByteCursor& in) { KeepSavedCmdlines(in); });
 }
 
@@ -305,6 +308,7 @@ void V7TraceFile::ReadDeferredCmdlines() {
 // leaves them as addresses (report shows "0x..." frames) instead of failing.
 void V7TraceFile::ReadDeferredKallsyms() {
   ReadDeferredSection(kallsyms_at_, kOptionKallsyms, "kallsyms",
+                      "kernel stacks show addresses instead of function names",
                       [this](ByteCursor& in) { ReadKallsyms(in); });
 }
 

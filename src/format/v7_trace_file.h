@@ -33,7 +33,7 @@ class V7TraceFile final : public FastTraceFile {
   void ReadDeferredKallsyms() override;
   void ReadDeferredCmdlines() override;
   void ReadDeferredSection(std::optional<uint64_t>& at, uint16_t id, std::string_view what,
-                           const std::function<void(ByteCursor&)>& read);
+                           std::string_view lost, const std::function<void(ByteCursor&)>& read);
 
  private:
   // What the options say about one ring buffer (a BUFFER option).

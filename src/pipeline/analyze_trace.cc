@@ -584,6 +584,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
         "sched_switch prev_state letters could not be read from the format ({}); the "
         "current kernel's layout was assumed, so sleep states and preemption may be wrong",
         decoder.task_states().problem()));
+  for (const std::string& d : reader->damaged_sections()) t.notes.push_back(d);
   t.damage = reader->salvage_log().entries();
   t.damage.insert(t.damage.end(), cut_damage.begin(), cut_damage.end());
   t.damage.insert(t.damage.end(), unfiltered_damage.begin(), unfiltered_damage.end());

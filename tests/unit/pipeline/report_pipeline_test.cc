@@ -174,6 +174,32 @@ TEST(ReportPipeline, AFileOfSeveralBuffersSaysWhichOneIsReported) {
   }
 }
 
+// A damaged section the report reads only when needed (saved cmdlines here) costs only
+// what it holds, and the report says so instead of going on silently.
+TEST(ReportPipeline, ADamagedCmdlinesSectionIsANote) {
+  const std::string file = TempPath("damaged_cmdlines");
+  std::filesystem::copy_file(std::string(CSTOOL_SOURCE_DIR) + "/tests/fixtures/small_v7_zstd.dat",
+                             file, std::filesystem::copy_options::overwrite_existing);
+  {
+    // The CMDLINES section is at 7589 (trace-cmd dump --options); its zstd frame starts
+    // 24 bytes in (section header, then the compressed and the whole size).
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(7633);
+    const char c = static_cast<char>(f.get() ^ 0xff);
+    f.seekp(7633);
+    f.put(c);
+  }
+  SyscallTable syscalls;
+  auto analyzed = AnalyzeTrace(file, syscalls, {.reader = ReaderBackend::kFast});
+  const std::vector<std::string>& notes = analyzed->model.trace.notes;
+  const std::string expected =
+      "the file's saved cmdlines section is damaged (" + file +
+      ": corrupt file at offset 7605 (saved cmdlines section): zstd: Data corruption detected): "
+      "threads no event named are shown without a name";
+  EXPECT_EQ(std::count(notes.begin(), notes.end(), expected), 1) << ::testing::PrintToString(notes);
+  std::filesystem::remove(file);
+}
+
 // Anomalies of the error kind (the file is damaged) are said beside the tables, the others
 // only in them.
 TEST(ReportPipeline, DamagedRecordsAreAWarning) {
