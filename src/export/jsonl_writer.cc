@@ -168,16 +168,20 @@ void JsonlWriter::Recover() {
         "finished the export of trace {} into {}, killed while it put its tables in place", trace,
         dir_);
   } else {
-    for (const TableSchema& t : AllTables()) std::filesystem::remove(PathOf(t) + ".replace", ec);
-    for (const auto& [name, before] : j["files"].items()) {
-      const std::string table = (std::filesystem::path(dir_) / name).string();
-      if (!before.is_object() || !std::filesystem::exists(table)) continue;
-      if (!before.value("existed", true)) {
+    // Only the tables' own files, whatever else the journal names.
+    const nlohmann::json& files = j["files"];
+    for (const TableSchema& t : AllTables()) {
+      const std::string table = PathOf(t);
+      if (std::filesystem::remove(table + ".replace", ec); ec)
+        throw Error(fmt::format("cannot roll back {}.replace: {}", table, ec.message()));
+      const auto before = files.find(std::filesystem::path(table).filename().string());
+      if (before == files.end() || !before->is_object() || !std::filesystem::exists(table))
+        continue;
+      if (!before->value("existed", true))
         std::filesystem::remove(table, ec);
-      } else if (const uint64_t size = before.value("size", uint64_t{0});
-                 std::filesystem::file_size(table, ec) > size) {
+      else if (const uint64_t size = before->value("size", uint64_t{0});
+               std::filesystem::file_size(table, ec) > size)
         std::filesystem::resize_file(table, size, ec);
-      }
       if (ec) throw Error(fmt::format("cannot roll back {}: {}", table, ec.message()));
     }
     recovered_ = fmt::format(

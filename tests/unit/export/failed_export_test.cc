@@ -147,6 +147,28 @@ TEST(FailedExport, AJsonlExportKilledWhileCommittingIsFinishedByTheNext) {
   fs::remove_all(dir);
 }
 
+// A journal acts on the tables' own files only, whatever names it holds.
+TEST(FailedExport, AJournalTouchesNoFileButTheTables) {
+  const fs::path dir = Scratch("jsonl_journal_names");
+  const fs::path outside = Scratch("jsonl_outside.txt");
+  { std::ofstream(outside) << "keep\n"; }
+  {
+    JsonlWriter first(dir.string(), {"t1", "alpha"}, false);
+    first.Commit();
+  }
+  {
+    std::ofstream(dir / "export-journal.json")
+        << R"({"trace_id":"t2","replacing":false,"committing":false,"files":{"../)"
+        << outside.filename().string() << R"(":{"size":0,"existed":false}}})"
+        << "\n";
+  }
+  JsonlWriter next(dir.string(), {"t3", "alpha"}, false);
+  EXPECT_FALSE(next.recovered().empty());
+  EXPECT_EQ(testing::ReadWholeFile(outside), "keep\n");
+  fs::remove_all(dir);
+  fs::remove(outside);
+}
+
 TEST(FailedExport, AJournalThatCannotBeReadIsRefused) {
   const fs::path dir = Scratch("jsonl_bad_journal");
   {
