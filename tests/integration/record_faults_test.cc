@@ -161,6 +161,27 @@ TEST_F(RecordFaults, DiskFullStopsWithAReadableFile) {
   UnmountSmallDisk();
 }
 
+// msa -o on a disk that fills: the live view goes on without the trace, which is said,
+// and none of its pages are left (msa had ended at the first failed write, showing and
+// keeping nothing).
+TEST_F(RecordFaults, MsaOnAFullDiskGoesOnWithoutItsTrace) {
+  const fs::path small = MountSmallDisk("msa", "1m");
+  ASSERT_FALSE(small.empty());
+  Background target({kWorkload, "pingrate", "30", "0"}, dir_ / "target.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const fs::path out = small / "m.dat";
+  CommandResult r = RunCommand(
+      {kCstool, "msa", std::to_string(target.pid()), "-T", "0.3", "-n", "3", "-o", out.string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("No space left on device: the trace is not saved (-o " + out.string() +
+                       "); the view goes on"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find(" interval 3 ("), std::string::npos) << r.out;
+  EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << "page files left";
+  UnmountSmallDisk();
+}
+
 // A disk too full for the recording to begin: the error says so and nothing is left
 // on it (the recovery note's partial .tmp was). One page: the note alone (event formats,
 // thread list, saved command lines) takes more on any machine; 64 KiB took it, or not,
