@@ -86,7 +86,7 @@ _cstool() {
       compopt -o nospace 2>/dev/null
       return 0
       ;;
-    -T | --interval | --counter-interval)
+    -T | --interval | --counter-interval | --period)
       COMPREPLY=()
       return 0
       ;;
@@ -98,9 +98,9 @@ _cstool() {
       mapfile -t COMPREPLY < <(compgen -W "auto fast libtracecmd" -- "$cur")
       return 0
       ;;
-    --html-range | --limit | --from | --to | --critical-path)
-      # FROM:TO or seconds from the trace start, a row count, a thread id (the file's
-      # threads are not known here): nothing to complete.
+    --html-range | --limit | --from | --to | --critical-path | --buffer)
+      # FROM:TO or seconds from the trace start, a row count, a thread id, a buffer's name
+      # (the file's threads and buffers are not known here): nothing to complete.
       COMPREPLY=()
       return 0
       ;;

@@ -73,11 +73,13 @@ TEST(Completion, OffersEachSubcommandsOptions) {
   EXPECT_EQ(formats, (std::set<std::string>{"table", "json", "csv", "sqlite", "jsonl"}));
 }
 
-// The values of --critical-path (a tid) and --from/--to (seconds) are not files.
+// The values of --critical-path (a tid), --from/--to (seconds), --buffer (a buffer's
+// name) and irq's --period (a duration) are not files.
 TEST(Completion, OffersNoFilesForCriticalPathValues) {
-  for (const char* option : {"--critical-path", "--from", "--to"})
+  for (const char* option : {"--critical-path", "--from", "--to", "--buffer"})
     EXPECT_TRUE(Complete(std::string(CSTOOL_BINARY) + " report " + option + " ''", 3).empty())
         << option;
+  EXPECT_TRUE(Complete(std::string(CSTOOL_BINARY) + " irq --period ''", 3).empty());
 }
 
 // -c and -V complete the counter names after the last comma of their list.
@@ -113,8 +115,7 @@ TEST(Completion, OffersEverySortKey) {
   const std::vector<std::string> keys = SortKeys();
   const std::set<std::string> expected(keys.begin(), keys.end());
   for (const char* option : {"--sort", "-s"})
-    EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " report x.dat " + option + " ''", 4),
-              expected)
+    EXPECT_EQ(Complete(std::string(CSTOOL_BINARY) + " report x.dat " + option + " ''", 4), expected)
         << option;
 }
 
