@@ -136,11 +136,16 @@ std::unique_ptr<CpuRecordStream> TraceFileReader::OpenCpu(int cpu) {
   return std::make_unique<RecordsWithin>(std::move(all), start_ts_, end_ts_);
 }
 
-void TraceFileReader::ThrowNoBuffer(const std::string& name) const {
+std::string TraceFileReader::OtherInstancesText() const {
   std::string names;
   for (const std::string& n : instance_names_)
-    if (n != tracefile::kUnfilteredRuntimeBuffer)
+    if (n != buffer_name_ && n != tracefile::kUnfilteredRuntimeBuffer)
       names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", VisibleText(n));
+  return names;
+}
+
+void TraceFileReader::ThrowNoBuffer(const std::string& name) const {
+  const std::string names = OtherInstancesText();
   throw Error(fmt::format("{}: no buffer instance named \"{}\" ({})", path_, VisibleText(name),
                           names.empty() ? "the file has only its top-level buffer"
                                         : "the file has " + names),
@@ -240,7 +245,6 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
       break;
     case ReaderBackend::kLibTracecmd:
       reader = std::make_unique<TracecmdTraceFile>(path, options);
-      reader->SetTimestampsAsRecorded(false);
       // libtracecmd skips cstool's own option: take it from the own parser when it can
       // read the file, so that both backends report the same recording.
       if (V6TraceFile::CanRead(got) || V7TraceFile::CanRead(got)) {
@@ -258,11 +262,9 @@ std::unique_ptr<TraceFileReader> OpenTraceFile(const std::string& path,
           reader = fast();
         } catch (const FastPathUnsupported&) {
           reader = std::make_unique<TracecmdTraceFile>(path, options);
-          reader->SetTimestampsAsRecorded(false);
         }
       } else {
         reader = std::make_unique<TracecmdTraceFile>(path, options);
-        reader->SetTimestampsAsRecorded(false);
       }
       break;
   }

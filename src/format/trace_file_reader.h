@@ -202,6 +202,9 @@ class TraceFileReader {
   int64_t end_ts_ = 0;    // EndAt; 0: every record
 
  public:
+  // The instances a user may name besides the one read (cstool's own run-time buffer is
+  // part of the trace's analysis), quoted and comma-separated; "" if none.
+  std::string OtherInstancesText() const;
   // The error for ReaderOptions::buffer naming no buffer of the file: it lists the ones
   // there are (instance_names(), read before).
   [[noreturn]] void ThrowNoBuffer(const std::string& name) const;
@@ -209,8 +212,8 @@ class TraceFileReader {
   void LoadSidecarInfo();
   // For a backend that cannot see cstool's option (libtracecmd skips unknown options).
   void AdoptRecordingInfo(std::optional<RecordingInfo> info) { info_ = std::move(info); }
-  // For libtracecmd, whose timestamps are as recorded only if the own parser, which reads
-  // no file that converts them, could read the file.
+  // For libtracecmd (which says false itself), whose timestamps are as recorded when the
+  // own parser, which reads no file that converts them, could read the file.
   void SetTimestampsAsRecorded(bool as_recorded) { timestamps_as_recorded_ = as_recorded; }
 };
 

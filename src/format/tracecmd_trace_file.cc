@@ -62,6 +62,7 @@ class TracecmdCpuStream final : public CpuRecordStream {
 
 TracecmdTraceFile::TracecmdTraceFile(const std::string& path, const ReaderOptions& options) {
   path_ = path;
+  timestamps_as_recorded_ = false;  // it applies TSC2NSEC and offsets where the file has them
   tracecmd_set_loglevel(TEP_LOG_NONE);
   // libtracecmd is not hardened against damaged files (a broken compressed block can
   // crash it, e.g. in tracecmd_buffer_instance_handle's error path): do the same open

@@ -59,14 +59,11 @@ std::string TraceClockNote(const std::string& clock) {
 // that it leaves out: their events are in the file but not in the report, nor in its
 // MISSING EVENTS. (cstool's own run-time buffer is part of the trace's analysis.)
 std::string BuffersNote(const TraceFileReader& reader) {
-  std::string others;
-  for (const std::string& name : reader.instance_names())
-    if (name != reader.buffer_name() && name != tracefile::kUnfilteredRuntimeBuffer)
-      others += fmt::format("{}\"{}\"", others.empty() ? "" : ", ", VisibleText(name));
+  const std::string others = reader.OtherInstancesText();
+  if (others.empty()) return {};
   const std::string read = reader.buffer_name().empty()
                                ? "top-level buffer"
                                : fmt::format("buffer \"{}\"", VisibleText(reader.buffer_name()));
-  if (others.empty()) return {};
   return fmt::format(
       "this report is of the file's {}; its other buffers are not read ({}: --buffer NAME "
       "reads one)",
