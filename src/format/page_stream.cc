@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "base/errors.h"
 
@@ -201,36 +202,139 @@ RawRecord* PageRecordStream::Buffer() {
   return buf_.get();
 }
 
-std::span<const RawRecord> PageRecordStream::NextBatch() {
+bool PageRecordStream::FetchRun() {
+  while (!source_done_) {
+    run_ = source_->NextRun(buffer_);
+    run_pos_ = 0;
+    if (run_.lost_before != 0) run_lost_ = AddLost(run_lost_, run_.lost_before);
+    // A run is whole pages; anything shorter than a page at its end is not read.
+    if (run_.pages.size() >= pages_.page_size()) return true;
+    // An empty run after a gap is a skipped chunk, and more may follow; without one, the end.
+    if (run_.pages.empty() && run_.lost_before == 0) source_done_ = true;
+  }
+  return false;
+}
+
+template <typename Visit>
+void PageRecordStream::ForVisiblePages(Visit visit) const {
   const uint32_t page_size = pages_.page_size();
+  for (size_t i = carried_next_; i < carried_.size(); ++i)
+    if (!visit(carried_bytes_.data() + i * page_size)) return;
+  for (uint64_t at = run_pos_; at + page_size <= run_.pages.size(); at += page_size)
+    if (!visit(run_.pages.data() + at)) return;
+}
+
+int PageRecordStream::NextPageTimes(uint64_t times[2]) const {
+  int known = 0;
+  ForVisiblePages([&](const uint8_t* page) {
+    if (pages_.HoldsData(page)) times[known++] = RingPageDecoder::PageTime(page);
+    return known < 2;
+  });
+  return known;
+}
+
+bool PageRecordStream::LookaheadComplete() const {
+  int seen = 0, with_records = 0;
+  ForVisiblePages([&](const uint8_t* page) {
+    if (seen++ == 0) {
+      if (!pages_.HoldsData(page)) return false;  // nothing to judge
+      with_records = 2;                           // counts down the two pages it needs
+      return true;
+    }
+    with_records -= pages_.HoldsData(page) ? 1 : 0;
+    return with_records > 0;
+  });
+  return seen > 0 && with_records <= 0;
+}
+
+void PageRecordStream::ReadAhead() {
+  const uint32_t page_size = pages_.page_size();
+  // The carried pages taken are done with: nothing handed out points into them now.
+  carried_bytes_.erase(carried_bytes_.begin(),
+                       carried_bytes_.begin() + static_cast<ptrdiff_t>(carried_next_ * page_size));
+  carried_.erase(carried_.begin(), carried_.begin() + static_cast<ptrdiff_t>(carried_next_));
+  carried_next_ = 0;
+  // Past a run of empty pages this long, the page is judged by what is known.
+  constexpr size_t kMaxCarriedPages = 64;
+  while (!source_done_ && !LookaheadComplete() && carried_.size() < kMaxCarriedPages) {
+    for (; run_pos_ + page_size <= run_.pages.size(); run_pos_ += page_size) {
+      const uint8_t* page = run_.pages.data() + run_pos_;
+      carried_bytes_.insert(carried_bytes_.end(), page, page + page_size);
+      carried_.push_back({run_.file_offset + (run_.in_place ? run_pos_ : 0), run_lost_});
+      run_lost_ = 0;
+    }
+    FetchRun();
+  }
+}
+
+PageRecordStream::NextPage PageRecordStream::TakePage() {
+  if (carried_next_ < carried_.size()) {
+    const CarriedPage& c = carried_[carried_next_];
+    const uint8_t* page = carried_bytes_.data() + carried_next_ * pages_.page_size();
+    ++carried_next_;
+    return {page, c.offset, c.lost_before};
+  }
+  // Pages in place lie at their file offset; decompressed ones are named by their chunk.
+  NextPage next{run_.pages.data() + run_pos_, run_.file_offset + (run_.in_place ? run_pos_ : 0),
+                run_lost_};
+  run_lost_ = 0;
+  run_pos_ += pages_.page_size();
+  return next;
+}
+
+namespace {
+
+// A header time as seconds, the way a trace's times are usually shown.
+std::string PageTimeText(uint64_t t) {
+  return fmt::format("{}.{:09}", t / 1'000'000'000, t % 1'000'000'000);
+}
+
+}  // namespace
+
+void PageRecordStream::CheckPageTime(const uint8_t* page, uint64_t page_offset) const {
+  uint64_t next[2];
+  const int known = NextPageTimes(next);
+  const uint64_t t = RingPageDecoder::PageTime(page);
+  const uint64_t prev = prev_page_time_;
+  // Back before the previous page, unless the next page is back there too (then that
+  // page is the odd one, or both are damaged).
+  if (have_prev_page_ && t < prev && (known == 0 || next[0] >= prev))
+    pages_.Corrupt(page_offset, cpu_,
+                   fmt::format("its time stamp {} goes back before the previous page's {}",
+                               PageTimeText(t), PageTimeText(prev)));
+  const bool ahead = known == 2   ? t > next[0] && t > next[1]
+                     : known == 1 ? t > next[0] && have_prev_page_ && next[0] >= prev
+                                  : false;
+  if (ahead)
+    pages_.Corrupt(page_offset, cpu_,
+                   fmt::format("its time stamp {} lies after the next page's {}", PageTimeText(t),
+                               PageTimeText(next[0])));
+}
+
+std::span<const RawRecord> PageRecordStream::NextBatch() {
   size_t n = 0;
   bool exhausted = false;
   // Whole pages until the batch holds records: pages without any (empty, or skipped
   // by --salvage) must not end the stream, since an empty batch means "no more". A new
-  // run is fetched only while the batch is empty: fetching may reuse the memory the
-  // batch's records point into.
+  // run is read only while the batch is empty: reading may reuse the memory the batch's
+  // records point into.
   for (uint32_t pages = 0; n == 0 || pages < pages_per_batch_; ++pages) {
-    // A run is whole pages; anything shorter than a page at its end is not read.
-    if (run_pos_ + page_size > run_.pages.size()) {
+    if (!source_done_ && !LookaheadComplete()) {
       if (n != 0) break;
-      run_ = source_->NextRun(buffer_);
-      run_pos_ = 0;
-      if (run_.lost_before != 0) pending_lost_ = AddLost(pending_lost_, run_.lost_before);
-      if (run_.pages.empty()) {
-        if (run_.lost_before != 0) continue;  // a skipped chunk; more may follow
-        exhausted = true;
-        break;
-      }
+      ReadAhead();
     }
+    if (carried_next_ == carried_.size() && run_pos_ + pages_.page_size() > run_.pages.size()) {
+      exhausted = true;  // no page left in memory, and none to read
+      break;
+    }
+    const NextPage next = TakePage();
+    if (next.lost_before != 0) pending_lost_ = AddLost(pending_lost_, next.lost_before);
     RawRecord* out = Buffer();
-    const uint8_t* page = run_.pages.data() + run_pos_;
-    // Pages in place lie at their file offset; decompressed ones are named by their chunk.
-    const uint64_t page_offset = run_.file_offset + (run_.in_place ? run_pos_ : 0);
-    run_pos_ += page_size;
     int64_t lost = 0;
     uint32_t got = 0;
     try {
-      got = pages_.Decode(page, page_offset, cpu_, out + n, &lost);
+      if (pages_.HoldsData(next.page)) CheckPageTime(next.page, next.offset);
+      got = pages_.Decode(next.page, next.offset, cpu_, out + n, &lost);
     } catch (const Error& e) {
       if (salvage_ == nullptr) throw;
       // The page's events are gone: a gap of unknown size, like a ring-buffer loss.
@@ -252,7 +356,10 @@ std::span<const RawRecord> PageRecordStream::NextBatch() {
     n += got;
     last_ts_ = out[n - 1].ts;
     have_last_ts_ = true;
+    prev_page_time_ = RingPageDecoder::PageTime(next.page);
+    have_prev_page_ = true;
   }
+  if (exhausted) pending_lost_ = AddLost(pending_lost_, std::exchange(run_lost_, 0));
   if (n == 0 && exhausted && pending_lost_ != 0) {  // losses after the last record
     Buffer()[0] = RawRecord{last_ts_, nullptr, 0, cpu_, pending_lost_};
     pending_lost_ = 0;

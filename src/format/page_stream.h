@@ -137,6 +137,15 @@ class ChunkPageSource final : public PageSource {
 // The CpuRecordStream over a PageSource: decodes up to `pages_per_batch` pages per batch
 // (a batch never spans two runs) and puts a loss marker before the first record after
 // each gap.
+//
+// A page's header time is checked against its neighbours' before its records are given
+// out (one flipped bit of a header time moves a whole page by up to centuries, which no
+// later check can undo): a page earlier than the page before it, or later than the two
+// pages after it, is damage; so is one later than the single page after it at a CPU's
+// end, where it is that or the last page going back and the forward jump is the likelier
+// (a flipped high bit). Damage is an error, or under salvage a skipped page counted as a
+// loss. To see two pages ahead across a run's end, the run's last pages are copied aside
+// before the next run is read. A page whose neighbour is damaged too may go unnoticed.
 class PageRecordStream final : public CpuRecordStream {
  public:
   PageRecordStream(std::unique_ptr<PageSource> source, int cpu, int long_size, uint32_t page_size,
@@ -148,6 +157,36 @@ class PageRecordStream final : public CpuRecordStream {
 
  private:
   RawRecord* Buffer();
+  // A page to decode, where it is and the gap before it.
+  struct NextPage {
+    const uint8_t* page;
+    uint64_t offset;
+    int64_t lost_before;
+  };
+  // A page of a run copied aside while the next run is read.
+  struct CarriedPage {
+    uint64_t offset;
+    int64_t lost_before;
+  };
+  // Replaces run_ with the next run that holds pages, adding the gaps before it to
+  // run_lost_; false once the source is exhausted.
+  bool FetchRun();
+  // Calls visit(page) on the pages not yet decoded that are in memory, the carried ones
+  // and then run_'s, until it returns false.
+  template <typename Visit>
+  void ForVisiblePages(Visit visit) const;
+  // The header times of the next two pages with records in memory; how many there are.
+  int NextPageTimes(uint64_t times[2]) const;
+  // Whether the next page can be judged: it holds no records, or two pages with records
+  // follow it in memory.
+  bool LookaheadComplete() const;
+  // Copies what is left of run_ aside and reads runs until LookaheadComplete() or the
+  // end; only while no record handed out points into run_.
+  void ReadAhead();
+  NextPage TakePage();
+  // Throws (through pages_) if the next page, taken as `page`, is out of order with the
+  // pages before and after it.
+  void CheckPageTime(const uint8_t* page, uint64_t page_offset) const;
 
   std::unique_ptr<PageSource> source_;
   int cpu_;
@@ -160,6 +199,13 @@ class PageRecordStream final : public CpuRecordStream {
   int64_t pending_lost_ = 0;
   int64_t last_ts_ = 0;  // of the latest record returned
   bool have_last_ts_ = false;
+  bool source_done_ = false;
+  int64_t run_lost_ = 0;         // the gap before run_'s first page, until that page is taken
+  uint64_t prev_page_time_ = 0;  // header time of the latest page whose records were kept
+  bool have_prev_page_ = false;
+  std::vector<uint8_t> carried_bytes_;  // whole pages
+  std::vector<CarriedPage> carried_;
+  size_t carried_next_ = 0;            // carried pages before it were taken
   UninitializedArray<RawRecord> buf_;  // allocated when the first page is decoded
 };
 

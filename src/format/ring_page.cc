@@ -37,11 +37,21 @@ void RingPageDecoder::Corrupt(uint64_t offset, int32_t cpu, const std::string& w
                                      file_, offset, cpu, what));
 }
 
+uint64_t RingPageDecoder::PageTime(const uint8_t* page) { return Load64(page); }
+
+uint32_t RingPageDecoder::CommitOf(const uint8_t* page) const {
+  // The commit field is a long; its upper bits (past the page size) carry nothing here.
+  return long_size_ == 8 ? static_cast<uint32_t>(Load64(page + 8)) : Load32(page + 8);
+}
+
+bool RingPageDecoder::HoldsData(const uint8_t* page) const {
+  return (CommitOf(page) & ~(tracefile::kPageMissedEvents | tracefile::kPageMissedStored)) != 0;
+}
+
 uint32_t RingPageDecoder::Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu,
                                  RawRecord* out, int64_t* lost_out) const {
   uint64_t ts = Load64(page);
-  const uint64_t commit_raw = long_size_ == 8 ? Load64(page + 8) : Load32(page + 8);
-  const uint32_t commit_lo = static_cast<uint32_t>(commit_raw);
+  const uint32_t commit_lo = CommitOf(page);
   const uint32_t flags = commit_lo & (tracefile::kPageMissedEvents | tracefile::kPageMissedStored);
   const uint32_t commit = commit_lo & ~flags;
   const uint32_t capacity = page_size_ - header_size_;

@@ -29,8 +29,16 @@ class RingPageDecoder {
   uint32_t Decode(const uint8_t* page, uint64_t file_offset, int32_t cpu, RawRecord* out,
                   int64_t* lost) const;
 
- private:
+  // The time stamp in `page`'s header (its first record's time, before any delta).
+  static uint64_t PageTime(const uint8_t* page);
+  // Whether `page`'s header says it holds data (a commit above zero).
+  bool HoldsData(const uint8_t* page) const;
+
+  // Throws the cstool::Error of a corrupt page: `what` is wrong at `offset`.
   [[noreturn]] void Corrupt(uint64_t offset, int32_t cpu, const std::string& what) const;
+
+ private:
+  uint32_t CommitOf(const uint8_t* page) const;
 
   int long_size_;
   uint32_t page_size_;

@@ -388,6 +388,44 @@ TEST_F(BadFile, SalvageSkipsACorruptPageAsALoss) {
   EXPECT_GE(t.lost_events.at(cpu), 1u);
 }
 
+// A page whose header time jumps (one flipped high bit: decades ahead) would put its
+// records after every other CPU's and give negative and over-100 % times: it is named as
+// corrupt at its offset, and --salvage skips it, leaving every thread's microstates
+// adding up to its lifetime.
+TEST_F(BadFile, APageWhoseTimeJumpsIsCorrupt) {
+  const auto& d = data_.front();
+  ASSERT_GT(d.size, 4 * 4096u);
+  const size_t page = d.offset + 2 * 4096;  // the third page of the first CPU
+  for (const size_t byte : {7, 5, 4}) {     // decades and weeks ahead, minutes back
+    SCOPED_TRACE(byte);
+    std::string img = original_;
+    img[page + byte] = static_cast<char>(img[page + byte] ^ 0x40);
+    const std::string msg = StrictError(img);
+    EXPECT_NE(msg.find(fmt::format("corrupt ring-buffer page at offset {} (CPU 0): its time "
+                                   "stamp",
+                                   page)),
+              std::string::npos)
+        << msg;
+    SyscallTable syscalls;
+    auto part = AnalyzeTrace(path_, syscalls, {.salvage = true});
+    ASSERT_EQ(part->model.trace.damage.size(), 1u);
+    EXPECT_NE(part->model.trace.damage[0].find("skipped"), std::string::npos);
+    EXPECT_GE(part->model.trace.lost_events.at(0), 1u);
+    size_t threads = 0;
+    for (const ThreadReport& r : part->model.threads) {
+      if (r.thread == nullptr) continue;
+      ++threads;
+      int64_t sum = 0;
+      for (const int64_t t : r.microstates) {
+        EXPECT_GE(t, 0) << r.thread->tid;
+        sum += t;
+      }
+      EXPECT_EQ(sum, r.Lifetime()) << r.thread->tid;
+    }
+    EXPECT_GT(threads, 5u);
+  }
+}
+
 TEST_F(BadFile, ReportCommandSalvagesAndSaysSo) {
   const auto& last = data_.back();
   Write(original_.substr(0, last.offset + 2 * 4096 + 1000));
