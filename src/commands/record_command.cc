@@ -77,6 +77,9 @@ void PrintChildEnding(Messages& messages, const RecordResult& result) {
 
 // --flight: what was dumped; the kernel check needs a whole run, a dump is a window.
 void PrintFlightSummary(Messages& messages, const RecordResult& r) {
+  if (r.dumps_not_written > 0)
+    messages.Warning(fmt::format("{} dump{} asked for could not be written (see above)",
+                                 r.dumps_not_written, r.dumps_not_written == 1 ? "" : "s"));
   if (r.dumps.empty()) {
     messages.Status(
         fmt::format("flight recorder: no dump in {:.3f} s (nothing written)", r.seconds));

@@ -303,6 +303,7 @@ class Recorder {
   std::unique_ptr<TracefsSession> trigger_session_;
   std::vector<std::unique_ptr<LiveCpuSource>> sources_;
   std::vector<std::string> dumps_;
+  int dumps_not_written_ = 0;
   int next_dump_ = 1;
   int64_t rearm_ts_ = 0;  // a trigger hit before this is not dumped again
   bool dumps_done_ = false;
@@ -910,6 +911,7 @@ bool Recorder::WriteDump(const TriggerHit& hit, bool last) {
   } catch (const Error& e) {
     // A dump that cannot be written (the disk is full) must not end the watch.
     messages_.Warning(fmt::format("dump ({}) not written: {}", hit.what, e.what()));
+    ++dumps_not_written_;
     return false;
   }
   ++next_dump_;
@@ -1320,6 +1322,7 @@ RecordResult Recorder::Result() {
   r.seconds = seconds_;
   r.file_size = file_size_;
   r.dumps = dumps_;
+  r.dumps_not_written = dumps_not_written_;
   if (child_) {
     if (child_->reaped()) {
       r.exit_status = child_->ExitCode();
@@ -1331,6 +1334,8 @@ RecordResult Recorder::Result() {
       r.exit_status = kCommandTimedOut;
       r.command_timed_out = true;
     }
+  } else if (dumps_not_written_ > 0) {
+    r.exit_status = 1;  // -p / -a: a dump asked for and not written is a failure
   }  // -p / -a: a signal or -N is the normal way to stop
   r.info = std::move(info_);
   return r;

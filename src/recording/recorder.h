@@ -45,14 +45,17 @@ struct RecordResult {
   double seconds = 0;  // tracing time
   uint64_t file_size = 0;
   // The process exit status: the child's for `-- CMD` (128 + signal if it outlived
-  // the grace period; kCommandTimedOut when -N, --max-dumps or --max-size ended it), 0
-  // for -p / -a.
+  // the grace period; kCommandTimedOut when -N, --max-dumps or --max-size ended it); for
+  // -p / -a, 0, or 1 when a --flight dump could not be written.
   int exit_status = 0;
   bool command_timed_out = false;
   // The `-- CMD` child's pid if it was still running at the end (0 otherwise).
   int still_running_pid = 0;
   // --flight: the dumps written, in order (no file at `path` then).
   std::vector<std::string> dumps;
+  // --flight: the dumps asked for (a trigger, record --dump, --dump-at-end) that could
+  // not be written (the disk full); each was a warning.
+  int dumps_not_written = 0;
 };
 
 // Records until the child exits, the -p processes are gone, -N passed or SIGINT/SIGTERM

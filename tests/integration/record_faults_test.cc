@@ -182,6 +182,26 @@ TEST_F(RecordFaults, MsaOnAFullDiskGoesOnWithoutItsTrace) {
   UnmountSmallDisk();
 }
 
+// A flight dump asked for that does not fit on the disk: warned, none of its files left,
+// and for -p the exit status says the recording failed (a script asked for that dump).
+TEST_F(RecordFaults, AFlightDumpThatDoesNotFitFailsTheRecording) {
+  const fs::path small = MountSmallDisk("flight", "32k");
+  ASSERT_FALSE(small.empty());
+  Background target({kWorkload, "pingrate", "30", "0"}, dir_ / "target.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const fs::path out = small / "f.dat";
+  CommandResult r = RunCommand({kCstool, "record", "--flight", "1", "--dump-at-end", "-N", "0.5",
+                                "-o", out.string(), "-p", std::to_string(target.pid())});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("warning: dump (end of the recording) not written: cannot write"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning: 1 dump asked for could not be written"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << "page files left";
+  UnmountSmallDisk();
+}
+
 // A disk too full for the recording to begin: the error says so and nothing is left
 // on it (the recovery note's partial .tmp was). One page: the note alone (event formats,
 // thread list, saved command lines) takes more on any machine; 64 KiB took it, or not,
