@@ -1,6 +1,8 @@
 #include "base/output_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -29,11 +31,23 @@ OutputFile::OutputFile(std::string path, size_t buffer_bytes)
     const std::filesystem::path target = std::filesystem::weakly_canonical(path_, ec);
     if (!ec) replaced_ = target.string();
   }
-  if (!in_place) partial_ = replaced_ + ".partial";
-  const std::string& target = in_place ? path_ : partial_;
+  std::string target = path_;
+  if (!in_place) {
+    partial_ = replaced_ + ".partial";
+    target = partial_;
+    const std::filesystem::path dir = std::filesystem::path(replaced_).parent_path();
+    unnamed_.reset(::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
+    // The stream opens the unnamed file anew through its /proc link.
+    if (unnamed_.get() >= 0) target = fmt::format("/proc/self/fd/{}", unnamed_.get());
+  }
   if (!buffer_.empty())
     stream_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   stream_.open(target, std::ios::binary | std::ios::trunc);
+  if (!stream_ && unnamed_.get() >= 0) {  // no /proc: the named partial file after all
+    unnamed_.reset();
+    stream_.clear();
+    stream_.open(partial_, std::ios::binary | std::ios::trunc);
+  }
   // The user's name, not the temporary one's: the reason (a missing directory, no
   // permission) is the same.
   if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
@@ -43,12 +57,22 @@ OutputFile::~OutputFile() {
   if (committed_) return;
   stream_.close();
   std::error_code ignored;
-  if (!partial_.empty()) std::filesystem::remove(partial_, ignored);
+  // An unnamed file goes with its descriptor.
+  if (!partial_.empty() && unnamed_.get() < 0) std::filesystem::remove(partial_, ignored);
 }
 
 void OutputFile::Commit() {
   stream_.close();
   if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+  if (unnamed_.get() >= 0) {
+    // linkat(2) cannot replace a name: a PATH.partial left by an older version goes first.
+    const std::string link = fmt::format("/proc/self/fd/{}", unnamed_.get());
+    std::error_code ignored;
+    std::filesystem::remove(partial_, ignored);
+    if (::linkat(AT_FDCWD, link.c_str(), AT_FDCWD, partial_.c_str(), AT_SYMLINK_FOLLOW) != 0)
+      throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+    unnamed_.reset();
+  }
   if (!partial_.empty()) {
     std::error_code ec;
     std::filesystem::rename(partial_, replaced_, ec);

@@ -1,8 +1,11 @@
 // A file that a command writes whole or not at all (report -o, --timeline, --html, diff
-// --html): its bytes go to PATH.partial, renamed over PATH by Commit(). Until then PATH
-// keeps what it held, so a failed analysis, an interrupt or a full disk never leaves a
-// truncated report under the name, nor destroys the one before; the partial file is
-// removed when Commit() is not reached. A path that exists and is no regular file (a
+// --html): its bytes go to a file without a name in PATH's directory (O_TMPFILE), which
+// Commit() links as PATH.partial and renames over PATH. Until then PATH keeps what it
+// held, so a failed analysis, an interrupt or a full disk never leaves a truncated report
+// under the name, nor destroys the one before; and a process killed before Commit() (a
+// Ctrl-C) leaves no file behind, since the kernel frees an unnamed file with its last
+// descriptor. On a file system without O_TMPFILE the bytes go to PATH.partial from the
+// start, removed when Commit() is not reached. A path that exists and is no regular file (a
 // pipe, a terminal), or a link under /dev or /proc (/dev/stdout, /proc/self/fd/1, even to
 // a regular file), is written in place; another link to a file has the file it points to
 // replaced, the link kept; a directory is refused.
@@ -13,11 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
+
 namespace cstool {
 
 class OutputFile {
  public:
-  // Creates PATH.partial now, so that a bad path fails before a long analysis; a
+  // Creates the file now, so that a bad path fails before a long analysis; a
   // `buffer_bytes` stream buffer for large outputs. Throws cstool::Error naming the file.
   explicit OutputFile(std::string path, size_t buffer_bytes = 0);
   ~OutputFile();
@@ -33,6 +38,7 @@ class OutputFile {
   std::string path_;
   std::string replaced_;  // what Commit renames onto: path_, or the file a link points to
   std::string partial_;   // empty when written in place
+  UniqueFd unnamed_{-1};  // the O_TMPFILE file, while it has no name
   std::vector<char> buffer_;
   std::ofstream stream_;
   bool committed_ = false;

@@ -1,7 +1,9 @@
 #include "base/output_file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "base/errors.h"
 
@@ -43,8 +46,8 @@ TEST_F(OutputFileTest, CommitReplacesTheFileWhole) {
   OutputFile f(path_.string(), 4096);
   f.stream() << "new report";
   f.stream().flush();
-  EXPECT_EQ(Read(path_), "earlier");  // untouched until the commit
-  EXPECT_EQ(Read(partial_), "new report");
+  EXPECT_EQ(Read(path_), "earlier");   // untouched until the commit
+  EXPECT_FALSE(fs::exists(partial_));  // the new bytes have no name yet
   f.Commit();
   EXPECT_EQ(Read(path_), "new report");
   EXPECT_FALSE(fs::exists(partial_));
@@ -56,6 +59,50 @@ TEST_F(OutputFileTest, WithoutCommitTheEarlierFileStaysAndThePartialGoes) {
     f.stream() << "half a report";
   }
   EXPECT_EQ(Read(path_), "earlier");
+  EXPECT_FALSE(fs::exists(partial_));
+}
+
+// A process killed while it writes (Ctrl-C, SIGKILL) leaves the earlier file and nothing
+// else: the file being written has no name until Commit().
+TEST_F(OutputFileTest, AKilledWriterLeavesNoFileBehind) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cstool_output_kill_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out = dir / "report.json";
+  std::ofstream(out) << "earlier";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    OutputFile f(out.string());
+    f.stream() << std::string(1 << 20, 'x');
+    f.stream().flush();
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  EXPECT_EQ(names, std::vector<std::string>{"report.json"});
+  EXPECT_EQ(Read(out), "earlier");
+  fs::remove_all(dir);
+}
+
+// A PATH.partial an older version left is replaced, not an error.
+TEST_F(OutputFileTest, AnOldPartialFileIsReplaced) {
+  std::ofstream(partial_) << "stale";
+  OutputFile f(path_.string());
+  f.stream() << "new report";
+  f.Commit();
+  EXPECT_EQ(Read(path_), "new report");
   EXPECT_FALSE(fs::exists(partial_));
 }
 
