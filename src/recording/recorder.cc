@@ -204,6 +204,8 @@ class Recorder {
   void WriteRecoveryNote();
   void MeasureHeader();
   void UpdateBudget();
+  // What the output's file system can still take (none known if statvfs fails).
+  std::optional<uint64_t> FreeBytes() const;
   uint64_t StopReserveBytes() const { return kStopReserveBytesPerCpu * cpus_.size(); }
   // What --max-size keeps besides the header and the events: the room for the recording's
   // end (the info's growth, each CPU's last pages), used only as far as the file needs.
@@ -619,6 +621,27 @@ void Recorder::MeasureHeader() {
                     HumanBytes(o_.max_size), HumanBytes(besides_events), HumanBytes(header_bytes_),
                     HumanBytes(EndRoomBytes()), fmt::format("{}K", (least + 1023) / 1024)),
         ExitCode::kUsage);
+  // A disk without that room would have the command started, and stopped at once for a
+  // file of no events: refused before the command runs too. The pages need their room
+  // twice (UpdateBudget), the end's reserve included.
+  const uint64_t least_free =
+      header_bytes_ + kFileSlackBytes + 2 * (StopReserveBytes() + kMinEventBytes);
+  if (const std::optional<uint64_t> free_bytes = FreeBytes();
+      free_bytes && *free_bytes < least_free)
+    throw Error(fmt::format(
+        "cannot start recording into '{}': its file system has {} free, and the recording "
+        "needs at least {} (its header, {}, room for its end, and one chunk of events, "
+        "the pages counted twice as they are copied into the file at the end)",
+        output_.string(), HumanBytes(*free_bytes), HumanBytes(least_free),
+        HumanBytes(header_bytes_)));
+}
+
+std::optional<uint64_t> Recorder::FreeBytes() const {
+  const std::filesystem::path dir =
+      output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path();
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
 }
 
 // The readers' budget, every loop tick: --max-size less the header, and what the disk
@@ -632,12 +655,9 @@ void Recorder::UpdateBudget() {
     size_limit_ = o_.max_size > fixed ? o_.max_size - fixed : 0;
     budget_->Lower(size_limit_);
   }
-  const std::filesystem::path dir =
-      output_.parent_path().empty() ? std::filesystem::path(".") : output_.parent_path();
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) return;
-  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  const uint64_t have = free_bytes + budget_->used();
+  const std::optional<uint64_t> free_bytes = FreeBytes();
+  if (!free_bytes) return;
+  const uint64_t have = *free_bytes + budget_->used();
   budget_->Lower(have > fixed ? (have - fixed) / 2 : 0);
 }
 
@@ -1279,12 +1299,11 @@ void Recorder::WriteFile() {
   try {
     WriteTraceFile(output_, contents);
   } catch (const Error& e) {
-    std::error_code ec;  // (best effort: the error below is what matters)
+    std::error_code ec;    // (best effort: the error below is what matters)
     std::string put_back;  // undoes "the previous FILE is kept as FILE.old", said before
     if (previous && !std::filesystem::exists(output_, ec)) {
       std::filesystem::rename(*previous, output_, ec);
-      if (!ec)
-        put_back = fmt::format("; the previous {} is back under its name", output_.string());
+      if (!ec) put_back = fmt::format("; the previous {} is back under its name", output_.string());
     }
     // The pages stay where they are, with the note `record --recover` needs. Rewritten with
     // the recording's end (the failed file's room is free again), the note lets it make
@@ -1336,7 +1355,7 @@ RecordResult Recorder::Result() {
     }
   } else if (dumps_not_written_ > 0) {
     r.exit_status = 1;  // -p / -a: a dump asked for and not written is a failure
-  }  // -p / -a: a signal or -N is the normal way to stop
+  }                     // -p / -a: a signal or -N is the normal way to stop
   r.info = std::move(info_);
   return r;
 }

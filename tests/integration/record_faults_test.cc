@@ -218,6 +218,25 @@ TEST_F(RecordFaults, DiskFullAtTheStartLeavesNothing) {
   UnmountSmallDisk();
 }
 
+// A disk with room for the recording's note but not for its header, end and one chunk of
+// events: refused before the command starts (it had run, to be stopped at once for a
+// file of no events), and nothing is left on the disk.
+TEST_F(RecordFaults, ADiskWithoutRoomForEventsIsRefusedBeforeTheCommandRuns) {
+  const fs::path small = MountSmallDisk("narrow", "400k");
+  ASSERT_FALSE(small.empty());
+  const fs::path out = small / "n.dat";
+  const fs::path started = dir_ / "started";
+  CommandResult r = RunCommand(
+      {kCstool, "record", "-o", out, "--", "/bin/sh", "-c", "touch " + started.string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot start recording into '" + out.string() + "': its file system has "),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(started)) << "the command ran";
+  EXPECT_EQ(FilesIn(small), std::vector<std::string>{}) << r.err;
+  UnmountSmallDisk();
+}
+
 // The JSON report of a nanosleep workload's recording in which all its `sleeps` sleeps
 // show (null, the failure said, when the report failed or the workload is not in it).
 nlohmann::json ReportWithEverySleep(const fs::path& out, int sleeps) {
