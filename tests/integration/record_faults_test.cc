@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -131,6 +132,14 @@ class RecordFaults : public ::testing::Test {
     ::umount2(mounted_.c_str(), 0);
     mounted_.clear();
   }
+  // A steady workload to attach to (-p), running for longer than any test here, once it
+  // is under way.
+  std::unique_ptr<Background> RunningTarget() {
+    auto target = std::make_unique<Background>(
+        std::vector<std::string>{kWorkload, "pingrate", "30", "0"}, dir_ / "target.err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return target;
+  }
 
   fs::path dir_;
   fs::path mounted_;
@@ -167,11 +176,10 @@ TEST_F(RecordFaults, DiskFullStopsWithAReadableFile) {
 TEST_F(RecordFaults, MsaOnAFullDiskGoesOnWithoutItsTrace) {
   const fs::path small = MountSmallDisk("msa", "1m");
   ASSERT_FALSE(small.empty());
-  Background target({kWorkload, "pingrate", "30", "0"}, dir_ / "target.err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::unique_ptr<Background> target = RunningTarget();
   const fs::path out = small / "m.dat";
   CommandResult r = RunCommand(
-      {kCstool, "msa", std::to_string(target.pid()), "-T", "0.3", "-n", "3", "-o", out.string()});
+      {kCstool, "msa", std::to_string(target->pid()), "-T", "0.3", "-n", "3", "-o", out.string()});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("No space left on device: the trace is not saved (-o " + out.string() +
                        "); the view goes on"),
@@ -187,11 +195,10 @@ TEST_F(RecordFaults, MsaOnAFullDiskGoesOnWithoutItsTrace) {
 TEST_F(RecordFaults, AFlightDumpThatDoesNotFitFailsTheRecording) {
   const fs::path small = MountSmallDisk("flight", "32k");
   ASSERT_FALSE(small.empty());
-  Background target({kWorkload, "pingrate", "30", "0"}, dir_ / "target.err");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::unique_ptr<Background> target = RunningTarget();
   const fs::path out = small / "f.dat";
   CommandResult r = RunCommand({kCstool, "record", "--flight", "1", "--dump-at-end", "-N", "0.5",
-                                "-o", out.string(), "-p", std::to_string(target.pid())});
+                                "-o", out.string(), "-p", std::to_string(target->pid())});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("warning: dump (end of the recording) not written: cannot write"),
             std::string::npos)
