@@ -65,10 +65,12 @@ void OutputFile::Commit() {
   stream_.close();
   if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
   if (unnamed_.get() >= 0) {
-    // linkat(2) cannot replace a name: a PATH.partial left by an older version goes first.
+    // A name of this process's own (linkat(2) replaces none, and a PATH.partial may be
+    // another's), renamed over PATH below.
+    partial_ = fmt::format("{}.{}.partial", replaced_, ::getpid());
     const std::string link = fmt::format("/proc/self/fd/{}", unnamed_.get());
     std::error_code ignored;
-    std::filesystem::remove(partial_, ignored);
+    std::filesystem::remove(partial_, ignored);  // a dead process's of the same pid
     if (::linkat(AT_FDCWD, link.c_str(), AT_FDCWD, partial_.c_str(), AT_SYMLINK_FOLLOW) != 0)
       throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
     unnamed_.reset();

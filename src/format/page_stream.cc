@@ -254,9 +254,13 @@ void PageRecordStream::ReadAhead() {
                        carried_bytes_.begin() + static_cast<ptrdiff_t>(carried_next_ * page_size));
   carried_.erase(carried_.begin(), carried_.begin() + static_cast<ptrdiff_t>(carried_next_));
   carried_next_ = 0;
-  // Past a run of empty pages this long, the page is judged by what is known.
+  // Past this many pages aside (a long stretch of empty ones), the page is judged by
+  // what is known: the pages aside stay bounded per CPU.
   constexpr size_t kMaxCarriedPages = 64;
-  while (!source_done_ && !LookaheadComplete() && carried_.size() < kMaxCarriedPages) {
+  while (!source_done_ && !LookaheadComplete()) {
+    const size_t rest =
+        (run_.pages.size() - std::min<size_t>(run_pos_, run_.pages.size())) / page_size;
+    if (carried_.size() + rest > kMaxCarriedPages) break;
     for (; run_pos_ + page_size <= run_.pages.size(); run_pos_ += page_size) {
       const uint8_t* page = run_.pages.data() + run_pos_;
       carried_bytes_.insert(carried_bytes_.end(), page, page + page_size);
@@ -296,14 +300,20 @@ void PageRecordStream::CheckPageTime(const uint8_t* page, uint64_t page_offset) 
   const int known = NextPageTimes(next);
   const uint64_t t = RingPageDecoder::PageTime(page);
   const uint64_t prev = prev_page_time_;
+  // Only a page 10 ms or more out of order is damage: one flipped bit from bit 24 up moves
+  // it that far, while the ring buffer's own races (an interrupted writer's stamp) are
+  // microseconds; a clock stepped back or a buffer reset moves every page after it too,
+  // which the rules below do not call damage.
+  constexpr uint64_t kStep = 10'000'000;
+  auto before = [](uint64_t a, uint64_t b) { return a < b && b - a >= kStep; };
   // Back before the previous page, unless the next page is back there too (then that
   // page is the odd one, or both are damaged).
-  if (have_prev_page_ && t < prev && (known == 0 || next[0] >= prev))
+  if (have_prev_page_ && before(t, prev) && (known == 0 || next[0] >= prev))
     pages_.Corrupt(page_offset, cpu_,
                    fmt::format("its time stamp {} goes back before the previous page's {}",
                                PageTimeText(t), PageTimeText(prev)));
-  const bool ahead = known == 2   ? t > next[0] && t > next[1]
-                     : known == 1 ? t > next[0] && have_prev_page_ && next[0] >= prev
+  const bool ahead = known == 2   ? before(next[0], t) && before(next[1], t)
+                     : known == 1 ? before(next[0], t) && have_prev_page_ && next[0] >= prev
                                   : false;
   if (ahead)
     pages_.Corrupt(page_offset, cpu_,

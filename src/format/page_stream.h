@@ -1,7 +1,7 @@
 // A CPU's records read from whole ring-buffer pages, wherever the pages come from: read
 // from the file as they are (v6, and v7 without compression) or decompressed chunk by
-// chunk (compressed v7). Memory stays bounded by a batch and one run or chunk per CPU (a few
-// more with report -j, format/page_prefetch).
+// chunk (compressed v7). Memory stays bounded by a batch, one run or chunk and at most 64
+// pages set aside per CPU (a few runs more with report -j, format/page_prefetch).
 #pragma once
 
 #include <atomic>
@@ -135,17 +135,17 @@ class ChunkPageSource final : public PageSource {
 };
 
 // The CpuRecordStream over a PageSource: decodes up to `pages_per_batch` pages per batch
-// (a batch never spans two runs) and puts a loss marker before the first record after
-// each gap.
+// (from one run, and the pages of the run before that were set aside) and puts a loss
+// marker before the first record after each gap.
 //
 // A page's header time is checked against its neighbours' before its records are given
 // out (one flipped bit of a header time moves a whole page by up to centuries, which no
-// later check can undo): a page earlier than the page before it, or later than the two
-// pages after it, is damage; so is one later than the single page after it at a CPU's
-// end, where it is that or the last page going back and the forward jump is the likelier
-// (a flipped high bit). Damage is an error, or under salvage a skipped page counted as a
-// loss. To see two pages ahead across a run's end, the run's last pages are copied aside
-// before the next run is read. A page whose neighbour is damaged too may go unnoticed.
+// later check can undo): a page 10 ms or more earlier than the page before it, or
+// later than the two pages after it, is damage; so is one later than the single page after it at a
+// CPU's end, where it is that or the last page going back and the forward jump is the likelier (a
+// flipped high bit). Damage is an error, or under salvage a skipped page counted as a loss. To see
+// two pages ahead across a run's end, the run's last pages are copied aside before the next run is
+// read. A page whose neighbour is damaged too may go unnoticed.
 class PageRecordStream final : public CpuRecordStream {
  public:
   PageRecordStream(std::unique_ptr<PageSource> source, int cpu, int long_size, uint32_t page_size,

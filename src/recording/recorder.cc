@@ -887,6 +887,7 @@ bool Recorder::WriteDump(const TriggerHit& hit, bool last) {
     window.emplace(kernel_window_->Take(hit.ts, &now, /*grow_back=*/!last));
   } catch (const Error& e) {
     messages_.Warning(fmt::format("dump ({}) not taken: {}", hit.what, e.what()));
+    ++dumps_not_written_;
     return false;
   }
   RecordingInfo info = info_;
