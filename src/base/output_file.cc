@@ -38,7 +38,7 @@ OutputFile::OutputFile(std::string path, size_t buffer_bytes)
     const std::filesystem::path dir = std::filesystem::path(replaced_).parent_path();
     unnamed_.reset(::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666));
     // The stream opens the unnamed file anew through its /proc link.
-    if (unnamed_.get() >= 0) target = fmt::format("/proc/self/fd/{}", unnamed_.get());
+    if (unnamed_.get() >= 0) target = UnnamedFileLink();
   }
   if (!buffer_.empty())
     stream_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
@@ -51,6 +51,10 @@ OutputFile::OutputFile(std::string path, size_t buffer_bytes)
   // The user's name, not the temporary one's: the reason (a missing directory, no
   // permission) is the same.
   if (!stream_) throw Error(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+}
+
+std::string OutputFile::UnnamedFileLink() const {
+  return fmt::format("/proc/self/fd/{}", unnamed_.get());
 }
 
 OutputFile::~OutputFile() {
@@ -68,7 +72,7 @@ void OutputFile::Commit() {
     // A name of this process's own (linkat(2) replaces none, and a PATH.partial may be
     // another's), renamed over PATH below.
     partial_ = fmt::format("{}.{}.partial", replaced_, ::getpid());
-    const std::string link = fmt::format("/proc/self/fd/{}", unnamed_.get());
+    const std::string link = UnnamedFileLink();
     std::error_code ignored;
     std::filesystem::remove(partial_, ignored);  // a dead process's of the same pid
     if (::linkat(AT_FDCWD, link.c_str(), AT_FDCWD, partial_.c_str(), AT_SYMLINK_FOLLOW) != 0)

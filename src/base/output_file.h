@@ -35,6 +35,9 @@ class OutputFile {
   void Commit();
 
  private:
+  // The unnamed file's name in /proc: it is opened and linked through it.
+  std::string UnnamedFileLink() const;
+
   std::string path_;
   std::string replaced_;  // what Commit renames onto: path_, or the file a link points to
   std::string partial_;   // empty when written in place

@@ -264,11 +264,16 @@ void PageRecordStream::ReadAhead() {
     for (; run_pos_ + page_size <= run_.pages.size(); run_pos_ += page_size) {
       const uint8_t* page = run_.pages.data() + run_pos_;
       carried_bytes_.insert(carried_bytes_.end(), page, page + page_size);
-      carried_.push_back({run_.file_offset + (run_.in_place ? run_pos_ : 0), run_lost_});
+      carried_.push_back({RunPageOffset(), run_lost_});
       run_lost_ = 0;
     }
     FetchRun();
   }
+}
+
+uint64_t PageRecordStream::RunPageOffset() const {
+  // Pages in place lie at their file offset; decompressed ones are named by their chunk.
+  return run_.file_offset + (run_.in_place ? run_pos_ : 0);
 }
 
 PageRecordStream::NextPage PageRecordStream::TakePage() {
@@ -278,9 +283,7 @@ PageRecordStream::NextPage PageRecordStream::TakePage() {
     ++carried_next_;
     return {page, c.offset, c.lost_before};
   }
-  // Pages in place lie at their file offset; decompressed ones are named by their chunk.
-  NextPage next{run_.pages.data() + run_pos_, run_.file_offset + (run_.in_place ? run_pos_ : 0),
-                run_lost_};
+  NextPage next{run_.pages.data() + run_pos_, RunPageOffset(), run_lost_};
   run_lost_ = 0;
   run_pos_ += pages_.page_size();
   return next;

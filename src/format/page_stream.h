@@ -183,6 +183,8 @@ class PageRecordStream final : public CpuRecordStream {
   // Copies what is left of run_ aside and reads runs until LookaheadComplete() or the
   // end; only while no record handed out points into run_.
   void ReadAhead();
+  // Where run_'s page at run_pos_ is, as messages name it.
+  uint64_t RunPageOffset() const;
   NextPage TakePage();
   // Throws (through pages_) if the next page, taken as `page`, is out of order with the
   // pages before and after it.
