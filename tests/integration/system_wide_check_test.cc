@@ -58,8 +58,10 @@ TEST(SystemWideCheck, WorkloadThreadsAgreeAndTheRecorderLeavesItselfOut) {
   std::string why = TracefsUnavailableReason();
   if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
   const std::string file = "/tmp/cstool_system_wide_" + std::to_string(getpid()) + ".dat";
-  Workload pingpong({"pingrate", "4", "-1", "3000"});
-  Workload mutex({"mutex", "4", "150000"});
+  // Both outlast any start-up (they are killed at the end): a 4 s ping-pong had ended
+  // before the recording did in a CI run where this test took 5.9 s instead of 2.
+  Workload pingpong({"pingrate", "120", "-1", "3000"});
+  Workload mutex({"mutex", "4", "1500000"});
   ASSERT_TRUE(pingpong.WaitForThreads(2));
   ASSERT_TRUE(mutex.WaitForThreads(5));  // the main thread and four on the mutex
   CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "-a", "-N", "1.5", "-o", file});
@@ -75,12 +77,14 @@ TEST(SystemWideCheck, WorkloadThreadsAgreeAndTheRecorderLeavesItselfOut) {
   // process's main thread waits in pthread_join with no event in the trace.
   const std::set<int> workloads{pingpong.pid(), mutex.pid()};
   int judged = 0;
+  std::string seen;
   for (const auto& t : check.at("threads"))
     if (workloads.count(t.at("pid").get<int>())) {
       ++judged;
+      seen += t.dump() + "\n";
       EXPECT_TRUE(t.at("status") == "agree" || t.at("status") == "DISAGREE") << t.dump(2);
     }
-  EXPECT_EQ(judged, 6);
+  EXPECT_EQ(judged, 6) << seen;
   // The recorder is not in the report, and the report says why.
   for (const auto& t : report.at("threads")) EXPECT_NE(t.at("comm"), "cstool") << t.dump();
   const std::string notes = report.at("trace").at("notes").dump();
