@@ -82,9 +82,9 @@ void StateConditionObserver::OnStateSegment(const Thread& thread, Microstate sta
   }
   if (run.end - run.start > condition_.threshold_ns && !hit_ && !Reported(thread, run)) {
     hit_ = Hit{run.end,
-               fmt::format("{}: tid {} ({}) {:.1f} ms, ending at {}.{:09}", condition_.text,
-                           thread.tid, thread.comm, static_cast<double>(run.end - run.start) / 1e6,
-                           run.end / 1000000000, run.end % 1000000000)};
+               fmt::format("{}: tid {} ({}) {:.1f} ms, ending at {}", condition_.text, thread.tid,
+                           thread.comm, static_cast<double>(run.end - run.start) / 1e6,
+                           TraceTimeText(run.end))};
     reported_[thread.id] = run.start;  // the stretch is reported once
   }
 }
@@ -109,10 +109,9 @@ void StateConditionObserver::CheckOpen(const Thread& thread, int64_t now, int64_
     open.start = it->second.start;
   if (now - open.start <= std::max(condition_.threshold_ns, at_least_ns) || Reported(thread, open))
     return;
-  hit_ =
-      Hit{now, fmt::format("{}: tid {} ({}) {:.1f} ms so far, still at {}.{:09}", condition_.text,
-                           thread.tid, thread.comm, static_cast<double>(now - open.start) / 1e6,
-                           now / 1000000000, now % 1000000000)};
+  hit_ = Hit{now, fmt::format("{}: tid {} ({}) {:.1f} ms so far, still at {}", condition_.text,
+                              thread.tid, thread.comm, static_cast<double>(now - open.start) / 1e6,
+                              TraceTimeText(now))};
   // An instant inside the stretch: whatever segments of it come later (the switch
   // placement may hold some from before `since`), any run that covers it was reported.
   reported_[thread.id] = thread.since;

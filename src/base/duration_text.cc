@@ -1,5 +1,7 @@
 #include "base/duration_text.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -28,6 +30,16 @@ std::optional<int64_t> ParseDurationNs(std::string_view text) {
   // (A value past what int64 nanoseconds hold, 292 years, would wrap.)
   if (value * scale >= 9e18) return std::nullopt;
   return static_cast<int64_t>(std::llround(value * scale));
+}
+
+std::string TraceTimeText(uint64_t ns) {
+  return fmt::format("{}.{:09}", ns / 1'000'000'000, ns % 1'000'000'000);
+}
+
+std::string TraceTimeText(int64_t ns) {
+  // (The magnitude of INT64_MIN is one past int64's range: unsigned arithmetic holds it.)
+  if (ns < 0) return "-" + TraceTimeText(0 - static_cast<uint64_t>(ns));
+  return TraceTimeText(static_cast<uint64_t>(ns));
 }
 
 }  // namespace cstool

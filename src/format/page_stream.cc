@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/duration_text.h"
 #include "base/errors.h"
 
 namespace cstool {
@@ -289,15 +290,6 @@ PageRecordStream::NextPage PageRecordStream::TakePage() {
   return next;
 }
 
-namespace {
-
-// A header time as seconds, the way a trace's times are usually shown.
-std::string PageTimeText(uint64_t t) {
-  return fmt::format("{}.{:09}", t / 1'000'000'000, t % 1'000'000'000);
-}
-
-}  // namespace
-
 void PageRecordStream::CheckPageTime(const uint8_t* page, uint64_t page_offset) const {
   uint64_t next[2];
   const int known = NextPageTimes(next);
@@ -314,14 +306,14 @@ void PageRecordStream::CheckPageTime(const uint8_t* page, uint64_t page_offset) 
   if (have_prev_page_ && before(t, prev) && (known == 0 || next[0] >= prev))
     pages_.Corrupt(page_offset, cpu_,
                    fmt::format("its time stamp {} goes back before the previous page's {}",
-                               PageTimeText(t), PageTimeText(prev)));
+                               TraceTimeText(t), TraceTimeText(prev)));
   const bool ahead = known == 2   ? before(next[0], t) && before(next[1], t)
                      : known == 1 ? before(next[0], t) && have_prev_page_ && next[0] >= prev
                                   : false;
   if (ahead)
     pages_.Corrupt(page_offset, cpu_,
-                   fmt::format("its time stamp {} lies after the next page's {}", PageTimeText(t),
-                               PageTimeText(next[0])));
+                   fmt::format("its time stamp {} lies after the next page's {}", TraceTimeText(t),
+                               TraceTimeText(next[0])));
 }
 
 std::span<const RawRecord> PageRecordStream::NextBatch() {

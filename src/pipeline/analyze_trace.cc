@@ -13,6 +13,7 @@
 #include "analysis/blocking_site.h"
 #include "analysis/registry.h"
 #include "base/cpu_list.h"
+#include "base/duration_text.h"
 #include "base/errors.h"
 #include "base/text_fields.h"
 #include "check/kernel_match.h"
@@ -380,14 +381,13 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     constexpr size_t kMaxDetails = 10000;
     // A count other than one is shown as ANOMALIES shows it (lost_events=N for a gap), so
     // that the entries add up to the table's counts.
-    result->machine->SetAnomalyLog(
-        [&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid, uint64_t count) {
-          if (model.trace.anomaly_details.size() < kMaxDetails)
-            model.trace.anomaly_details.push_back(
-                fmt::format("{}.{:09} cpu{}{} {}{}", ts / 1000000000, ts % 1000000000, cpu,
-                            tid >= 0 ? fmt::format(" tid {}", tid) : "", NameOf(a),
-                            count == 1 ? std::string() : fmt::format("={}", count)));
-        });
+    result->machine->SetAnomalyLog([&model](Anomaly a, int64_t ts, int32_t cpu, int32_t tid,
+                                            uint64_t count) {
+      if (model.trace.anomaly_details.size() < kMaxDetails)
+        model.trace.anomaly_details.push_back(fmt::format(
+            "{} cpu{}{} {}{}", TraceTimeText(ts), cpu, tid >= 0 ? fmt::format(" tid {}", tid) : "",
+            NameOf(a), count == 1 ? std::string() : fmt::format("={}", count)));
+    });
   }
   if (info) {  // observers may read it
     model.trace.has_recording_info = true;
@@ -519,10 +519,10 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
     // (Dumps of older versions have no trigger time: their window ends there.)
     const int64_t asked_at = info->trigger_ts > 0 ? info->trigger_ts : info->end_ts;
     t.notes.push_back(fmt::format(
-        "flight-recorder dump ({}): the kept window starts at {}.{:09} (trace clock), {:.3f} s "
+        "flight-recorder dump ({}): the kept window starts at {} (trace clock), {:.3f} s "
         "before the dump was asked for, and ends {:.3f} s after; earlier history was "
         "overwritten by design, not lost; threads alive then start as unknown{}",
-        info->trigger, info->window_start_ts / 1000000000, info->window_start_ts % 1000000000,
+        info->trigger, TraceTimeText(info->window_start_ts),
         // (None, when the kernel overwrote it all before a late dump was taken.)
         static_cast<double>(std::max<int64_t>(asked_at - info->window_start_ts, 0)) / 1e9,
         static_cast<double>(info->end_ts - asked_at) / 1e9,
