@@ -37,6 +37,7 @@
 #include "model/recording_info.h"
 #include "model/syscall_table.h"
 #include "output/msa_output.h"
+#include "recording/previous_output.h"
 #include "recording/saved_trace_name.h"
 #include "sched/state_machine.h"
 #include "sched/switch_watch.h"
@@ -491,6 +492,7 @@ void MsaDriver::SaveTrace(int64_t end_ts) {
     slot.pages_file = *s->tee_file();
   }
   contents.cstool_info_json = nlohmann::json(info).dump();
+  KeepPreviousOutput(o_.output, messages_);
   WriteTraceFile(o_.output, contents);
   messages_.Status(fmt::format("saved the trace to {}", o_.output));
 }
@@ -607,7 +609,12 @@ int RunMsa(const MsaOptions& options, std::ostream& out, bool in_place, Messages
   TracefsSession::CheckAccess();
   if (!options.counters.empty()) ProbeEvents(ParseEventList(options.counters));
   WarnIfSavedTraceLooksLikeOutput(options.output, messages);
-  if (!options.output.empty()) CheckCreatable(options.output);
+  if (!options.output.empty()) {
+    CheckCreatable(options.output);
+    // As record -o: a recording there is kept as FILE.old, anything else is refused
+    // before the attach (msa wrote over a database or a page named by mistake).
+    CheckPreviousOutputCanBeKept(options.output);
+  }
   MsaOptions process = options;
   if (const int tgid = ProcessOfThread(options.pid); tgid != options.pid) {
     messages.Warning(ThreadOfAnotherProcessNote(options.pid, tgid));

@@ -316,6 +316,36 @@ TEST_F(MsaTest, SavedTraceStartsInTheStatesMsaAttachedIn) {
   EXPECT_GT((*row)["microstates_ns"]["sleep"].get<int64_t>(), 150000000) << row->dump();
 }
 
+// msa -o treats the file there as record -o does: a file that is no recording (a database,
+// a page) is refused before the attach and left as it was; a recording is kept as
+// FILE.old. (msa wrote over either.)
+TEST_F(MsaTest, OutputKeepsAnEarlierRecordingAndRefusesAnyOtherFile) {
+  workload_ = testing::Spawn({"/bin/sleep", "5"}, "/dev/null", "/dev/null");
+  const fs::path dir =
+      fs::temp_directory_path() / ("cstool-msa-output-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto msa = [&](const fs::path& out) {
+    return testing::RunCommand({kCstool, "msa", std::to_string(workload_), "-T", "0.1", "-n", "1",
+                                "--format", "json", "-o", out.string()});
+  };
+  const fs::path other = dir / "fleet.db";
+  std::ofstream(other) << "SQLite format 3";
+  const testing::CommandResult refused = msa(other);
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("no recording"), std::string::npos) << refused.err;
+  EXPECT_EQ(testing::ReadWholeFile(other), "SQLite format 3");
+
+  const fs::path trace = dir / "msa.dat";
+  ASSERT_EQ(msa(trace).status, 0);
+  const std::string first = testing::ReadWholeFile(trace);
+  const testing::CommandResult again = msa(trace);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("kept as"), std::string::npos) << again.err;
+  EXPECT_EQ(testing::ReadWholeFile(trace.string() + ".old"), first);
+  EXPECT_NE(testing::ReadWholeFile(trace), first);
+  fs::remove_all(dir);
+}
+
 TEST_F(MsaTest, NonexistentPidIsAUsageError) {
   pid_t gone = ::fork();
   if (gone == 0) ::_exit(0);
