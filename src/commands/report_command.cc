@@ -160,6 +160,9 @@ int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
   // Validate first.
   const bool tables = TableExport::IsTableFormat(options.format);
+  RefuseSharedOutputs({{"-o", options.tables.path},
+                       {"--timeline", options.exports.timeline},
+                       {"--html", options.exports.html}});
   std::unique_ptr<Output> output;
   std::optional<OutputFile> file_out;  // -o FILE of a table, json or csv report
   if (!tables) {

@@ -64,4 +64,24 @@ void RefuseToOverwriteRecording(const std::string& path, std::string_view option
   if (KeptFileAt(path) == KeptFile::kRecording) throw RecordingRefused(path, option);
 }
 
+void RefuseSharedOutputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
+  // The same file under two spellings ("out.json", "./out.json", a link to it) is one.
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(a, b, ec)) return true;
+    const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec);
+    if (ec) return a == b;
+    const std::filesystem::path cb = std::filesystem::weakly_canonical(b, ec);
+    return ec ? a == b : ca == cb;
+  };
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!outputs[i].second.empty() && !outputs[j].second.empty() &&
+          same(outputs[i].second, outputs[j].second))
+        throw Error(
+            fmt::format("{} {} and {} {} are one file: each output needs a name of its own",
+                        outputs[i].first, outputs[i].second, outputs[j].first, outputs[j].second),
+            ExitCode::kUsage);
+}
+
 }  // namespace cstool

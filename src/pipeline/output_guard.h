@@ -7,6 +7,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cstool {
 
@@ -25,5 +27,10 @@ void RefuseToOverwriteKeptFile(const std::string& path, std::string_view option)
 // Throws a usage error when `path` is an existing recording only: for `--format sqlite -o`,
 // which adds to a database (the writer refuses any other file that is not one).
 void RefuseToOverwriteRecording(const std::string& path, std::string_view option);
+
+// Throws a usage error when two of a command's outputs, given as (option, path) pairs
+// ("" for an output not asked for), are one file: the second written replaced the first
+// (`--html out.json --timeline out.json` kept only the page).
+void RefuseSharedOutputs(const std::vector<std::pair<std::string_view, std::string>>& outputs);
 
 }  // namespace cstool

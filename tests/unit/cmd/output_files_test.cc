@@ -51,6 +51,34 @@ TEST(OutputFiles, AReportThatSucceedsReplacesThem) {
   }
 }
 
+// Two outputs named alike would be one file, the later written replacing the other
+// (`--html out.json --timeline out.json` kept only the page): refused before the analysis,
+// whatever the spelling, and an earlier file there stays as it was.
+TEST(OutputFiles, TwoOutputsUnderOneNameAreRefused) {
+  const fs::path shared = ScratchPath("shared.json");
+  std::ofstream(shared) << "earlier";
+  const std::string other_spelling = (shared.parent_path() / "." / shared.filename()).string();
+  struct Case {
+    std::vector<std::string> outputs;
+    std::string said;
+  };
+  const std::vector<Case> cases = {
+      {{"--html", shared.string(), "--timeline", shared.string()}, "--timeline"},
+      {{"-o", shared.string(), "--timeline", other_spelling}, "-o"},
+      {{"--format", "json", "-o", shared.string(), "--html", shared.string()}, "--html"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {CSTOOL_BINARY, "report", Fixture("golden_mutex.dat")};
+    argv.insert(argv.end(), c.outputs.begin(), c.outputs.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("are one file"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.said), std::string::npos) << r.err;
+    EXPECT_EQ(ReadWholeFile(shared), "earlier");
+  }
+  fs::remove(shared);
+}
+
 TEST(OutputFiles, AFailedDiffLeavesAnEarlierPageAsItWas) {
   const fs::path html = ScratchPath("diff.html");
   const fs::path damaged = ScratchPath("damaged.dat");
