@@ -53,7 +53,10 @@ std::string StatusText(const ThreadCheck& c) {
   // ONCPU shown read as a contradiction.
   if (c.exit_adjust > 0 || c.exit_cut_on_cpu_ns > 0) {
     s += " [";
-    if (c.exit_adjust > 0) s += fmt::format("final switch excluded: {}", c.exit_adjust);
+    // (The count: every switch at or after the exit record, as VCX and ICX count them.)
+    if (c.exit_adjust > 0)
+      s += fmt::format("{} switch{} from the exit record on left out", c.exit_adjust,
+                       c.exit_adjust == 1 ? "" : "es");
     if (c.exit_adjust > 0 && c.exit_cut_on_cpu_ns > 0) s += "; ";
     if (c.exit_cut_on_cpu_ns > 0)
       s += fmt::format("ONCPU leaves out its last {:.3f} ms, not yet accounted at the exit record",

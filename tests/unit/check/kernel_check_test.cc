@@ -287,7 +287,7 @@ TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
 
 // The run the kernel had not accounted when the exit record read the run time is in the
 // THREADS table's on-CPU time but not in ONCPU: the row says how much (a third of a thread's time
-// went unjudged behind an "agree" with only "final switch excluded" shown).
+// went unjudged behind an "agree" with only the final switch's exclusion shown).
 TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   Fixture f;
   f.rec.counters.Add(Rec(1001, Source::kTaskstatsExit, 500 * kMs, 1, 0, 30 * kMs, 0));
@@ -305,7 +305,8 @@ TEST(KernelCheck, TheRunAfterTheExitRecordIsSaid) {
   KernelCheckResult res = f.Check();
   std::ostringstream table;
   RenderCheckTable(res, table);
-  EXPECT_NE(table.str().find("[final switch excluded: 1; ONCPU leaves out its last 2.790 ms, "
+  EXPECT_NE(table.str().find("[1 switch from the exit record on left out; ONCPU leaves out its "
+                             "last 2.790 ms, "
                              "not yet accounted at the exit record]"),
             std::string::npos)
       << table.str();
