@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -301,10 +302,15 @@ class TableOutput : public Output {
                "COUNTERS (totals over each thread's counted span, /s per second of it; a clock's "
                "total in ms, its rate in CPUs, as perf stat shows them; * scaled: multiplexed, an "
                "estimate)");
-    std::string head = fmt::format("{:>8} {:>7} {:<16} {:>9}", "TID", "PID", "COMM", "SPAN(ms)");
-    for (const std::string& n : view.counter_names)
-      head += fmt::format(" {:>14} {:>12}", CounterTitle(n), "/s");
-    os_ << head << "  DERIVED\n";
+    // The process rows get a head of their own, as in THREADS and PROCESSES: under the
+    // threads' "TID PID" the pid read as a tid and the thread count as the pid.
+    auto head = [&](std::string_view id1, std::string_view id2) {
+      std::string h = fmt::format("{:>8} {:>7} {:<16} {:>9}", id1, id2, "COMM", "SPAN(ms)");
+      for (const std::string& n : view.counter_names)
+        h += fmt::format(" {:>14} {:>12}", CounterTitle(n), "/s");
+      os_ << h << "  DERIVED\n";
+    };
+    head("TID", "PID");
     auto line = [&](const std::string& id1, const std::string& id2, const std::string& comm,
                     const CounterTotals& c) {
       std::string out = fmt::format("{:>8} {:>7} {:<16} {:>9.3f}", id1, id2, comm.substr(0, 16),
@@ -322,9 +328,12 @@ class TableOutput : public Output {
     for (const ThreadReport* r : view.threads)
       if (const CounterTotals* c = view.CountersOf(*r->thread))
         line(std::to_string(r->thread->tid), PidText(*r->thread), r->thread->comm, *c);
+    bool process_head = false;
     for (const ProcessTotals& p : view.processes)
-      if (const CounterTotals* c = view.CountersOfProcess(p.pid))
-        line(fmt::format("pid {}", p.pid), std::to_string(p.threads), p.comm, *c);
+      if (const CounterTotals* c = view.CountersOfProcess(p.pid)) {
+        if (!std::exchange(process_head, true)) head("PID", "THR");
+        line(std::to_string(p.pid), std::to_string(p.threads), p.comm, *c);
+      }
     if (view.sampling.period != 0) Sampling(view);
     for (const std::string& note : view.counter_notes) os_ << "NOTE: " << note << "\n";
   }
@@ -336,8 +345,11 @@ class TableOutput : public Output {
         "\n  event-based sampling: a sample every {} {} (LOST: dropped, the ring buffer was "
         "full; THROTTLED: times over perf_event_max_sample_rate; every sample: --format json)\n",
         view.sampling.period, view.sampling.event);
-    os_ << fmt::format("{:>8} {:>7} {:<16} {:>9} {:>9} {:>9}  {}\n", "TID", "PID", "COMM",
-                       "SAMPLES", "LOST", "THROTTLED", "FIRST..LAST SAMPLE (ms into the trace)");
+    auto head = [&](std::string_view id1, std::string_view id2) {
+      os_ << fmt::format("{:>8} {:>7} {:<16} {:>9} {:>9} {:>9}  {}\n", id1, id2, "COMM", "SAMPLES",
+                         "LOST", "THROTTLED", "FIRST..LAST SAMPLE (ms into the trace)");
+    };
+    head("TID", "PID");
     auto line = [&](const std::string& id1, const std::string& id2, const std::string& comm,
                     const SamplingThreadStats& t, const std::vector<CounterOverflow>* overflows) {
       std::string span = "-";
@@ -353,9 +365,12 @@ class TableOutput : public Output {
       if (const SamplingThreadStats* t = view.SamplingOf(*r->thread))
         line(std::to_string(r->thread->tid), PidText(*r->thread), r->thread->comm, *t,
              &view.OverflowsOf(*r->thread));
+    bool process_head = false;
     for (const ProcessTotals& p : view.processes)
-      if (auto it = view.process_sampling.find(p.pid); it != view.process_sampling.end())
-        line(fmt::format("pid {}", p.pid), std::to_string(p.threads), p.comm, it->second, nullptr);
+      if (auto it = view.process_sampling.find(p.pid); it != view.process_sampling.end()) {
+        if (!std::exchange(process_head, true)) head("PID", "THR");
+        line(std::to_string(p.pid), std::to_string(p.threads), p.comm, it->second, nullptr);
+      }
   }
 
   void Header(std::string_view id1, std::string_view id2) {

@@ -338,6 +338,15 @@ TEST_F(CountersTest, RecordCountsTheIoOfAThreadThatExited) {
             std::string::npos)
       << table.out;
   EXPECT_EQ(table.out.find(fmt::format(" {} ", ns)), std::string::npos) << table.out;
+  // The process's row has a head of its own (under the threads' "TID PID" it read as tid
+  // "pid N" of pid 1, the thread count).
+  const size_t process_head =
+      table.out.find(fmt::format("\n{:>8} {:>7} {:<16} {:>9}", "PID", "THR", "COMM", "SPAN(ms)"));
+  ASSERT_NE(process_head, std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(fmt::format("\n{:>8} ", (*t)["pid"].get<int>()), process_head),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find(" pid "), std::string::npos) << table.out;
 }
 
 // The recorder opens counters when it finds a thread: new threads at its next look, new
@@ -573,12 +582,13 @@ TEST_F(CountersTest, RecordSamplesTaskClockEveryMillisecond) {
     // together two periods.
     const bool after_stall =
         !gaps.empty() && gaps.back() > kPeriod && gaps.back() + (v - last) >= 2 * kPeriod * 9 / 10;
-    if (!after_stall)
+    if (!after_stall) {
       EXPECT_GE(v, last + kPeriod / 2)
           << "a sample " << v - last << " ns after the one before; the gaps before it (ns): "
           << fmt::format("{}",
                          fmt::join(gaps.end() - std::min<size_t>(gaps.size(), 8), gaps.end(), " "))
           << "; host steal: " << report["trace"].value("host_steal", json()).dump();
+    }
     gaps.push_back(v - last);
     last = v;
   }
