@@ -181,6 +181,12 @@ int RunDiff(const DiffOptions& options, std::ostream& out, Messages& to) {
   KeptWarnings messages(to);
   std::unique_ptr<DiffOutput> output =
       MakeDiffOutput(options.format, out, options.limit);  // validate first
+  // (Two without -- were split into one each by the command line.)
+  if (options.new_files.empty() && options.base_files.size() > 2)
+    throw Error(fmt::format("{} recordings and no --: more than two need -- between the ones "
+                            "before the change and the ones after: cstool diff BASE... -- NEW...",
+                            options.base_files.size()),
+                ExitCode::kUsage);
   if (options.base_files.empty() || options.new_files.empty())
     throw Error(
         "give at least one recording on each side, with -- between the ones before the change "

@@ -81,8 +81,10 @@ void PrintFlightSummary(Messages& messages, const RecordResult& r) {
     messages.Warning(fmt::format("{} dump{} asked for could not be written (see above)",
                                  r.dumps_not_written, r.dumps_not_written == 1 ? "" : "s"));
   if (r.dumps.empty()) {
-    messages.Status(
-        fmt::format("flight recorder: no dump in {:.3f} s (nothing written)", r.seconds));
+    messages.Status(fmt::format(
+        "flight recorder: no dump in {:.3f} s (nothing written: dumps are taken when --trigger "
+        "holds, on `cstool record --dump`, and at the end with --dump-at-end)",
+        r.seconds));
     return;
   }
   messages.Status(fmt::format("flight recorder: {} dump{} in {:.3f} s: {}", r.dumps.size(),

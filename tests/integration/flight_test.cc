@@ -333,6 +333,16 @@ TEST_F(FlightTest, DumpAtEndWritesTheLastWindow) {
   ASSERT_NE(staller, nullptr) << report.dump();
   EXPECT_TRUE((*staller)["exited"].get<bool>()) << staller->dump();
 
+  // Without it, nothing is written, and the status line says what takes a dump.
+  CommandResult none = RunCommand(
+      {kCstool, "record", "--flight", "0.5", "-o", (dir_ / "n.dat").string(), "--", "true"});
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(FilesStartingWith("n.dat"), std::vector<std::string>{}) << none.err;
+  EXPECT_NE(none.err.find("(nothing written: dumps are taken when --trigger holds, on `cstool "
+                          "record --dump`, and at the end with --dump-at-end)"),
+            std::string::npos)
+      << none.err;
+
   // Without a flight recorder there is no window to dump.
   CommandResult usage = RunCommand(
       {kCstool, "record", "--dump-at-end", "-o", (dir_ / "u.dat").string(), "--", "true"});

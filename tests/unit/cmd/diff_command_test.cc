@@ -265,10 +265,11 @@ TEST(DiffCommand, TwoRecordingsWithoutDashesAreBaseAndNew) {
 
 TEST(DiffCommand, UsageErrors) {
   const std::string f = kFixtures + "small_v6.dat";
-  // Three recordings without --: all are BASE, and the message says how to give NEW.
+  // Three recordings without --: the message says that more than two need it.
   CommandResult no_new = Diff({f, f, f});
   EXPECT_EQ(no_new.status, 2);
-  EXPECT_NE(no_new.err.find("with -- between the ones before the change and the ones after"),
+  EXPECT_NE(no_new.err.find("3 recordings and no --: more than two need -- between the ones "
+                            "before the change and the ones after"),
             std::string::npos)
       << no_new.err;
   EXPECT_EQ(Diff({f, "--"}).status, 2);
