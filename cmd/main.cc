@@ -293,7 +293,8 @@ int Main(int argc, char** argv) {
   }
   // Like git: name the unknown command instead of CLI11's generic complaint, and the one
   // that does it for the words a user of the manual pages would try.
-  const auto not_a_command = [](std::string_view word) {
+  // (`next`: the word after it, which may be the command, as in `cstool run.dat report`.)
+  const auto not_a_command = [&subapps](std::string_view word, std::string_view next) {
     static const std::map<std::string_view, std::string_view> kDoneBy = {
         {"export", "cstool report FILE --format sqlite|jsonl -o OUT (man 5 cstool-export)"},
         {"timeline", "cstool report FILE --timeline OUT.pftrace"},
@@ -312,8 +313,13 @@ int Main(int argc, char** argv) {
          "CPU)"}};
     const auto done_by = kDoneBy.find(word);
     std::string hint = ".";
+    std::error_code ec;
     if (done_by != kDoneBy.end()) {
       hint = fmt::format("; that is {}.", done_by->second);
+    } else if (std::filesystem::is_regular_file(word, ec)) {
+      // A file first: the command goes before it.
+      hint = fmt::format(". A file goes after the command: cstool {} {}.",
+                         subapps.count(std::string(next)) != 0 ? next : "report", word);
     } else if (const std::string near = NearestCommand(word); !near.empty()) {
       hint = fmt::format(". Did you mean '{}'?", near);
     }
@@ -321,7 +327,7 @@ int Main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kUsage);
   };
   if (argv[1][0] != '-' && subapps.count(argv[1]) == 0 && std::string_view(argv[1]) != "help")
-    return not_a_command(argv[1]);
+    return not_a_command(argv[1], argc > 2 ? argv[2] : "");
   std::vector<std::string> args(argv, argv + argc);
   if (auto it = subapps.find(args[1]); it != subapps.end()) {
     std::vector<std::string> words(args.begin() + 2, args.end());
@@ -427,7 +433,7 @@ int Main(int argc, char** argv) {
       return 0;
     }
     auto it = subapps.find(help_topic);
-    if (it == subapps.end()) return not_a_command(help_topic);
+    if (it == subapps.end()) return not_a_command(help_topic, "");
     fmt::print("{}", it->second->help(app.get_name()));  // "Usage: cstool NAME", as --help
     return 0;
   }

@@ -214,6 +214,18 @@ TEST(TerseErrors, AnUnknownCommandNamesTheOneThatDoesIt) {
     EXPECT_EQ(help.status, 2);
     EXPECT_EQ(help.err, alone->err) << word;
   }
+  // A recording first (`cstool run.dat report`): the command goes before it.
+  const std::string file = Fixture("small_v6.dat");
+  CommandResult swapped = RunCommand({CSTOOL_BINARY, file, "report"});
+  EXPECT_EQ(swapped.status, 2);
+  EXPECT_EQ(swapped.err, "cstool: '" + file +
+                             "' is not a cstool command. A file goes after the command: cstool "
+                             "report " +
+                             file + ". See 'cstool --help'.\n");
+  CommandResult alone = RunCommand({CSTOOL_BINARY, file, "--check"});
+  EXPECT_NE(alone.err.find("A file goes after the command: cstool report " + file + "."),
+            std::string::npos)
+      << alone.err;
 }
 
 // --version names the commit the binary was built from (git describe; "unknown" outside a
