@@ -127,6 +127,16 @@ RunFn SetupReport(CLI::App& sub) {
       ->needs(path);
   sub.add_flag("--all-threads", opts->view.all_threads,
                "Also list threads outside the recorded workload");
+  sub.footer(
+      "Examples:\n"
+      "  cstool report                        # cstool.dat, the tables\n"
+      "  cstool report run.dat --check        # and how each thread agrees with the kernel\n"
+      "  cstool report run.dat --format json -o run.json\n"
+      "  cstool report run.dat --timeline run.pftrace --html run.html\n"
+      "  cstool report run.dat --tree --ms\n"
+      "  cstool report run.dat --critical-path 1234\n"
+      "  cstool report run.dat --format sqlite -o fleet.db   # man 5 cstool-export\n"
+      "  cstool report damaged.dat --salvage");
   return [opts, file](Messages& messages) {
     opts->file_named = file->count() > 0;
     return RunReport(*opts, std::cout, messages);

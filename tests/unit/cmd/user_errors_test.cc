@@ -228,6 +228,17 @@ TEST(TerseErrors, AnUnknownCommandNamesTheOneThatDoesIt) {
       << alone.err;
 }
 
+// Every command's help ends with examples (report's had none, the others had).
+TEST(Help, EveryCommandShowsExamples) {
+  for (const char* command : {"record", "report", "diff", "msa", "irq", "nmi-inject"}) {
+    CommandResult r = RunCommand({CSTOOL_BINARY, command, "--help"});
+    EXPECT_EQ(r.status, 0) << command << ": " << r.err;
+    EXPECT_NE(r.out.find("\nExamples:\n  cstool " + std::string(command)), std::string::npos)
+        << command << ":\n"
+        << r.out;
+  }
+}
+
 // --version names the commit the binary was built from (git describe; "unknown" outside a
 // checkout), so that a stale binary, or a benchmark's, can be told apart.
 TEST(Help, VersionNamesTheCommit) {
