@@ -102,9 +102,10 @@ RunFn SetupRecord(CLI::App& sub) {
   recover_option->excludes(duration);
   sub.add_option("-c,--counters", options->counters,
                  "Per-thread counters stored with the trace: perf events, comma-separated "
-                 "(instructions, cycles, cache-misses, branch-misses, rNNNN; task-clock, "
-                 "page-faults, major-faults, cpu-migrations, context-switches); EVENT:ebs=N also "
-                 "stores a sample every N events of EVENT");
+                 "(hardware: instructions, cycles, cache-references, cache-misses, branches, "
+                 "branch-misses, rNNNN; software: task-clock, page-faults, minor-faults, "
+                 "major-faults, cpu-migrations, context-switches); EVENT:ebs=N also stores a "
+                 "sample every N events of EVENT");
   sub.add_option("-V,--virtual-counters", options->virtual_counters,
                  "Per-thread virtual counters stored with the trace: read-bytes, write-bytes "
                  "(from /proc/PID/task/TID/io)");
