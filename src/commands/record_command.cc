@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -126,15 +125,9 @@ int RunRecord(const RecordOptions& options, Messages& messages) {
 int RunDump(int pid, Messages& messages) {
   // A flight recorder is found by its tracefs instance, which only who may trace can see
   // (a dump is no tracing of one's own: the error says what needs the rights).
-  try {
-    TracefsSession::CheckAccess();
-  } catch (const Error&) {
-    if (::geteuid() == 0) throw;  // tracefs missing: said as it is
-    throw Error(
-        "--dump needs root, as the flight recorder does: it finds the recorder by its tracefs "
-        "instance and signals it; run it as root, e.g. with sudo",
-        ExitCode::kUsage);
-  }
+  TracefsSession::CheckAccess(
+      "--dump needs root, as the flight recorder does: it finds the recorder by its tracefs "
+      "instance and signals it; run it as root, e.g. with sudo");
   std::vector<FlightRecorderProcess> running = RunningFlightRecorders();
   const FlightRecorderProcess* target = nullptr;
   for (const FlightRecorderProcess& r : running)

@@ -208,13 +208,10 @@ std::string ReadTopLevelTracingFile(const char* file) {
   return std::string(text.get(), static_cast<size_t>(std::max(size, 0)));
 }
 
-void TracefsSession::CheckAccess() {
+void TracefsSession::CheckAccess(std::string_view denied) {
   // Root, or a user given write access to tracefs (with CAP_PERFMON for the events).
   if (::geteuid() != 0 && ::access("/sys/kernel/tracing/instances", W_OK | X_OK) != 0)
-    throw Error(
-        "needs root (or CAP_PERFMON and write access to /sys/kernel/tracing) to trace; run "
-        "it as root, e.g. with sudo",
-        ExitCode::kUsage);
+    throw Error(std::string(denied), ExitCode::kUsage);
   if (tracefs_tracing_dir() == nullptr)
     throw Error("tracefs is not available (cannot find or mount /sys/kernel/tracing)",
                 ExitCode::kUsage);

@@ -76,8 +76,13 @@ class TracefsSession {
   static std::vector<int> InstanceOwners();
   // Removes cstool-<pid>[-<suffix>] instances whose owner is gone; returns how many.
   static int ReapStaleInstances(Messages& messages);
-  // Throws unless we are root and tracefs is mounted or mountable.
-  static void CheckAccess();
+  // Throws unless we are root (or may write to tracefs) and tracefs is mounted or
+  // mountable; `denied` is the usage error when the rights are missing, for a caller
+  // whose use of tracefs is not tracing of its own.
+  static constexpr std::string_view kTraceDenied =
+      "needs root (or CAP_PERFMON and write access to /sys/kernel/tracing) to trace; run it as "
+      "root, e.g. with sudo";
+  static void CheckAccess(std::string_view denied = kTraceDenied);
 
   void AddPids(const std::vector<int>& tids);
   // The tasks set_event_pid holds now: the ones added and the children event-fork added.
