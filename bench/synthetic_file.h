@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "tests/support/synthetic_trace.h"
 #include "tests/support/synthetic_workload.h"
 
 namespace cstool::bench {

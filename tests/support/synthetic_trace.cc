@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -244,6 +246,16 @@ void SyntheticTrace::Write(const std::string& path) const {
   f.write(image.data(), static_cast<std::streamsize>(image.size()));
   f.close();
   if (!f) throw Error(fmt::format("{}: cannot write", path));
+}
+
+bool ConvertToV7Zstd(const std::string& path, const std::string& v7_path) {
+  const std::string convert = fmt::format(
+      "trace-cmd convert -i '{}' -o '{}' --file-version 7 --compression zstd >/dev/null 2>&1", path,
+      v7_path);
+  if (std::system(convert.c_str()) == 0 && std::filesystem::exists(v7_path)) return true;
+  std::error_code ec;
+  std::filesystem::remove(v7_path, ec);
+  return false;
 }
 
 }  // namespace cstool

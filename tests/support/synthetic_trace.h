@@ -85,4 +85,9 @@ class SyntheticTrace {
   uint64_t records_ = 0;
 };
 
+// Converts the v6 file at `path` to `v7_path` with zstd chunks, as trace-cmd writes them
+// (`trace-cmd convert --file-version 7 --compression zstd`); false, and no file at
+// `v7_path`, without trace-cmd or when it fails.
+bool ConvertToV7Zstd(const std::string& path, const std::string& v7_path);
+
 }  // namespace cstool

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -103,15 +102,6 @@ void WriteSyntheticWorkload(int cpus, uint64_t events, const std::string& path) 
     }
   }
   t.Write(path);
-}
-
-bool ConvertToV7Zstd(const std::string& path, const std::string& v7_path) {
-  const std::string convert = "trace-cmd convert -i " + path + " -o " + v7_path +
-                              " --file-version 7 --compression zstd >/dev/null 2>&1";
-  if (std::system(convert.c_str()) == 0 && std::filesystem::exists(v7_path)) return true;
-  std::error_code ec;
-  std::filesystem::remove(v7_path, ec);
-  return false;
 }
 
 }  // namespace cstool

@@ -17,9 +17,4 @@ namespace cstool {
 // cstool::Error when it cannot).
 void WriteSyntheticWorkload(int cpus, uint64_t events, const std::string& path);
 
-// Converts the v6 file at `path` to `v7_path` with zstd chunks, as trace-cmd writes them
-// (`trace-cmd convert --file-version 7 --compression zstd`); false (and no file) without
-// trace-cmd or when it fails.
-bool ConvertToV7Zstd(const std::string& path, const std::string& v7_path);
-
 }  // namespace cstool

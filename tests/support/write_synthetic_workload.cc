@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 
+#include "tests/support/synthetic_trace.h"
 #include "tests/support/synthetic_workload.h"
 
 int main(int argc, char** argv) {

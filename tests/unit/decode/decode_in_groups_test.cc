@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -112,9 +111,7 @@ TEST(DecodeInGroups, ManyCpusWithTiesLossesAndShortRecords) {
 
   // trace-cmd's v7 with zstd chunks: each share then decompresses its own CPUs.
   const fs::path v7 = dir / "many.v7.dat";
-  const std::string convert = "trace-cmd convert -i '" + v6 + "' -o '" + v7.string() +
-                              "' --file-version 7 --compression zstd >/dev/null 2>&1";
-  ASSERT_EQ(std::system(convert.c_str()), 0) << convert << ": install trace-cmd (make deps)";
+  ASSERT_TRUE(ConvertToV7Zstd(v6, v7.string())) << v6 << ": install trace-cmd (make deps)";
   ExpectSameAsOneThread(v7.string(), {2, 3});
   fs::remove_all(dir);
 }

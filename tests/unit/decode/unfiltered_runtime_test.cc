@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "format/trace_file_format.h"
 #include "format/trace_file_reader.h"
 #include "format/trace_file_writer.h"
+#include "tests/support/synthetic_trace.h"
 #include "tests/support/tracefs_fixture.h"
 
 namespace cstool {
@@ -190,9 +190,7 @@ TEST(UnfilteredRuntime, ABufferOptionCopiedIntoAnotherLayoutIsIgnored) {
   fs::create_directories(dir);
   const fs::path v6 = WriteFileWithUnfilteredRuntime(dir);
   const fs::path v7 = dir / "trace.v7.dat";
-  const std::string convert = "trace-cmd convert -i '" + v6.string() + "' -o '" + v7.string() +
-                              "' --file-version 7 --compression zstd >/dev/null 2>&1";
-  ASSERT_EQ(::system(convert.c_str()), 0) << convert << ": install trace-cmd (make deps)";
+  ASSERT_TRUE(ConvertToV7Zstd(v6.string(), v7.string())) << v6 << ": install trace-cmd (make deps)";
   auto reader = OpenTraceFile(v7.string());
   EXPECT_EQ(reader->file_version(), 7);
   EXPECT_TRUE(reader->instance_names().empty());

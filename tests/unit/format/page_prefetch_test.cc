@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -75,9 +74,7 @@ class PagePrefetch : public ::testing::Test {
       }
     }
     t.Write(v6_);
-    const std::string convert = "trace-cmd convert -i " + v6_ + " -o " + v7_ +
-                                " --file-version 7 --compression zstd >/dev/null 2>&1";
-    if (std::system(convert.c_str()) != 0) v7_.clear();
+    if (!ConvertToV7Zstd(v6_, v7_)) v7_.clear();
   }
   static void TearDownTestSuite() {
     std::filesystem::remove(v6_);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -39,9 +38,7 @@ class JobPlanTest : public ::testing::Test {
     t.Write(v6);
     if (!zstd) return v6;
     std::string v7 = v6 + ".v7";
-    const std::string convert = "trace-cmd convert -i '" + v6 + "' -o '" + v7 +
-                                "' --file-version 7 --compression zstd >/dev/null 2>&1";
-    EXPECT_EQ(std::system(convert.c_str()), 0) << convert << ": install trace-cmd (make deps)";
+    EXPECT_TRUE(ConvertToV7Zstd(v6, v7)) << v6 << ": install trace-cmd (make deps)";
     return v7;
   }
 
