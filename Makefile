@@ -1,4 +1,7 @@
 # Convenience front-end: everything really happens in CMake under build/.
+# The builds CMake runs are sub-makes of this one, which would otherwise print an
+# "Entering directory" pair around each of their dozens of steps.
+MAKEFLAGS += --no-print-directory
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
