@@ -934,13 +934,13 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
   for (const nlohmann::json& t : report.at("threads")) {
     if (t.at("comm") != "cstool_workload") continue;
     const nlohmann::json& micro = t.at("microstates_ns");
-    // Paging only where the kernel counted IO delay: a cold page of the binary on a fresh
-    // machine (the main thread's, once in CI: 113.9 us beside the kernel's 113.3 us).
-    const nlohmann::json kernel = t.value("kernel", nlohmann::json::object());
-    const bool kernel_counted_io = kernel.value("blkio_delay_ns", int64_t{0}) > 0 ||
-                                   kernel.value("swapin_delay_ns", int64_t{0}) > 0;
-    if (!kernel_counted_io) {
-      EXPECT_EQ(micro.at("sleep_paging").get<int64_t>(), 0) << t.dump(2);
+    // Paging only after a page fault, as the thread's switch causes say: the freezer's D
+    // sleep is not one. A fault's sleep is not always IO the kernel counts: a cold page of
+    // the binary is (the main thread's, once in CI: 113.9 us beside the kernel's 113.3 us),
+    // a wait outside io_schedule(), as on the mmap lock another thread's mmap() holds, is
+    // not (the main thread's, once in CI: 121 us, blkio 0).
+    if (micro.at("sleep_paging").get<int64_t>() > 0) {
+      EXPECT_GE(t.at("switches").at("causes").value("sleep:fault", 0), 1) << t.dump(2);
     }
     // Frozen from the FROZEN write (a spinner freezes as it next runs: at once, or within
     // a time slice when queued) to the thaw 300 ms later: a D sleep in the kernel.
