@@ -937,8 +937,9 @@ TEST_F(RecordTest, AFrozenThreadSleepsInTheKernelNotInAPageFault) {
     // Paging only after a page fault, as the thread's switch causes say: the freezer's D
     // sleep is not one. A fault's sleep is not always IO the kernel counts: a cold page of
     // the binary is (the main thread's, once in CI: 113.9 us beside the kernel's 113.3 us),
-    // a wait outside io_schedule(), as on the mmap lock another thread's mmap() holds, is
-    // not (the main thread's, once in CI: 121 us, blkio 0).
+    // a wait for the mapping's lock, held by another thread's mmap() or mprotect(), is not
+    // (the main thread's, once in CI: 121 us, blkio 0; a thread faulting pages in while
+    // another mprotect()s the mapping: 87 ms of paging in 152 fault sleeps, blkio 0).
     if (micro.at("sleep_paging").get<int64_t>() > 0) {
       EXPECT_GE(t.at("switches").at("causes").value("sleep:fault", 0), 1) << t.dump(2);
     }
