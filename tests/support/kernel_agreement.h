@@ -18,7 +18,8 @@ namespace cstool::testing {
 // run's last or first one, nothing until the next tick's increment shows it: at most one
 // scheduler tick (4 ms at HZ=250 on the reference kernel) per thread, seen on short,
 // preempted runs under load. `report --check` itself judges at max(0.2 ms, 1 %); runs
-// that show this residue say FAIL there, honestly. Measured: README, "make fidelity", and docs/accounting.md.
+// that show this residue say FAIL there, honestly. Measured: `make fidelity`, whose runs
+// docs/accounting.md keeps.
 inline constexpr int64_t kTimeResidueNs = 4'000'000 + 200'000;
 
 // Steal time (a VM's host running something else) is in the traced times and in neither
