@@ -36,6 +36,11 @@ constexpr size_t kMaxNameLength = 4096;
 constexpr uint64_t kReadRunBytes = 256 * 1024;
 constexpr uint64_t kReadRunBytesAllCpus = 256 * 1024;
 constexpr uint64_t kReadRunBytesMin = 16 * 1024;  // shorter: a syscall every few pages
+// Compressed chunks are read this much at a time (ChunkPageSource), a CPU's share as for
+// the runs above: trace-cmd's chunks are a few KiB each.
+constexpr uint64_t kCompressedReadBytes = 128 * 1024;
+constexpr uint64_t kCompressedReadBytesAllCpus = 1024 * 1024;
+constexpr uint64_t kCompressedReadBytesMin = 16 * 1024;
 // How far a prefetching reader decompresses each CPU ahead (report -j).
 // A CPU's chunks are consumed in tens of microseconds each and decompressed faster:
 // 256 KiB ahead took the same time as 1 MiB (report -j 2, 4.3M-event v7+zstd file), and
@@ -557,9 +562,12 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
     source =
         std::make_unique<ReadPageSource>(data_fd_.get(), DataLabel(), d.offset, d.size, run_bytes);
   } else {
-    source = std::make_unique<ChunkPageSource>(file_, DataLabel(), d.offset, page_size_,
-                                               MakeDecompressor(data_compression_), cpu, source_log,
-                                               ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld});
+    source = std::make_unique<ChunkPageSource>(
+        data_fd_.get(), file_.size(), DataLabel(), d.offset, page_size_,
+        MakeDecompressor(data_compression_), cpu, source_log,
+        ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld},
+        PerCpuShare(kCompressedReadBytesAllCpus, cpus_, kCompressedReadBytesMin,
+                    kCompressedReadBytes));
     // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
     const PagePrefetcher::Depth depth{
         kChunksAhead,

@@ -50,7 +50,7 @@ class FastTraceFile : public TraceFileReader {
   const std::string& compression() const { return data_compression_; }
   bool data_compressed() const override { return !data_compression_.empty(); }
   void SetJobs(int jobs) override { jobs_ = jobs; }
-  // Each CPU's stream reads with pread or from the mapping, and the chunk budget is
+  // Each CPU's stream reads with pread into buffers of its own, and the chunk budget is
   // atomic; a salvage log is shared, and its notes must come in reading order.
   bool ReadsCpusInParallel() const override { return !salvage_; }
   uint64_t CpuDataBytes(int cpu) const override {

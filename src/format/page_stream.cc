@@ -16,9 +16,6 @@ namespace cstool {
 namespace {
 
 constexpr uint32_t kBatchBytes = 16 * 1024;
-// Compressed chunks are read from the mapping and released behind the reader in these
-// steps, so memory does not grow with the file.
-constexpr uint64_t kReleaseCompressedBytes = uint64_t{128} << 10;
 // trace-cmd writes chunks of a few pages and cstool of up to 64; larger ones can only
 // come from damage.
 constexpr uint64_t kMaxChunkPages = 256;
@@ -28,6 +25,24 @@ uint32_t Load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
   return v;
+}
+
+// The most compressed bytes zlib or zstd make of `size` bytes, with room to spare: zstd's
+// bound is size + size/256 + up to 64 (ZSTD_COMPRESSBOUND), zlib's size + size/4096 +
+// size/16384 + 13 (compressBound).
+uint64_t MaxCompressedBytes(uint64_t size) { return size + size / 128 + 128; }
+
+// Reads the file's bytes [offset, offset + n) into `out`.
+void ReadAt(int fd, const std::string& path, uint64_t offset, uint8_t* out, uint64_t n) {
+  uint64_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw Error(fmt::format("{}: cannot read at offset {}: {}", path, offset + got,
+                              r == 0 ? "file ends" : std::strerror(errno)));
+    got += static_cast<uint64_t>(r);
+  }
 }
 
 // Combines two loss counts (-1 = unknown).
@@ -73,15 +88,7 @@ PageRun ReadPageSource::NextRun(PageBuffer& buffer) {
   std::vector<uint8_t>& bytes = buffer.bytes();
   if (bytes.empty()) bytes.resize(std::min(run_bytes_, end_ - offset_));
   const uint64_t n = std::min<uint64_t>(bytes.size(), end_ - offset_);
-  uint64_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd_, bytes.data() + got, n - got, static_cast<off_t>(offset_ + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0)
-      throw Error(fmt::format("{}: cannot read at offset {}: {}", path_, offset_ + got,
-                              r == 0 ? "file ends" : std::strerror(errno)));
-    got += static_cast<uint64_t>(r);
-  }
+  ReadAt(fd_, path_, offset_, bytes.data(), n);
   PageRun run{{bytes.data(), n}, offset_, 0, true};
   offset_ += n;
   return run;
@@ -89,16 +96,17 @@ PageRun ReadPageSource::NextRun(PageBuffer& buffer) {
 
 // ---- ChunkPageSource -------------------------------------------------------------
 
-ChunkPageSource::ChunkPageSource(const MappedFile& file, std::string label, uint64_t offset,
+ChunkPageSource::ChunkPageSource(int fd, uint64_t file_size, std::string label, uint64_t offset,
                                  uint32_t page_size, std::unique_ptr<Decompressor> decompressor,
-                                 int cpu, SalvageLog* salvage, ChunkBudget budget)
-    : file_(file),
+                                 int cpu, SalvageLog* salvage, ChunkBudget budget,
+                                 uint64_t read_bytes)
+    : fd_(fd),
       label_(std::move(label)),
       pos_(offset),
-      released_(offset),
       // trace-cmd 3.1's stated size leaves out the 4-byte chunk count, so the chunk table
       // itself says where the data ends; the file's end bounds it.
-      end_(file.size()),
+      end_(file_size),
+      read_bytes_(read_bytes),
       page_size_(page_size),
       decompressor_(std::move(decompressor)),
       cpu_(cpu),
@@ -106,11 +114,24 @@ ChunkPageSource::ChunkPageSource(const MappedFile& file, std::string label, uint
       budget_(budget),
       max_chunk_bytes_(std::max(kMaxChunkBytes, kMaxChunkPages * page_size)) {}
 
-bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
-  if (pos_ - released_ >= kReleaseCompressedBytes) {
-    file_.Release(released_, pos_ - released_);
-    released_ = pos_;
+const uint8_t* ChunkPageSource::Bytes(uint64_t at, uint64_t n) {
+  if (at >= window_at_ && at - window_at_ + n <= window_size_)
+    return window_.get() + (at - window_at_);
+  // Read on from `at`: the chunks are read in file order, so what the window held before
+  // is done with.
+  const uint64_t size = std::min(std::max(n, read_bytes_), end_ - at);
+  if (size > window_capacity_) {
+    window_ = std::make_unique_for_overwrite<uint8_t[]>(size);
+    window_capacity_ = size;
   }
+  window_at_ = at;
+  window_size_ = 0;  // until the read is whole
+  ReadAt(fd_, label_, at, window_.get(), size);
+  window_size_ = size;
+  return window_.get();
+}
+
+bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
   const std::string& path = label_;
   auto cut_short = [&](const std::string& what) {
     if (salvage_ == nullptr) throw DamagedDataError(what);
@@ -122,8 +143,8 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
     loaded_ = true;
     if (end_ - pos_ < 4)
       return cut_short(
-          fmt::format("{}: truncated at offset {} (CPU {} chunk count)", path, file_.size(), cpu_));
-    chunks_left_ = Load32(file_.data() + pos_);
+          fmt::format("{}: truncated at offset {} (CPU {} chunk count)", path, end_, cpu_));
+    chunks_left_ = Load32(Bytes(pos_, 4));
     pos_ += 4;
   }
   while (chunks_left_ > 0) {
@@ -131,15 +152,16 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
     if (end_ - pos_ < 8)
       return cut_short(
           fmt::format("{}: truncated at offset {} (CPU {} chunk {} header at offset {})", path,
-                      file_.size(), cpu_, chunk_index_, pos_));
-    const uint32_t zsize = Load32(file_.data() + pos_);
-    const uint32_t size = Load32(file_.data() + pos_ + 4);
+                      end_, cpu_, chunk_index_, pos_));
+    const uint8_t* header = Bytes(pos_, 8);
+    const uint32_t zsize = Load32(header);
+    const uint32_t size = Load32(header + 4);
     if (end_ - pos_ - 8 < zsize)
       return cut_short(fmt::format(
           "{}: truncated at offset {} (CPU {} chunk {} at offset {}: {} compressed bytes)", path,
-          file_.size(), cpu_, chunk_index_, pos_, zsize));
-    const std::span<const uint8_t> in(file_.data() + pos_ + 8, zsize);
-    pos_ += 8 + uint64_t{zsize};
+          end_, cpu_, chunk_index_, pos_, zsize));
+    const uint64_t in_at = pos_ + 8;
+    pos_ = in_at + zsize;
     --chunks_left_;
     const uint32_t index = chunk_index_++;
     std::string damage;
@@ -148,7 +170,15 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
           "{}: corrupt file at offset {}: CPU {} chunk {} claims {} uncompressed bytes (not a "
           "multiple of the page size {} up to {})",
           path, chunk_at_, cpu_, index, size, page_size_, max_chunk_bytes_);
+    } else if (zsize > MaxCompressedBytes(size)) {
+      // Checked before the bytes are read: a damaged size would otherwise make the window
+      // as large as the rest of the file.
+      damage = fmt::format(
+          "{}: corrupt file at offset {}: CPU {} chunk {} claims {} compressed bytes for {} "
+          "uncompressed (more than zlib or zstd can make of them)",
+          path, chunk_at_, cpu_, index, zsize, size);
     } else {
+      const std::span<const uint8_t> in(Bytes(in_at, zsize), zsize);
       // Every CPU holds a chunk or a few while the merge runs: together they stay bounded.
       if (!buffer.Charge(budget_.held, budget_.limit, size))
         throw Error(fmt::format(

@@ -155,6 +155,31 @@ TEST_F(V7Damage, ImplausibleChunkSizeIsAnError) {
       << strict.error;
 }
 
+// A chunk whose compressed bytes are more than zlib or zstd could have made of its stated
+// size (at most size + size/128 + 128): damage, said before its bytes are read.
+TEST_F(V7Damage, ImplausibleCompressedSizeIsAnError) {
+  uint32_t zsize = 0, size = 0;
+  std::memcpy(&zsize, original_.data() + data_[0].offset + 4, 4);
+  std::memcpy(&size, original_.data() + data_[0].offset + 8, 4);
+  ASSERT_EQ(zsize, 5687u) << "fixture layout changed";
+  ASSERT_EQ(size, 40960u) << "fixture layout changed";
+  std::string img = original_;
+  const uint32_t one_page = 4096;  // at most 4 256 compressed bytes
+  std::memcpy(img.data() + data_[0].offset + 8, &one_page, 4);
+  Outcome strict = Read(img);
+  EXPECT_NE(strict.error.find(fmt::format("corrupt file at offset {}: CPU 0 chunk 0 claims 5687 "
+                                          "compressed bytes for 4096 uncompressed",
+                                          data_[0].offset + 4)),
+            std::string::npos)
+      << strict.error;
+  // Two pages may take up to 8 384 bytes: then the zstd frame itself is what fails.
+  const uint32_t two_pages = 8192;
+  std::memcpy(img.data() + data_[0].offset + 8, &two_pages, 4);
+  strict = Read(img);
+  EXPECT_EQ(strict.error.find("compressed bytes for"), std::string::npos) << strict.error;
+  EXPECT_NE(strict.error.find("(CPU 0 chunk 0)"), std::string::npos) << strict.error;
+}
+
 TEST_F(V7Damage, SalvageReadsChunksUpToTheCut) {
   // CPU 1's only chunk claims more bytes than the file has, as if the file had been cut
   // there (a real cut would also lose the options section stored after the data):
