@@ -228,6 +228,7 @@ void DecodeIntoQueue(EventBatchQueue& queue, Decode&& decode) {
 //
 //   decoding thread:  read -> merge -> decode -> batch ->|queue|
 //   caller's thread:                                              |queue|-> replay -> sink
+//                     (and, while nothing waits in the queue, reader.ReadAheadOnce())
 template <typename Sink>
 DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, Sink& sink,
                                 const DecodeOptions& options) {
@@ -249,7 +250,14 @@ DecodeStats DecodeTraceOnThread(TraceFileReader& reader, EventDecoder& decoder, 
     }
   } joiner{queue, decoding};
   EventBatch batch;
-  while (queue.Pop(batch)) ReplayEvents(batch, sink);
+  for (;;) {
+    // Rather than wait, read ahead what the decoding thread will need (compressed data's
+    // decompression, when the reader was asked to: ReadAheadOnCallers).
+    while (queue.PopWouldWait() && reader.ReadAheadOnce()) {
+    }
+    if (!queue.Pop(batch)) break;
+    ReplayEvents(batch, sink);
+  }
   if (std::exception_ptr error = queue.error()) std::rethrow_exception(error);
   return stats;
 }

@@ -38,6 +38,11 @@ class EventBatchQueue {
   // Hands back `batch` (the previous one, if any) and moves the next one into it; false
   // once the producer has closed and every batch was taken.
   bool Pop(EventBatch& batch);
+  // No batch waits and the producer goes on: Pop would wait now.
+  bool PopWouldWait() const {
+    return full_count_.load(std::memory_order_relaxed) == 0 &&
+           !finished_.load(std::memory_order_relaxed);
+  }
   // The consumer stops taking batches: the producer's next Push throws.
   void Cancel();
   // What ended the producer (valid once Pop returned false).

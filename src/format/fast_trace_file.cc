@@ -529,6 +529,12 @@ std::string FastTraceFile::DataLabel() const {
                               : fmt::format("{} (buffer {})", path_, VisibleText(buffer_name_));
 }
 
+void FastTraceFile::ReadAheadOnCallers() {
+  read_ahead_on_callers_ = true;
+  // Made now, on the thread that opens the streams: ReadAheadOnce may come from another.
+  if (data_compressed() && !prefetcher_) prefetcher_ = std::make_unique<PagePrefetcher>(jobs_ - 1);
+}
+
 std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
   if (cpu < 0 || cpu >= cpus_)
     throw Error(fmt::format("{}: no CPU {} in this file ({} CPUs)", path_, cpu, cpus_));
@@ -543,7 +549,7 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
   // forks (ParseEventFormats), and a child forked beside running threads can deadlock on
   // a lock one of them held.
   const bool in_place = data_compression_.empty() || d.size == 0;
-  const bool prefetch = jobs_ > 1 && !in_place;
+  const bool prefetch = (jobs_ > 1 || read_ahead_on_callers_) && !in_place;
   if (prefetch && !prefetcher_) prefetcher_ = std::make_unique<PagePrefetcher>(jobs_ - 1);
   // With a prefetcher, the source's salvage notes go through a log of its own, so that
   // they reach the file's log in reading order, not when a worker met them.
@@ -562,17 +568,19 @@ std::unique_ptr<CpuRecordStream> FastTraceFile::OpenCpuRecords(int cpu) {
     source =
         std::make_unique<ReadPageSource>(data_fd_.get(), DataLabel(), d.offset, d.size, run_bytes);
   } else {
-    source = std::make_unique<ChunkPageSource>(
-        data_fd_.get(), file_.size(), DataLabel(), d.offset, page_size_,
-        MakeDecompressor(data_compression_), cpu, source_log,
-        ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld},
+    auto chunks = std::make_unique<ChunkPageSource>(
+        data_fd_.get(), file_.size(), DataLabel(), d.offset, page_size_, data_compression_, cpu,
+        source_log, ChunkBudget{&chunk_bytes_held_, kMaxChunkBytesHeld},
         PerCpuShare(kCompressedReadBytesAllCpus, cpus_, kCompressedReadBytesMin,
                     kCompressedReadBytes));
     // trace-cmd's chunks are a page or a few: many of them make a queue worth a wake-up.
     const PagePrefetcher::Depth depth{
         kChunksAhead,
         PerCpuShare(kChunkBytesAheadAllCpus, cpus_, kChunkBytesAheadMin, kChunkBytesAhead)};
-    if (prefetch) source = prefetcher_->Wrap(std::move(source), std::move(own_log), depth, salvage);
+    if (prefetch)
+      source = prefetcher_->Wrap(std::move(chunks), std::move(own_log), depth, salvage);
+    else
+      source = std::move(chunks);
   }
   auto stream = std::make_unique<PageRecordStream>(std::move(source), cpu, long_size_, page_size_,
                                                    per_batch, DataLabel(), salvage);

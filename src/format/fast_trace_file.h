@@ -50,6 +50,8 @@ class FastTraceFile : public TraceFileReader {
   const std::string& compression() const { return data_compression_; }
   bool data_compressed() const override { return !data_compression_.empty(); }
   void SetJobs(int jobs) override { jobs_ = jobs; }
+  void ReadAheadOnCallers() override;
+  bool ReadAheadOnce() override { return prefetcher_ && prefetcher_->ReadAheadOnce(); }
   // Each CPU's stream reads with pread into buffers of its own, and the chunk budget is
   // atomic; a salvage log is shared, and its notes must come in reading order.
   bool ReadsCpusInParallel() const override { return !salvage_; }
@@ -149,6 +151,7 @@ class FastTraceFile : public TraceFileReader {
   std::string data_compression_;
   bool salvage_ = false;
   int jobs_ = 1;                               // ReaderOptions::jobs
+  bool read_ahead_on_callers_ = false;         // ReadAheadOnCallers
   bool records_only_ = false;                  // ReaderOptions::records_only
   ReaderOptions::DecodesEvent decodes_event_;  // ReaderOptions::decodes_event
   ReaderOptions::TrustsFormat trusts_format_;  // ReaderOptions::trusts_format

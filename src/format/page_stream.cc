@@ -97,9 +97,8 @@ PageRun ReadPageSource::NextRun(PageBuffer& buffer) {
 // ---- ChunkPageSource -------------------------------------------------------------
 
 ChunkPageSource::ChunkPageSource(int fd, uint64_t file_size, std::string label, uint64_t offset,
-                                 uint32_t page_size, std::unique_ptr<Decompressor> decompressor,
-                                 int cpu, SalvageLog* salvage, ChunkBudget budget,
-                                 uint64_t read_bytes)
+                                 uint32_t page_size, std::string compression, int cpu,
+                                 SalvageLog* salvage, ChunkBudget budget, uint64_t read_bytes)
     : fd_(fd),
       label_(std::move(label)),
       pos_(offset),
@@ -108,7 +107,8 @@ ChunkPageSource::ChunkPageSource(int fd, uint64_t file_size, std::string label, 
       end_(file_size),
       read_bytes_(read_bytes),
       page_size_(page_size),
-      decompressor_(std::move(decompressor)),
+      compression_(std::move(compression)),
+      decompressor_(MakeDecompressor(compression_)),
       cpu_(cpu),
       salvage_(salvage),
       budget_(budget),
@@ -131,13 +131,16 @@ const uint8_t* ChunkPageSource::Bytes(uint64_t at, uint64_t n) {
   return window_.get();
 }
 
-bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
+void ChunkPageSource::ClaimChunk(ChunkClaim& claim, bool copy) {
   const std::string& path = label_;
+  claim.end = false;
+  claim.damage.clear();
+  claim.at = pos_;
   auto cut_short = [&](const std::string& what) {
     if (salvage_ == nullptr) throw DamagedDataError(what);
     salvage_->AddCut(cpu_, fmt::format("{}; read CPU {} up to chunk {}", what, cpu_, chunk_index_));
     chunks_left_ = 0;
-    return false;
+    claim.end = true;
   };
   if (!loaded_) {
     loaded_ = true;
@@ -147,71 +150,92 @@ bool ChunkPageSource::LoadChunk(PageBuffer& buffer, int64_t* lost_before) {
     chunks_left_ = Load32(Bytes(pos_, 4));
     pos_ += 4;
   }
-  while (chunks_left_ > 0) {
-    chunk_at_ = pos_;
-    if (end_ - pos_ < 8)
-      return cut_short(
-          fmt::format("{}: truncated at offset {} (CPU {} chunk {} header at offset {})", path,
-                      end_, cpu_, chunk_index_, pos_));
-    const uint8_t* header = Bytes(pos_, 8);
-    const uint32_t zsize = Load32(header);
-    const uint32_t size = Load32(header + 4);
-    if (end_ - pos_ - 8 < zsize)
-      return cut_short(fmt::format(
-          "{}: truncated at offset {} (CPU {} chunk {} at offset {}: {} compressed bytes)", path,
-          end_, cpu_, chunk_index_, pos_, zsize));
-    const uint64_t in_at = pos_ + 8;
-    pos_ = in_at + zsize;
-    --chunks_left_;
-    const uint32_t index = chunk_index_++;
-    std::string damage;
-    if (size == 0 || size % page_size_ != 0 || size > max_chunk_bytes_) {
-      damage = fmt::format(
-          "{}: corrupt file at offset {}: CPU {} chunk {} claims {} uncompressed bytes (not a "
-          "multiple of the page size {} up to {})",
-          path, chunk_at_, cpu_, index, size, page_size_, max_chunk_bytes_);
-    } else if (zsize > MaxCompressedBytes(size)) {
-      // Checked before the bytes are read: a damaged size would otherwise make the window
-      // as large as the rest of the file.
-      damage = fmt::format(
-          "{}: corrupt file at offset {}: CPU {} chunk {} claims {} compressed bytes for {} "
-          "uncompressed (more than zlib or zstd can make of them)",
-          path, chunk_at_, cpu_, index, zsize, size);
-    } else {
-      const std::span<const uint8_t> in(Bytes(in_at, zsize), zsize);
-      // Every CPU holds a chunk or a few while the merge runs: together they stay bounded.
-      if (!buffer.Charge(budget_.held, budget_.limit, size))
-        throw Error(fmt::format(
-            "{}: corrupt file at offset {}: CPU {} chunk {} of {} bytes would make the CPUs' "
-            "chunks hold more than {} bytes at once",
-            path, chunk_at_, cpu_, index, size, budget_.limit));
-      std::vector<uint8_t>& bytes = buffer.bytes();
-      if (size > bytes.capacity()) bytes.reserve(size);
-      bytes.resize(size);
-      try {
-        decompressor_->Decompress(in, bytes,
-                                  fmt::format("{}: corrupt file at offset {} (CPU {} chunk {})",
-                                              path, chunk_at_, cpu_, index));
-        return true;
-      } catch (const Error& e) {
-        damage = e.what();
-      }
-    }
-    if (salvage_ == nullptr) throw DamagedDataError(damage);
-    salvage_->Add(fmt::format("{}; chunk skipped, counted as lost events", damage));
-    *lost_before = -1;
+  if (chunks_left_ == 0) {
+    claim.end = true;
+    return;
   }
-  return false;
+  claim.at = pos_;
+  if (end_ - pos_ < 8)
+    return cut_short(fmt::format("{}: truncated at offset {} (CPU {} chunk {} header at offset {})",
+                                 path, end_, cpu_, chunk_index_, pos_));
+  const uint8_t* header = Bytes(pos_, 8);
+  const uint32_t zsize = Load32(header);
+  const uint32_t size = Load32(header + 4);
+  if (end_ - pos_ - 8 < zsize)
+    return cut_short(fmt::format(
+        "{}: truncated at offset {} (CPU {} chunk {} at offset {}: {} compressed bytes)", path,
+        end_, cpu_, chunk_index_, pos_, zsize));
+  const uint64_t in_at = pos_ + 8;
+  pos_ = in_at + zsize;
+  --chunks_left_;
+  claim.index = chunk_index_++;
+  claim.size = size;
+  claim.in = {};
+  if (size == 0 || size % page_size_ != 0 || size > max_chunk_bytes_) {
+    claim.damage = fmt::format(
+        "{}: corrupt file at offset {}: CPU {} chunk {} claims {} uncompressed bytes (not a "
+        "multiple of the page size {} up to {})",
+        path, claim.at, cpu_, claim.index, size, page_size_, max_chunk_bytes_);
+  } else if (zsize > MaxCompressedBytes(size)) {
+    // Checked before the bytes are read: a damaged size would otherwise make the window
+    // as large as the rest of the file.
+    claim.damage = fmt::format(
+        "{}: corrupt file at offset {}: CPU {} chunk {} claims {} compressed bytes for {} "
+        "uncompressed (more than zlib or zstd can make of them)",
+        path, claim.at, cpu_, claim.index, zsize, size);
+  } else {
+    const uint8_t* in = Bytes(in_at, zsize);
+    if (copy) {
+      claim.compressed.assign(in, in + zsize);
+      in = claim.compressed.data();
+    }
+    claim.in = {in, zsize};
+  }
+}
+
+std::string ChunkPageSource::MakeRun(const ChunkClaim& claim, PageBuffer& buffer,
+                                     Decompressor& decompressor) const {
+  if (!claim.damage.empty()) return claim.damage;
+  // Every CPU holds a chunk or a few while the merge runs: together they stay bounded.
+  if (!buffer.Charge(budget_.held, budget_.limit, claim.size))
+    throw Error(fmt::format(
+        "{}: corrupt file at offset {}: CPU {} chunk {} of {} bytes would make the CPUs' "
+        "chunks hold more than {} bytes at once",
+        label_, claim.at, cpu_, claim.index, claim.size, budget_.limit));
+  std::vector<uint8_t>& bytes = buffer.bytes();
+  if (claim.size > bytes.capacity()) bytes.reserve(claim.size);
+  bytes.resize(claim.size);
+  try {
+    decompressor.Decompress(claim.in, bytes,
+                            fmt::format("{}: corrupt file at offset {} (CPU {} chunk {})", label_,
+                                        claim.at, cpu_, claim.index));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string ChunkPageSource::SkippedChunkNote(const std::string& damage) {
+  return fmt::format("{}; chunk skipped, counted as lost events", damage);
+}
+
+std::unique_ptr<Decompressor> ChunkPageSource::NewDecompressor() const {
+  return MakeDecompressor(compression_);
 }
 
 PageRun ChunkPageSource::NextRun(PageBuffer& buffer) {
   int64_t lost = 0;
-  if (!LoadChunk(buffer, &lost)) {
+  for (;;) {
+    ClaimChunk(claim_, /*copy=*/false);
     // Damage after the last good chunk still counts as a gap.
-    if (lost != 0) return {{}, chunk_at_, lost, false};
-    return {};
+    if (claim_.end) return lost != 0 ? PageRun{{}, claim_.at, lost, false} : PageRun{};
+    const std::string damage = MakeRun(claim_, buffer, *decompressor_);
+    if (damage.empty())
+      return {{buffer.bytes().data(), buffer.bytes().size()}, claim_.at, lost, false};
+    if (salvage_ == nullptr) throw DamagedDataError(damage);
+    salvage_->Add(SkippedChunkNote(damage));
+    lost = -1;
   }
-  return {{buffer.bytes().data(), buffer.bytes().size()}, chunk_at_, lost, false};
 }
 
 // ---- PageRecordStream ------------------------------------------------------------

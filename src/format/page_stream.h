@@ -101,6 +101,17 @@ struct ChunkBudget {
   uint64_t limit;
 };
 
+// One chunk as ChunkPageSource::ClaimChunk read it, for MakeRun to decompress.
+struct ChunkClaim {
+  std::span<const uint8_t> in;      // its compressed bytes
+  std::vector<uint8_t> compressed;  // where `in` lies, when copied
+  uint64_t at = 0;                  // the offset of its header
+  uint32_t size = 0;                // the uncompressed bytes it states
+  uint32_t index = 0;               // among its CPU's chunks
+  std::string damage;               // found in its header already: nothing was read
+  bool end = false;                 // no chunk: all were claimed, or the table was cut
+};
+
 // One CPU's compressed chunks (u32 count, then per chunk: u32 compressed size, u32
 // uncompressed size, the compressed bytes), decompressed one at a time. With a salvage
 // log, a damaged chunk is skipped (a gap of unknown size) and a chunk table cut short
@@ -109,18 +120,34 @@ struct ChunkBudget {
 // window of the source's own: read in the file's mapping instead, they had to be dropped
 // from it behind the reader (memory would grow with the file), and those drops took 8 %
 // of a report (madvise, about 0.3 ms each on a VM, where page-table changes are dear).
+// Reading a chunk comes in two steps, so that several threads can decompress chunks of
+// one CPU at once (format/page_prefetch): ClaimChunk, in order, and MakeRun, on any
+// thread; NextRun does both.
 class ChunkPageSource final : public PageSource {
  public:
   // `fd` (not owned) reads the file of `file_size` bytes; `label` names the data in
-  // messages (the file, and its buffer if not the top one).
+  // messages (the file, and its buffer if not the top one); `compression` names the
+  // chunks' compressor ("zstd", "zlib").
   ChunkPageSource(int fd, uint64_t file_size, std::string label, uint64_t offset,
-                  uint32_t page_size, std::unique_ptr<Decompressor> decompressor, int cpu,
-                  SalvageLog* salvage, ChunkBudget budget, uint64_t read_bytes);
+                  uint32_t page_size, std::string compression, int cpu, SalvageLog* salvage,
+                  ChunkBudget budget, uint64_t read_bytes);
   PageRun NextRun(PageBuffer& buffer) override;
 
+  // Reads the next chunk's header and bytes into `claim` (its bytes copied into it with
+  // `copy`, else valid until the next call); one thread at a time. A cut table is a
+  // salvage note and `claim.end`, or without salvage a DamagedDataError.
+  void ClaimChunk(ChunkClaim& claim, bool copy);
+  // Decompresses a claimed chunk into `buffer` with `decompressor`; any thread, any
+  // order. Returns the chunk's damage (empty: none), for the caller to skip it under
+  // salvage (SkippedChunkNote) or throw as a DamagedDataError.
+  std::string MakeRun(const ChunkClaim& claim, PageBuffer& buffer,
+                      Decompressor& decompressor) const;
+  static std::string SkippedChunkNote(const std::string& damage);
+  // A decompressor of the chunks' kind, for another thread's MakeRun.
+  std::unique_ptr<Decompressor> NewDecompressor() const;
+  bool salvages() const { return salvage_ != nullptr; }
+
  private:
-  // Reads the next chunk into `buffer`; false at the end.
-  bool LoadChunk(PageBuffer& buffer, int64_t* lost_before);
   // The file's bytes [at, at + n) (within the file), read into the window unless there.
   const uint8_t* Bytes(uint64_t at, uint64_t n);
 
@@ -134,15 +161,16 @@ class ChunkPageSource final : public PageSource {
   uint64_t window_at_ = 0;  // the file offset of window_[0]
   uint64_t window_size_ = 0;
   uint32_t page_size_;
-  std::unique_ptr<Decompressor> decompressor_;
+  std::string compression_;
+  std::unique_ptr<Decompressor> decompressor_;  // NextRun's
   int cpu_;
   SalvageLog* salvage_;
   ChunkBudget budget_;
   uint64_t max_chunk_bytes_;
   uint32_t chunks_left_ = 0;
   uint32_t chunk_index_ = 0;
-  uint64_t chunk_at_ = 0;
   bool loaded_ = false;
+  ChunkClaim claim_;  // NextRun's
 };
 
 // The CpuRecordStream over a PageSource: decodes up to `pages_per_batch` pages per batch

@@ -173,6 +173,13 @@ class TraceFileReader {
   virtual bool data_compressed() const { return false; }
   // ReaderOptions::jobs, changed before the first OpenCpu (no effect after it).
   virtual void SetJobs(int /*jobs*/) {}
+  // Compressed data is then read ahead also by whichever threads call ReadAheadOnce
+  // (report -j 2: the analysing thread while it would wait), before the first OpenCpu
+  // that should be read so; no effect on data stored in place.
+  virtual void ReadAheadOnCallers() {}
+  // Reads one run of some CPU's data ahead on the calling thread (any thread, while
+  // streams are read on another); false when there is none to read ahead now.
+  virtual bool ReadAheadOnce() { return false; }
   // Whether streams of different CPUs, once opened, may be read on different threads at
   // once (DecodeOptions::decoding_threads).
   virtual bool ReadsCpusInParallel() const { return false; }

@@ -406,6 +406,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
       result->machine->SeedThread(s, info->attach_seed_ts);
     if (info->window_start_ts > 0) result->machine->BeginAt(info->window_start_ts);
   }
+  if (plan.analysis_reads_ahead) reader->ReadAheadOnCallers();
   const DecodeOptions decode_options{.unfiltered_runtime = unfiltered.get()};
   StateMachine& machine = *result->machine;
   DecodeStats stats =

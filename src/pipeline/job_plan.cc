@@ -17,7 +17,7 @@ JobPlan PlanJobs(int jobs, const TraceFileReader& reader) {
   const bool even_shares =
       CpusCanBeShared(reader) && ShareCpus(reader, shares).largest_fraction <= kMaxShareOfData;
   if (even_shares && (jobs > 2 || reader.data_compressed())) return {false, 1, shares};
-  if (jobs == 2 && reader.data_compressed()) return {false, 2, 1};
+  if (jobs == 2 && reader.data_compressed()) return {true, 1, 1, true};
   return {true, jobs - 1, 1};
 }
 

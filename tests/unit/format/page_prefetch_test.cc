@@ -5,6 +5,7 @@
 // whatever the number of workers; a reader that stops early leaves no worker behind.
 #include "format/page_prefetch.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "decode/merge.h"
 #include "format/trace_file_reader.h"
+#include "tests/support/read_ahead_helper.h"
 #include "tests/support/synthetic_trace.h"
 
 namespace cstool {
@@ -30,8 +32,11 @@ struct Seen {
   bool operator==(const Seen&) const = default;
 };
 
-std::vector<Seen> ReadAll(const std::string& path, int jobs) {
+// `helped`: a second thread reads ahead (ReadAheadOnce) all the while, as report -j 2's
+// analysing thread does.
+std::vector<Seen> ReadAll(const std::string& path, int jobs, bool helped = false) {
   auto reader = OpenTraceFile(path, {ReaderBackend::kFast, "", false, jobs});
+  testing::ReadAheadHelper helper(helped ? reader.get() : nullptr);
   std::vector<std::unique_ptr<CpuRecordStream>> streams;
   streams.reserve(static_cast<size_t>(reader->cpus()));
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) streams.push_back(reader->OpenCpu(cpu));
@@ -75,13 +80,30 @@ class PagePrefetch : public ::testing::Test {
     }
     t.Write(v6_);
     if (!ConvertToV7Zstd(v6_, v7_)) v7_.clear();
+    // Nearly all on one CPU (a ping-pong pinned to it): many chunks in one CPU's queue,
+    // which the reader, a worker and a helper may decompress at once.
+    SyntheticTrace busy(kEvents, 2);
+    const int busy_se = busy.AddEvent("raw_syscalls", "sys_enter");
+    for (int i = 0; i < 100000; ++i) {
+      const int cpu = i % 1000 == 0 ? 1 : 0;
+      if (cpu == 0 && i == 50001) busy.MarkLost(0, 7);
+      busy.Append(cpu, 1'000'000 + uint64_t(i) * 100,
+                  busy.NewRecord(busy_se, 200 + cpu).Set("id", i % 300));
+    }
+    const std::string busy_v6 = base + ".busy.dat";
+    one_busy_v7_ = base + ".busy.v7.dat";
+    busy.Write(busy_v6);
+    if (!ConvertToV7Zstd(busy_v6, one_busy_v7_)) one_busy_v7_.clear();
+    std::filesystem::remove(busy_v6);
   }
   static void TearDownTestSuite() {
     std::filesystem::remove(v6_);
     if (!v7_.empty()) std::filesystem::remove(v7_);
+    if (!one_busy_v7_.empty()) std::filesystem::remove(one_busy_v7_);
   }
   static inline std::string v6_;
   static inline std::string v7_;
+  static inline std::string one_busy_v7_;
 };
 
 TEST_F(PagePrefetch, SameRecordsInTheSameOrderWithAnyNumberOfWorkers) {
@@ -100,6 +122,25 @@ TEST_F(PagePrefetch, SameRecordsInTheSameOrderWithAnyNumberOfWorkers) {
       SCOPED_TRACE(jobs);
       EXPECT_TRUE(ReadAll(*path, jobs) == serial);
     }
+    for (int jobs : {1, 2}) {
+      SCOPED_TRACE(fmt::format("{} and a helper", jobs));
+      EXPECT_TRUE(ReadAll(*path, jobs, /*helped=*/true) == serial);
+    }
+  }
+}
+
+TEST_F(PagePrefetch, ChunksOfOneCpuDecompressedAtOnceComeInOrder) {
+  ASSERT_FALSE(one_busy_v7_.empty()) << "trace-cmd convert failed: install trace-cmd (make deps)";
+  const std::vector<Seen> serial = ReadAll(one_busy_v7_, 1);
+  ASSERT_EQ(serial.size(), 100000u + 1u);  // and a loss marker
+  std::vector<int64_t> losses;
+  for (const Seen& s : serial)
+    if (s.lost != 0) losses.push_back(s.lost);
+  EXPECT_EQ(losses, std::vector<int64_t>{7});
+  for (const auto& [jobs, helped] : {std::pair{2, false}, {1, true}, {2, true}, {3, true}}) {
+    SCOPED_TRACE(fmt::format("jobs {} helped {}", jobs, helped));
+    for (int round = 0; round < 5; ++round)  // the threads meet differently each time
+      EXPECT_TRUE(ReadAll(one_busy_v7_, jobs, helped) == serial);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "format/compression.h"
 #include "format/trace_file_format.h"
 #include "tests/support/files.h"
+#include "tests/support/read_ahead_helper.h"
 #include "tests/support/sweep.h"
 
 namespace cstool {
@@ -46,7 +47,9 @@ class V7Damage : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
-  Outcome Read(const std::string& image, bool salvage = false, int jobs = 1) {
+  // `helped`: a second thread reads ahead (ReadAheadOnce) all the while, as report -j 2's
+  // analysing thread does.
+  Outcome Read(const std::string& image, bool salvage = false, int jobs = 1, bool helped = false) {
     {
       std::ofstream out(path_, std::ios::binary | std::ios::trunc);
       out.write(image.data(), static_cast<std::streamsize>(image.size()));
@@ -54,6 +57,7 @@ class V7Damage : public ::testing::Test {
     Outcome o;
     try {
       V7TraceFile reader(path_, {ReaderBackend::kFast, "", salvage, jobs});
+      testing::ReadAheadHelper helper(helped ? &reader : nullptr);
       EventSink sink;
       o.stats = DecodeTrace(reader, sink);
       o.damage = reader.salvage_log().entries();
@@ -135,13 +139,18 @@ TEST_F(V7Damage, WorkersMeetDamageAsTheReaderWould) {
     for (bool salvage : {false, true}) {
       SCOPED_TRACE(fmt::format("image {} salvage {}", i, salvage));
       const Outcome serial = Read(images[i], salvage, 1);
-      const Outcome ahead = Read(images[i], salvage, 3);
-      EXPECT_EQ(ahead.error, serial.error);
-      EXPECT_EQ(ahead.damage, serial.damage);
-      EXPECT_EQ(ahead.stats.events_per_cpu, serial.stats.events_per_cpu);
-      EXPECT_EQ(ahead.stats.lost_gaps_per_cpu, serial.stats.lost_gaps_per_cpu);
-      EXPECT_EQ(ahead.stats.first_ts, serial.stats.first_ts);
-      EXPECT_EQ(ahead.stats.last_ts, serial.stats.last_ts);
+      // A worker reading ahead; a helper thread reading ahead beside the reader (report
+      // -j 2); both, so that three threads may decompress chunks of one CPU at once.
+      for (const auto& [jobs, helped] : {std::pair{3, false}, {1, true}, {3, true}}) {
+        SCOPED_TRACE(fmt::format("jobs {} helped {}", jobs, helped));
+        const Outcome ahead = Read(images[i], salvage, jobs, helped);
+        EXPECT_EQ(ahead.error, serial.error);
+        EXPECT_EQ(ahead.damage, serial.damage);
+        EXPECT_EQ(ahead.stats.events_per_cpu, serial.stats.events_per_cpu);
+        EXPECT_EQ(ahead.stats.lost_gaps_per_cpu, serial.stats.lost_gaps_per_cpu);
+        EXPECT_EQ(ahead.stats.first_ts, serial.stats.first_ts);
+        EXPECT_EQ(ahead.stats.last_ts, serial.stats.last_ts);
+      }
     }
   }
 }

@@ -82,13 +82,18 @@ TEST_F(JobPlanTest, OneBusyCpuKeepsTheDecodingThreadOrReadAhead) {
     EXPECT_EQ(p.decoding_shares, 1) << jobs;
   }
   auto v7 = OpenTraceFile(File({20000, 50}, true));
+  // Two: the decoding thread decompresses, and the analysing thread too while it waits.
   const JobPlan two = PlanJobs(2, *v7);
-  EXPECT_FALSE(two.decode_thread);
-  EXPECT_EQ(two.reading, 2);  // a worker decompresses ahead
+  EXPECT_TRUE(two.decode_thread);
+  EXPECT_EQ(two.reading, 1);
+  EXPECT_TRUE(two.analysis_reads_ahead);
   EXPECT_EQ(two.decoding_shares, 1);
+  // Three: a worker of its own decompresses ahead.
   const JobPlan three = PlanJobs(3, *v7);
   EXPECT_TRUE(three.decode_thread);
   EXPECT_EQ(three.reading, 2);
+  EXPECT_FALSE(three.analysis_reads_ahead);
+  for (int jobs : {2, 3, 8}) EXPECT_FALSE(PlanJobs(jobs, *v6).analysis_reads_ahead) << jobs;
 }
 
 // Without -j, a file below the thresholds (in its data's own bytes: compressed ones for
