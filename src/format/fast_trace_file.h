@@ -51,7 +51,11 @@ class FastTraceFile : public TraceFileReader {
   bool data_compressed() const override { return !data_compression_.empty(); }
   void SetJobs(int jobs) override { jobs_ = jobs; }
   void ReadAheadOnCallers() override;
-  bool ReadAheadOnce() override { return prefetcher_ && prefetcher_->ReadAheadOnce(); }
+  // Only after ReadAheadOnCallers, which made the prefetcher before the threads began: a
+  // prefetcher made otherwise is made on the thread that opens the streams.
+  bool ReadAheadOnce() override {
+    return read_ahead_on_callers_ && prefetcher_ && prefetcher_->ReadAheadOnce();
+  }
   // Each CPU's stream reads with pread into buffers of its own, and the chunk budget is
   // atomic; a salvage log is shared, and its notes must come in reading order.
   bool ReadsCpusInParallel() const override { return !salvage_; }
