@@ -61,11 +61,7 @@ void EventBatchQueue::Close(std::exception_ptr error) {
 }
 
 bool EventBatchQueue::Pop(EventBatch& batch) {
-  if (spin_)
-    SpinFor([&] {
-      return full_count_.load(std::memory_order_relaxed) > 0 ||
-             finished_.load(std::memory_order_relaxed);
-    });
+  if (spin_) SpinFor([&] { return !PopWouldWait(); });
   std::unique_lock lock(mutex_);
   if (batch.capacity() != 0) {  // moving it out leaves `batch` empty
     batch.clear();

@@ -149,7 +149,7 @@ class FastTraceFile : public TraceFileReader {
   void CheckParsed() const;
 
   MappedFile file_;
-  UniqueFd data_fd_;  // the pages in place are read through it (pread)
+  UniqueFd data_fd_;  // the CPUs' data is read through it (pread), pages and chunks alike
   TepHandlePtr tep_;
   std::vector<CpuData> cpu_data_;
   std::string data_compression_;
