@@ -114,16 +114,6 @@ template void EventBatchWriter::PutEntry(EventTag, const SchedSwitch&);
 template void EventBatchWriter::PutEntry(EventTag, const SchedWakeup&);
 template void EventBatchWriter::PutEntry(EventTag, const SchedStatRuntime&);
 
-std::string_view EventBatchWriter::CopyString(std::string_view s, std::byte** at,
-                                              const std::byte** final) {
-  if (s.empty()) return {};
-  std::memcpy(*at, s.data(), s.size());
-  std::string_view copy(reinterpret_cast<const char*>(*final), s.size());
-  *at += s.size();
-  *final += s.size();
-  return copy;
-}
-
 void EventBatchWriter::PushSchedSwitch(const SchedSwitch& e) {
   PutEntry(EventTag::kSchedSwitch, e);
 }

@@ -309,7 +309,7 @@ class EventBatchWriter final : public EventSink {
   }
   // An entry of `bytes` headed by `tag` in the stage, with `slack` bytes free behind it;
   // MakeRoom first.
-  std::byte* StageEntry(EventTag tag, size_t bytes, size_t slack) {
+  [[gnu::always_inline]] std::byte* StageEntry(EventTag tag, size_t bytes, size_t slack) {
     if (staged_ + bytes + slack > kStageBytes) [[unlikely]]
       Stream(false);
     std::byte* entry = stage_ + staged_;
@@ -323,8 +323,29 @@ class EventBatchWriter final : public EventSink {
   template <typename T>
   void PutEntry(EventTag tag, const T& e);
   // Copies `s` to `*at`, returns the view of the copy where it will be (`*final`), and
-  // advances both.
-  static std::string_view CopyString(std::string_view s, std::byte** at, const std::byte** final);
+  // advances both. Inlined, with a task name's (up to 16 bytes) copied in two overlapping
+  // words: a call per string and libc's memcpy for 15 bytes were a tenth of the decoding
+  // thread's instructions.
+  [[gnu::always_inline]] static std::string_view CopyString(std::string_view s, std::byte** at,
+                                                            const std::byte** final) {
+    const size_t n = s.size();
+    if (n == 0) return {};
+    std::byte* to = *at;
+    const char* from = s.data();
+    if (n >= 8 && n <= 16) {
+      uint64_t head, tail;
+      std::memcpy(&head, from, 8);
+      std::memcpy(&tail, from + n - 8, 8);
+      std::memcpy(to, &head, 8);
+      std::memcpy(to + n - 8, &tail, 8);
+    } else {
+      std::memcpy(to, from, n);
+    }
+    std::string_view copy(reinterpret_cast<const char*>(*final), n);
+    *at += n;
+    *final += n;
+    return copy;
+  }
   // The bytes of the strings of `e` that its entry copies.
   template <typename T>
   static size_t StringBytes(const T& e);

@@ -177,6 +177,7 @@ EventDecoder::EventDecoder(tep_handle* tep) : tep_(tep) {
       {EndOf(common_type_), EndOf(common_flags_), EndOf(common_preempt_), EndOf(common_pid_)});
   if (max_id > 0xffff) max_id = 0xffff;
   table_.assign(static_cast<size_t>(max_id) + 1, DecoderEntry{});
+  table_size_ = static_cast<uint32_t>(table_.size());
   // Every id a format defines is at least an event decoded as "other".
   for (int i = 0; i < nr_events; ++i) {
     const tep_event* ev = tep_get_event(tep_, i);

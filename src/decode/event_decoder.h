@@ -153,6 +153,7 @@ class EventDecoder {
   FieldRef common_type_, common_flags_, common_preempt_, common_pid_;
   uint32_t common_min_size_ = 0;
   std::vector<DecoderEntry> table_;
+  uint32_t table_size_ = 0;                // table_.size()
   std::vector<std::string> vector_names_;  // irq_vectors names, indexed by Entry::aux
   std::vector<std::string> softirq_names_;
   std::vector<std::string> missing_;

@@ -74,6 +74,21 @@ template <typename T, typename Sink, typename Build>
   }
 }
 
+// A record made into no typed event: out of line, and given the common fields by value,
+// so that nothing of the busy path has its address taken (a capturing lambda here kept
+// the common fields and the closures on the stack, stored again at every record).
+template <typename Sink>
+[[gnu::noinline]] void PushOtherEvent(Sink& sink, const RawRecord& rec, int type, int32_t pid,
+                                      uint8_t flags, uint8_t preempt_count) {
+  EventCommon c;
+  c.ts = rec.ts;
+  c.cpu = rec.cpu;
+  c.pid = pid;
+  c.flags = flags;
+  c.preempt_count = preempt_count;
+  sink.PushOtherEvent(c, type);
+}
+
 }  // namespace decoder_detail
 
 [[gnu::always_inline]] inline std::string_view EventDecoder::ReadString(const uint8_t* data,
@@ -153,12 +168,10 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     c.flags = flags;
     c.preempt_count = preempt_count;
   };
-  auto other = [&] {
-    EventCommon c;
-    fill(c);
-    sink.PushOtherEvent(c, type);
+  auto other = [&]() __attribute__((always_inline)) {
+    decoder_detail::PushOtherEvent(sink, rec, type, pid, flags, preempt_count);
   };
-  if (static_cast<size_t>(type) >= table_.size()) {
+  if (static_cast<uint32_t>(type) >= table_size_) {  // (a vector's size() divides by 40)
     ++counters_.unknown_type_ids;
     other();
     return type;
@@ -169,10 +182,28 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     other();
     return type;
   }
+  // The byte order read once: stores into the sink's bytes may alias any member, so a
+  // member read at each field was loaded again after every store.
+  const bool swap = swap_;
   // Inlined at each use: a field's slot is then a constant (GCC otherwise keeps the
   // string reader as one out-of-line call per field).
   auto I = [&](int slot) __attribute__((always_inline)) {
-    return decoder_detail::ReadInt(d, e.f[slot], swap_);
+    return decoder_detail::ReadInt(d, e.f[slot], swap);
+  };
+  // The same as static_cast<int32_t>(I(slot)) and I(slot), for the busiest events: a field
+  // of the destination's width in host order is loaded as it is (its signedness does not
+  // matter at that width), without ReadInt's dispatch on size and sign.
+  auto I32 = [&](int slot) __attribute__((always_inline)) {
+    const FieldRef& f = e.f[slot];
+    if (f.size == 4 && !swap) [[likely]]
+      return decoder_detail::Load<int32_t>(d + f.offset, false);
+    return static_cast<int32_t>(decoder_detail::ReadInt(d, f, swap));
+  };
+  auto I64 = [&](int slot) __attribute__((always_inline)) {
+    const FieldRef& f = e.f[slot];
+    if (f.size == 8 && !swap) [[likely]]
+      return decoder_detail::Load<int64_t>(d + f.offset, false);
+    return decoder_detail::ReadInt(d, f, swap);
   };
   auto S = [&](int slot) __attribute__((always_inline)) { return ReadString(d, size, e.s[slot]); };
   switch (e.kind) {
@@ -188,14 +219,14 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
           sink, [&](SchedSwitch & ev) __attribute__((always_inline)) {
             fill(ev.c);
             ev.prev_comm = S(0);
-            ev.prev_pid = static_cast<int32_t>(I(0));
-            ev.prev_prio = static_cast<int32_t>(I(1));
-            const DecodedTaskState st = task_states_->Map(static_cast<uint64_t>(I(2)));
+            ev.prev_pid = I32(0);
+            ev.prev_prio = I32(1);
+            const DecodedTaskState st = task_states_->Map(static_cast<uint64_t>(I64(2)));
             ev.prev_state = st.bits;
             ev.prev_preempted = st.preempted;
             ev.next_comm = S(1);
-            ev.next_pid = static_cast<int32_t>(I(3));
-            ev.next_prio = static_cast<int32_t>(I(4));
+            ev.next_pid = I32(3);
+            ev.next_prio = I32(4);
           });
       break;
     }
@@ -209,9 +240,9 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
                       : e.kind == EventKind::kSchedWakeup ? WakeupKind::kWakeup
                                                           : WakeupKind::kWakeupNew;
             ev.comm = S(0);
-            ev.pid = static_cast<int32_t>(I(0));
-            ev.prio = static_cast<int32_t>(I(1));
-            ev.target_cpu = e.f[2].size ? static_cast<int32_t>(I(2)) : -1;
+            ev.pid = I32(0);
+            ev.prio = I32(1);
+            ev.target_cpu = e.f[2].size ? I32(2) : -1;
           });
       break;
     }
@@ -230,8 +261,8 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
           sink, [&](SchedStatRuntime & ev) __attribute__((always_inline)) {
             fill(ev.c);
             ev.comm = S(0);
-            ev.pid = static_cast<int32_t>(I(0));
-            ev.runtime = static_cast<uint64_t>(I(1));
+            ev.pid = I32(0);
+            ev.runtime = static_cast<uint64_t>(I64(1));
           });
       break;
     }
@@ -349,7 +380,7 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       decoder_detail::Emit<SysEnter>(
           sink, [&](SysEnter & ev) __attribute__((always_inline)) {
             fill(ev.c);
-            ev.id = I(0);
+            ev.id = I64(0);
           });
       break;
     }
@@ -357,8 +388,8 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
       decoder_detail::Emit<SysExit>(
           sink, [&](SysExit & ev) __attribute__((always_inline)) {
             fill(ev.c);
-            ev.id = I(0);
-            ev.ret = I(1);
+            ev.id = I64(0);
+            ev.ret = I64(1);
           });
       break;
     }

@@ -126,8 +126,9 @@ TEST(EventBatch, EventsMadeInPlaceReplayAsTheirPushCalls) {
     constexpr int kRounds = 400;  // some 60 KiB of entries: the stage is refilled
     for (int n = 0; n < kRounds; ++n) {
       const EventCommon c{1000 * n, n % 2, 100 + n, static_cast<uint8_t>(n), 1};
-      // Every seventh round, strings longer than Begin's room.
-      const size_t len = n % 7 == 6 ? 600 : 1 + static_cast<size_t>(n) % 16;
+      // Strings of 1 to 40 bytes (up to 16, a task name's, copied in two words; longer
+      // ones otherwise), and every seventh round longer than Begin's room.
+      const size_t len = n % 7 == 6 ? 600 : 1 + static_cast<size_t>(n) % 40;
       const SchedSwitch sw{c, s(n % 50, len), 11, 120, 2, n % 3 == 0, s(7, 15), 12, 110};
       const SchedWakeup wakeup{c, WakeupKind::kWaking, s(3, len), 13, 100, 1};
       const SchedStatRuntime runtime{c, n % 5 == 0 ? std::string_view{} : s(9, len), 15,

@@ -263,6 +263,48 @@ TEST(EventDecoder, OldKernelLayoutsDecodeByFormat) {
   }
 }
 
+// A 32-bit kernel's syscall events: `long` fields of 4 bytes, read by their format's width
+// and sign (the decoder loads 8-byte fields directly, and these by the general way).
+TEST(EventDecoder, ThirtyTwoBitSyscallFieldsDecodeByFormat) {
+  constexpr std::string_view kCommon = R"(format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+)";
+  SyntheticTrace t(kEvents, 1);
+  const int se = t.AddEventFormat(
+      "raw_syscalls", "name: sys_enter\nID: 21\n" + std::string(kCommon) +
+                          "\tfield:long id;\toffset:8;\tsize:4;\tsigned:1;\n"
+                          "\tfield:unsigned long args[6];\toffset:12;\tsize:24;\tsigned:0;\n\n"
+                          "print fmt: \"NR %ld\", REC->id\n");
+  const int sx =
+      t.AddEventFormat("raw_syscalls", "name: sys_exit\nID: 22\n" + std::string(kCommon) +
+                                           "\tfield:long id;\toffset:8;\tsize:4;\tsigned:1;\n"
+                                           "\tfield:long ret;\toffset:12;\tsize:4;\tsigned:1;\n\n"
+                                           "print fmt: \"NR %ld = %ld\", REC->id, REC->ret\n");
+  t.Append(0, 10, t.NewRecord(se, 7).Set("id", 3));
+  t.Append(0, 20, t.NewRecord(sx, 7).Set("id", 3).Set("ret", -11));
+  t.Append(0, 30, t.NewRecord(se, 7).Set("id", -1));  // (a ptrace'd task's skipped call)
+  t.Append(0, 40, t.NewRecord(sx, 7).Set("id", -1).Set("ret", 0x7fffffff));
+  const std::string path = TempPath("cstool_32bit_syscalls");
+  t.Write(path);
+  auto reader = OpenTraceFile(path);
+  EventDecoder dec(reader->tep());
+  CollectSink sink;
+  DecodeTrace(*reader, dec, sink);
+  ASSERT_EQ(sink.sys_enters.size(), 2u);
+  ASSERT_EQ(sink.sys_exits.size(), 2u);
+  EXPECT_EQ(sink.sys_enters[0].id, 3);
+  EXPECT_EQ(sink.sys_enters[1].id, -1);
+  EXPECT_EQ(sink.sys_exits[0].id, 3);
+  EXPECT_EQ(sink.sys_exits[0].ret, -11);
+  EXPECT_EQ(sink.sys_exits[1].id, -1);
+  EXPECT_EQ(sink.sys_exits[1].ret, 0x7fffffff);
+  std::filesystem::remove(path);
+}
+
 TEST(EventDecoder, ShortRecordsAndBadStringsAreCountedNotFatal) {
   SyntheticTrace t(kEvents, 1);
   const int fork = t.AddEvent("sched", "sched_process_fork");
