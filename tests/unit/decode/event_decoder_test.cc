@@ -144,6 +144,19 @@ std::string TempPath(const std::string& name) {
       .string();
 }
 
+// Writes `t` to a file of its own, reads it back with cstool's reader and decodes it all.
+// (The events' string views point into pages gone by then: the copies are the strings.)
+CollectSink DecodeWritten(SyntheticTrace& t, const std::string& name) {
+  const std::string path = TempPath(name);
+  t.Write(path);
+  auto reader = OpenTraceFile(path);
+  EventDecoder dec(reader->tep());
+  CollectSink sink;
+  DecodeTrace(*reader, dec, sink);
+  std::filesystem::remove(path);
+  return sink;
+}
+
 TEST(EventDecoder, DecodesEveryKnownEventFromSyntheticFile) {
   SyntheticTrace t(kEvents, 2);
   const int sw = t.AddEvent("sched", "sched_switch");
@@ -246,12 +259,7 @@ TEST(EventDecoder, OldKernelLayoutsDecodeByFormat) {
     t.Append(0, 10, r.Set("prev_state", static_cast<int64_t>(c.preempt)));
     t.Append(0, 20, r.Set("prev_state", 16));  // Z on 4.4, X on the other
     t.Append(0, 30, r.Set("prev_state", 2 | 1024));
-    const std::string path = TempPath("cstool_old_layout");
-    t.Write(path);
-    auto reader = OpenTraceFile(path);
-    EventDecoder dec(reader->tep());
-    CollectSink sink;
-    DecodeTrace(*reader, dec, sink);
+    const CollectSink sink = DecodeWritten(t, "cstool_old_layout");
     ASSERT_EQ(sink.switches.size(), 3u);
     EXPECT_TRUE(sink.switches[0].prev_preempted);
     EXPECT_EQ(sink.switches[0].prev_state, 0);
@@ -259,7 +267,6 @@ TEST(EventDecoder, OldKernelLayoutsDecodeByFormat) {
     EXPECT_EQ(sink.switches[2].prev_state, kStateIdle);
     EXPECT_EQ(sink.switches[2].next_pid, 8);
     EXPECT_EQ(sink.next_comms[2], "new");
-    std::filesystem::remove(path);
   }
 }
 
@@ -288,12 +295,7 @@ TEST(EventDecoder, ThirtyTwoBitSyscallFieldsDecodeByFormat) {
   t.Append(0, 20, t.NewRecord(sx, 7).Set("id", 3).Set("ret", -11));
   t.Append(0, 30, t.NewRecord(se, 7).Set("id", -1));  // (a ptrace'd task's skipped call)
   t.Append(0, 40, t.NewRecord(sx, 7).Set("id", -1).Set("ret", 0x7fffffff));
-  const std::string path = TempPath("cstool_32bit_syscalls");
-  t.Write(path);
-  auto reader = OpenTraceFile(path);
-  EventDecoder dec(reader->tep());
-  CollectSink sink;
-  DecodeTrace(*reader, dec, sink);
+  const CollectSink sink = DecodeWritten(t, "cstool_32bit_syscalls");
   ASSERT_EQ(sink.sys_enters.size(), 2u);
   ASSERT_EQ(sink.sys_exits.size(), 2u);
   EXPECT_EQ(sink.sys_enters[0].id, 3);
@@ -302,7 +304,6 @@ TEST(EventDecoder, ThirtyTwoBitSyscallFieldsDecodeByFormat) {
   EXPECT_EQ(sink.sys_exits[0].ret, -11);
   EXPECT_EQ(sink.sys_exits[1].id, -1);
   EXPECT_EQ(sink.sys_exits[1].ret, 0x7fffffff);
-  std::filesystem::remove(path);
 }
 
 TEST(EventDecoder, ShortRecordsAndBadStringsAreCountedNotFatal) {
