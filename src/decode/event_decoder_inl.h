@@ -74,6 +74,18 @@ template <typename T, typename Sink, typename Build>
   }
 }
 
+// An event's common fields, from its record and its header's fields. Inlined at each use
+// (GCC 12 at -O2 stopped inlining the lambda this was once DecodeTo had more callers: the
+// common fields then went through memory, 12 instructions per record).
+[[gnu::always_inline]] inline void FillCommon(EventCommon& c, const RawRecord& rec, int32_t pid,
+                                              uint8_t flags, uint8_t preempt_count) {
+  c.ts = rec.ts;
+  c.cpu = rec.cpu;
+  c.pid = pid;
+  c.flags = flags;
+  c.preempt_count = preempt_count;
+}
+
 // A record made into no typed event: out of line, and given the common fields by value,
 // so that nothing of the busy path has its address taken (a capturing lambda here kept
 // the common fields and the closures on the stack, stored again at every record).
@@ -81,11 +93,7 @@ template <typename Sink>
 [[gnu::noinline]] void PushOtherEvent(Sink& sink, const RawRecord& rec, int type, int32_t pid,
                                       uint8_t flags, uint8_t preempt_count) {
   EventCommon c;
-  c.ts = rec.ts;
-  c.cpu = rec.cpu;
-  c.pid = pid;
-  c.flags = flags;
-  c.preempt_count = preempt_count;
+  FillCommon(c, rec, pid, flags, preempt_count);
   sink.PushOtherEvent(c, type);
 }
 
@@ -159,14 +167,8 @@ int EventDecoder::DecodeTo(const RawRecord& rec, Sink& sink) {
     flags = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_flags_, swap_));
     preempt_count = static_cast<uint8_t>(decoder_detail::ReadInt(d, common_preempt_, swap_));
   }
-  // Inlined at each use (GCC 12 at -O2 stopped inlining it once DecodeTo had more
-  // callers: the common fields then went through memory, 12 instructions per record).
   auto fill = [&](EventCommon & c) __attribute__((always_inline)) {
-    c.ts = rec.ts;
-    c.cpu = rec.cpu;
-    c.pid = pid;
-    c.flags = flags;
-    c.preempt_count = preempt_count;
+    decoder_detail::FillCommon(c, rec, pid, flags, preempt_count);
   };
   auto other = [&]() __attribute__((always_inline)) {
     decoder_detail::PushOtherEvent(sink, rec, type, pid, flags, preempt_count);
