@@ -83,6 +83,18 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
   } else if (view.known && e.known && (e.sw != nullptr ? e.sw->prev : e.current) != view.current) {
     view = CpuView{};  // unknown
   }
+  // Preempted (or yielding): it waits on this CPU from now on, a new wait.
+  const Thread* preempted =
+      e.sw && e.sw->prev && !e.sw->voluntary && e.sw->prev != e.current && e.sw->prev->tracked
+          ? e.sw->prev
+          : nullptr;
+  // One pass (a switch's main cost here): every wait is accounted up to the change, the
+  // new current's wait is over, a freed thread waits no more, and the preempted one's
+  // old wait (if the trace still had one) is replaced. The waiters keep their order. (A
+  // wait lost events may have cut short or ended unseen is no wait's length, nor is one
+  // that ends on another CPU than the trace had it queued on: it went somewhere unseen,
+  // a CPU record -C left out, say.)
+  size_t kept = 0;
   for (Waiter& w : waiters_) {
     // Queued elsewhere since (sched_wakeup placed it on another CPU than sched_waking
     // named): the time so far stays with the CPU it was counted on.
@@ -91,21 +103,18 @@ void WakerObserver::OnCpuCurrent(const CpuCurrentEvent& e) {
       w.cpu = w.thread->cpu;
     }
     if (w.cpu == e.cpu) Flush(w, e.ts);
+    if (w.thread == e.current) {
+      if (!w.thread->lost_touched && w.cpu == e.cpu)
+        model_.For(*w.thread).NoteWaitEnded(w.since, e.ts - w.since);
+      continue;
+    }
+    if (w.thread->freed || w.thread == preempted) continue;
+    waiters_[kept++] = w;
   }
-  CpuView& cpu = Cpu(e.cpu);
-  cpu = {.current = e.current, .known = e.known, .run_end = -1, .sign_ts = e.ts};
-  // The new current's wait is over, and a freed thread waits no more: one pass. (A wait
-  // lost events may have cut short or ended unseen is no wait's length, nor is one that
-  // ends on another CPU than the trace had it queued on: it went somewhere unseen, a CPU
-  // record -C left out, say.)
-  std::erase_if(waiters_, [&](const Waiter& w) {
-    if (w.thread == e.current && !w.thread->lost_touched && w.cpu == e.cpu)
-      model_.For(*w.thread).NoteWaitEnded(w.since, e.ts - w.since);
-    return w.thread == e.current || w.thread->freed;
-  });
-  // Preempted (or yielding): it waits on this CPU from now on.
-  if (e.sw && e.sw->prev && !e.sw->voluntary && e.sw->prev != e.current)
-    AddWaiter(e.sw->prev, e.cpu, e.ts);
+  waiters_.resize(kept);
+  // (After the flushes, which charge the waits up to here to what the CPU ran before.)
+  Cpu(e.cpu) = {.current = e.current, .known = e.known, .run_end = -1, .sign_ts = e.ts};
+  if (preempted) waiters_.push_back({preempted, e.cpu, e.ts, e.ts});
 }
 
 void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_cpu, int64_t ts) {
