@@ -420,7 +420,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     else
       std::printf("%-46s %12.2f %s\n", what.c_str(), v, unit);
   };
-  row("benchmark process RSS when forking (floor)",
+  row("RSS a fork of the benchmark copies (floor)",
       m("BM_ReportProcess/large:1/v7:0/jobs:1", "rss_floor_kb") / 1024.0, "MiB");
   row("decode only (reader+merge+decode)", decode / 1e6, "M events/s");
   row("decode + state machine + analyses", analyze / 1e6, "M events/s");
@@ -480,7 +480,8 @@ void PrintSummary(const bench::CollectingReporter& rep) {
           "MiB");
       row(fmt::format("peak RSS -j {}, large file ({} events)", jobs, large.events()), rss_large,
           "MiB");
-      // A peak at the benchmark's own size was not measured (bench_util.h, rss_floor_kb).
+      // A peak at what a fork of the benchmark copies was not measured (bench_util.h,
+      // ForkCopyKb).
       const double floor =
           std::max(report(0, jobs, "rss_floor_kb"), report(1, jobs, "rss_floor_kb")) / 1024.0;
       const bool measured = rss_small > floor && rss_large > floor;
@@ -490,7 +491,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
           "events) vs {:.1f} MiB ({} events) -> {}",
           fmt, jobs, rss_small, small.events(), rss_large, large.events(),
           measured ? verdict(rss_small > 0 && rss_large <= rss_small * 1.10)
-                   : "NOT MEASURED (at the benchmark process's own size)"));
+                   : "NOT MEASURED (at what a fork of the benchmark copies)"));
     }
     targets.push_back(
         fmt::format("TARGET report {} >= 10x faster than trace-cmd report --profile: "
@@ -511,7 +512,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
     for (int jobs = 1; jobs <= 2; ++jobs) {
       const std::string name = base + std::to_string(jobs);
       const double rss = m(name, "peak_rss_kb"), floor = m(name, "rss_floor_kb");
-      // At the benchmark's own size the peak was not measured (bench_util.h).
+      // At what a fork of the benchmark copies the peak was not measured (bench_util.h).
       row(fmt::format("peak RSS -j {}", jobs), rss > floor ? rss / 1024.0 : -1, "MiB");
     }
     targets.push_back(fmt::format(
