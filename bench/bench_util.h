@@ -27,11 +27,9 @@ struct ProcessResult {
   std::string out;  // stdout (empty when discarded)
   std::string err;  // stderr
   double wall_s = 0;
-  long max_rss_kb = 0;  // ru_maxrss of the child: what `/usr/bin/time -v` prints
-  // A floor under max_rss_kb: Linux keeps the high-water mark of the image exec replaced,
-  // and that image was a copy of this process, so a child's peak RSS at or below what a
-  // fork of it copies cannot be measured (ForkCopyKb).
-  long rss_floor_kb = 0;
+  // ru_maxrss of the child: what `/usr/bin/time -v` prints. Linux keeps the high-water
+  // mark of the image exec replaced, a copy of this process: RssFloorKb is the floor.
+  long max_rss_kb = 0;
   double cpu_s = 0;  // the child's user + system time (wall time on a busy machine is not)
   bool ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 };
@@ -44,18 +42,20 @@ inline std::string ReadAll(int fd) {
   return s;
 }
 
-// The peak RSS, in KiB, of a child forked from this process that exits at once: what a
-// fork copies (the anonymous pages, mapped again in the child), the floor under any
-// child's ru_maxrss. Not this process's VmRSS: that counts its file pages too, which a
-// fork does not map again (report_bench: VmRSS 8.6 MiB, a fork's copy 2.9 MiB), and
-// cstool's own peaks (6-7 MiB) had fallen below it.
-inline long ForkCopyKb() {
+// The floor, in KiB, under the ru_maxrss of a child this process forks and that then
+// execs: the peak RSS of a child that exits at once (what a fork copies: the anonymous
+// pages, mapped again in the child), plus the few pages the child touches on its way to
+// exec. Not this process's VmRSS: that counts its file pages too, which a fork does not
+// map again (report_bench: VmRSS 8.6 MiB, a fork's copy 2.9 MiB), and cstool's own peaks
+// (6-7 MiB) had fallen below it. A fork of its own: call it outside timed code.
+inline long RssFloorKb() {
+  constexpr long kOnTheWayToExecKb = 256;
   const pid_t pid = ::fork();
   if (pid == 0) ::_exit(0);
   struct rusage ru {};
   int status = 0;
   if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid) return 0;
-  return ru.ru_maxrss;
+  return ru.ru_maxrss + kOnTheWayToExecKb;
 }
 
 // Runs argv (PATH is searched) and waits for it. stdout goes to /dev/null unless
@@ -67,7 +67,6 @@ inline ProcessResult RunProcess(const std::vector<std::string>& argv, bool captu
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  r.rss_floor_kb = ForkCopyKb();
   auto start = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {

@@ -204,13 +204,15 @@ void TimeReport(benchmark::State& state, const std::string& path, const std::str
   double rss = 0, floor = 0, wall = 0, uneven = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     StartOnEvenHost(state, &uneven);
+    state.PauseTiming();
+    floor = std::max(floor, static_cast<double>(bench::RssFloorKb()));
+    state.ResumeTiming();
     auto r = RunProcess({CSTOOL_BINARY, "report", path, "-j", jobs}, false);
     if (!r.ok()) {
       state.SkipWithError(("cstool report failed: " + r.err).c_str());
       break;
     }
     rss = static_cast<double>(r.max_rss_kb);
-    floor = std::max(floor, static_cast<double>(r.rss_floor_kb));
     wall += r.wall_s;
   }
   state.counters["peak_rss_kb"] = rss;
@@ -481,7 +483,7 @@ void PrintSummary(const bench::CollectingReporter& rep) {
       row(fmt::format("peak RSS -j {}, large file ({} events)", jobs, large.events()), rss_large,
           "MiB");
       // A peak at what a fork of the benchmark copies was not measured (bench_util.h,
-      // ForkCopyKb).
+      // RssFloorKb).
       const double floor =
           std::max(report(0, jobs, "rss_floor_kb"), report(1, jobs, "rss_floor_kb")) / 1024.0;
       const bool measured = rss_small > floor && rss_large > floor;
