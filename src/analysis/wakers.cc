@@ -134,7 +134,7 @@ void WakerObserver::OnMigrate(const Thread& t, int32_t /*from_cpu*/, int32_t to_
 // after the switch) adds nothing: the sign already told what ran.
 void WakerObserver::OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, int64_t to) {
   if (!ValidCpu(cpu)) return;
-  CpuView& view = Cpu(cpu);  // (grown to `cpu` here: the sign below does not move it)
+  CpuView& view = Cpu(cpu);
   if (to <= view.sign_ts) return;
   const bool continues = view.known && view.current == &t &&
                          (view.run_end < 0 || from - view.run_end <= kIncrementLagNs);
@@ -144,8 +144,11 @@ void WakerObserver::OnUnfollowedRun(const Thread& t, int32_t cpu, int64_t from, 
   }
   for (Waiter& w : waiters_)
     if (w.cpu == cpu) Flush(w, to);
-  view.run_end = to;
-  view.sign_ts = to;
+  // Looked up again: a flush above may have grown the views (a waiter queued on a CPU
+  // with none yet), which moves them all.
+  CpuView& after = Cpu(cpu);
+  after.run_end = to;
+  after.sign_ts = to;
 }
 
 // Before the state machine makes the waits there unknown: they are known up to here.
