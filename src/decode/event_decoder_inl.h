@@ -74,9 +74,9 @@ template <typename T, typename Sink, typename Build>
   }
 }
 
-// An event's common fields, from its record and its header's fields. Inlined at each use
-// (GCC 12 at -O2 stopped inlining the lambda this was once DecodeTo had more callers: the
-// common fields then went through memory, 12 instructions per record).
+// An event's common fields, from its record and its header's fields. Inlined at each use:
+// GCC 12 at -O2 stopped inlining the lambda this once was when DecodeTo gained callers,
+// and the common fields then went through memory (12 instructions per record).
 [[gnu::always_inline]] inline void FillCommon(EventCommon& c, const RawRecord& rec, int32_t pid,
                                               uint8_t flags, uint8_t preempt_count) {
   c.ts = rec.ts;
