@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "base/errors.h"
 
@@ -16,14 +17,23 @@ namespace {
 // or it is a zombie (a leader waiting to be reaped). Checked before a group is read, so
 // that a read after it holds the final counts. (poll(2) cannot tell: a counting event
 // without a ring buffer always reports POLLHUP.)
-bool ThreadGone(int32_t tgid, int32_t tid) {
+bool ThreadGone(int32_t tgid, int32_t tid, bool or_exiting = false) {
   std::ifstream in(fmt::format("/proc/{}/task/{}/stat", tgid, tid));
   std::string stat;
   if (!std::getline(in, stat)) return true;
   const size_t paren = stat.rfind(')');
   if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
   const char state = stat[paren + 2];
-  return state == 'Z' || state == 'X' || state == 'x';
+  if (state == 'Z' || state == 'X' || state == 'x') return true;
+  if (!or_exiting) return false;
+  // On its way out: PF_EXITING, set before do_exit() closes the thread's counters, in
+  // the flags (after the state: ppid, pgrp, session, tty, tpgid, flags).
+  std::istringstream fields(stat.substr(paren + 3));
+  std::string skipped;
+  for (int i = 0; i < 5; ++i) fields >> skipped;
+  unsigned long flags = 0;
+  constexpr unsigned long kPfExiting = 0x4;
+  return (fields >> flags) && (flags & kPfExiting) != 0;
 }
 
 }  // namespace
@@ -50,7 +60,11 @@ bool ThreadCounters::Follow(int32_t tgid, int32_t tid) {
     int error = 0;
     f.group = PerfGroup::Open(tid, events_, &error);
     if (!f.group) {
-      if (error == ESRCH) return false;
+      // Gone before its group was open: ESRCH, or ENODEV when it exited between the
+      // leader's open and a member's (6.16 on: the kernel then refuses members of the
+      // leader, which the exit marked dead). A thread born and gone in between is not
+      // counted.
+      if (error == ESRCH || (error == ENODEV && ThreadGone(tgid, tid, true))) return false;
       throw Error(fmt::format("counters: cannot open the counter group on thread {}: {}", tid,
                               std::strerror(error)));
     }
