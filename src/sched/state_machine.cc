@@ -471,6 +471,13 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     // the trace has none) is its enqueue, dated like any other.
     const int64_t runnable_at =
         e.kind == WakeupKind::kWakeup ? EnqueueClock(e.target_cpu, wakee, e.c.ts) : e.c.ts;
+    // Born now (PushSchedProcessFork), unless something already began its states.
+    if (e.kind == WakeupKind::kWakeupNew && wakee.awaits_first_wakeup &&
+        wakee.since == wakee.first_ts && runnable_at > wakee.since) {
+      wakee.first_ts = runnable_at;
+      wakee.since = runnable_at;
+    }
+    wakee.awaits_first_wakeup = false;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
     const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
@@ -622,9 +629,13 @@ void StateMachine::PushSchedProcessFork(const SchedProcessFork& e) {
   child.forked_by = &parent;
   child.tracked = child.tracked || parent.tracked;
   child.user_thread = parent.user_thread;
-  // Until wake_up_new_task it is not runnable, but it is nothing else either: count
-  // its creation as part of its first wait for a CPU.
+  // Not runnable until wake_up_new_task (TASK_NEW): the kernel's run delay begins there,
+  // and so does its observed lifetime (PushSchedWakeup). Until then it is its parent's
+  // fork, in the parent's own time (a parent preempted in between left a child 100 ms
+  // unqueued, which a wait from the fork on counted as the child's). Without that
+  // wakeup in the trace, it waits for a CPU from here.
   child.state = Microstate::kWaitCpuWakeup;
+  child.awaits_first_wakeup = true;
   if (parent.tid == kKthreaddTid)
     ThreadTracker::MarkKernelThread(child);
   else if (caps_.syscalls)

@@ -68,6 +68,7 @@ void StateMachine::StartRun(Thread& t, Microstate s, AbstractState a, int64_t in
   t.moved_asleep_at = -1;
   t.maybe_moved_asleep_ns = 0;
   t.seen_running = true;
+  t.awaits_first_wakeup = false;
   t.woken_onto_untraced_cpu = false;
   t.early_waker = nullptr;
   SettleOut(t, -1);  // switched in again before the one it yielded to told its clock

@@ -30,6 +30,9 @@ struct Thread {
   // it shows running again means it ran and slept there unseen.
   bool woken_onto_untraced_cpu = false;
   bool created_in_trace = false;
+  // Forked in the trace and not yet made runnable (wake_up_new_task): its parent is still
+  // creating it, and its observed lifetime begins at that first wakeup.
+  bool awaits_first_wakeup = false;
   bool exiting = false;  // sched_process_exit seen
   // Lifetime over: sched_process_free, reaped by wait4, or the final switch with X.
   bool freed = false;

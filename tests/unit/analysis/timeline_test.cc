@@ -125,7 +125,7 @@ TEST_F(TimelineTest, CompactRecords) {
            R"({"ph":"X","pid":100,"tid":100,"name":"sys","ts":1.9,"dur":0.1,)"
            R"("args":{"cause":"sleep:read"}})",
            R"({"ph":"X","pid":100,"tid":100,"name":"sleep:read","ts":2,"dur":0.5})",
-           R"({"ph":"X","pid":101,"tid":101,"name":"runnable","ts":1.5,"dur":0.2})",
+           R"({"ph":"X","pid":101,"tid":101,"name":"runnable","ts":1.6,"dur":0.1})",
            R"({"ph":"X","pid":101,"tid":101,"name":"user","ts":3.01,"dur":0.09,)"
            R"("args":{"cause":"preempt:tick","preempted_at":"irq_return"}})",
            R"({"ph":"X","pid":1000000000,"tid":1000000002,"name":"irq:24 virtio0","ts":2.1,)"

@@ -30,7 +30,7 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   s.SysEnter(10, 0, 100, 56);  // clone
   s.Fork(20, 0, 100, 101, /*thread=*/false);
   s.Wake(25, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
-  s.Switch(40, 1, 0, kR, 101);          // child switched in on CPU1: waited 20 ns
+  s.Switch(40, 1, 0, kR, 101);          // child switched in on CPU1: waited 15 ns
   s.SysExit(45, 1, 101, 56);            // return from fork: sys 5 ns
   s.SysEnter(60, 1, 101, kRead);        // user 15 ns
   s.Switch(70, 1, 101, kS, 0);          // blocks in read: sys 10 ns
@@ -44,10 +44,10 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   s.Finish(300);
 
   const ThreadReport& r = s.Report(101);
-  EXPECT_EQ(r.thread->first_ts, 20);
+  EXPECT_EQ(r.thread->first_ts, 25);  // runnable from wakeup_new on: its life begins there
   EXPECT_EQ(r.thread->end_ts, 200);
   EXPECT_EQ(r.thread->tgid, 101);  // forked without CLONE_THREAD: its own process
-  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20);
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 15);
   EXPECT_EQ(s.Micro(101, M::kSys), 5 + 10 + 30 + 5 + 20);
   EXPECT_EQ(r.placement.in_early_ns, 30);
   EXPECT_EQ(s.Micro(101, M::kUser), 15 + 5);
@@ -69,6 +69,48 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_EQ(exit_group.time_ns, 160 - 140);
   EXPECT_EQ(exit_group.blocked, 0u);
   EXPECT_EQ(r.wakeups, 2u);  // wakeup_new and the read wakeup
+  EXPECT_TILED(s);
+}
+
+// The parent preempted between the child's creation and wake_up_new_task: the child is
+// not runnable until that wakeup (the kernel's run delay begins there), so the wait is
+// its parent's, in the parent's own states, and the child's life and wait begin at the
+// wakeup. (A wait from the fork on had the child 100 ms over its kernel run delay.)
+TEST(StateMachine, ChildWaitsFromWakeupNewNotFromFork) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}, {200, 200}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(10, 0, 100, 56);  // clone
+  s.Fork(20, 0, 100, 101, /*thread=*/false);
+  s.Switch(30, 0, 100, kR, 200);  // the parent preempted inside clone
+  s.Switch(1000, 0, 200, kS, 100);
+  s.Wake(1010, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+  s.Switch(1040, 1, 0, kR, 101);
+  s.Finish(1100);
+
+  const ThreadReport& child = s.Report(101);
+  EXPECT_EQ(child.thread->first_ts, 1010);
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 30);
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuPreempted), 0);
+  EXPECT_EQ(s.Micro(100, M::kWaitCpuPreempted), 1000 - 30);  // its own wait, in clone
+  EXPECT_TILED(s);
+}
+
+// Without wakeup_new in the trace, nothing tells when the child became runnable: it waits
+// from its creation to its switch-in.
+TEST(StateMachine, ChildWithoutWakeupNewWaitsFromFork) {
+  TrackingPolicy policy;
+  policy.known_tgids = {{100, 100}};
+  Sim s({}, policy);
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(10, 0, 100, 56);
+  s.Fork(20, 0, 100, 101, /*thread=*/false);
+  s.Switch(40, 1, 0, kR, 101);
+  s.Finish(100);
+
+  EXPECT_EQ(s.Report(101).thread->first_ts, 20);
+  EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 20);
   EXPECT_TILED(s);
 }
 
@@ -603,7 +645,7 @@ TEST(StateMachine, AThreadKthreaddForksIsAKernelThread) {
   s.Switch(30, 1, 0, kR, 50);
   s.Switch(45, 1, 50, kS, 0);
   s.Finish(60);
-  EXPECT_EQ(s.Micro(50, M::kWaitCpuWakeup), 20);
+  EXPECT_EQ(s.Micro(50, M::kWaitCpuWakeup), 18);  // from its wakeup_new
   EXPECT_EQ(s.Micro(50, M::kSys), 15);
   EXPECT_EQ(s.Micro(50, M::kSleep), 15);
   EXPECT_EQ(s.Micro(50, M::kUnknown), 0);
