@@ -6,6 +6,7 @@
 
 #include "cmd/commands.h"
 #include "commands/msa_command.h"
+#include "counters/event_list.h"
 
 namespace cstool::cmd {
 
@@ -24,12 +25,10 @@ RunFn SetupMsa(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("-o,--output", options->output,
                  "Also save the raw trace to this file (trace.dat v6, for cstool report)");
-  sub.add_option(
-      "-c,--counters", options->counters,
-      "Per-thread counters as columns: perf events, comma-separated (instructions, "
-      "cycles, cache-misses, branch-misses, rNNNN; task-clock, page-faults, "
-      "major-faults, cpu-migrations, context-switches); EVENT:ebs=N also prints a sample "
-      "row every N events of EVENT");
+  sub.add_option("-c,--counters", options->counters,
+                 "Per-thread counters as columns: perf events, comma-separated (" +
+                     KnownEventsText() +
+                     "); EVENT:ebs=N also prints a sample row every N events of EVENT");
   sub.add_option("-V,--virtual-counters", options->virtual_counters,
                  "Virtual counters as columns: read-bytes, write-bytes (per thread, from "
                  "/proc), energy (RAPL package energy of the machine)");

@@ -9,6 +9,7 @@
 #include "cmd/commands.h"
 #include "cmd/duration_option.h"
 #include "commands/record_command.h"
+#include "counters/event_list.h"
 
 namespace cstool::cmd {
 
@@ -101,11 +102,9 @@ RunFn SetupRecord(CLI::App& sub) {
   recover_option->excludes(command);
   recover_option->excludes(duration);
   sub.add_option("-c,--counters", options->counters,
-                 "Per-thread counters stored with the trace: perf events, comma-separated "
-                 "(hardware: instructions, cycles, cache-references, cache-misses, branches, "
-                 "branch-misses, rNNNN; software: task-clock, page-faults, minor-faults, "
-                 "major-faults, cpu-migrations, context-switches); EVENT:ebs=N also stores a "
-                 "sample every N events of EVENT");
+                 "Per-thread counters stored with the trace: perf events, comma-separated (" +
+                     KnownEventsText() +
+                     "); EVENT:ebs=N also stores a sample every N events of EVENT");
   sub.add_option("-V,--virtual-counters", options->virtual_counters,
                  "Per-thread virtual counters stored with the trace: read-bytes, write-bytes "
                  "(from /proc/PID/task/TID/io)");

@@ -201,11 +201,23 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                     "write it) and left what it wrote: `cstool record --recover {}` makes it a "
                     "readable file",
                     options.file, options.file));
-  if (!options.file_named && !std::filesystem::exists(options.file, ec))
+  if (!options.file_named && !std::filesystem::exists(options.file, ec)) {
+    // `report --timeline run.dat`: the recording was meant, and taken as the output.
+    for (const auto& [option, path] :
+         {std::pair<std::string_view, const std::string&>{"--timeline", options.exports.timeline},
+          {"--html", options.exports.html},
+          {"-o", options.tables.path}})
+      if (!path.empty() && KeptFileAt(path) == KeptFile::kRecording)
+        throw Error(fmt::format("no recording here ({} does not exist), and {} {} names a "
+                                "recording as the output: to read it, put it first: cstool "
+                                "report {} {} OUT",
+                                options.file, option, path, path, option),
+                    ExitCode::kUsage);
     throw Error(
         fmt::format("no recording here ({} does not exist): run `cstool record -- CMD` "
                     "first, or name a file: cstool report FILE",
                     options.file));
+  }
   SyscallTable syscalls;
   ReportExports exports(options.exports, options.view, syscalls);
   std::unique_ptr<TableExport> table_export;

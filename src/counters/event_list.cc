@@ -122,6 +122,11 @@ std::vector<std::string> KnownSoftwareEvents() {
   return out;
 }
 
+std::string KnownEventsText() {
+  return fmt::format("hardware: {}, rNNNN; software: {}", Joined(KnownHardwareEvents()),
+                     Joined(KnownSoftwareEvents()));
+}
+
 std::vector<CounterEvent> ParseEventList(std::string_view list) {
   std::vector<CounterEvent> out;
   std::set<std::string> seen;

@@ -27,6 +27,9 @@ std::vector<CounterEvent> ParseEventList(std::string_view list);
 // The named events, in the order `--help` and errors list them.
 std::vector<std::string> KnownHardwareEvents();
 std::vector<std::string> KnownSoftwareEvents();
+// Every name `-c` takes, for a command's --help: "hardware: instructions, ..., rNNNN;
+// software: task-clock, ...".
+std::string KnownEventsText();
 
 // Opens every event once on the calling thread to find out whether this machine can
 // count it; throws cstool::Error (usage) with what is missing and what works instead

@@ -100,8 +100,9 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   std::vector<std::string> notes;
   if (!caps.syscalls)
     notes.push_back(
-        "no raw_syscalls events: on-CPU time is reported as user (sys included), sleeps are "
-        "not split by syscall and causes say sleep:kernel");
+        "no raw_syscalls events: on-CPU time is reported as user (sys included; sys is only "
+        "what other events place in the kernel: kernel threads, and a thread's exit from "
+        "sched_process_exit on), sleeps are not split by syscall and causes say sleep:kernel");
   if (!caps.waking && !caps.wakeup)
     notes.push_back(
         "no sched_waking/sched_wakeup events: a sleep lasts until the switch-in (the wait for a "

@@ -35,9 +35,9 @@ bool IsRecording(const std::filesystem::path& path) {
 void CheckPreviousOutputCanBeKept(const std::filesystem::path& out) {
   if (!HoldsSomething(out)) return;
   if (!IsRecording(out))
-    throw Error(fmt::format("-o {}: that file is no recording, and a recording there is "
-                            "moved to {}.old to make room: give the output another name, or "
-                            "move the file away first",
+    throw Error(fmt::format("-o {}: that file exists and is no recording, so it stays as it "
+                            "is (only an earlier recording is moved aside, to {}.old): give the "
+                            "output another name, or move the file away first",
                             out.string(), out.string()),
                 ExitCode::kUsage);
   const std::filesystem::path old = out.string() + ".old";

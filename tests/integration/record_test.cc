@@ -246,9 +246,9 @@ TEST_F(RecordTest, AFileThatIsNoRecordingIsNeitherMovedNorReplaced) {
   Result r = Record({"-o", source, "--", "/bin/touch", ran});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("-o " + source.string() +
-                       ": that file is no recording, and a recording "
-                       "there is moved to " +
-                       source.string() + ".old to make room"),
+                       ": that file exists and is no recording, so it stays as it is (only an "
+                       "earlier recording is moved aside, to " +
+                       source.string() + ".old)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(ReadWholeFile(source), "int main() {}\n");

@@ -355,6 +355,28 @@ TEST(TerseErrors, NoRecordingHereSaysToRecordFirst) {
             "CMD` first, or name a file: cstool report FILE");
 }
 
+// `report --timeline run.dat` where no cstool.dat is: the recording was named as the
+// picture's output, and the message says how to read it instead. Nothing is written.
+TEST(TerseErrors, NoRecordingHereNamesTheRecordingTakenAsAnOutput) {
+  EmptyDir dir;
+  const std::string run = dir.path() + "/run.dat";
+  std::filesystem::copy_file(Fixture("small_v6.dat"), run);
+  const std::string before = ReadWholeFile(run);
+  for (const char* option : {"--timeline", "--html"}) {
+    CommandResult r = RunCommand({"sh", "-c", "cd \"$0\" && exec \"$1\" report \"$2\" run.dat",
+                                  dir.path(), std::string(CSTOOL_BINARY), option});
+    EXPECT_EQ(r.status, 2) << option;
+    EXPECT_EQ(LastOwnLine(r.err), std::string("cstool report: no recording here (cstool.dat does "
+                                              "not exist), and ") +
+                                      option +
+                                      " run.dat names a recording as the output: to read it, "
+                                      "put it first: cstool report run.dat " +
+                                      option + " OUT")
+        << r.err;
+    EXPECT_EQ(ReadWholeFile(run), before) << option;
+  }
+}
+
 TEST(TerseErrors, ExplainAnomaliesNeverPrintsTidMinusOne) {
   for (const char* fixture : {"golden_mutex.dat", "small_v6.dat", "small_v7_zstd.dat"}) {
     CommandResult r =
