@@ -67,6 +67,7 @@ std::vector<CounterTotals> SumByProcess(const std::vector<CounterTotals>& thread
     p.samples += t.samples;
   }
   std::vector<CounterTotals> out;
+  out.reserve(by_pid.size());
   for (auto& [pid, p] : by_pid) out.push_back(std::move(p));
   return out;
 }

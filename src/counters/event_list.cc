@@ -54,7 +54,7 @@ uint64_t ParseNumber(std::string_view text, int base, std::string_view what) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long v = s.empty() ? 0 : std::strtoull(s.c_str(), &end, base);
-  if (s.empty() || errno != 0 || *end != '\0' || s[0] == '-' || s[0] == '+')
+  if (s.empty() || errno != 0 || end == nullptr || *end != '\0' || s[0] == '-' || s[0] == '+')
     throw Error(fmt::format("invalid {} '{}'", what, text), ExitCode::kUsage);
   return v;
 }

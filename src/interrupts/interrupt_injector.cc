@@ -126,7 +126,7 @@ class IpiInjector : public InterruptInjector {
   }
   ~IpiInjector() override { Stop(); }
   void Start() override {
-    thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+    thread_ = std::jthread([this](const std::stop_token& stop) { Run(stop); });
   }
   void Stop() override {
     if (thread_.joinable()) {
@@ -141,7 +141,7 @@ class IpiInjector : public InterruptInjector {
   }
 
  private:
-  void Run(std::stop_token stop) {
+  void Run(const std::stop_token& stop) {
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : senders_)

@@ -123,6 +123,7 @@ std::vector<IrqAffinity> ReadIrqAffinities(const std::string& proc) {
     it->second.counts = row.counts;
   }
   std::vector<IrqAffinity> out;
+  out.reserve(by_irq.size());
   for (auto& [irq, a] : by_irq) out.push_back(std::move(a));
   return out;
 }

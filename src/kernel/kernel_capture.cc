@@ -6,7 +6,7 @@
 
 namespace cstool {
 
-KernelCapture::KernelCapture(KernelCaptureOptions options)
+KernelCapture::KernelCapture(const KernelCaptureOptions& options)
     : accept_all_(options.accept_all),
       listener_(TaskstatsListenerOptions{
           .accept_all = options.accept_all, .pids = options.pids, .follow_children = true}) {

@@ -35,7 +35,7 @@ struct KernelCaptureOptions {
 
 class KernelCapture {
  public:
-  explicit KernelCapture(KernelCaptureOptions options);
+  explicit KernelCapture(const KernelCaptureOptions& options);
   KernelCapture(const KernelCapture&) = delete;
   KernelCapture& operator=(const KernelCapture&) = delete;
 

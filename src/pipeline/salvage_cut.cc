@@ -43,13 +43,13 @@ std::string EndAtTheFirstCutCpu(TraceFileReader& reader) {
   // A CPU with nothing left is not "reported up to there": its threads' time there is
   // missing from the start, which the note must not hide behind the others' bound.
   const bool one = emptied.size() == 1;
-  const std::string none_left =
-      emptied.empty() ? std::string()
-                      : fmt::format(
-                            "{} {} {} no data left at all: {} events are missing from "
-                            "the start, and the time threads spent there shows as unknown",
-                            one ? "CPU" : "CPUs", fmt::join(emptied, ", "), one ? "has" : "have",
-                            one ? "its" : "their");
+  std::string none_left = emptied.empty()
+                              ? std::string()
+                              : fmt::format(
+                                    "{} {} {} no data left at all: {} events are missing from "
+                                    "the start, and the time threads spent there shows as unknown",
+                                    one ? "CPU" : "CPUs", fmt::join(emptied, ", "),
+                                    one ? "has" : "have", one ? "its" : "their");
   if (cut_cpu < 0) return none_left;
   const int64_t end = last_ts[static_cast<size_t>(cut_cpu)] + 1;  // EndAt leaves out `end`
   if (reader.end_ts() > 0 && reader.end_ts() <= end) return none_left;
