@@ -101,8 +101,9 @@ bool StateConditionObserver::Reported(const Thread& thread, const Run& run) {
 
 void StateConditionObserver::CheckOpen(const Thread& thread, int64_t now, int64_t at_least_ns) {
   // (A state still to be told apart, "asleep in a syscall not yet known", is no answer.)
+  // (Nor a thread its parent is still creating: not runnable yet, in no state.)
   if (hit_ || thread.freed || thread.abstract != AbstractState::kNone ||
-      !Counts(thread, thread.state))
+      thread.awaits_first_wakeup || !Counts(thread, thread.state))
     return;
   Run open{thread.since, now};
   if (auto it = runs_.find(thread.id); it != runs_.end() && it->second.end == thread.since)

@@ -1,8 +1,8 @@
 // Which of a recording's kernel counter records (kernel/kernel_recording.h) belong to which
 // reconstructed thread. Threads are matched by tid AND time, so a reused tid never
 // borrows another thread's counters:
-//   - a thread owns the records of its tid taken in [first_ts, first_ts of the next
-//     thread with that tid); a start sample may predate first_ts (the thread existed but
+//   - a thread owns the records of its tid taken in [tid_since, tid_since of the next
+//     thread with that tid); a start sample may predate tid_since (the thread existed but
 //     had not shown up in the trace yet) when the thread was not created in the trace;
 //   - a thread whose exit the trace saw takes the first taskstats exit record taken at
 //     or after that exit; any other thread takes its latest end sample.
@@ -44,7 +44,7 @@ class KernelMatcher {
 
  private:
   const KernelRecording& recording_;
-  std::map<int32_t, std::vector<const Thread*>> by_tid_;  // sorted by first_ts
+  std::map<int32_t, std::vector<const Thread*>> by_tid_;  // sorted by tid_since
 };
 
 // The thread's `kernel` JSON object (the counters, their source, taken_at_ns, delays,

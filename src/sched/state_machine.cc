@@ -1025,7 +1025,9 @@ void StateMachine::PushLostEvents(const LostEvents& e) {
   for (Thread& t : threads_.threads()) {
     if (t.cpu != e.cpu || t.freed) continue;
     t.lost_touched = true;
-    if (t.state != Microstate::kZombie) OpenLostGap(t, e.cpu, gap_from);  // only its reap is left
+    // (A zombie has only its reap left; a thread its parent is still creating, no state:
+    // were its wakeup lost, its switch-in begins it.)
+    if (t.state != Microstate::kZombie && !t.awaits_first_wakeup) OpenLostGap(t, e.cpu, gap_from);
   }
   ResetClock(cpu);
   cpu.rq_clock_ts = -1;
@@ -1060,7 +1062,9 @@ void StateMachine::OpenLostGap(Thread& t, int32_t cpu_id, int64_t ts) {
 // run). It is unknown from here to its next event.
 void StateMachine::LeaveIdleCpu(int32_t cpu_id, int64_t ts) {
   for (Thread& t : threads_.threads()) {
-    if (t.cpu != cpu_id || t.on_cpu || t.freed || !IsWaitingForCpu(t.state)) continue;
+    if (t.cpu != cpu_id || t.on_cpu || t.freed || !IsWaitingForCpu(t.state) ||
+        t.awaits_first_wakeup)
+      continue;
     t.lost_touched = true;
     if (t.held_from >= 0) FlushHeld(t);
     Transition(t, Microstate::kUnknown, AbstractState::kNone, std::max(ts, t.since));
@@ -1080,7 +1084,7 @@ void StateMachine::MakeOpenStretchUnknown(Thread& t) {
 bool StateMachine::QueuedInLostGap(const Thread& t) const {
   if (t.on_cpu || t.cpu < 0 || static_cast<size_t>(t.cpu) >= cpus_.size()) return false;
   const int64_t gap_from = cpus_[t.cpu].lost_gap_from;
-  return gap_from >= 0 && t.since >= gap_from && IsWaitingForCpu(t.state);
+  return gap_from >= 0 && t.since >= gap_from && IsWaitingForCpu(t.state) && !t.awaits_first_wakeup;
 }
 
 // `t`, queued on a CPU while it was losing events, shows up on another: it may have run
@@ -1174,7 +1178,8 @@ void StateMachine::CloseLostGap(Cpu& cpu, int32_t cpu_id, int64_t ts) {
 void StateMachine::CutSegments(int64_t ts) {
   for (Thread& t : threads_.threads()) {
     if (t.held_from >= 0) FlushHeld(t);
-    if (t.freed || ts <= t.since) continue;
+    // (One its parent is still creating has no state yet: its life begins at its wakeup.)
+    if (t.freed || ts <= t.since || t.awaits_first_wakeup) continue;
     const bool in_gap = InLostGapUntouched(t);
     const int64_t began = StretchBegan(t);
     Transition(t, t.state, t.abstract, ts);

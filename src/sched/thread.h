@@ -44,7 +44,8 @@ struct Thread {
   // preempted on its way back to user mode, or began its exit.
   bool fault_pending = false;
   int64_t first_ts = 0;  // observed lifetime: [first_ts, end_ts)
-  // Since when `tid` names it: its first_ts, or when an exec by this non-leader thread
+  // Since when `tid` names it: its creation (its fork, before the first_ts of a thread
+  // forked in the trace; else its first_ts), or when an exec by this non-leader thread
   // gave it its leader's tid (the kernel's counters name it by that tid from then on).
   int64_t tid_since = 0;
   // The tid it had before such an exec (0: it took none): the kernel's events name it by

@@ -97,6 +97,35 @@ TEST(StateMachine, ChildWaitsFromWakeupNewNotFromFork) {
   EXPECT_TILED(s);
 }
 
+// An interval cut (msa) or lost events on the parent's CPU while the parent is still
+// creating the child give the child no state before its wakeup_new: its life still begins
+// there.
+TEST(StateMachine, ACutOrALossBeforeWakeupNewStartsNoWait) {
+  for (const bool lose : {false, true}) {
+    TrackingPolicy policy;
+    policy.known_tgids = {{100, 100}, {200, 200}};
+    Sim s({}, policy);
+    s.Switch(0, 0, 0, kR, 100);
+    s.SysEnter(10, 0, 100, 56);
+    s.Fork(20, 0, 100, 101, /*thread=*/false);
+    s.Switch(30, 0, 100, kR, 200);
+    if (lose)
+      s.Lost(500, 0, 3);
+    else
+      s.Cut(500);
+    s.Switch(1000, 0, 200, kS, 100);
+    s.Wake(1010, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+    s.Switch(1040, 1, 0, kR, 101);
+    s.Finish(1100);
+
+    const ThreadReport& child = s.Report(101);
+    EXPECT_EQ(child.thread->first_ts, 1010) << lose;
+    EXPECT_EQ(s.Micro(101, M::kWaitCpuWakeup), 30) << lose;
+    EXPECT_EQ(s.Micro(101, M::kUnknown), 0) << lose;
+    EXPECT_TILED(s);
+  }
+}
+
 // Without wakeup_new in the trace, nothing tells when the child became runnable: it waits
 // from its creation to its switch-in.
 TEST(StateMachine, ChildWithoutWakeupNewWaitsFromFork) {
