@@ -160,9 +160,12 @@ int RunCriticalPath(const ReportOptions& options, const ReportModel& model,
 int RunReport(const ReportOptions& options, std::ostream& out, Messages& messages) {
   // Validate first.
   const bool tables = TableExport::IsTableFormat(options.format);
-  RefuseSharedOutputs({{"-o", options.tables.path},
-                       {"--timeline", options.exports.timeline},
-                       {"--html", options.exports.html}});
+  // The files this report writes, by the option naming each.
+  const std::vector<std::pair<std::string_view, std::string>> outputs{
+      {"-o", options.tables.path},
+      {"--timeline", options.exports.timeline},
+      {"--html", options.exports.html}};
+  RefuseSharedOutputs(outputs);
   std::unique_ptr<Output> output;
   std::optional<OutputFile> file_out;  // -o FILE of a table, json or csv report
   if (!tables) {
@@ -203,10 +206,7 @@ int RunReport(const ReportOptions& options, std::ostream& out, Messages& message
                     options.file, options.file));
   if (!options.file_named && !std::filesystem::exists(options.file, ec)) {
     // `report --timeline run.dat`: the recording was meant, and taken as the output.
-    for (const auto& [option, path] :
-         {std::pair<std::string_view, const std::string&>{"--timeline", options.exports.timeline},
-          {"--html", options.exports.html},
-          {"-o", options.tables.path}})
+    for (const auto& [option, path] : outputs)
       if (!path.empty() && KeptFileAt(path) == KeptFile::kRecording)
         throw Error(fmt::format("no recording here ({} does not exist), and {} {} names a "
                                 "recording as the output: to read it, put it first: cstool "
