@@ -72,6 +72,25 @@ TEST(StateMachine, ForkedThreadFullLifecycle) {
   EXPECT_TILED(s);
 }
 
+// What happens on the parent's CPU while it is preempted between creating its child and
+// waking it (wake_up_new_task): nothing, an interval cut (msa), or lost events.
+enum class WhileForking { kNothing, kCut, kLoss };
+
+// Parent 100 forks child 101 inside clone at 20, is preempted by 200 at 30 and back at
+// 1000; the child's wakeup_new comes at 1010 and it runs on CPU 1 at 1040.
+void ForkWhilePreempted(Sim& s, WhileForking meanwhile) {
+  s.Switch(0, 0, 0, kR, 100);
+  s.SysEnter(10, 0, 100, 56);  // clone
+  s.Fork(20, 0, 100, 101, /*thread=*/false);
+  s.Switch(30, 0, 100, kR, 200);  // the parent preempted inside clone
+  if (meanwhile == WhileForking::kCut) s.Cut(500);
+  if (meanwhile == WhileForking::kLoss) s.Lost(500, 0, 3);
+  s.Switch(1000, 0, 200, kS, 100);
+  s.Wake(1010, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+  s.Switch(1040, 1, 0, kR, 101);
+  s.Finish(1100);
+}
+
 // The parent preempted between the child's creation and wake_up_new_task: the child is
 // not runnable until that wakeup (the kernel's run delay begins there), so the wait is
 // its parent's, in the parent's own states, and the child's life and wait begin at the
@@ -80,14 +99,7 @@ TEST(StateMachine, ChildWaitsFromWakeupNewNotFromFork) {
   TrackingPolicy policy;
   policy.known_tgids = {{100, 100}, {200, 200}};
   Sim s({}, policy);
-  s.Switch(0, 0, 0, kR, 100);
-  s.SysEnter(10, 0, 100, 56);  // clone
-  s.Fork(20, 0, 100, 101, /*thread=*/false);
-  s.Switch(30, 0, 100, kR, 200);  // the parent preempted inside clone
-  s.Switch(1000, 0, 200, kS, 100);
-  s.Wake(1010, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
-  s.Switch(1040, 1, 0, kR, 101);
-  s.Finish(1100);
+  ForkWhilePreempted(s, WhileForking::kNothing);
 
   const ThreadReport& child = s.Report(101);
   EXPECT_EQ(child.thread->first_ts, 1010);
@@ -101,22 +113,12 @@ TEST(StateMachine, ChildWaitsFromWakeupNewNotFromFork) {
 // creating the child give the child no state before its wakeup_new: its life still begins
 // there.
 TEST(StateMachine, ACutOrALossBeforeWakeupNewStartsNoWait) {
-  for (const bool lose : {false, true}) {
+  for (const WhileForking meanwhile : {WhileForking::kCut, WhileForking::kLoss}) {
+    const bool lose = meanwhile == WhileForking::kLoss;
     TrackingPolicy policy;
     policy.known_tgids = {{100, 100}, {200, 200}};
     Sim s({}, policy);
-    s.Switch(0, 0, 0, kR, 100);
-    s.SysEnter(10, 0, 100, 56);
-    s.Fork(20, 0, 100, 101, /*thread=*/false);
-    s.Switch(30, 0, 100, kR, 200);
-    if (lose)
-      s.Lost(500, 0, 3);
-    else
-      s.Cut(500);
-    s.Switch(1000, 0, 200, kS, 100);
-    s.Wake(1010, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
-    s.Switch(1040, 1, 0, kR, 101);
-    s.Finish(1100);
+    ForkWhilePreempted(s, meanwhile);
 
     const ThreadReport& child = s.Report(101);
     EXPECT_EQ(child.thread->first_ts, 1010) << lose;
