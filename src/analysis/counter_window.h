@@ -20,8 +20,9 @@ namespace cstool {
 // the thread was moved between CPUs while asleep (Thread::SwitchPlacement::asleep_queued_ns;
 // `asleep_maybe_queued`: at most that much, the move was untraced).
 // `enqueue_maybe_earlier`: of `unqueued`, how much may have been run delay after all: the
-// enqueue, dated at its sched_wakeup, began at a wakelist flush that much earlier (the
-// virtual CPU stalled between the clock read and the event).
+// enqueue, dated at its sched_wakeup, began at a wakelist flush, or in a call that began
+// with its sched_waking and stalled, that much earlier (the virtual CPU stalled between
+// the clock read and the event).
 // `preempted_asleep`: of a wait after a preemption that caught the thread on its way to
 // sleep (Observer::OnWokenWhilePreempted), the part the kernel did not count: up to its
 // first move to another runqueue, or all of it.
@@ -207,7 +208,8 @@ struct CounterWindow {
   // enqueue at most its length), none if nothing was; forgets it and any older wait's
   // (one whose segment was empty, never sent).
   // An enqueue dated at its event is moved back by the median lag when the wait went on
-  // past the event, and may lie as far back as its wakelist flush (enqueue_maybe_earlier);
+  // past the event, and may lie as far back as its wakelist flush, or as its sched_waking
+  // in the same call when that call stalled (enqueue_maybe_earlier);
   // one whose wait ended before it measures the lag (`lag`); one queued in place (no
   // flush, with every flush in the file) whose wait ended at the event had none.
   WaitAdjust TakeWaitAdjust(int64_t start, int64_t end, EnqueueLag& lag);

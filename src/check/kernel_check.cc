@@ -226,13 +226,15 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                 static_cast<double>(c.stolen_ns) / 1e6));
   }
   // A stall of the virtual CPU between an enqueue's clock read and its sched_wakeup is
-  // invisible in a trace (40 us seen), but the enqueue's wakelist flush bounds it.
+  // invisible in a trace (40 us and 2 ms seen), but the enqueue's wakelist flush, or the
+  // sched_waking that began the same call, bounds it.
   if (constexpr int64_t kNotedEarlierNs = 10'000; c.enqueue_maybe_earlier_ns >= kNotedEarlierNs &&
                                                   c.traced.wait_cpu_ns < c.kernel.wait_cpu_ns) {
     AddNote(
         c, fmt::format(
                "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "
-               "wakelist flush that much earlier in all (the CPU stalled in between)",
+               "wakelist flush or a stalled sched_waking that much earlier in all (the CPU "
+               "stalled in between)",
                static_cast<double>(c.enqueue_maybe_earlier_ns) / 1e6));
   }
   if (m.start) {

@@ -480,6 +480,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     wakee.awaits_first_wakeup = false;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
+    if (wakee.waking_unqueued) {
+      wakee.waking_at = e.c.ts;
+      wakee.waking_cpu = e.c.cpu;
+    }
     const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     if (waker != nullptr && waker->exiting && waker->tid == waker->tgid &&
         wakee.tgid == waker->tid && syscalls_.Class(wakee.syscall) == SyscallClass::kExec)
@@ -523,6 +527,10 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     if (dating.at_event && flush > wakee.since && flush <= e.c.ts) {
       dating.flush_ts = flush;
       ++enqueues_after_flush_;
+    } else if (dating.at_event && wakee.waking_cpu == e.c.cpu && wakee.waking_at >= 0 &&
+               wakee.waking_at <= e.c.ts) {
+      // Its sched_waking here began the same call, which read the clock in between.
+      dating.waking_ts = wakee.waking_at;
     }
     NoteEnqueued(wakee, enqueued, dating);
   }

@@ -69,6 +69,9 @@ struct Thread {
   MicrostateTimes times{};
   // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
   bool waking_unqueued = false;
+  // The last sched_waking that made it runnable: when, and on which CPU it was traced.
+  int64_t waking_at = -1;
+  int32_t waking_cpu = -1;
   // Moved to another CPU while asleep (see SwitchPlacement::asleep_queued_ns): when the
   // trace showed the first move (-1: none), and, for an untraced one, the sleep it may
   // have started in (0: none). Both are for the wait the next wakeup starts.

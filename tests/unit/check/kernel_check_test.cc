@@ -273,6 +273,34 @@ TEST(CounterWindow, AnEnqueueDatedAtItsEventMayLieAsFarBackAsItsWakelistFlush) {
   EXPECT_EQ(a.enqueue_maybe_earlier, 50'000 - 1'050);
 }
 
+// The host can stall a virtual CPU inside one call of try_to_wake_up(), between its
+// sched_waking and its sched_wakeup on one CPU (2 ms seen, under load): the enqueue's clock
+// read may lie before the stall, and the kernel's run delay then start as early as the
+// waking. Only a gap past the call's usual length (a few us) is such a stall.
+TEST(CounterWindow, AnEnqueueDatedAtItsEventMayLieAsFarBackAsItsWakingWhenTheCallStalled) {
+  CounterWindow w;
+  EnqueueLag lag;
+  lag.Add(1'500);  // median 1'550
+  // Waking at 0, event 2 ms later, switched in at 2.5 ms.
+  w.NoteEnqueued(0, 2'000'000, {.at_event = true, .waking_ts = 0});
+  WaitAdjust a = w.TakeWaitAdjust(0, 2'500'000, lag);
+  EXPECT_EQ(a.unqueued, 2'000'000 - 1'550);
+  EXPECT_EQ(a.enqueue_maybe_earlier, 2'000'000 - 1'550);
+  // A call of 20 us is no stall; one of 20.001 us is.
+  w.NoteEnqueued(3'000'000, 3'020'000, {.at_event = true, .waking_ts = 3'000'000});
+  EXPECT_EQ(w.TakeWaitAdjust(3'000'000, 3'100'000, lag).enqueue_maybe_earlier, 0);
+  w.NoteEnqueued(4'000'000, 4'020'001, {.at_event = true, .waking_ts = 4'000'000});
+  EXPECT_EQ(w.TakeWaitAdjust(4'000'000, 4'100'000, lag).enqueue_maybe_earlier, 20'001 - 1'550);
+  // A waking on another CPU (waking_ts -1): the gap is the hand-over, not a stall.
+  w.NoteEnqueued(5'000'000, 5'500'000, {.at_event = true});
+  EXPECT_EQ(w.TakeWaitAdjust(5'000'000, 5'600'000, lag).enqueue_maybe_earlier, 0);
+  // Dated by an increment, or switched in before its event: nothing.
+  w.NoteEnqueued(6'000'000, 6'500'000, {.at_event = false, .waking_ts = 6'000'000});
+  EXPECT_EQ(w.TakeWaitAdjust(6'000'000, 6'600'000, lag).enqueue_maybe_earlier, 0);
+  w.NoteEnqueued(7'000'000, 7'500'000, {.at_event = true, .waking_ts = 7'000'000});
+  EXPECT_EQ(w.TakeWaitAdjust(7'000'000, 7'400'000, lag).enqueue_maybe_earlier, 0);
+}
+
 TEST(CounterWindow, AfterExitHoldsTheFinalSwitchAndTime) {
   CounterWindow w;
   w.AddSegment(Microstate::kUser, 0, 100);

@@ -1681,6 +1681,33 @@ TEST(StateMachine, ATimerWakeupQueuedInPlaceOnAnIdleCpuIsNoRunDelay) {
   }
 }
 
+// A timer wakes a sleeper on its own CPU, busy with another task: the waking and the
+// wakeup are one call there, which read the clock in between. A gap of 2 ms between them
+// is the virtual CPU stalled in it, maybe after the read: the kernel's run delay may start
+// as early as the waking (the check allows that much more, one-sided). A usual gap of a
+// few us is no stall.
+TEST(StateMachine, AStalledWakeupCallOnOneCpuBoundsItsEnqueueByItsWaking) {
+  for (const int64_t gap : {2'000'000, 5'000}) {
+    SCOPED_TRACE(gap);
+    Sim s(WithIncrements());
+    s.Switch(0, 0, 0, kR, 10);
+    s.SysEnter(1'000, 0, 10, kClockNanosleep);
+    s.StatRuntime(2'000, 0, 10, 2'000);
+    s.Switch(2'500, 0, 10, kS, 12);  // asleep; 12 runs on CPU 0
+    s.IrqEntry(100'000, 0, 12);
+    s.Wake(100'200, 0, 12, 10, 0, kFlagHardirq);
+    s.Wake(100'200 + gap, 0, 12, 10, 0, kFlagHardirq | kFlagNeedResched, WakeupKind::kWakeup);
+    s.IrqExit(100'300 + gap, 0, 12);
+    s.Switch(200'000 + gap, 0, 12, kR, 10);
+    s.SysExit(200'500 + gap, 0, 10, kClockNanosleep);
+    s.StatRuntime(210'000 + gap, 0, 10, 10'000);
+    s.Finish(300'000 + gap);
+    const WindowTotals& w = s.Report(10).counter_window.total;
+    EXPECT_EQ(w.QueuedWaitNs(), 200'000 - 100'200);  // dated at the event (no lag measured)
+    EXPECT_EQ(w.enqueue_maybe_earlier_ns, gap > 20'000 ? gap : 0);
+  }
+}
+
 // With -a the flushes are in the trace itself, among the other cross-CPU calls: only the
 // wakelist function's count, and they are the idle task's events too.
 TEST(StateMachine, AWakelistFlushInTheTraceIsTheWakelistFunctionsCallOnly) {
