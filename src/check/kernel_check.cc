@@ -471,10 +471,13 @@ std::string KernelCheckResult::Verdict() const {
   if (compared == 0)
     return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
+  // With no thread's times judged (a recording of some CPUs only), a bare PASS read as a
+  // verdict on the times; record's summary says the same.
+  const char* on_what = times_judged == 0 ? " on switch counts only" : "";
   return fmt::format(
-             "kernel check: {}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
+             "kernel check: {}{}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
              "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
-             verdict, agreeing, compared, compared, Considered(), others, JudgedText(),
+             verdict, on_what, agreeing, compared, compared, Considered(), others, JudgedText(),
              WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
              static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +
          MissingEventsText();

@@ -853,6 +853,9 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
   EXPECT_FALSE(res.processes[0].wait_ok);
   // And the verdict says that only switch counts were: a bare PASS read as one on times.
   EXPECT_EQ(res.times_judged, 0u);
+  EXPECT_EQ(res.Verdict().rfind("kernel check: PASS on switch counts only: 1/1 threads agree", 0),
+            0u)
+      << res.Verdict();
   EXPECT_NE(res.Verdict().find(
                 "; times judged for 0 of 1 (the rest: switch counts only); worst thread: on-CPU -"),
             std::string::npos)
