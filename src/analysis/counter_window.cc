@@ -113,11 +113,11 @@ namespace {
 
 // From a sched_waking to its sched_wakeup in one call on one CPU (interrupts off between)
 // takes 2 us, 7 at the 99th percentile (24 000 such wakeups of a sleep loop under load,
-// twelve recordings); a longer gap is the virtual CPU stalled in the call, before the
-// enqueue's clock read or after it. After it, the kernel's run delay began up to that much
-// before the event: of the 16 stalled calls whose wakeup waited, 8 had read the clock
-// 8-21 us before their event (the loop read its run delay after each wakeup), and one 2 ms
-// stall left a check 2 ms short.
+// twelve recordings); in a longer one the virtual CPU stalled (or the waker spun on a
+// lock, or on the wakee still switching out), before the enqueue's clock read or after
+// it. After it, the kernel's run delay began up to that much before the event: of the 16
+// such calls whose wakeup waited, 8 had read the clock 8-21 us before their event (the
+// loop read its run delay after each wakeup), and one 2 ms stall left a check 2 ms short.
 constexpr int64_t kWakingStallNs = 20'000;
 
 }  // namespace

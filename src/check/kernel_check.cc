@@ -233,8 +233,8 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
     AddNote(
         c, fmt::format(
                "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "
-               "wakelist flush or a stalled sched_waking that much earlier in all (the CPU "
-               "stalled in between)",
+               "wakelist flush, or within a wakeup call that stalled, up to that much earlier in "
+               "all",
                static_cast<double>(c.enqueue_maybe_earlier_ns) / 1e6));
   }
   if (m.start) {

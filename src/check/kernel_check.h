@@ -96,8 +96,9 @@ struct ThreadCheck {
   // Of traced.wait_cpu_ns, sleep the kernel counts as run delay (moved between CPUs while
   // asleep, Thread::SwitchPlacement); and how much more it may count: for moves the trace
   // did not show, and before enqueues dated at their sched_wakeup back to the wakelist
-  // flush that did them (`enqueue_maybe_earlier_ns`, part of it): the kernel's run delay
-  // may exceed the traced wait by that much more.
+  // flush that did them, or to the sched_waking of a wakeup call that stalled on its CPU
+  // (`enqueue_maybe_earlier_ns`, part of it): the kernel's run delay may exceed the traced
+  // wait by that much more.
   int64_t asleep_queued_ns = 0;
   // Waits after preemptions that caught the thread on its way to sleep, which the kernel
   // does not count as run delay (WindowTotals::wait_preempted_asleep_ns): already left

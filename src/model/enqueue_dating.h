@@ -15,9 +15,9 @@ struct EnqueueDating {
   // flush and the event); -1: none did, or the enqueue is not dated at its event.
   int64_t flush_ts = -1;
   // When its sched_waking was, traced on the CPU the sched_wakeup was traced on: one call
-  // (try_to_wake_up(), interrupts off throughout) that read the clock between the two,
-  // in place or on the target's runqueue; -1: another CPU's call, a flush dated it, or
-  // the enqueue is not dated at its event.
+  // (try_to_wake_up(), interrupts off throughout) that, when it enqueued, read the clock
+  // between the two, in place or on the target's runqueue; -1: another CPU's call, a
+  // flush dated it, or the enqueue is not dated at its event.
   int64_t waking_ts = -1;
   // The file holds every wakelist flush (none was lost): with none (flush_ts -1), the
   // enqueue was done in place on the wakee's CPU or by the waker, not by an idle CPU

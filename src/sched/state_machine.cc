@@ -421,6 +421,12 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   cpu.last_event = LastEvent::kOther;
   Thread& wakee = Lookup(e.pid, e.comm);
   const int64_t waking_ts = wakee.waking_unqueued && !wakee.on_cpu ? wakee.since : -1;
+  // Every waking, even of a task the model still has waiting (its sched_wakeup was not
+  // seen): the enqueue that follows belongs to the latest.
+  if (e.kind == WakeupKind::kWaking && !wakee.on_cpu) {
+    wakee.waking_at = e.c.ts;
+    wakee.waking_cpu = e.c.cpu;
+  }
   if (wakee.on_cpu) {
     // (A sched_wakeup while it runs: ttwu found it runnable, no waking is pending.)
     wakee.early_waker =
@@ -480,10 +486,6 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     wakee.awaits_first_wakeup = false;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
-    if (wakee.waking_unqueued) {
-      wakee.waking_at = e.c.ts;
-      wakee.waking_cpu = e.c.cpu;
-    }
     const Thread* waker = from_irq || !cpu.current_known ? nullptr : cpu.current;
     if (waker != nullptr && waker->exiting && waker->tid == waker->tgid &&
         wakee.tgid == waker->tid && syscalls_.Class(wakee.syscall) == SyscallClass::kExec)
