@@ -211,6 +211,9 @@ struct TraceSummary {
     uint64_t flushes = 0;
     uint64_t enqueues_after_flush = 0;
   } wakelist_flushes;
+  // Threads the file did not name as the kernel's that the analysis took for kernel
+  // threads (never in a syscall or in user mode, two or more traced sleeps).
+  uint64_t inferred_kernel_threads = 0;
 };
 
 struct ReportModel {

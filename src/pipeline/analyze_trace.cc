@@ -111,6 +111,12 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
   if (!caps.page_faults)
     notes.push_back("no exceptions events: blocking after a page fault shows as sleep:kernel");
   if (std::string note = TraceClockNote(t.trace_clock); !note.empty()) notes.push_back(note);
+  if (t.inferred_kernel_threads > 0)
+    notes.push_back(fmt::format(
+        "{} {} never seen in a syscall or in user mode, though syscalls were traced, and "
+        "asleep twice or more: taken for kernel threads (on-CPU time SYS, sleeps SLP or IO; "
+        "the file does not say which threads are the kernel's)",
+        t.inferred_kernel_threads, t.inferred_kernel_threads == 1 ? "thread was" : "threads were"));
   const uint64_t lost = t.LostOnReadCpus();
   // The share says how much of a marked thread's numbers the trace still shows.
   if (lost > 0)
@@ -453,6 +459,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   if (caps.wakelist_function != 0)
     t.wakelist_flushes = {true, result->machine->wakelist_flushes(),
                           result->machine->enqueues_after_flush()};
+  t.inferred_kernel_threads = result->machine->inferred_kernel_threads();
   t.events = stats.events;
   t.cpus = reader->cpus();
   t.trace_clock = reader->trace_clock();

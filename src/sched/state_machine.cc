@@ -1243,7 +1243,7 @@ void StateMachine::Finish(int64_t end_ts) {
     const int64_t until =
         t.state == Microstate::kZombie ? std::min(end_ts, std::max(last_ts_, t.since)) : end_ts;
     Transition(t, t.state, t.abstract, until);
-    if (t.syscall == kSyscallUnknown && caps_.syscalls) Resolve(t, kSyscallUnknown);
+    if (t.syscall == kSyscallUnknown && caps_.syscalls) ResolveUnanswered(t);
     CloseOpenSyscall(t, until);
     t.end_ts = until;
   }

@@ -144,6 +144,9 @@ class StateMachine final : public EventSink {
   // that one of them bounded.
   uint64_t wakelist_flushes() const { return wakelist_flushes_; }
   uint64_t enqueues_after_flush() const { return enqueues_after_flush_; }
+  // Threads the file did not name as the kernel's, taken for kernel threads
+  // (TakenForKernelThread).
+  uint64_t inferred_kernel_threads() const { return inferred_kernel_threads_; }
   // Every increment was in the trace up to here (no loss turned the steal rule off).
   bool increments_complete() const { return increments_complete_; }
   const AnomalyCounters& anomalies() const { return anomalies_; }
@@ -275,6 +278,10 @@ class StateMachine final : public EventSink {
   void SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);
   void Resolve(Thread& t, int64_t syscall_or_none);
+  // No answer will come (the trace ended, or too much waits): resolved as a kernel thread
+  // when TakenForKernelThread, else as unknown.
+  void ResolveUnanswered(Thread& t);
+  bool TakenForKernelThread(const Thread& t) const;
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);
   void RequestClockSkip(Cpu& cpu, int32_t current_pid);
@@ -349,6 +356,7 @@ class StateMachine final : public EventSink {
   uint64_t unfiltered_migrations_used_ = 0;
   uint64_t wakelist_flushes_ = 0;
   uint64_t enqueues_after_flush_ = 0;
+  uint64_t inferred_kernel_threads_ = 0;
   // caps_.all_increments until either buffer shows lost events.
   bool increments_complete_;
   std::vector<Cpu> cpus_;

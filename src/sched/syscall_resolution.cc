@@ -21,9 +21,14 @@ void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState 
       t.pending_segments.push_back({s, a, cpu, start, end});
       return;
     }
-    // Give up waiting: what was pending stays unknown, and so does the rest.
+    // Give up waiting: what was pending stays unknown, and so does the rest (unless the
+    // thread is taken for a kernel thread: then this segment is resolved as one).
+    ResolveUnanswered(t);
+    if (t.syscall == kNotInSyscall) {
+      Deliver(t, causes_.Resolved(t, s, a, kNotInSyscall), cpu, start, end);
+      return;
+    }
     Flag(Anomaly::kPendingResolutionOverflow, &t);
-    Resolve(t, kSyscallUnknown);
   }
   if (a == AbstractState::kRunning && t.syscall == kSyscallUnknown) s = Microstate::kUnknown;
   Deliver(t, s, cpu, start, end);
@@ -61,6 +66,28 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
     t.abstract = AbstractState::kNone;
   }
   if (s == kSyscallUnknown) t.syscall = kSyscallAbandoned;  // stop waiting; stay unknown
+}
+
+// Never seen in a syscall or in user mode (a syscall, a user page fault, an exec) in a
+// trace that records every task's syscalls, yet switched out to sleep twice or more, each
+// switch traced: a kernel thread the file does not name as one (trace-cmd's files name
+// none; cstool's recordings list the kernel's threads). A user thread sleeps again inside
+// one syscall only in a kernel loop (poll rechecking its files), and then sys_exit
+// usually shows before its second sleep. (A task the kernel traces nothing of but its
+// wakeups, untraced switch-outs, is no evidence either way.)
+bool StateMachine::TakenForKernelThread(const Thread& t) const {
+  return caps_.syscalls && follow_all_ && !t.user_thread && !t.kernel_thread &&
+         t.placement.untraced_switch_outs == 0 && t.pending_switches.size() >= 2;
+}
+
+void StateMachine::ResolveUnanswered(Thread& t) {
+  if (!TakenForKernelThread(t)) {
+    Resolve(t, kSyscallUnknown);
+    return;
+  }
+  t.kernel_thread = true;
+  ++inferred_kernel_threads_;
+  Resolve(t, kNotInSyscall);
 }
 
 // Returns whether the switch waits for Resolve (its OnSwitch comes later).

@@ -145,6 +145,42 @@ TEST(StateMachine, ChildWithoutWakeupNewWaitsFromFork) {
   EXPECT_TILED(s);
 }
 
+// A thread never seen in a syscall or in user mode, in a trace that records every task's
+// syscalls, that slept twice (each switch traced): a kernel thread the file does not name
+// (trace-cmd's files name none), its runs SYS and its sleeps SLP. One sleep, a syscall
+// event, or a pid-filtered view (the others' syscalls are not traced) leave it unknown.
+TEST(StateMachine, AThreadNeverInASyscallThatSleptTwiceIsTakenForAKernelThread) {
+  enum class Shown { kTwoSleeps, kOneSleep, kASyscall, kPidFiltered };
+  for (const Shown shown :
+       {Shown::kTwoSleeps, Shown::kOneSleep, Shown::kASyscall, Shown::kPidFiltered}) {
+    SCOPED_TRACE(static_cast<int>(shown));
+    Sim s({}, shown == Shown::kPidFiltered ? Following({99}) : TrackingPolicy{});
+    s.Switch(0, 0, 0, kR, 15);
+    s.Switch(100, 0, 15, kS, 0);
+    s.WakeBoth(1'000, 0, 0, 15, 0, kFlagHardirq);
+    s.Switch(1'010, 0, 0, kR, 15);
+    if (shown == Shown::kASyscall) s.SysExit(1'020, 0, 15, kRead);
+    if (shown != Shown::kOneSleep) s.Switch(1'100, 0, 15, kS, 0);
+    s.Finish(2'000);
+
+    const bool taken = shown == Shown::kTwoSleeps;
+    EXPECT_EQ(s.sm().inferred_kernel_threads(), taken ? 1u : 0u);
+    EXPECT_EQ(s.Report(15).thread->kernel_thread, taken);
+    if (taken) {
+      EXPECT_EQ(s.Micro(15, M::kSleep), 900 + 900);
+      EXPECT_EQ(s.Micro(15, M::kSys), 100 + 90);
+      EXPECT_EQ(s.Micro(15, M::kUnknown), 0);
+    } else if (shown == Shown::kASyscall) {
+      EXPECT_EQ(s.Micro(15, M::kSleep), 900 + 900);  // in read, then asleep in the kernel
+      EXPECT_EQ(s.Micro(15, M::kUser), 1'100 - 1'020);
+    } else {
+      EXPECT_EQ(s.Micro(15, M::kSleep), 0);
+      EXPECT_GT(s.Micro(15, M::kUnknown), 0);
+    }
+    EXPECT_TILED(s);
+  }
+}
+
 // A zombie is reaped when its parent's wait4() returns its pid (sched_process_free,
 // run later from an RCU callback, is mostly filtered out of a pid-filtered trace); a
 // wait4 that reports a stopped child (WUNTRACED) reaps nothing.
