@@ -59,6 +59,7 @@ StateMachine::StateMachine(const SyscallTable& syscalls, TraceCapabilities caps,
       causes_(syscalls, caps.page_faults),
       caps_(std::move(caps)),
       follow_all_(policy.all),
+      kernel_threads_named_(!policy.kernel_threads.empty()),
       threads_(std::move(policy)),
       increments_complete_(caps_.all_increments) {}
 

@@ -349,6 +349,8 @@ class StateMachine final : public EventSink {
   CauseAttribution causes_;
   TraceCapabilities caps_;
   const bool follow_all_;  // -a or a foreign file: every thread is the report's
+  // The recorder listed the kernel's threads (cstool's recordings): none is guessed.
+  const bool kernel_threads_named_;
   const std::vector<Observer*>& On(Hook h) const { return hooks_[static_cast<size_t>(h)]; }
   std::array<std::vector<Observer*>, static_cast<size_t>(Hook::kCount)> hooks_;
   ThreadTracker threads_;

@@ -74,10 +74,12 @@ void StateMachine::Resolve(Thread& t, int64_t s) {
 // none; cstool's recordings list the kernel's threads). A user thread sleeps again inside
 // one syscall only in a kernel loop (poll rechecking its files), and then sys_exit
 // usually shows before its second sleep. (A task the kernel traces nothing of but its
-// wakeups, untraced switch-outs, is no evidence either way.)
+// wakeups, untraced switch-outs, is no evidence either way; nor is a thread the recorder
+// kept out of tracing, its own.)
 bool StateMachine::TakenForKernelThread(const Thread& t) const {
-  return caps_.syscalls && follow_all_ && !t.user_thread && !t.kernel_thread &&
-         t.placement.untraced_switch_outs == 0 && t.pending_switches.size() >= 2;
+  return caps_.syscalls && follow_all_ && !kernel_threads_named_ && !t.user_thread &&
+         !t.kernel_thread && !t.recorder && t.placement.untraced_switch_outs == 0 &&
+         t.pending_switches.size() >= 2;
 }
 
 void StateMachine::ResolveUnanswered(Thread& t) {
