@@ -280,8 +280,11 @@ void BarscopeObserver::BuildThreadChart(int64_t end) {
 
 void BarscopeObserver::BuildCpuChart(int64_t end) {
   BarscopeChart& c = model_.cpus;
+  // (Before a CPU's first event nothing tells what ran there: a pid-filtered recording
+  // shows an unfollowed task only when it switches to or from a followed one.)
   c.title =
-      "CPU barscope: CPUs x time, each column split by the share of each thread (blank: idle)";
+      "CPU barscope: CPUs x time, each column split by the share of each thread (blank: idle, "
+      "or not known, as before a CPU's first event)";
   StartChart(c, end);
   if (lost_gaps_ > 0)
     c.notes.push_back(
