@@ -530,8 +530,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     if (dating.at_event && flush > wakee.since && flush <= e.c.ts) {
       dating.flush_ts = flush;
       ++enqueues_after_flush_;
-    } else if (dating.at_event && wakee.waking_cpu == e.c.cpu && wakee.waking_at >= 0 &&
-               wakee.waking_at <= e.c.ts) {
+    } else if (dating.at_event && wakee.waking_cpu == e.c.cpu) {
       // Its sched_waking here began the same call, which read the clock in between.
       dating.waking_ts = wakee.waking_at;
     }

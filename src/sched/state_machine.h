@@ -279,8 +279,8 @@ class StateMachine final : public EventSink {
                   const SwitchEvent* sw = nullptr, bool cause_pending = false);
   void Resolve(Thread& t, int64_t syscall_or_none);
   // No answer will come (the trace ended, or too much waits): resolved as a kernel thread
-  // when TakenForKernelThread, else as unknown.
-  void ResolveUnanswered(Thread& t);
+  // when TakenForKernelThread (then true), else as unknown.
+  bool ResolveUnanswered(Thread& t);
   bool TakenForKernelThread(const Thread& t) const;
   // The kernel switch instant (see state_machine.cc).
   void NoteRqClock(Cpu& cpu, int64_t ts);

@@ -23,8 +23,7 @@ void StateMachine::EmitUnresolvedSegment(Thread& t, Microstate s, AbstractState 
     }
     // Give up waiting: what was pending stays unknown, and so does the rest (unless the
     // thread is taken for a kernel thread: then this segment is resolved as one).
-    ResolveUnanswered(t);
-    if (t.syscall == kNotInSyscall) {
+    if (ResolveUnanswered(t)) {
       Deliver(t, causes_.Resolved(t, s, a, kNotInSyscall), cpu, start, end);
       return;
     }
@@ -82,14 +81,15 @@ bool StateMachine::TakenForKernelThread(const Thread& t) const {
          t.pending_switches.size() >= 2;
 }
 
-void StateMachine::ResolveUnanswered(Thread& t) {
+bool StateMachine::ResolveUnanswered(Thread& t) {
   if (!TakenForKernelThread(t)) {
     Resolve(t, kSyscallUnknown);
-    return;
+    return false;
   }
   t.kernel_thread = true;
   ++inferred_kernel_threads_;
   Resolve(t, kNotInSyscall);
+  return true;
 }
 
 // Returns whether the switch waits for Resolve (its OnSwitch comes later).
