@@ -13,8 +13,11 @@
 #include "base/errors.h"
 #include "base/stop_signal.h"
 #include "commands/record_trigger.h"
+#include "decode/decode_trace.h"
+#include "format/trace_file_reader.h"
 #include "model/recording_info.h"
 #include "pipeline/kernel_agreement.h"
+#include "pipeline/lost_events.h"
 #include "recording/flight_recorders.h"
 #include "recording/progress_line.h"
 #include "recording/recorder.h"
@@ -159,6 +162,37 @@ int RunDump(int pid, Messages& messages) {
   return 0;
 }
 
+namespace {
+
+// What a recovered file holds, as report will count it: its events, and what the ring
+// buffers lost (a killed recording's last pages may end in a loss of unknown size, which
+// counts as one). One pass over the file's records, without decoding them.
+std::string RecoveredContents(const std::string& file) {
+  try {
+    auto reader = OpenTraceFile(file);
+    EventSink counted_only;
+    DecodeOptions options;
+    options.decode = false;
+    const DecodeStats stats = DecodeTrace(*reader, counted_only, options);
+    uint64_t total = 0;
+    std::vector<std::string> per_cpu;
+    for (auto [cpu, n] : LostEventsPerCpu(stats, *reader)) {
+      total += n;
+      if (n > 0) per_cpu.push_back(fmt::format("cpu{} {}", cpu, n));
+    }
+    return fmt::format("{} holds {} events; lost {}{} events{}", file, stats.events,
+                       stats.lost_gaps_unknown > 0 ? "at least " : "", total,
+                       per_cpu.empty() ? "" : fmt::format(" ({})", fmt::join(per_cpu, ", ")));
+  } catch (const Error& e) {
+    return fmt::format(
+        "{} could not be read through to count its events ({}); `cstool report "
+        "{} --salvage` reads what it can",
+        file, e.what(), file);
+  }
+}
+
+}  // namespace
+
 int RunRecover(const std::string& file, Messages& messages) {
   RecoveryResult r = RecoverRecording(file, messages);
   // In KiB below a MiB: a small recording's "0.0 MiB" read as nothing recovered.
@@ -171,6 +205,7 @@ int RunRecover(const std::string& file, Messages& messages) {
         fmt::format("recovered {} of events on {} CPU{} into {} (the recording had "
                     "ended and only writing the file had failed: nothing is missing)",
                     size(r.bytes), r.cpus, r.cpus == 1 ? "" : "s", file));
+    messages.Status(RecoveredContents(file));
     return 0;
   }
   const std::string unread =
@@ -184,6 +219,7 @@ int RunRecover(const std::string& file, Messages& messages) {
                   r.drained ? "what it had read but not yet written"
                             : "what it had not yet written (its tracefs instance was not there "
                               "to read)"));
+  messages.Status(RecoveredContents(file));
   return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "model/anomalies.h"
 #include "model/host_steal_text.h"
 #include "pipeline/job_plan.h"
+#include "pipeline/lost_events.h"
 #include "pipeline/recorder_cost.h"
 #include "pipeline/salvage_cut.h"
 #include "pipeline/unplaced_threads.h"
@@ -477,19 +478,8 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (const std::string& e : unrecorded)  // irq_vectors:* may be missing as a format too
     if (std::find(t.missing_events.begin(), t.missing_events.end(), e) == t.missing_events.end())
       t.missing_events.push_back(e);
+  t.lost_events = LostEventsPerCpu(stats, *reader);
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
-    // The same loss can show in page headers and in the stop-time stats: take the larger.
-    uint64_t in_pages =
-        cpu < static_cast<int>(stats.lost_per_cpu.size()) ? stats.lost_per_cpu[cpu] : 0;
-    uint64_t gaps =
-        cpu < static_cast<int>(stats.lost_gaps_per_cpu.size()) ? stats.lost_gaps_per_cpu[cpu] : 0;
-    uint64_t in_stats = 0;
-    if (auto it = reader->cpu_stats().find(cpu); it != reader->cpu_stats().end())
-      in_stats = it->second.overrun + it->second.dropped;
-    if (info)
-      for (const CpuRecordStats& c : info->cpus)
-        if (c.cpu == cpu) in_stats = std::max(in_stats, RecordingInfo::LostEvents(c));
-    t.lost_events[cpu] = std::max({in_pages, in_stats, gaps});
     const std::vector<int>& cut = reader->salvage_log().cut_cpus();
     if (std::find(cut.begin(), cut.end(), cpu) != cut.end() &&
         (cpu >= static_cast<int>(stats.events_per_cpu.size()) || stats.events_per_cpu[cpu] == 0))

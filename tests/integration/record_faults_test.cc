@@ -259,6 +259,22 @@ nlohmann::json ReportWithEverySleep(const fs::path& out, int sleeps) {
   return j;
 }
 
+// `--recover`'s summary (its stderr, `recover_err`) says what the file `out` holds as its
+// report `j` counts it: "OUT holds N events; lost [at least ]M events".
+void ExpectRecoverCountsAsReport(const std::string& recover_err, const fs::path& out,
+                                 const nlohmann::json& j) {
+  const std::string holds = out.string() + " holds ";
+  const size_t at = recover_err.find(holds);
+  ASSERT_NE(at, std::string::npos) << recover_err;
+  const std::string line = recover_err.substr(at + holds.size());
+  EXPECT_EQ(std::stoull(line), j.at("trace").at("events").get<uint64_t>()) << line;
+  const size_t lost_at = line.find("; lost ");
+  ASSERT_NE(lost_at, std::string::npos) << line;
+  std::string lost = line.substr(lost_at + 7);
+  if (lost.starts_with("at least ")) lost = lost.substr(9);
+  EXPECT_EQ(std::stoull(lost), j.at("trace").at("lost_events_total").get<uint64_t>()) << line;
+}
+
 // The recording ends and only writing the file fails (a full disk at the end; here its
 // temporary file's name taken by a directory meanwhile): the pages and a note rewritten
 // at the stop stay, and --recover makes of them the file the recording would have
@@ -293,6 +309,8 @@ TEST_F(RecordFaults, WhenOnlyWritingTheFileFailsRecoverLosesNothing) {
   const nlohmann::json j = ReportWithEverySleep(out, 2000);
   ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j.at("trace").at("lost_events_total").get<int64_t>(), 0);
+  ExpectRecoverCountsAsReport(recover.err, out, j);
+  EXPECT_NE(recover.err.find("; lost 0 events"), std::string::npos) << recover.err;
   EXPECT_EQ(j.dump().find("recovered from a recording"), std::string::npos);
   CommandResult check = RunCommand({kCstool, "report", out, "--check", "--format", "json"});
   ASSERT_EQ(check.err, "");
@@ -373,11 +391,13 @@ pid_t KillRecorderLeavingItsInstance(const fs::path& out, const fs::path& err,
 
 // The report of such a recording, recovered: every sleep, and the exit, not only what the
 // files had at the kill.
-void ExpectTheWholeSlowRun(const fs::path& out) {
-  const nlohmann::json j = ReportWithEverySleep(out, 100);
+// Returns the report's JSON (null when the kernel cannot be asked; see ReportWithEverySleep).
+nlohmann::json ExpectTheWholeSlowRun(const fs::path& out) {
+  nlohmann::json j = ReportWithEverySleep(out, 100);
   if (!j.is_null()) {
     EXPECT_GT(j.at("trace").at("lost_events_total").get<int64_t>(), 0) << j.at("trace").dump();
   }
+  return j;
 }
 
 // kill -9 (or the OOM killer) cannot clean up: what was written stays beside the output
@@ -438,6 +458,7 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_NE(report.out.find("recovered from a recording that was killed"), std::string::npos);
+  ExpectRecoverCountsAsReport(recover.err, out, nlohmann::json::parse(report.out));
   EXPECT_NE(report.out.find("\"sleep:read\""), std::string::npos) << "the workload's switches";
   EXPECT_EQ(OpenTraceFile(out.string())->instance_names(),
             std::vector<std::string>{"cstool_runtime"});
@@ -464,7 +485,12 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   EXPECT_NE(recover.err.find("unread in the killed recorder's buffers"), std::string::npos)
       << recover.err;
   EXPECT_FALSE(fs::exists(stale));
-  ExpectTheWholeSlowRun(out);
+  const nlohmann::json j = ExpectTheWholeSlowRun(out);
+  if (!j.is_null()) {
+    ExpectRecoverCountsAsReport(recover.err, out, j);
+    // What the recorder had read but not written is a loss of unknown size.
+    EXPECT_NE(recover.err.find("; lost at least "), std::string::npos) << recover.err;
+  }
 }
 
 // Another session before the recovery (a recording into another file) keeps the killed
