@@ -493,7 +493,8 @@ std::string KernelCheckResult::JudgedText() const {
           : fmt::format(", {} of them with nothing to compare (no run or wait inside {})",
                         times_judged_idle, times_judged_idle == 1 ? "its window" : "their windows");
   if (times_judged == compared && times_judged_idle == 0) return "";
-  if (times_judged == compared)
+  // With none judged, the verdict itself says "on switch counts only".
+  if (times_judged == compared || times_judged == 0)
     return fmt::format("; times judged for {} of {}{}", times_judged, compared, idle);
   return fmt::format("; times judged for {} of {}{} (the rest: switch counts only)", times_judged,
                      compared, idle);

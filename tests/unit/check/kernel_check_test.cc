@@ -857,7 +857,9 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
             0u)
       << res.Verdict();
   EXPECT_NE(res.Verdict().find(
-                "; times judged for 0 of 1 (the rest: switch counts only); worst thread: on-CPU -"),
+                "switch counts only: 1/1 threads agree with the kernel, 1 of 1 checked (0 "
+                "partial, 0 with lost events, 0 with switches the kernel did not record, 0 "
+                "without counters); times judged for 0 of 1; worst thread: on-CPU -"),
             std::string::npos)
       << res.Verdict();
   // The process row's "agree" says it too (it read as an agreement on 40 ms of wait).
