@@ -393,6 +393,7 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
   // sched_wakeup is emitted after the wakeup-preemption check, so its own flags may
   // already show the need-resched this very wakeup set: note them after the candidate.
   Cpu& cpu = Enter(e.c, /*note_flags=*/false);
+  if (e.kind == WakeupKind::kWakeupNew) wakeup_new_seen_ = true;
   const bool from_irq = e.c.flags & (kFlagHardirq | kFlagSoftirq | kFlagNmi);
   if (!from_irq && e.c.pid != 0) {
     Thread& waker = OwnThread(cpu, e.c.pid);
@@ -1242,6 +1243,12 @@ void StateMachine::Finish(int64_t end_ts) {
     // not the program's: its life ends with the trace's events.
     const int64_t until =
         t.state == Microstate::kZombie ? std::min(end_ts, std::max(last_ts_, t.since)) : end_ts;
+    // Created and not yet woken by the end, where the trace records wake_up_new_task: not
+    // runnable yet, so its observed life, which begins at that wakeup, has not begun (a
+    // wait from its fork would be one the kernel never counted: its parent preempted in
+    // between). Without such wakeups in the trace it waits from its fork, as on a switch-in.
+    if (t.awaits_first_wakeup && wakeup_new_seen_ && t.since == t.first_ts && !t.on_cpu)
+      t.first_ts = t.since = until;
     Transition(t, t.state, t.abstract, until);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) ResolveUnanswered(t);
     CloseOpenSyscall(t, until);

@@ -410,6 +410,8 @@ class StateMachine final : public EventSink {
   int open_lost_gaps_ = 0;                       // CPUs with Cpu::lost_gap_from set
   int64_t last_ts_ = 0;
   bool finished_ = false;
+  // A sched_wakeup_new was seen: the trace records wake_up_new_task (Finish).
+  bool wakeup_new_seen_ = false;
 };
 
 }  // namespace cstool

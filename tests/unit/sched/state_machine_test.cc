@@ -145,6 +145,35 @@ TEST(StateMachine, ChildWithoutWakeupNewWaitsFromFork) {
   EXPECT_TILED(s);
 }
 
+// A child its parent had not woken yet (wake_up_new_task) when the trace ended: in a trace
+// that records those wakeups (another child's came), it was never runnable in the trace,
+// so its observed life has not begun and it waits for nothing; in one that records none,
+// it waits from its fork, as it would up to a switch-in.
+TEST(StateMachine, AChildNotYetWokenAtTheEndWaitsOnlyWhereTheTraceHasNoWakeupNew) {
+  for (const bool records_wakeup_new : {true, false}) {
+    SCOPED_TRACE(records_wakeup_new);
+    TrackingPolicy policy;
+    policy.known_tgids = {{100, 100}, {200, 200}};
+    Sim s({}, policy);
+    s.Switch(0, 0, 0, kR, 100);
+    s.SysEnter(10, 0, 100, 56);  // clone
+    s.Fork(20, 0, 100, 101, /*thread=*/false);
+    if (records_wakeup_new) s.Wake(25, 0, 100, 101, 1, 0, WakeupKind::kWakeupNew);
+    s.Switch(40, 1, 0, kR, 101);
+    s.SysExit(50, 0, 100, 56, 0, 101);
+    s.SysEnter(60, 0, 100, 56);  // clone again
+    s.Fork(70, 0, 100, 102, /*thread=*/false);
+    s.Switch(80, 0, 100, kR, 200);  // preempted before waking it
+    s.Finish(1000);
+
+    const ThreadReport& child = s.Report(102);
+    EXPECT_EQ(child.thread->first_ts, records_wakeup_new ? 1000 : 70);
+    EXPECT_EQ(s.Micro(102, M::kWaitCpuWakeup), records_wakeup_new ? 0 : 1000 - 70);
+    EXPECT_EQ(s.Micro(100, M::kWaitCpuPreempted), 1000 - 80);  // the parent's own wait
+    EXPECT_TILED(s);
+  }
+}
+
 // A thread never seen in a syscall or in user mode, in a trace that records every task's
 // syscalls, that slept twice (each switch traced): a kernel thread the file does not name
 // (trace-cmd's files name none), its runs SYS and its sleeps SLP. One sleep, a syscall
