@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cmd/commands.h"
+#include "cmd/duration_option.h"
 #include "commands/msa_command.h"
 #include "counters/event_list.h"
 
@@ -14,7 +15,10 @@ RunFn SetupMsa(CLI::App& sub) {
   auto options = std::make_shared<MsaOptions>();
   sub.add_option("pid", options->pid, "Process to watch (its threads and the tasks it creates)")
       ->required();
-  sub.add_option("-T,--interval", options->interval_s, "Seconds per interval (fractions allowed)")
+  sub.add_option("-T,--interval", options->interval_s,
+                 "Seconds per interval (fractions allowed), or with a unit (200ms)")
+      ->transform(SecondsOfDuration)
+      ->type_name("DURATION")
       ->capture_default_str();
   sub.add_option("-n,--count", options->count, "Stop after this many intervals (0: no limit)")
       ->capture_default_str();

@@ -49,8 +49,10 @@ RunFn SetupRecord(CLI::App& sub) {
   sub.add_flag("--no-defaults", options->no_defaults,
                "Record only the -e events, not the default set");
   sub.add_option("--flight", options->flight_s,
-                 "Flight recorder: keep only the last SECS seconds (in memory) and write them "
-                 "on a trigger (SIGUSR1, record --dump, --trigger) as OUTPUT.N")
+                 "Flight recorder: keep only the last SECS seconds (or a duration with its "
+                 "unit: 500ms) in memory and write them on a trigger (SIGUSR1, record --dump, "
+                 "--trigger) as OUTPUT.N")
+      ->transform(SecondsOfDuration)
       ->type_name("SECS")
       ->check(CLI::Validator(
           [](const std::string& value) -> std::string {
@@ -58,7 +60,8 @@ RunFn SetupRecord(CLI::App& sub) {
             const double secs = std::strtod(value.c_str(), &end);
             return end != value.c_str() && *end == '\0' && secs > 0
                        ? ""
-                       : "takes a positive number of seconds";
+                       : "takes a positive number of seconds (or a duration with its "
+                         "unit: 500ms)";
           },
           "SECS > 0"));
   sub.add_option("--trigger", options->trigger,
@@ -109,8 +112,10 @@ RunFn SetupRecord(CLI::App& sub) {
                  "Per-thread virtual counters stored with the trace: read-bytes, write-bytes "
                  "(from /proc/PID/task/TID/io)");
   sub.add_option("-T,--counter-interval", options->counter_interval_s,
-                 "Also sample the counters every this many seconds (default: at the start and "
-                 "at each thread's exit or the end)");
+                 "Also sample the counters every this many seconds, or with a unit (200ms) "
+                 "(default: at the start and at each thread's exit or the end)")
+      ->transform(SecondsOfDuration)
+      ->type_name("DURATION");
   for (const char* name :
        {"--pid", "--all", "--children", "--event", "--no-defaults", "--cpus", "--compress",
         "--flight", "--trigger", "--max-dumps", "--dump-at-end", "--max-size", "--recover"})

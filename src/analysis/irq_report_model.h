@@ -51,7 +51,9 @@ struct IrqReport {
   std::vector<std::string> notes;
   std::vector<IrqSourceSummary> sources;  // most total time first
   std::vector<IrqTaskSummary> tasks;      // most lost time first
-  IrqCount idle;                          // interrupts that hit an idle CPU
+  // Hardirqs, vectors and NMIs that hit an idle CPU: the `irq` microstate's interrupts.
+  IrqCount idle;
+  IrqCount idle_softirq;  // softirqs an idle CPU ran (the `softirq` microstate's kind)
   // The recorder's own threads (not in `tasks`), summed as a task's are (its `sources`
   // unused): the tasks' IRQ_US, the idle line's time and this one's irq_ns add up to the
   // hardirq sources' time.

@@ -68,12 +68,17 @@ void IrqSummaryObserver::OnIrq(const IrqInterval& iv) {
   if (iv.cpu >= 0) {
     if (static_cast<size_t>(iv.cpu) >= recent_.size()) recent_.resize(iv.cpu + 1);
     if (!recent_[iv.cpu]) recent_[iv.cpu] = std::make_unique<RecentIrqs>();
-    recent_[iv.cpu]->Push(
-        {.start = iv.start, .end = iv.end, .source = key, .interrupted = iv.interrupted});
+    recent_[iv.cpu]->Push({.start = iv.start,
+                           .end = iv.end,
+                           .source = key,
+                           .softirq = iv.kind == IrqKind::kSoftirq,
+                           .interrupted = iv.interrupted});
   }
   if (!iv.interrupted) {
-    ++idle_.count;
-    idle_.time_ns += dur;
+    // Apart by kind, as a task's IRQ_US and SOFTIRQ_US are, so that each adds up.
+    IrqCount& idle = IdleOf(iv.kind == IrqKind::kSoftirq);
+    ++idle.count;
+    idle.time_ns += dur;
     return;
   }
   TaskAcc& task = Task(*iv.interrupted);
@@ -119,7 +124,7 @@ void IrqSummaryObserver::OnInterruptSegment(const Thread& thread, Microstate sta
       if (rest <= 0 || irq.interrupted == &thread || irq.next != &thread) return true;
       irq.moved_ns += rest;
       if (irq.interrupted == nullptr) {
-        idle_.time_ns -= rest;
+        IdleOf(irq.softirq).time_ns -= rest;
       } else {
         TaskAcc& hit = Task(*irq.interrupted);
         IrqCount& was = hit.Source(irq.source);
@@ -173,6 +178,7 @@ void IrqSummaryObserver::Fill(IrqReport& report) const {
               return a.tid < b.tid;
             });
   report.idle = idle_;
+  report.idle_softirq = idle_softirq_;
 }
 
 }  // namespace cstool

@@ -74,7 +74,9 @@ class IrqSummaryObserver : public Observer {
   // where they are).
   std::unordered_map<const char*, Sources::value_type*> by_name_;
   std::vector<std::unique_ptr<TaskAcc>> tasks_;  // by Thread::id (dense), null: none yet
-  IrqCount idle_;
+  IrqCount idle_;                                // hardirqs, vectors, NMIs on an idle CPU
+  IrqCount idle_softirq_;                        // softirqs there
+  IrqCount& IdleOf(bool softirq) { return softirq ? idle_softirq_ : idle_; }
   // An interrupt, [start, end), and what it hit (null: an idle CPU). The task the kernel
   // switched in at a wakeup inside one ran the rest of it (its irq time): that rest is
   // then no idle time, nor the interrupted task's, but the new task's, from that source
@@ -84,6 +86,7 @@ class IrqSummaryObserver : public Observer {
     int64_t start = 0;
     int64_t end = 0;
     const std::string* source = nullptr;  // a key of sources_
+    bool softirq = false;                 // its time is softirq time, not irq time
     const Thread* interrupted = nullptr;
     // The task the CPU showed next after it (null: none that can have run its rest),
     // unset until the CPU shows one.

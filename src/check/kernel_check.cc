@@ -66,7 +66,10 @@ std::string WorstText(const char* what, const KernelCheckResult::WorstThread& w)
   const double ms = ShownDiff(static_cast<double>(w.diff_ns) / 1e6, 3);
   if (w.kernel_ns == 0)
     return fmt::format("{} {:+.3f} ms (the kernel's: 0, tid {})", what, ms, w.tid);
-  return fmt::format("{} {:+.3f} ms ({:+.2f}%, tid {})", what, ms, ShownDiff(w.pct, 2), w.tid);
+  // The percentage's sign is the shown difference's, also where it rounds to 0.00
+  // (-0.003 ms of a long run is "-0.00%", not "+0.00%").
+  return fmt::format("{} {:+.3f} ms ({}{:.2f}%, tid {})", what, ms, ms < 0 ? '-' : '+',
+                     std::abs(ShownDiff(w.pct, 2)), w.tid);
 }
 
 // Switch counts are cut where /proc's status read ended; the switches traced inside a
@@ -471,12 +474,14 @@ std::string KernelCheckResult::Verdict() const {
   if (compared == 0)
     return fmt::format("kernel check: NOT CHECKED: nothing to compare ({})", others);
   const char* verdict = agreeing != compared ? "FAIL" : Covered() ? "PASS" : "INCOMPLETE";
-  // With no thread's times judged (a recording of some CPUs only), a bare PASS read as a
-  // verdict on the times; record's summary says the same.
-  const char* on_what = times_judged == 0 ? " on switch counts only" : "";
+  // With no thread's times compared (a recording of some CPUs only; a -p recording whose
+  // only judged thread neither ran nor waited), a bare PASS read as a verdict on the
+  // times; record's summary says the same.
+  const char* on_what = TimesCompared() ? "" : " on switch counts only";
   return fmt::format(
              "kernel check: {}{}: {}/{} threads agree with the kernel, {} of {} checked ({}){}; "
-             "worst thread: {}, {}; tolerance max({:.1f} ms, {:.1f}%)",
+             "worst thread (the most of its tolerance): {}, {}; tolerance max({:.1f} ms, "
+             "{:.1f}%)",
              verdict, on_what, agreeing, compared, compared, Considered(), others, JudgedText(),
              WorstText("on-CPU", worst_on_cpu), WorstText("wait-for-CPU", worst_wait),
              static_cast<double>(tolerance.time_abs_ns) / 1e6, tolerance.time_rel * 100) +

@@ -86,7 +86,12 @@ KernelMatch KernelMatcher::Match(const ThreadReport& r) const {
   } else if (exit_record) {
     m.end = exit_record;
     m.mode = WindowMode::kPartial;
-    m.why = "exit not in the trace (after tracing stopped, or lost)";
+    // Its exit switch alone does not date the record: do_exit() sent it earlier, and only
+    // sched_process_exit (recorded by default) marks where.
+    m.why = t.exit_switch_ts >= 0
+                ? "exit switch in the trace but not sched_process_exit, which dates the exit "
+                  "record (record -e sched:sched_process_exit)"
+                : "exit not in the trace (after tracing stopped, or lost)";
     return m;
   } else {
     m.why = "no kernel counters for this thread";

@@ -76,6 +76,7 @@ nlohmann::json IrqReportToJson(const IrqReport& r) {
           {"sources", sources},
           {"tasks", tasks},
           {"idle", CountJson(r.idle)},
+          {"idle_softirq", CountJson(r.idle_softirq)},
           {"recorder",
            {{"count", r.recorder.count},
             {"irq_ns", r.recorder.irq_ns},

@@ -50,7 +50,9 @@ class IrqTableOutput : public IrqOutput {
       os_ << line << "\n";
     }
     if (r.sources.empty()) os_ << "(no interrupts recorded)\n";
-    os_ << fmt::format("idle CPUs were hit {} times ({} us)\n", r.idle.count, Us(r.idle.time_ns));
+    os_ << fmt::format("idle CPUs were hit {} times ({} us) and ran {} softirqs ({} us)\n",
+                       r.idle.count, Us(r.idle.time_ns), r.idle_softirq.count,
+                       Us(r.idle_softirq.time_ns));
 
     os_ << "\n"
         << SectionTitle(fmt::format(

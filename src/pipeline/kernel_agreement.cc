@@ -26,10 +26,10 @@ std::string KernelAgreementLine(const std::string& file) {
           "kernel agrees: not checked (no thread could be compared: {} partial, {} with lost "
           "events, {} untraced, {} without counters)",
           check.partial, check.lost, check.untraced, check.no_counters);
-    // With no thread's times judged (a recording of some CPUs only), "agrees" alone read as
-    // a verdict on the times.
+    // With no thread's times compared (a recording of some CPUs only), "agrees" alone read
+    // as a verdict on the times.
     std::string line = fmt::format("kernel agrees{}: {}/{} threads",
-                                   check.times_judged == 0 ? " on switch counts only" : "",
+                                   check.TimesCompared() ? "" : " on switch counts only",
                                    check.agreeing, check.compared);
     if (check.partial + check.lost + check.untraced + check.no_counters > 0)
       line += fmt::format(" ({} partial, {} with lost events, {} untraced, {} without counters)",

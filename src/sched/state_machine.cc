@@ -221,6 +221,16 @@ bool StateMachine::ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts) 
   return true;
 }
 
+// An interrupt of the idle task: where the trace records every task's events (no pid
+// filter), the CPU runs idle, and a followed task the model still has running there went
+// to sleep with no switch recorded (this kernel records none for some tasks). Else its
+// run would go on, and take the idle CPU's interrupts as its own irq time. (Not an NMI: one
+// may come inside a switch, before the current task changes.)
+void StateMachine::NoteIdleEvent(Cpu& cpu, const EventCommon& c) {
+  if (!follow_all_ || (c.flags & kFlagNmi) || !cpu.current_known || cpu.current == nullptr) return;
+  if (ReplaceUntracedCurrent(cpu, c.cpu, c.ts)) SetCurrent(cpu, c.cpu, nullptr, true, c.ts);
+}
+
 // Every change of a CPU's current task goes through here, so that the observers see
 // them all, in time order (OnCpuCurrent).
 void StateMachine::SetCurrent(Cpu& cpu, int32_t cpu_id, Thread* t, bool known, int64_t ts,
@@ -361,12 +371,14 @@ void StateMachine::PushSchedSwitch(const SchedSwitch& e) {
   if (next == nullptr && open_lost_gaps_ > 0) [[unlikely]]
     LeaveIdleCpu(e.c.cpu, ts);
   if (next) {
+    // The CPU it last showed on (its switch-out lost there, or never recorded, as this
+    // kernel leaves out some) no longer runs it: what does is unknown.
+    if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
+        cpus_[next->cpu].current == next && cpus_[next->cpu].current_known)
+      SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
     if (next->on_cpu) {
       // (Its switch-out may have been among events lost there.)
       if (next->lost_gap_at < 0) Flag(Anomaly::kSwitchInAlreadyOnCpu, next);
-      if (next->cpu >= 0 && next->cpu != e.c.cpu && static_cast<size_t>(next->cpu) < cpus_.size() &&
-          cpus_[next->cpu].current == next)
-        SetCurrent(cpus_[next->cpu], next->cpu, next, false, ts);
     } else if (events_lost_ && Asleep(*next) && (caps_.waking || caps_.wakeup) &&
                ForgetSleepAcrossLostGap(*next, in_ts)) [[unlikely]] {
       // Its wakeup may have been among events lost meanwhile: unknown since (the rule).
@@ -480,11 +492,8 @@ void StateMachine::PushSchedWakeup(const SchedWakeup& e) {
     const int64_t runnable_at =
         e.kind == WakeupKind::kWakeup ? EnqueueClock(e.target_cpu, wakee, e.c.ts) : e.c.ts;
     // Born now (PushSchedProcessFork), unless something already began its states.
-    if (e.kind == WakeupKind::kWakeupNew && wakee.awaits_first_wakeup &&
-        wakee.since == wakee.first_ts && runnable_at > wakee.since) {
-      wakee.first_ts = runnable_at;
-      wakee.since = runnable_at;
-    }
+    if (e.kind == WakeupKind::kWakeupNew && LifeNotBegun(wakee) && runnable_at > wakee.since)
+      BeginLifeAt(wakee, runnable_at);
     wakee.awaits_first_wakeup = false;
     Transition(wakee, Microstate::kWaitCpuWakeup, AbstractState::kNone, runnable_at);
     wakee.waking_unqueued = e.kind == WakeupKind::kWaking;
@@ -1247,8 +1256,7 @@ void StateMachine::Finish(int64_t end_ts) {
     // runnable yet, so its observed life, which begins at that wakeup, has not begun (a
     // wait from its fork would be one the kernel never counted: its parent preempted in
     // between). Without such wakeups in the trace it waits from its fork, as on a switch-in.
-    if (t.awaits_first_wakeup && wakeup_new_seen_ && t.since == t.first_ts && !t.on_cpu)
-      t.first_ts = t.since = until;
+    if (wakeup_new_seen_ && LifeNotBegun(t) && !t.on_cpu) BeginLifeAt(t, until);
     Transition(t, t.state, t.abstract, until);
     if (t.syscall == kSyscallUnknown && caps_.syscalls) ResolveUnanswered(t);
     CloseOpenSyscall(t, until);

@@ -224,6 +224,7 @@ class StateMachine final : public EventSink {
   Thread& IncrementThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   Thread& OwnThread(const Cpu& cpu, int32_t tid, std::string_view comm = {});
   bool RunsHere(const Cpu& cpu, int32_t cpu_id, const Thread& t) const;
+  void NoteIdleEvent(Cpu& cpu, const EventCommon& c);
   void NoteEventTask(Cpu& cpu, const EventCommon& c);
   void NoteFlags(Cpu& cpu, uint8_t flags, int32_t pid);
   void Flag(Anomaly a, Thread* t, uint64_t n = 1);
@@ -337,6 +338,12 @@ class StateMachine final : public EventSink {
   void EmitUntracedSwitchOut(Thread& t, bool voluntary);
   void ResetClock(Cpu& cpu);
   void EndLifetime(Thread& t, int64_t ts);
+  // A child its parent created (sched_process_fork) and nothing has begun the states of:
+  // its observed life begins at its first wakeup (wake_up_new_task), not at its fork.
+  static bool LifeNotBegun(const Thread& t) {
+    return t.awaits_first_wakeup && t.since == t.first_ts;
+  }
+  static void BeginLifeAt(Thread& t, int64_t ts) { t.first_ts = t.since = ts; }
   void ReapZombie(int64_t pid, int64_t ts);
   // A thread outside a pid-filtered recording: the trace has its switches only to and
   // from a followed task, so it runs unseen.

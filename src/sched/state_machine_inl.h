@@ -89,7 +89,10 @@ constexpr int32_t kMaxCpuId = 1 << 16;
 // is the task it interrupted, an increment's the one whose context did the accounting.
 // The kernel (6.18) often records no switch from idle to it: this is where that shows.
 [[gnu::always_inline]] inline void StateMachine::NoteEventTask(Cpu& cpu, const EventCommon& c) {
-  if (c.pid == 0) return;
+  if (c.pid == 0) [[unlikely]] {
+    NoteIdleEvent(cpu, c);
+    return;
+  }
   const Thread* cur = cpu.current;
   if (cpu.current_known && cur && cur->tid == c.pid && cur->on_cpu) [[likely]]
     return;
@@ -153,10 +156,11 @@ constexpr int32_t kMaxCpuId = 1 << 16;
 }
 
 // Re-derives the running thread's microstate after its syscall or the CPU's interrupt
-// nesting changed.
+// nesting changed. Not where the CPU's task is unknown: the one it last showed may run
+// on another CPU by now (an interrupt of the idle task here is none of its time).
 [[gnu::always_inline]] inline void StateMachine::RefreshRunning(Cpu& cpu, int64_t ts) {
   Thread* t = cpu.current;
-  if (!t || !t->on_cpu) return;
+  if (!t || !t->on_cpu || !cpu.current_known) return;
   Microstate s = RunningState(*t, cpu);
   AbstractState a = s == Microstate::kUnknown ? AbstractState::kRunning : AbstractState::kNone;
   if (s != t->state || a != t->abstract) Transition(*t, s, a, ts);

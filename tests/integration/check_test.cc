@@ -57,7 +57,7 @@ TEST_F(CheckTest, MultiThreadedWorkloadAgreesInTheTable) {
   EXPECT_NE(record_err_.find("/5 threads"), std::string::npos) << record_err_;
   CommandResult json = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "json"});
   const nlohmann::json check = nlohmann::json::parse(json.out).at("check");
-  ExpectSwitchesExactAndTimesWithinResidue(check);
+  ExpectCheckPasses(nlohmann::json::parse(json.out));
   // CSV: the same check, in each thread's row; the verdict on standard error.
   CommandResult csv = RunCommand({CSTOOL_BINARY, "report", file_, "--check", "--format", "csv"});
   EXPECT_EQ(csv.status, rep.status) << csv.err;

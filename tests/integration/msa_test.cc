@@ -263,7 +263,7 @@ TEST_F(MsaTest, ChildrenTakesTheExistingDescendants) {
   ASSERT_EQ(sleeps.size(), 2u);
   auto msa = [&](std::vector<std::string> extra) {
     std::vector<std::string> argv = {
-        kCstool, "msa", std::to_string(workload_), "-T", "0.2", "-n", "1", "--format", "json"};
+        kCstool, "msa", std::to_string(workload_), "-T", "200ms", "-n", "1", "--format", "json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return testing::RunCommand(argv);
   };
@@ -277,6 +277,10 @@ TEST_F(MsaTest, ChildrenTakesTheExistingDescendants) {
   ASSERT_EQ(frames.size(), 1u) << alone.out;
   EXPECT_EQ(frames[0]["threads"].size(), 1u) << alone.out;
   ASSERT_NE(RowOf(frames[0], workload_), nullptr) << alone.out;
+  // -T takes a unit as -N does. The last interval ends where the kernel's counters were
+  // read, just after its 200 ms.
+  EXPECT_GE(frames[0]["duration_ns"].get<int64_t>(), 200'000'000) << alone.out;
+  EXPECT_LT(frames[0]["duration_ns"].get<int64_t>(), 2'000'000'000) << alone.out;
 
   ASSERT_EQ(tree.status, 0) << tree.err;
   EXPECT_EQ(tree.err.find("--children"), std::string::npos) << tree.err;

@@ -32,7 +32,7 @@ TEST(ProcessTree, ForkExecStormIsCheckedThreadByThread) {
   EXPECT_EQ(check.at("without_counters").get<uint32_t>(), 0u) << check.dump(2);
   EXPECT_EQ(check.at("partial").get<uint32_t>(), 0u) << check.dump(2);
   EXPECT_TRUE(check.at("covered").get<bool>());
-  ExpectSwitchesExactAndTimesWithinResidue(check);
+  ExpectCheckPasses(report);
   EXPECT_EQ(rep.status, check.at("passed").get<bool>() ? 0 : 1);
   uint32_t trues = 0;
   for (const auto& t : report.at("threads")) trues += t.at("comm") == "true";

@@ -71,7 +71,7 @@ TEST(SystemWideCheck, WorkloadThreadsAgreeAndTheRecorderLeavesItselfOut) {
   ASSERT_FALSE(rep.out.empty()) << rep.err;
   const nlohmann::json report = nlohmann::json::parse(rep.out);
   const nlohmann::json& check = report.at("check");
-  ExpectSwitchesExactAndTimesWithinResidue(check);
+  ExpectCheckPasses(report);
 
   // Both workloads' running threads (2 + 4) are judged, not merely shown; the mutex
   // process's main thread waits in pthread_join with no event in the trace.

@@ -1,6 +1,6 @@
-// What the integration tests require of `report --check` on a real recording: every
-// thread of the workload compared, switch counts equal to the kernel's, and times within
-// the residue this tracer cannot yet remove (see kTimeResidueNs).
+// What the integration tests require of `report --check` on a real recording: its own
+// verdict, PASS, unless the host stole CPU time meanwhile, and then no more than the steal
+// explains.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,15 +13,6 @@
 
 namespace cstool::testing {
 
-// With a pid filter, a runqueue clock update done from an unfollowed task's context (a
-// wakeup on another CPU checking preemption here) is not in the trace; when it is a
-// run's last or first one, nothing until the next tick's increment shows it: at most one
-// scheduler tick (4 ms at HZ=250 on the reference kernel) per thread, seen on short,
-// preempted runs under load. `report --check` itself judges at max(0.2 ms, 1 %); runs
-// that show this residue say FAIL there, honestly. Measured: `make fidelity`, whose runs
-// docs/accounting.md keeps.
-inline constexpr int64_t kTimeResidueNs = 4'000'000 + 200'000;
-
 // Steal time (a VM's host running something else) is in the traced times and in neither
 // of the kernel's, and nothing places it: a recording that met some may differ by up to
 // what it met, measured per recording (check.host_steal_ns: to the ns from the runqueue
@@ -29,34 +20,6 @@ inline constexpr int64_t kTimeResidueNs = 4'000'000 + 200'000;
 inline int64_t HostStealNs(const nlohmann::json& check) {
   const auto& steal = check.at("host_steal_ns");
   return steal.is_null() ? 0 : steal.get<int64_t>();
-}
-
-inline void ExpectSwitchesExactAndTimesWithinResidue(const nlohmann::json& check) {
-  uint32_t judged = 0;
-  const int64_t steal = HostStealNs(check);
-  for (const auto& t : check.at("threads")) {
-    const std::string status = t.at("status");
-    if (status != "agree" && status != "DISAGREE") continue;
-    ++judged;
-    EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
-    if (!t.at("times_judged").get<bool>()) continue;
-    for (const char* q : {"on_cpu_ns", "wait_cpu_ns"}) {
-      const int64_t traced = t.at("traced").at(q);
-      const int64_t kernel = t.at("kernel").at(q);
-      // Run delay the kernel may count beyond the traced wait, which the check names
-      // (an untraced move while asleep, an enqueue a stall may have moved earlier).
-      const int64_t maybe_more = std::string_view(q) == "wait_cpu_ns" && kernel > traced
-                                     ? t.at("wait_maybe_more_ns").get<int64_t>()
-                                     : 0;
-      const int64_t allowed = std::max<int64_t>(kTimeResidueNs, std::llabs(kernel) / 100) +
-                              t.at("unknown_ns").get<int64_t>() + steal + maybe_more;
-      EXPECT_LE(std::llabs(traced - kernel), allowed) << q << " of " << t.dump(2);
-    }
-  }
-  EXPECT_EQ(judged, check.at("compared").get<uint32_t>());
-  // The exit status and the verdict say the same.
-  const bool pass = check.at("verdict").get<std::string>().find(": PASS:") != std::string::npos;
-  EXPECT_EQ(pass, check.at("passed").get<bool>());
 }
 
 // The most steal the report's readings allow, all CPUs: the reading itself where it is to
@@ -77,6 +40,7 @@ inline int64_t MostStealNs(const nlohmann::json& report) {
 // more. A host that stole nothing leaves no way out of the strict verdict.
 inline void ExpectCheckPasses(const nlohmann::json& report) {
   const nlohmann::json& check = report.at("check");
+  EXPECT_GT(check.at("compared").get<uint32_t>(), 0u) << check.at("verdict").get<std::string>();
   if (check.at("passed").get<bool>()) return;
   ASSERT_GT(HostStealNs(check), 0) << check.at("verdict").get<std::string>();
   const int64_t steal = MostStealNs(report);
@@ -91,8 +55,8 @@ inline void ExpectCheckPasses(const nlohmann::json& report) {
       const int64_t maybe_more = std::string_view(q) == "wait_cpu_ns" && kernel > traced
                                      ? t.at("wait_maybe_more_ns").get<int64_t>()
                                      : 0;
-      const int64_t allowed = t.at("tolerance_ns").at(tol).get<int64_t>() +
-                              t.at("unknown_ns").get<int64_t>() + maybe_more + steal;
+      // (The tolerance holds the thread's unknown time already.)
+      const int64_t allowed = t.at("tolerance_ns").at(tol).get<int64_t>() + maybe_more + steal;
       EXPECT_LE(std::llabs(traced - kernel), allowed)
           << q << " beyond the check's tolerance and " << steal << " ns of steal: " << t.dump(2);
     }

@@ -118,6 +118,43 @@ TEST_F(IrqSummaryTest, TasksRankByLostTimeFromTheirMicrostates) {
   EXPECT_EQ(r.tasks[1].sources.at("vector:local_timer").count, 2u);
 }
 
+// An idle CPU's softirqs are its softirq time, apart from its interrupts, as a task's
+// SOFTIRQ_US is from its IRQ_US: each kind's sources add up to the tasks' time of it and the
+// idle CPUs' (the idle line once counted the softirqs with the hardirqs, and the hardirqs'
+// sum did not add up). The rest of a softirq a task woken in it ran leaves the softirq side.
+TEST_F(IrqSummaryTest, AnIdleCpusSoftirqsAreApartFromItsInterrupts) {
+  Irq(IrqKind::kVector, "vector:local_timer", 1, 1000, 1400, nullptr);
+  Irq(IrqKind::kSoftirq, "softirq:TIMER", 1, 1400, 1700, nullptr);
+  Current(1750, 1, &job_);
+  observer_.OnInterruptSegment(job_, Microstate::kSoftirq, 1, 1600, 1700);  // its rest
+  Irq(IrqKind::kHardirq, "irq:36 virtio1-req.0", 0, 2000, 2500, &other_);
+  observer_.OnInterruptSegment(other_, Microstate::kIrq, 0, 2000, 2500);
+  Irq(IrqKind::kSoftirq, "softirq:NET_RX", 0, 2500, 2600, &other_);
+  observer_.OnInterruptSegment(other_, Microstate::kSoftirq, 0, 2500, 2600);
+  IrqReport r;
+  observer_.Fill(r);
+  EXPECT_EQ(r.idle.count, 1u);
+  EXPECT_EQ(r.idle.time_ns, 400);
+  EXPECT_EQ(r.idle_softirq.count, 1u);
+  EXPECT_EQ(r.idle_softirq.time_ns, 200);
+  int64_t irq_sources = 0, softirq_sources = 0, irq_tasks = 0, softirq_tasks = 0;
+  for (const IrqSourceSummary& src : r.sources)
+    (src.kind == IrqKind::kSoftirq ? softirq_sources : irq_sources) += src.time_ns;
+  for (const IrqTaskSummary& t : r.tasks) {
+    irq_tasks += t.irq_ns;
+    softirq_tasks += t.softirq_ns;
+  }
+  EXPECT_EQ(irq_sources, 900);
+  EXPECT_EQ(irq_tasks + r.idle.time_ns, irq_sources);
+  EXPECT_EQ(softirq_sources, 400);
+  EXPECT_EQ(softirq_tasks + r.idle_softirq.time_ns, softirq_sources);
+  std::ostringstream table;
+  MakeIrqOutput("table", table)->RenderSummary(r);
+  EXPECT_NE(table.str().find("idle CPUs were hit 1 times (0.4 us) and ran 1 softirqs (0.2 us)\n"),
+            std::string::npos)
+      << table.str();
+}
+
 // The task the kernel switched in inside an interrupt that hit an idle CPU ran the rest of
 // it: that rest is its irq time and no idle time, and the interrupt is among its sources
 // (a task woken from idle by the tick showed LOST time with COUNT 0 and no source).

@@ -420,6 +420,12 @@ TEST(KernelCheck, ADifferenceTooSmallToShowHasNoSign) {
   EXPECT_EQ(table.str().find("-0.0"), std::string::npos) << table.str();
   EXPECT_NE(res.Verdict().find("on-CPU +0.000 ms (+0.00%, tid 11)"), std::string::npos)
       << res.Verdict();
+  // A difference that shows, of a percentage that rounds to nothing, keeps its sign there.
+  res.worst_on_cpu = {11, -3'000, -0.004, 0.0, 80'000'000};
+  EXPECT_NE(res.Verdict().find("worst thread (the most of its tolerance): on-CPU -0.003 ms "
+                               "(-0.00%, tid 11)"),
+            std::string::npos)
+      << res.Verdict();
 }
 
 TEST(KernelCheck, CreatedThreadComparesAbsoluteValuesWithoutTheFinalSwitch) {
@@ -859,7 +865,8 @@ TEST(KernelCheck, ThreadRunnableAndUnseenAtTheStartSampleIsJudgedOnSwitchesOnly)
   EXPECT_NE(res.Verdict().find(
                 "switch counts only: 1/1 threads agree with the kernel, 1 of 1 checked (0 "
                 "partial, 0 with lost events, 0 with switches the kernel did not record, 0 "
-                "without counters); times judged for 0 of 1; worst thread: on-CPU -"),
+                "without counters); times judged for 0 of 1; worst thread (the most of its "
+                "tolerance): on-CPU -"),
             std::string::npos)
       << res.Verdict();
   // The process row's "agree" says it too (it read as an agreement on 40 ms of wait).
@@ -897,8 +904,11 @@ TEST(KernelCheck, AThreadThatNeitherRanNorWaitedIsNamedAmongTheTimesJudged) {
   EXPECT_EQ(res.times_judged_idle, 1u);
   EXPECT_NE(res.Verdict().find("; times judged for 1 of 2, 1 of them with nothing to compare (no "
                                "run or wait inside its window) (the rest: switch counts only); "
-                               "worst thread: "),
+                               "worst thread (the most of its tolerance): "),
             std::string::npos)
+      << res.Verdict();
+  // No time was compared with anything: the verdict is on the switch counts only.
+  EXPECT_TRUE(res.Verdict().starts_with("kernel check: PASS on switch counts only: "))
       << res.Verdict();
 }
 
@@ -921,6 +931,15 @@ TEST(KernelCheck, ExitAfterTracingStoppedIsPartial) {
   f.rec.counters.Add(Rec(3100, Source::kTaskstatsExit, 990 * kMs, 5, 0, kMs, 0));
   ThreadReport& r = f.AddThread(3100, 50 * kMs, 950 * kMs, true);  // exit not seen
   EXPECT_EQ(f.Match(r).mode, WindowMode::kPartial);
+  EXPECT_EQ(f.Match(r).why, "exit not in the trace (after tracing stopped, or lost)");
+  // A recording without sched_process_exit (record --no-defaults -e sched:sched_switch) has
+  // the exit switch, which does not say where do_exit() sent the record: still partial,
+  // and the reason says what to record.
+  f.threads[r.thread->id].exit_switch_ts = 940 * kMs;
+  EXPECT_EQ(f.Match(r).mode, WindowMode::kPartial);
+  EXPECT_EQ(f.Match(r).why,
+            "exit switch in the trace but not sched_process_exit, which dates the exit record "
+            "(record -e sched:sched_process_exit)");
 }
 
 TEST(KernelCheck, ReusedTidMatchesEachThreadByTime) {
@@ -997,9 +1016,10 @@ TEST(KernelCheck, MissingCountersAreReportedNotJudged) {
 // A verdict on a few threads of many is no verdict: PASS needs at least half of the
 // threads that had (or needed) counters compared.
 TEST(KernelCheck, VerdictIsIncompleteWhenMostThreadsWereNotChecked) {
-  auto agreeing = [](Fixture& f, int32_t tid) {
-    f.rec.counters.Add(Rec(tid, Source::kTaskstatsExit, 500 * kMs, 1, 0, 0, 0));
+  auto agreeing = [](Fixture& f, int32_t tid) {  // it ran 10 ms: its times are compared
+    f.rec.counters.Add(Rec(tid, Source::kTaskstatsExit, 500 * kMs, 1, 0, 10 * kMs, 0));
     ThreadReport& r = f.AddThread(tid, 100 * kMs, 460 * kMs, true);
+    r.counter_window.AddSegment(Microstate::kUser, 100 * kMs, 110 * kMs);
     f.Exit(r, 450 * kMs);
     r.counter_window.AddSwitch(200 * kMs, true);
   };

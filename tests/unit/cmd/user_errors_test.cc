@@ -609,6 +609,12 @@ TEST(Help, AWrongValueSaysWhatTheOptionTakes) {
            {{"irq", "-N", "2h"},
             "cstool irq: --duration takes a number of seconds or a duration with its unit "
             "(300ms, 2s, 500us), not '2h'"},
+           {{"msa", "1", "-T", "2h"},
+            "cstool msa: --interval takes a number of seconds or a duration with its unit "
+            "(300ms, 2s, 500us), not '2h'"},
+           {{"record", "-T", "abc", "-c", "task-clock", "--", "true"},
+            "cstool record: --counter-interval takes a number of seconds or a duration with its "
+            "unit (300ms, 2s, 500us), not 'abc'"},
            {{"record", "--max-dumps", "abc", "--", "true"},
             "cstool record: --max-dumps takes a whole number, not 'abc'"},
            {{"record", "--bogus", "--", "true"},
@@ -636,7 +642,13 @@ TEST(Help, OptionErrorsNameTheCommandAndTheValidValues) {
   CommandResult flight = RunCommand({CSTOOL_BINARY, "record", "--flight", "0", "--", "true"});
   EXPECT_EQ(flight.status, 2);
   EXPECT_TRUE(
-      flight.err.starts_with("cstool record: --flight: takes a positive number of seconds\n"))
+      flight.err.starts_with("cstool record: --flight: takes a positive number of "
+                             "seconds (or a duration with its unit: 500ms)\n"))
+      << flight.err;
+  // Units as -N takes them: "0ms" is refused as 0 is, not as text.
+  flight = RunCommand({CSTOOL_BINARY, "record", "--flight", "0ms", "--", "true"});
+  EXPECT_EQ(flight.status, 2);
+  EXPECT_TRUE(flight.err.starts_with("cstool record: --flight: takes a positive number"))
       << flight.err;
   // CLI11's own number checks printed their range: up to DBL_MAX, in 310 digits.
   for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{

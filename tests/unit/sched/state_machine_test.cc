@@ -1395,6 +1395,46 @@ TEST(StateMachine, AnotherTaskOnTheCpuEndsAnUntracedRun) {
   EXPECT_TILED(s);
 }
 
+// With every task's events in the trace (no pid filter), an interrupt of the idle task on
+// the CPU says the task there went to sleep, though its switch-out is not recorded: from
+// then on the idle CPU's interrupts are none of its time (the guest agent's threads, whose
+// switch-outs this kernel leaves out, took every idle tick on their CPU as irq time, and
+// `cstool irq` counted it twice, as theirs and as the idle CPU's).
+TEST(StateMachine, AnInterruptOfTheIdleTaskEndsAnUntracedRun) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.Vector(5'000, 0, 0, true);  // idle's tick: 10 is no longer running on CPU0
+  s.Vector(5'400, 0, 0, false);
+  s.WakeBoth(9'000, 1, 20, 10, 0);
+  s.Switch(9'500, 0, 0, kR, 10);
+  s.Finish(20'000);
+  const ThreadReport& r = s.Report(10);
+  EXPECT_EQ(r.thread->placement.untraced_switch_outs, 1u);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 0);
+  // To the tick; again from its wakeup, which an idle CPU answers at once (the switch is
+  // placed there).
+  EXPECT_EQ(s.Micro(10, M::kSys), 4'000 + 11'000);
+  EXPECT_EQ(s.Micro(10, M::kUnknown), 4'000);  // asleep, unseen, until the wakeup
+  EXPECT_EQ(r.voluntary, 1u);
+  EXPECT_EQ(s.Cause(10, "sleep:untraced"), 1u);
+  EXPECT_TILED(s);
+}
+
+// With a pid filter the idle task's events are not in the trace; one that is (an
+// interrupt's, in an unfollowed context's wakeup of a followed task) says nothing of the
+// followed task's run here, and a followed task's running state stays as it was.
+TEST(StateMachine, AnInterruptOfTheIdleTaskInAPidFilteredTraceEndsNoRun) {
+  Sim s({}, Following({10}));
+  s.Switch(0, 0, 0, kR, 10);
+  s.SysEnter(1'000, 0, 10, kRead);
+  s.Vector(5'000, 0, 0, true);
+  s.Vector(5'400, 0, 0, false);
+  s.Finish(20'000);
+  EXPECT_EQ(s.Report(10).thread->placement.untraced_switch_outs, 0u);
+  EXPECT_EQ(s.Micro(10, M::kIrq), 400);
+}
+
 // Only a sleeping task can be woken: a second wakeup of one queued since the first, with
 // no run recorded in between, means it ran and slept unrecorded.
 TEST(StateMachine, SecondWakeupOfAQueuedTaskCountsAnUntracedRun) {
