@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
@@ -38,16 +39,23 @@ inline int64_t MostStealNs(const nlohmann::json& report) {
 // check's FAIL then names the steal), the switch counts exact and each time within the
 // check's own tolerance plus what the host stole: a failure the steal explains, and no
 // more. A host that stole nothing leaves no way out of the strict verdict.
-inline void ExpectCheckPasses(const nlohmann::json& report) {
+//
+// `times_of`, when given, names the threads whose times the test is about (a system-wide
+// recording's workload): every thread's switch counts are still held exact, the others'
+// times left to the check's verdict (`make fidelity`'s system-wide rows track them; a
+// kernel thread's wait under load is an open residue, docs/accounting.md).
+inline void ExpectCheckPasses(const nlohmann::json& report,
+                              const std::function<bool(const nlohmann::json&)>& times_of = {}) {
   const nlohmann::json& check = report.at("check");
   EXPECT_GT(check.at("compared").get<uint32_t>(), 0u) << check.at("verdict").get<std::string>();
   if (check.at("passed").get<bool>()) return;
-  ASSERT_GT(HostStealNs(check), 0) << check.at("verdict").get<std::string>();
+  if (!times_of) ASSERT_GT(HostStealNs(check), 0) << check.at("verdict").get<std::string>();
   const int64_t steal = MostStealNs(report);
   for (const auto& t : check.at("threads")) {
     const std::string status = t.at("status");
     if (status != "agree" && status != "DISAGREE") continue;
     EXPECT_TRUE(t.at("ok").at("switches").get<bool>()) << t.dump(2);
+    if (times_of && !times_of(t)) continue;
     if (!t.at("times_judged").get<bool>()) continue;
     for (const auto& [q, tol] : {std::pair{"on_cpu_ns", "on_cpu"}, {"wait_cpu_ns", "wait_cpu"}}) {
       const int64_t traced = t.at("traced").at(q);
