@@ -227,7 +227,7 @@ bool StateMachine::ReplaceUntracedCurrent(Cpu& cpu, int32_t cpu_id, int64_t ts) 
 // run would go on, and take the idle CPU's interrupts as its own irq time. (Not an NMI: one
 // may come inside a switch, before the current task changes.)
 void StateMachine::NoteIdleEvent(Cpu& cpu, const EventCommon& c) {
-  if (!follow_all_ || (c.flags & kFlagNmi) || !cpu.current_known || cpu.current == nullptr) return;
+  if (!follow_all_ || (c.flags & kFlagNmi) || !cpu.current_known) return;
   if (ReplaceUntracedCurrent(cpu, c.cpu, c.ts)) SetCurrent(cpu, c.cpu, nullptr, true, c.ts);
 }
 
