@@ -21,6 +21,7 @@ void WindowTotals::AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust) 
       asleep_maybe_queued_ns += adjust.asleep_maybe_queued;
       enqueue_maybe_earlier_ns += adjust.enqueue_maybe_earlier;
       wait_preempted_asleep_ns += adjust.preempted_asleep;
+      wait_between_runqueues_ns += adjust.between_runqueues;
       break;
     case Microstate::kUnknown:
       unknown_ns += dur;
@@ -41,7 +42,8 @@ WindowTotals WindowTotals::operator-(const WindowTotals& o) const {
           asleep_maybe_queued_ns - o.asleep_maybe_queued_ns,
           enqueue_maybe_earlier_ns - o.enqueue_maybe_earlier_ns,
           stolen_ns - o.stolen_ns,
-          wait_preempted_asleep_ns - o.wait_preempted_asleep_ns};
+          wait_preempted_asleep_ns - o.wait_preempted_asleep_ns,
+          wait_between_runqueues_ns - o.wait_between_runqueues_ns};
 }
 
 const WindowCut* CounterWindow::Cut(int64_t ts) const {
@@ -175,6 +177,19 @@ WaitAdjust CounterWindow::PreemptedAdjust(int64_t start, int64_t end) const {
   return adjust;
 }
 
+WaitAdjust CounterWindow::WithBetweenRunqueues(int64_t start, int64_t end, WaitAdjust adjust) {
+  if (between_runqueues_.empty()) [[likely]]
+    return adjust;
+  int64_t between = 0;
+  for (const auto& [from, to] : between_runqueues_)
+    between += std::max<int64_t>(0, std::min(end, to) - std::max(start, from));
+  std::erase_if(between_runqueues_, [&](const auto& span) { return span.second <= end; });
+  // (Another uncounted part may overlap it: the kernel left each instant out once.)
+  adjust.between_runqueues =
+      std::clamp<int64_t>(end - start - adjust.unqueued - adjust.preempted_asleep, 0, between);
+  return adjust;
+}
+
 void CounterWindow::PushSegment(Microstate s, int64_t start, int64_t end, EnqueueLag& lag) {
   const bool preempted = s == Microstate::kWaitCpuPreempted;
   if (!preempted || start != preempted_to_) {
@@ -190,19 +205,22 @@ void CounterWindow::PushSegment(Microstate s, int64_t start, int64_t end, Enqueu
   CloseWait(lag);
   if (wakeup_wait) {
     open_wait_ = {start, end};
-  } else if (preempted && !preempted_asleep_.empty()) {
-    AddSegment(s, start, end, PreemptedAdjust(start, end));
+  } else if (preempted) {
+    AddSegment(
+        s, start, end,
+        WithBetweenRunqueues(
+            start, end, preempted_asleep_.empty() ? WaitAdjust{} : PreemptedAdjust(start, end)));
     preempted_to_ = end;
   } else {
     AddSegment(s, start, end);
-    if (preempted) preempted_to_ = end;
   }
 }
 
 void CounterWindow::CloseWait(EnqueueLag& lag) {
   if (open_wait_.start < 0) return;
   const OpenWait w = std::exchange(open_wait_, {});
-  AddSegment(Microstate::kWaitCpuWakeup, w.start, w.end, TakeWaitAdjust(w.start, w.end, lag));
+  AddSegment(Microstate::kWaitCpuWakeup, w.start, w.end,
+             WithBetweenRunqueues(w.start, w.end, TakeWaitAdjust(w.start, w.end, lag)));
 }
 
 void CounterWindow::EndTrace(int64_t ts, EnqueueLag& lag) {
@@ -261,10 +279,15 @@ void CounterWindow::AddSegmentToCuts(Microstate s, int64_t start, int64_t end,
   }
   total.AddTime(s, end - start, adjust);
   // Segments ending after the exit are emitted after OnExit (at their end), so exit_ts is
-  // known by then; earlier ones may arrive late but contribute nothing here.
-  if (exit_ts >= 0 && end > exit_ts) after_exit.AddTime(s, end - std::max(start, exit_ts));
-  if (exit_before_tick_ts >= 0 && end > exit_before_tick_ts)
-    after_exit_before_tick.AddTime(s, end - std::max(start, exit_before_tick_ts));
+  // known by then; earlier ones may arrive late but contribute nothing here. A wait wholly
+  // after it (the final preemption's) takes what the kernel did not count with it, as in
+  // `total`, so that the window, the difference, keeps none of it.
+  auto after = [&](int64_t from, WindowTotals& into) {
+    if (from < 0 || end <= from) return;
+    into.AddTime(s, end - std::max(start, from), start >= from ? adjust : WaitAdjust{});
+  };
+  after(exit_ts, after_exit);
+  after(exit_before_tick_ts, after_exit_before_tick);
 }
 
 void CounterWindow::AddStolen(int64_t start, int64_t end) {

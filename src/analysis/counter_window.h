@@ -26,23 +26,30 @@ namespace cstool {
 // `preempted_asleep`: of a wait after a preemption that caught the thread on its way to
 // sleep (Observer::OnWokenWhilePreempted), the part the kernel did not count: up to its
 // first move to another runqueue, or all of it.
+// `between_runqueues`: of a wait, the part the thread spent detached from one runqueue
+// and not yet attached to another, moved in a load balancer's batch
+// (Observer::OnBetweenRunqueues), which the kernel does not count.
 struct WaitAdjust {
   int64_t unqueued = 0;
   int64_t asleep_queued = 0;
   int64_t asleep_maybe_queued = 0;
   int64_t enqueue_maybe_earlier = 0;
   int64_t preempted_asleep = 0;
+  int64_t between_runqueues = 0;
 
   WaitAdjust Negated() const {
-    return {-unqueued, -asleep_queued, -asleep_maybe_queued, -enqueue_maybe_earlier,
-            -preempted_asleep};
+    return {-unqueued,         -asleep_queued,    -asleep_maybe_queued, -enqueue_maybe_earlier,
+            -preempted_asleep, -between_runqueues};
   }
-  // For the first `dur` of the wait (the parts the kernel did not count come first).
+  // For the first `dur` of the wait (the parts the kernel did not count come first; a
+  // batch's span, in the middle, is clipped alike: a cut inside such a wait is rare).
   WaitAdjust ClippedTo(int64_t dur) const {
     WaitAdjust a = *this;
     a.unqueued = std::min(a.unqueued, dur);
     a.enqueue_maybe_earlier = std::min(a.enqueue_maybe_earlier, a.unqueued);
     a.preempted_asleep = std::min(a.preempted_asleep, dur);
+    a.between_runqueues =
+        std::clamp<int64_t>(dur - a.unqueued - a.preempted_asleep, 0, a.between_runqueues);
     return a;
   }
 };
@@ -70,10 +77,14 @@ struct WindowTotals {
   // The part of wait_cpu_ns after preemptions on the way to sleep that the kernel did
   // not count as run delay (WaitAdjust::preempted_asleep).
   int64_t wait_preempted_asleep_ns = 0;
+  // The part of wait_cpu_ns between two runqueues in a load balancer's batch of moves,
+  // which the kernel did not count (WaitAdjust::between_runqueues).
+  int64_t wait_between_runqueues_ns = 0;
 
   // The run delay as the kernel counts it.
   int64_t QueuedWaitNs() const {
-    return wait_cpu_ns - wait_unqueued_ns - wait_preempted_asleep_ns + asleep_queued_ns;
+    return wait_cpu_ns - wait_unqueued_ns - wait_preempted_asleep_ns - wait_between_runqueues_ns +
+           asleep_queued_ns;
   }
   void AddTime(Microstate s, int64_t dur, const WaitAdjust& adjust = {});
   WindowTotals operator-(const WindowTotals& o) const;
@@ -232,6 +243,17 @@ struct CounterWindow {
     if (!preempted_asleep_.empty() && preempted_asleep_.back().since == since) return;
     preempted_asleep_.push_back({since, moved_wait_.since == since ? moved_wait_.first_move : -1});
   }
+  // A load balancer's batch moved the thread, waiting for a CPU, and it was between two
+  // runqueues at least over [from, to) (Observer::OnBetweenRunqueues): the kernel counts
+  // none of that as run delay. A later call with the same `from` (the batch went on)
+  // widens it. Comes before the segments of the wait it is in.
+  void NoteBetweenRunqueues(int64_t from, int64_t to) {
+    if (!between_runqueues_.empty() && between_runqueues_.back().first == from) {
+      between_runqueues_.back().second = std::max(between_runqueues_.back().second, to);
+      return;
+    }
+    between_runqueues_.emplace_back(from, to);
+  }
   // The trace ended at `ts`: the wait pushed last counts now (the cuts' totals are final
   // from here on), and a wait for a CPU still in progress then (its segment ends there)
   // had not ended, so the kernel had counted it at a cut after the end only up to its
@@ -259,6 +281,12 @@ struct CounterWindow {
   // The WaitAdjust of the wait_cpu_preempted segment [start, end): what the kernel did
   // not count of it (its part in a noted preemption's wait before the first move).
   WaitAdjust PreemptedAdjust(int64_t start, int64_t end) const;
+  // Spans between runqueues (NoteBetweenRunqueues) whose wait has not been pushed past
+  // them, oldest first: [from, to).
+  std::vector<std::pair<int64_t, int64_t>> between_runqueues_;
+  // Of the wait segment [start, end) with `adjust`, the part between runqueues added; the
+  // spans that end by `end` are done with.
+  WaitAdjust WithBetweenRunqueues(int64_t start, int64_t end, WaitAdjust adjust);
   struct PendingWait {
     int64_t since;  // start of the wait_cpu_wakeup segment
     EnqueueDating dating;

@@ -26,7 +26,7 @@ class CounterWindowObserver : public Observer {
     return HookBit(Hook::kThreadNew) | HookBit(Hook::kStateSegment) | HookBit(Hook::kSwitch) |
            HookBit(Hook::kEnqueued) | HookBit(Hook::kExit) | HookBit(Hook::kRuntimeAccounted) |
            HookBit(Hook::kStolen) | HookBit(Hook::kTraceEnd) | HookBit(Hook::kMigrate) |
-           HookBit(Hook::kWokenWhilePreempted);
+           HookBit(Hook::kBetweenRunqueues) | HookBit(Hook::kWokenWhilePreempted);
   }
   void OnThreadNew(const Thread& t) override;
   void OnStateSegment(const Thread& t, Microstate s, int32_t cpu, int64_t start,
@@ -39,8 +39,10 @@ class CounterWindowObserver : public Observer {
   }
   // A move of a queued thread (not a woken one's placement, before its enqueue).
   void OnMigrate(const Thread& t, int32_t, int32_t, int64_t ts) override {
-    if (!t.on_cpu && IsWaitingForCpu(t.state) && !t.waking_unqueued)
-      model_.For(t).counter_window.NoteQueuedMove(ts, t.since);
+    if (t.Queued()) model_.For(t).counter_window.NoteQueuedMove(ts, t.since);
+  }
+  void OnBetweenRunqueues(const Thread& t, int64_t from, int64_t to) override {
+    model_.For(t).counter_window.NoteBetweenRunqueues(from, to);
   }
   void OnWokenWhilePreempted(const Thread& t, int64_t preempted_since, int64_t) override {
     model_.For(t).counter_window.NotePreemptedAsleep(preempted_since);

@@ -9,7 +9,7 @@ void MigrationObserver::OnMigrate(const Thread& t, int32_t from_cpu, int32_t to_
   ++r.migration_pairs[{from_cpu, to_cpu}];
   // A wakeup placing the task (set_task_cpu between sched_waking and sched_wakeup) moves
   // a task that was not queued on the CPU it leaves; a running task is not queued.
-  if (t.on_cpu || !IsWaitingForCpu(t.state) || t.waking_unqueued) return;
+  if (!t.Queued()) return;
   if (t.id >= last_move_.size()) last_move_.resize(t.id + 1, 0);
   int64_t& last = last_move_[t.id];
   const int64_t queued_since = last > t.since ? last : t.since;

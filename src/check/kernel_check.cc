@@ -196,6 +196,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
 
   c.asleep_queued_ns = traced.asleep_queued_ns;
   c.preempted_asleep_ns = traced.wait_preempted_asleep_ns;
+  c.between_runqueues_ns = traced.wait_between_runqueues_ns;
   c.stolen_ns = traced.stolen_ns;
   c.enqueue_maybe_earlier_ns = traced.enqueue_maybe_earlier_ns;
   c.wait_maybe_more_ns = traced.asleep_maybe_queued_ns + c.enqueue_maybe_earlier_ns;
@@ -221,6 +222,11 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                            "sleep (woken while preempted), which the kernel does not count as "
                            "run delay",
                            static_cast<double>(c.preempted_asleep_ns) / 1e6));
+  }
+  if (constexpr int64_t kNotedBetweenNs = 10'000; c.between_runqueues_ns >= kNotedBetweenNs) {
+    AddNote(c, fmt::format("WAIT leaves out {:.3f} ms between runqueues, moved in load "
+                           "balancers' batches, which the kernel does not count as run delay",
+                           static_cast<double>(c.between_runqueues_ns) / 1e6));
   }
   if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
     AddNote(c,

@@ -157,6 +157,7 @@ nlohmann::json CheckToJson(const KernelCheckResult& check) {
       j["tolerance_ns"] = {{"on_cpu", c.on_cpu_tolerance_ns}, {"wait_cpu", c.wait_tolerance_ns}};
       j["asleep_queued_ns"] = c.asleep_queued_ns;
       j["preempted_asleep_ns"] = c.preempted_asleep_ns;
+      j["between_runqueues_ns"] = c.between_runqueues_ns;
       j["host_steal_on_cpu_ns"] = c.stolen_ns;
       j["wait_maybe_more_ns"] = c.wait_maybe_more_ns;
       j["enqueue_maybe_earlier_ns"] = c.enqueue_maybe_earlier_ns;

@@ -119,6 +119,7 @@ enum class Hook : uint8_t {
   kSyscall,
   kSyscallBlocked,
   kMigrate,
+  kBetweenRunqueues,
   kExit,
   kLostEvents,
   kTraceEnd,
@@ -173,6 +174,11 @@ class Observer {
   // A voluntary switch inside syscall `nr`.
   virtual void OnSyscallBlocked(const Thread&, int64_t /*nr*/) {}
   virtual void OnMigrate(const Thread&, int32_t /*from_cpu*/, int32_t /*to_cpu*/, int64_t /*ts*/) {}
+  // `thread`, waiting for a CPU, was moved in a load balancer's batch and was off every
+  // runqueue at least from `from` to `to` (StateMachine::NoteQueuedMoveBatch), where the
+  // kernel's run delay does not grow. Called again with the same `from` and a later `to`
+  // while the batch goes on; after that move's OnMigrate.
+  virtual void OnBetweenRunqueues(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}
   virtual void OnExit(const Thread&, int64_t /*ts*/) {}
   virtual void OnLostEvents(int32_t /*cpu*/, int64_t /*ts*/, int64_t /*count*/) {}
   virtual void OnTraceEnd(int64_t /*ts*/) {}

@@ -206,6 +206,16 @@ class StateMachine final : public EventSink {
       Microstate state = Microstate::kIrq;
     };
     LastN<ClosedInterrupt, 8> closed_interrupts;
+    // The latest batch of moves of queued tasks done here (NoteMoveOfQueued).
+    struct MoveBatch {
+      int32_t orig_cpu = -1;
+      int32_t dest_cpu = -1;
+      int64_t first_ts = -1;
+      int64_t last_ts = -1;
+      bool unfiltered = false;      // its records are the unfiltered buffer's
+      std::vector<Thread*> queued;  // the followed tasks it moved while they waited
+    } move_batch;
+    int64_t unfiltered_last_ts = INT64_MIN;  // of its latest record in the unfiltered buffer
   };
   struct PendingSwitch {
     SwitchEvent event;
@@ -243,6 +253,13 @@ class StateMachine final : public EventSink {
   void NoteEnqueued(Thread& wakee, int64_t enqueued, const EnqueueDating& dating = {});
   // `t` moved between CPUs, as `e` shows (from the trace or the unfiltered buffer).
   void Migrate(Thread& t, const SchedMigrateTask& e);
+  // A move recorded on `cpu` whose record before it there (in the same buffer) was at
+  // `prev_ts`; `queued`: the moved thread, when it was waiting for a CPU.
+  void NoteMoveOfQueued(Cpu& cpu, const SchedMigrateTask& e, int64_t prev_ts, bool unfiltered,
+                        Thread* queued);
+  // The CPU of an unfiltered buffer's record, and when its record before it was (null when
+  // no other record named the CPU yet).
+  Cpu* EnterUnfiltered(const EventCommon& c, int64_t* prev_ts);
   Thread* UnfilteredSubject(int32_t context, int32_t pid);
   void NoteUnfollowedRun(const SchedStatRuntime& e);
   void NoteUnfollowedCurrent(int32_t cpu_id, int32_t pid, int64_t ts);

@@ -69,6 +69,9 @@ struct Thread {
   MicrostateTimes times{};
   // Made runnable by sched_waking and not yet queued (sched_wakeup not seen yet).
   bool waking_unqueued = false;
+  // On a runqueue, waiting for a CPU (a move now is one of a queued task, not a woken
+  // task's placement before its enqueue).
+  bool Queued() const { return !on_cpu && IsWaitingForCpu(state) && !waking_unqueued; }
   // The last sched_waking that made it runnable: when, and on which CPU it was traced.
   int64_t waking_at = -1;
   int32_t waking_cpu = -1;

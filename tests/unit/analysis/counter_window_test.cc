@@ -158,6 +158,47 @@ TEST(CounterWindow, APreemptionOnTheWayToSleepCountsFromItsFirstMoveInEveryPiece
   EXPECT_EQ(w.total.QueuedWaitNs(), (900 - 500) + 100);
 }
 
+// A load balancer's batch left the thread between two runqueues for a span of its wait
+// (widened while the batch went on): the kernel's run delay leaves out that span, in
+// whichever pieces of the wait it falls, and only in the wait it is in.
+TEST(CounterWindow, TheSpanBetweenRunqueuesIsLeftOutOfTheRunDelay) {
+  CounterWindow w;
+  EnqueueLag lag;
+  w.NoteBetweenRunqueues(300, 305);
+  w.NoteBetweenRunqueues(300, 312);  // the batch went on
+  w.PushSegment(Microstate::kWaitCpuPreempted, 100, 310, lag);
+  w.PushSegment(Microstate::kWaitCpuPreempted, 310, 400, lag);
+  w.PushSegment(Microstate::kUser, 400, 500, lag);
+  w.PushSegment(Microstate::kWaitCpuPreempted, 500, 600, lag);  // a later wait: all of it
+  w.PushSegment(Microstate::kUser, 600, 700, lag);
+  w.EndTrace(700, lag);
+  EXPECT_EQ(w.total.wait_cpu_ns, 300 + 100);
+  EXPECT_EQ(w.total.wait_between_runqueues_ns, 312 - 300);
+  EXPECT_EQ(w.total.QueuedWaitNs(), 300 + 100 - 12);
+}
+
+// A dying thread's final wait (preempted in do_exit(), after the exit record) is out of
+// the window with what the kernel would not have counted of it: the window's run delay
+// is the same whether the wait was moved in a batch or not.
+TEST(CounterWindow, AWaitAfterTheExitRecordLeavesTheWindowWithItsAdjustments) {
+  for (const bool moved : {false, true}) {
+    SCOPED_TRACE(moved);
+    CounterWindow w;
+    EnqueueLag lag;
+    w.exit_ts = 200;
+    w.PushSegment(Microstate::kWaitCpuPreempted, 0, 100, lag);
+    w.PushSegment(Microstate::kUser, 100, 250, lag);
+    if (moved) w.NoteBetweenRunqueues(300, 340);
+    w.PushSegment(Microstate::kWaitCpuPreempted, 250, 400, lag);
+    w.PushSegment(Microstate::kUser, 400, 450, lag);
+    w.EndTrace(450, lag);
+    const WindowTotals window = w.total - w.after_exit;
+    EXPECT_EQ(window.QueuedWaitNs(), 100);
+    EXPECT_EQ(window.wait_between_runqueues_ns, 0);
+    EXPECT_EQ(w.after_exit.wait_between_runqueues_ns, moved ? 40 : 0);
+  }
+}
+
 // The state machine may release one wait for a CPU in pieces (at the increments that date
 // them). The kernel adds the whole wait at the switch-in, and where the wait ends tells
 // how its enqueue was dated: a piece ending at the sched_wakeup is not a switch-in there.

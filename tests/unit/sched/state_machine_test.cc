@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1966,6 +1967,115 @@ TEST(StateMachine, AWaitAfterAPreemptionOnTheWayToSleepIsNotRunDelayToTheKernel)
   const WindowTotals& w = s.Report(10).counter_window.total;
   EXPECT_EQ(w.wait_preempted_asleep_ns, 400);
   EXPECT_EQ(w.QueuedWaitNs(), 100);
+  EXPECT_TILED(s);
+}
+
+// The load balancer detaches a batch of queued tasks with the source runqueue's clock,
+// read before the batch, and attaches them with the destination's, read after it: the
+// kernel's run delay grows for none of them in between, and the trace's moves show at
+// least the span from the batch's first move to its last. Every task of the batch, not
+// only the first, was off the runqueues all that time. A move after another record on
+// that CPU, or of another source or destination, begins a batch of its own; a lone move
+// shows no span; a thread on a CPU or asleep is in none.
+//
+//   CPU0  11 R+ | 12 R+ | 13 R+ | 10 ...                 (11, 12, 13 queued on CPU 0)
+//   CPU1  idle ... move 11  move 12  move 13 | 11 | 12 | 13 | idle
+//                  300      305      312      320  400  500
+TEST(StateMachine, ALoadBalancersBatchOfMovesIsNoRunDelayToTheKernel) {
+  for (const bool unfiltered : {false, true}) {
+    for (const bool interrupted : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "unfiltered " << unfiltered << ", a record between " << interrupted);
+      Sim s;
+      s.Switch(0, 0, 0, kR, 11);
+      s.Switch(10, 0, 11, kR, 12, /*preempt=*/true);
+      s.Switch(20, 0, 12, kR, 13, /*preempt=*/true);
+      s.Switch(30, 0, 13, kR, 10, /*preempt=*/true);
+      s.Switch(0, 1, 0, kR, 20);
+      s.Switch(5, 1, 20, kS, 0);
+      auto move = [&](int64_t ts, int tid) {
+        if (unfiltered)
+          s.UnfilteredMigrate(ts, 1, 0, tid, 0, 1);
+        else
+          s.Migrate(ts, 1, 0, tid, 0, 1);
+      };
+      move(300, 11);
+      if (interrupted) {  // a record of that CPU (in the same buffer) ends the batch
+        if (unfiltered)
+          s.UnfilteredRuntime(302, 1, 99, 1'000);
+        else
+          s.Tick(302, 1, 0, 0);
+      }
+      move(305, 12);
+      move(307, 10);  // on a CPU: no wait, and not in the batch's spans
+      move(312, 13);
+      s.Switch(320, 1, 0, kR, 11);
+      s.Switch(400, 1, 11, kS, 12);
+      s.Switch(500, 1, 12, kS, 13);
+      s.Switch(600, 1, 13, kS, 0);
+      s.Finish(700);
+      const int64_t gap_11 = interrupted ? 0 : 312 - 300;
+      const int64_t gap_rest = interrupted ? 312 - 305 : 312 - 300;
+      for (const auto& [tid, wait, gap] :
+           {std::tuple{11, 320 - 10, gap_11}, {12, 400 - 20, gap_rest}, {13, 500 - 30, gap_rest}}) {
+        SCOPED_TRACE(tid);
+        const WindowTotals& w = s.Report(tid).counter_window.total;
+        EXPECT_EQ(s.Micro(tid, M::kWaitCpuPreempted), wait);  // a wait, as the trace shows
+        EXPECT_EQ(w.wait_between_runqueues_ns, gap);
+        EXPECT_EQ(w.QueuedWaitNs(), wait - gap);
+      }
+      EXPECT_EQ(s.Report(10).counter_window.total.wait_between_runqueues_ns, 0);
+      EXPECT_TILED(s);
+    }
+  }
+}
+
+// The unfiltered buffer records so little of an idle CPU that two balancing passes there
+// may show nothing between them: moves more than 25 us apart (a batch's come a few
+// microseconds apart) are two batches.
+TEST(StateMachine, MovesFarApartAreTwoBatches) {
+  for (const int64_t apart : {25'000, 25'001}) {
+    SCOPED_TRACE(apart);
+    Sim s;
+    s.Switch(0, 0, 0, kR, 11);
+    s.Switch(10, 0, 11, kR, 12, /*preempt=*/true);
+    s.Switch(20, 0, 12, kR, 10, /*preempt=*/true);
+    s.Switch(0, 1, 0, kR, 20);
+    s.Switch(5, 1, 20, kS, 0);
+    s.UnfilteredMigrate(1'000, 1, 0, 11, 0, 1);
+    s.UnfilteredMigrate(1'000 + apart, 1, 0, 12, 0, 1);
+    s.Switch(100'000, 1, 0, kR, 11);
+    s.Switch(100'100, 1, 11, kS, 12);
+    s.Switch(100'200, 1, 12, kS, 0);
+    s.Finish(100'300);
+    const int64_t span = apart <= 25'000 ? apart : 0;
+    EXPECT_EQ(s.Report(11).counter_window.total.wait_between_runqueues_ns, span);
+    EXPECT_EQ(s.Report(12).counter_window.total.wait_between_runqueues_ns, span);
+  }
+}
+
+// A lone move of a queued task (a stopper thread's, or a balancer that moved one) shows
+// no span, and a woken task's placement (between its sched_waking and sched_wakeup) is
+// no queued task's move: neither begins a batch that a move after it would widen.
+TEST(StateMachine, AWakeupsPlacementBeginsNoBatchOfMoves) {
+  Sim s;
+  s.Switch(0, 0, 0, kR, 10);
+  s.Switch(10, 0, 10, kR, 11, /*preempt=*/true);  // 10 queued on CPU 0
+  s.SysEnter(11, 0, 11, kRead);
+  s.Switch(20, 0, 11, kS, 10);  // 11 asleep
+  s.Switch(0, 1, 0, kR, 20);
+  s.SysEnter(1, 1, 20, kRead);
+  s.Switch(5, 1, 20, kS, 0);
+  s.Wake(300, 1, 0, 11, 0);
+  s.Migrate(301, 1, 0, 11, 0, 1);  // the wakeup picked CPU 1
+  s.Migrate(302, 1, 0, 10, 0, 1);  // a queued task's lone move, right after
+  s.Wake(303, 1, 0, 11, 1, 0, WakeupKind::kWakeup);
+  s.Switch(320, 1, 0, kR, 10);
+  s.Switch(400, 1, 10, kS, 11);
+  s.Finish(500);
+  EXPECT_EQ(s.Report(10).counter_window.total.wait_between_runqueues_ns, 0);
+  EXPECT_EQ(s.Report(11).counter_window.total.wait_between_runqueues_ns, 0);
+  EXPECT_EQ(s.Report(10).migrations, 1u);
   EXPECT_TILED(s);
 }
 
