@@ -102,6 +102,7 @@ class MsaDriver {
   MsaDriver(const MsaOptions& options, std::ostream& out, bool in_place, Messages& messages)
       : o_(options),
         messages_(messages),
+        out_(out),
         interval_ns_(static_cast<int64_t>(std::llround(options.interval_s * 1e9))),
         output_(MakeMsaOutput(options.format, out, in_place)) {
     if (!options.counters.empty() || !options.virtual_counters.empty()) {
@@ -148,6 +149,7 @@ class MsaDriver {
 
   const MsaOptions& o_;
   Messages& messages_;
+  std::ostream& out_;  // the frames' stream: once a write to it failed, msa stops
   const int64_t interval_ns_;
   bool saving_ = !o_.output.empty();  // -o, until its pages could not be written
   std::unique_ptr<MsaOutput> output_;
@@ -565,6 +567,13 @@ int MsaDriver::Run() {
         machine_->CutSegments(next_end);
         EmitInterval(next_end, std::nullopt);
         next_end += interval_ns_;
+        // The reader went away (`msa PID | head`): nothing more can be shown, so the
+        // tracing stops now rather than when the process exits (the caller says why).
+        if (!out_) {
+          reason = "output";
+          end_ts = interval_start_;
+          break;
+        }
         continue;
       }
     }
@@ -580,7 +589,7 @@ int MsaDriver::Run() {
     }
   }
   if (reason == "signal") machine_->Finish(end_ts);
-  if (reason != "count") EmitTotal(end_ts, reason, kernel_end);
+  if (reason != "count" && reason != "output") EmitTotal(end_ts, reason, kernel_end);
   if (reason == "exited") messages_.Status(fmt::format("process {} exited", o_.pid));
   if (saving_) SaveTrace(end_ts);
   return 0;

@@ -14,8 +14,8 @@ double Rate(uint64_t n, double seconds) {
 void InjectOutput::Header(const InjectHeader& h) {
   header_ = h;
   os_ << fmt::format(
-      "cstool nmi-inject: {} interrupts on CPU {} at {:.0f}/s for {}\n", h.source, h.cpu, h.rate_hz,
-      h.duration_s > 0 ? fmt::format("{:g} s", h.duration_s) : std::string("until Ctrl-C"));
+      "cstool nmi-inject: {} interrupts on CPU {} at {:.0f}/s {}\n", h.source, h.cpu, h.rate_hz,
+      h.duration_s > 0 ? fmt::format("for {:g} s", h.duration_s) : std::string("until Ctrl-C"));
   os_ << fmt::format("  how: {}\n", h.mechanism);
   os_ << fmt::format("  achieved = {}\n", h.achieved_what);
   if (!h.context_what.empty()) os_ << fmt::format("  context  = {}\n", h.context_what);

@@ -76,15 +76,18 @@ class IrqTableOutput : public IrqOutput {
     }
     if (r.tasks.empty()) os_ << "(no task was interrupted)\n";
     // What the table leaves out, so that the tasks, the idle line and these add up to the
-    // hardirq sources' time.
+    // sources' time (the table is ordered by LOST: a task left out may have lost softirq
+    // time alone).
     if (r.tasks.size() > kTopTasks) {
-      IrqCount more;
+      IrqTaskSummary more;
       for (size_t i = kTopTasks; i < r.tasks.size(); ++i) {
         more.count += r.tasks[i].count;
-        more.time_ns += r.tasks[i].irq_ns;
+        more.irq_ns += r.tasks[i].irq_ns;
+        more.softirq_ns += r.tasks[i].softirq_ns;
       }
-      os_ << fmt::format("{} more tasks were hit {} times (IRQ_US {})\n",
-                         r.tasks.size() - kTopTasks, more.count, Us(more.time_ns));
+      os_ << fmt::format("{} more tasks were hit {} times (LOST_US {}, IRQ_US {}, SOFTIRQ_US {})\n",
+                         r.tasks.size() - kTopTasks, more.count, Us(more.LostNs()), Us(more.irq_ns),
+                         Us(more.softirq_ns));
     }
     if (r.recorder.count > 0 || r.recorder.LostNs() > 0)
       os_ << fmt::format(

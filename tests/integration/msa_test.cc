@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -348,6 +349,26 @@ TEST_F(MsaTest, OutputKeepsAnEarlierRecordingAndRefusesAnyOtherFile) {
   EXPECT_EQ(testing::ReadWholeFile(trace.string() + ".old"), first);
   EXPECT_NE(testing::ReadWholeFile(trace), first);
   fs::remove_all(dir);
+}
+
+// `msa PID | head`: once the reader went away nothing more can be shown, so msa stops
+// tracing at its next frame (before, it traced on until the process exited, and said
+// only then that it could not write), removes its instance and says why, exit status 1.
+TEST_F(MsaTest, StopsWhenItsReaderGoesAway) {
+  workload_ = StartWorkload({"nanosleep", "100000", "1000"});  // 100 s
+  const fs::path err = fs::temp_directory_path() / ("cstool-msa-err-" + std::to_string(::getpid()));
+  testing::CommandResult r =
+      testing::RunCommand({"/bin/bash", "-c",
+                           kCstool + " msa " + std::to_string(workload_) + " -T 0.05 2>" +
+                               err.string() + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_EQ(::waitpid(workload_, nullptr, WNOHANG), 0) << "msa ran until the process exited";
+  std::ifstream in(err);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(err);
+  EXPECT_NE(said.find("cannot write to standard output"), std::string::npos) << said;
+  EXPECT_EQ(said.find("exited"), std::string::npos) << said;
 }
 
 TEST_F(MsaTest, NonexistentPidIsAUsageError) {
