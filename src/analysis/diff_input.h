@@ -33,6 +33,9 @@ struct DiffRecording {
   std::vector<std::string> command;         // argv of `record -- CMD`, empty otherwise
   std::vector<std::string> missing_events;  // default events the file lacks
   bool recorded_by_cstool = false;          // its recording information is in the file
+  // Why the file holds only part of its run (a flight recorder's dump, a recording cut
+  // short or recovered after a kill), empty for a whole run.
+  std::string part_of_run;
 };
 
 // The threads of `view` (its selection: the recorded workload, or all threads).

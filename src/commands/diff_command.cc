@@ -27,6 +27,18 @@
 namespace cstool {
 namespace {
 
+// Why a recording holds only part of its run; empty for a whole one.
+std::string PartOfRun(const RecordingInfo& info) {
+  if (info.window_start_ts > 0)
+    return fmt::format("a flight recorder's dump of {:.1f} s",
+                       static_cast<double>(info.end_ts - info.window_start_ts) / 1e9);
+  if (info.recovered) return "recovered after its recorder was killed";
+  // (Its first clause, "--max-size 1.1 MiB reached": the report says the rest.)
+  if (!info.ended_early.empty())
+    return fmt::format("cut short: {}", info.ended_early.substr(0, info.ended_early.find(" (")));
+  return {};
+}
+
 // One recording, reduced to its threads' totals; the analysis is freed before the next
 // file is read, so a diff of many recordings holds one analysis at a time.
 DiffRecording Load(const std::string& file, const DiffOptions& options,
@@ -59,6 +71,7 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
   recording.command = analyzed->model.trace.recording.command;
   recording.missing_events = analyzed->model.trace.missing_events;
   recording.recorded_by_cstool = analyzed->model.trace.has_recording_info;
+  recording.part_of_run = PartOfRun(analyzed->model.trace.recording);
   std::sort(recording.missing_events.begin(), recording.missing_events.end());
   return recording;
 }
@@ -147,6 +160,25 @@ void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
     if (!command.empty()) command[0] = std::filesystem::path(command[0]).filename().string();
     return command;
   };
+  // Part of a run beside a whole one, or beside another part: its totals are not the
+  // run's, so its times differ by how it was recorded. Only dumps of one window length
+  // compare like with like (a recording cut short or recovered ends anywhere).
+  std::set<std::string> parts;
+  bool cut_anywhere = false;
+  for (const auto* side : {&base, &after})
+    for (const DiffRecording& r : *side) {
+      parts.insert(r.part_of_run);
+      cut_anywhere =
+          cut_anywhere || (!r.part_of_run.empty() && !r.part_of_run.starts_with("a flight"));
+    }
+  if (parts.size() > 1 || cut_anywhere)
+    for (const auto* side : {&base, &after})
+      for (const DiffRecording& r : *side)
+        if (!r.part_of_run.empty())
+          messages.Warning(fmt::format(
+              "{} ({}) holds only part of its run ({}): its times and counts differ from the "
+              "other recordings' by how it was recorded, not by the change",
+              r.file, side == &base ? "base" : "new", r.part_of_run));
   std::set<std::vector<std::string>> base_commands, new_commands;
   for (const DiffRecording& r : base) base_commands.insert(program_and_args(r.command));
   for (const DiffRecording& r : after) new_commands.insert(program_and_args(r.command));

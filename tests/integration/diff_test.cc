@@ -120,6 +120,30 @@ TEST_F(DiffRecordings, DifferentCommandsAreToldTheyShareNothing) {
   EXPECT_EQ(same.err.find("on both sides"), std::string::npos) << same.err;
 }
 
+// A recording cut short holds part of its run: beside a whole one, its times read as a
+// change; the diff says so, naming why.
+TEST_F(DiffRecordings, ARecordingCutShortIsSaidToHoldPartOfItsRun) {
+  std::string why = TracefsUnavailableReason();
+  if (!why.empty()) GTEST_SKIP() << "skipping tracefs test: " << why;
+  const std::string whole = RecordSleeps(100);
+  const std::string cut = "/tmp/cstool_diff_" + std::to_string(getpid()) + "_cut.dat";
+  files_.push_back(cut);
+  CommandResult rec = RunCommand({CSTOOL_BINARY, "record", "--max-size", "2M", "-o", cut, "--",
+                                  kWorkload, "pingpong", "2000000"});
+  ASSERT_EQ(rec.status, 124) << rec.err;  // stopped by --max-size
+  CommandResult d = RunCommand({CSTOOL_BINARY, "diff", whole, "--", cut});
+  EXPECT_EQ(d.status, 0) << d.err;
+  EXPECT_NE(d.err.find("cstool diff: warning: " + cut +
+                       " (new) holds only part of its run (cut short: --max-size 2.0 MiB "
+                       "reached): its times and counts differ"),
+            std::string::npos)
+      << d.err;
+  EXPECT_EQ(d.err.find(whole + " (base) holds only part"), std::string::npos) << d.err;
+  // Two whole runs: nothing said.
+  CommandResult w = RunCommand({CSTOOL_BINARY, "diff", whole, "--", whole});
+  EXPECT_EQ(w.err.find("holds only part"), std::string::npos) << w.err;
+}
+
 // One side recorded without the syscall and interrupt events: its zero syscall times
 // would read as a change; the diff says the files were recorded differently.
 TEST_F(DiffRecordings, SidesRecordedWithDifferentEventsAreSaid) {
