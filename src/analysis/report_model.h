@@ -171,6 +171,10 @@ struct TraceSummary {
   int64_t last_ts = 0;
   std::string trace_clock;                  // as the file names it ("mono", "local"); "": unknown
   std::map<int32_t, uint64_t> lost_events;  // per CPU (always listed, even 0)
+  // Whether they are a lower bound: gaps whose size the kernel did not record (a killed
+  // recording's last pages) count as one event each, and no count of the kernel's at the
+  // end covers them (LostEventsPerCpu).
+  bool lost_at_least = false;
   // report --salvage: CPUs none of whose data could be read; lost_events counts each as a
   // gap of unknown size (1), as ANOMALIES does.
   std::vector<int32_t> unread_cpus;

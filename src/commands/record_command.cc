@@ -176,12 +176,13 @@ std::string RecoveredContents(const std::string& file) {
     const DecodeStats stats = DecodeTrace(*reader, counted_only, options);
     uint64_t total = 0;
     std::vector<std::string> per_cpu;
-    for (auto [cpu, n] : LostEventsPerCpu(stats, *reader)) {
+    bool at_least = false;
+    for (auto [cpu, n] : LostEventsPerCpu(stats, *reader, &at_least)) {
       total += n;
       if (n > 0) per_cpu.push_back(fmt::format("cpu{} {}", cpu, n));
     }
     return fmt::format("{} holds {} events; lost {}{} events{}", file, stats.events,
-                       stats.lost_gaps_unknown > 0 ? "at least " : "", total,
+                       at_least ? "at least " : "", total,
                        per_cpu.empty() ? "" : fmt::format(" ({})", fmt::join(per_cpu, ", ")));
   } catch (const Error& e) {
     return fmt::format(

@@ -235,7 +235,14 @@ nlohmann::json ReportToJson(const ReportView& view) {
     trace["command"] = t.recording.command;
     trace["target_pids"] = t.recording.target_pids;
     trace["system_wide"] = t.recording.system_wide;
-    if (t.recording.child.pid != 0) trace["child"] = t.recording.child;
+    if (t.recording.child.pid != 0) {
+      trace["child"] = t.recording.child;
+      // Not reaped (a recovered recording: its recorder was killed first): how it ended
+      // and what it used are unknown, not 0.
+      if (!t.recording.child.reaped)
+        for (const char* key : {"wait_status", "exit_nvcsw", "exit_nivcsw", "utime_ns", "stime_ns"})
+          trace["child"][key] = nullptr;
+    }
     if (t.recording.window_start_ts != 0)
       trace["flight_dump"] = {
           {"window_start_ts", t.recording.window_start_ts},

@@ -120,7 +120,14 @@ std::vector<std::string> NotesFor(const TraceCapabilities& caps, const TraceSumm
         t.inferred_kernel_threads, t.inferred_kernel_threads == 1 ? "thread was" : "threads were"));
   const uint64_t lost = t.LostOnReadCpus();
   // The share says how much of a marked thread's numbers the trace still shows.
-  if (lost > 0)
+  // A gap of unknown size counts as one: then the share is unknown too ("0.0 %" read as
+  // almost nothing lost, of a kill that may have lost much).
+  if (lost > 0 && t.lost_at_least)
+    notes.push_back(fmt::format(
+        "at least {} {} lost (gaps of unknown size counted as one event each, and no count "
+        "of the kernel's at the end); threads marked ! (lost_events_touched) may be off",
+        lost, lost == 1 ? "event was" : "events were"));
+  else if (lost > 0)
     notes.push_back(fmt::format(
         "{} {} lost ({:.1f} % of the {} written); threads marked ! "
         "(lost_events_touched) may be off",
@@ -478,7 +485,7 @@ std::unique_ptr<AnalyzedTrace> AnalyzeTrace(const std::string& file, const Sysca
   for (const std::string& e : unrecorded)  // irq_vectors:* may be missing as a format too
     if (std::find(t.missing_events.begin(), t.missing_events.end(), e) == t.missing_events.end())
       t.missing_events.push_back(e);
-  t.lost_events = LostEventsPerCpu(stats, *reader);
+  t.lost_events = LostEventsPerCpu(stats, *reader, &t.lost_at_least);
   for (int cpu = 0; cpu < reader->cpus(); ++cpu) {
     const std::vector<int>& cut = reader->salvage_log().cut_cpus();
     if (std::find(cut.begin(), cut.end(), cpu) != cut.end() &&

@@ -5,8 +5,9 @@
 namespace cstool {
 
 std::map<int32_t, uint64_t> LostEventsPerCpu(const DecodeStats& stats,
-                                             const TraceFileReader& reader) {
+                                             const TraceFileReader& reader, bool* lower_bound) {
   std::map<int32_t, uint64_t> lost;
+  if (lower_bound) *lower_bound = false;
   const auto& info = reader.recording_info();
   for (int cpu = 0; cpu < reader.cpus(); ++cpu) {
     const auto at = static_cast<size_t>(cpu);
@@ -19,6 +20,7 @@ std::map<int32_t, uint64_t> LostEventsPerCpu(const DecodeStats& stats,
       for (const CpuRecordStats& c : info->cpus)
         if (c.cpu == cpu) in_stats = std::max(in_stats, RecordingInfo::LostEvents(c));
     lost[cpu] = std::max({in_pages, in_stats, gaps});
+    if (lower_bound && stats.lost_gaps_unknown > 0 && in_stats < lost[cpu]) *lower_bound = true;
   }
   return lost;
 }

@@ -12,8 +12,12 @@
 namespace cstool {
 
 // Per CPU of `reader`'s file (every one listed, even at 0), from the pass that counted
-// `stats`. A gap of unknown size counts as one event.
+// `stats`. A gap of unknown size counts as one event; `lower_bound` (if given) is set
+// when some CPU's count rests on the pages alone while such gaps are in the file (no
+// kernel count at the end covers them: a recovered recording), so that it is only a
+// lower bound.
 std::map<int32_t, uint64_t> LostEventsPerCpu(const DecodeStats& stats,
-                                             const TraceFileReader& reader);
+                                             const TraceFileReader& reader,
+                                             bool* lower_bound = nullptr);
 
 }  // namespace cstool

@@ -458,7 +458,12 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   CommandResult report = RunCommand({kCstool, "report", out, "--format", "json"});
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_NE(report.out.find("recovered from a recording that was killed"), std::string::npos);
-  ExpectRecoverCountsAsReport(recover.err, out, nlohmann::json::parse(report.out));
+  const nlohmann::json j = nlohmann::json::parse(report.out);
+  ExpectRecoverCountsAsReport(recover.err, out, j);
+  // The command was never reaped: how it ended is unknown, not 0.
+  EXPECT_EQ(j["trace"]["child"]["reaped"], false);
+  EXPECT_TRUE(j["trace"]["child"]["wait_status"].is_null()) << j["trace"]["child"];
+  EXPECT_TRUE(j["trace"]["child"]["utime_ns"].is_null()) << j["trace"]["child"];
   EXPECT_NE(report.out.find("\"sleep:read\""), std::string::npos) << "the workload's switches";
   EXPECT_EQ(OpenTraceFile(out.string())->instance_names(),
             std::vector<std::string>{"cstool_runtime"});
@@ -488,8 +493,14 @@ TEST_P(SigkillRecover, TakesWhatTheKilledRecordersBuffersStillHold) {
   const nlohmann::json j = ExpectTheWholeSlowRun(out);
   if (!j.is_null()) {
     ExpectRecoverCountsAsReport(recover.err, out, j);
-    // What the recorder had read but not written is a loss of unknown size.
+    // What the recorder had read but not written is a loss of unknown size: the report
+    // says "at least", and gives no share of the written events.
     EXPECT_NE(recover.err.find("; lost at least "), std::string::npos) << recover.err;
+    EXPECT_NE(j["trace"]["notes"].dump().find(" (gaps of unknown size counted as one event each"),
+              std::string::npos)
+        << j["trace"]["notes"];
+    EXPECT_EQ(j["trace"]["notes"].dump().find("% of the"), std::string::npos)
+        << j["trace"]["notes"];
   }
 }
 
