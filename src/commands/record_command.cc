@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "base/errors.h"
@@ -192,9 +193,28 @@ std::string RecoveredContents(const std::string& file) {
   }
 }
 
+// `record --recover` run again on the file it made: no note is left, and the file says
+// it was recovered (else RecoverRecording says what is missing).
+bool RecoveredAlready(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::exists(RecoveryNoteFor(file), ec) || !std::filesystem::exists(file, ec))
+    return false;
+  try {
+    const auto reader = OpenTraceFile(file);
+    return reader->recording_info() && reader->recording_info()->recovered;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 int RunRecover(const std::string& file, Messages& messages) {
+  if (RecoveredAlready(file))
+    throw Error(fmt::format("nothing to recover: '{}' was recovered already (`cstool report {}` "
+                            "reads it)",
+                            file, file),
+                ExitCode::kUsage);
   RecoveryResult r = RecoverRecording(file, messages);
   // In KiB below a MiB: a small recording's "0.0 MiB" read as nothing recovered.
   auto size = [](uint64_t bytes) {

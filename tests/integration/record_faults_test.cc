@@ -451,6 +451,12 @@ TEST_P(SigkillRecover, LeavesWhatWasWrittenForRecover) {
   std::vector<std::string> left = FilesIn(dir_);
   std::sort(left.begin(), left.end());
   EXPECT_EQ(left, (std::vector<std::string>{"killed.dat", "rec.err"}));
+  // Again: the file it made says it was recovered, and is left as it is.
+  CommandResult twice = RunCommand({kCstool, "record", "--recover", out});
+  EXPECT_EQ(twice.status, 2) << twice.err;
+  EXPECT_NE(twice.err.find("nothing to recover: '" + out.string() + "' was recovered already"),
+            std::string::npos)
+      << twice.err;
 
   // The recovered file is what the option asked for: v6 with raw pages, or v7 chunks.
   EXPECT_EQ(OpenTraceFile(out.string())->file_version(),
