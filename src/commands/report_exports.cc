@@ -56,6 +56,15 @@ ReportExports::ReportExports(const ExportOptions& options, const ViewOptions& vi
                              const SyscallTable& syscalls)
     : options_(options) {
   auto selected = [view](const Thread& t) { return SelectsThread(view, t); };
+  // A page's name for the timeline is the other option's output (the timeline is
+  // Perfetto's JSON or protobuf): it wrote JSON over a page the user meant to make.
+  if (const std::string ext = std::filesystem::path(options_.timeline).extension().string();
+      options_.timeline_format == "auto" && (ext == ".html" || ext == ".htm"))
+    throw Error(fmt::format("--timeline {0} names a page, and the timeline is Perfetto's trace "
+                            "(JSON, or protobuf for .pftrace): --html {0} writes the page; give "
+                            "the timeline a .json or .pftrace name",
+                            options_.timeline),
+                ExitCode::kUsage);
   if (!options_.timeline.empty()) RefuseToOverwriteKeptFile(options_.timeline, "--timeline");
   if (!options_.html.empty()) RefuseToOverwriteKeptFile(options_.html, "--html");
   if (!options_.timeline.empty()) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <regex>
 #include <string>
@@ -375,6 +376,24 @@ TEST(TerseErrors, NoRecordingHereNamesTheRecordingTakenAsAnOutput) {
         << r.err;
     EXPECT_EQ(ReadWholeFile(run), before) << option;
   }
+}
+
+// `--timeline run.html`: the timeline is Perfetto's trace, not a page; the page is
+// --html's. Nothing is written over what is there.
+TEST(TerseErrors, ATimelineNamedAsAPageIsRefused) {
+  EmptyDir dir;
+  const std::string page = dir.path() + "/run.html";
+  { std::ofstream(page) << "<html>mine</html>"; }
+  CommandResult r =
+      RunCommand({CSTOOL_BINARY, "report", Fixture("small_v6.dat"), "--timeline", page});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(LastOwnLine(r.err), "cstool report: --timeline " + page +
+                                    " names a page, and the timeline is Perfetto's trace (JSON, "
+                                    "or protobuf for .pftrace): --html " +
+                                    page +
+                                    " writes the page; give the timeline a .json or .pftrace name")
+      << r.err;
+  EXPECT_EQ(ReadWholeFile(page), "<html>mine</html>");
 }
 
 TEST(TerseErrors, ExplainAnomaliesNeverPrintsTidMinusOne) {
