@@ -206,10 +206,7 @@ void CounterWindow::PushSegment(Microstate s, int64_t start, int64_t end, Enqueu
   if (wakeup_wait) {
     open_wait_ = {start, end};
   } else if (preempted) {
-    AddSegment(
-        s, start, end,
-        WithBetweenRunqueues(
-            start, end, preempted_asleep_.empty() ? WaitAdjust{} : PreemptedAdjust(start, end)));
+    AddSegment(s, start, end, WithBetweenRunqueues(start, end, PreemptedAdjust(start, end)));
     preempted_to_ = end;
   } else {
     AddSegment(s, start, end);

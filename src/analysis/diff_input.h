@@ -34,8 +34,10 @@ struct DiffRecording {
   std::vector<std::string> missing_events;  // default events the file lacks
   bool recorded_by_cstool = false;          // its recording information is in the file
   // Why the file holds only part of its run (a flight recorder's dump, a recording cut
-  // short or recovered after a kill), empty for a whole run.
+  // short or recovered after a kill), empty for a whole run; and whether that part is a
+  // dump's window (dumps of one length compare like with like).
   std::string part_of_run;
+  bool window_dump = false;
 };
 
 // The threads of `view` (its selection: the recorded workload, or all threads).

@@ -41,6 +41,10 @@ double Pct(int64_t diff, int64_t base) {
   return base != 0 ? 100.0 * static_cast<double>(diff) / static_cast<double>(base) : 0.0;
 }
 
+// The least time a thread's note on what the check left out or may miss names: under
+// it a note would be noise beside the 0.2 ms floor of the tolerance.
+constexpr int64_t kNotedNs = 10'000;
+
 // `wait_maybe_more`: run delay the kernel may have counted beyond the traced wait (sleep
 // after an untraced move between CPUs), so the kernel's may exceed it by that much more.
 void Judge(const CheckQuantities& traced, const CheckQuantities& kernel, int64_t on_cpu_tol,
@@ -216,19 +220,18 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
                               "between CPUs asleep)",
                               static_cast<double>(c.asleep_queued_ns) / 1e6));
   }
-  // (Under 10 us, a note would be noise beside the 0.2 ms floor of the tolerance.)
-  if (constexpr int64_t kNotedPreemptedNs = 10'000; c.preempted_asleep_ns >= kNotedPreemptedNs) {
+  if (c.preempted_asleep_ns >= kNotedNs) {
     AddNote(c, fmt::format("WAIT leaves out {:.3f} ms queued after preemptions on the way to "
                            "sleep (woken while preempted), which the kernel does not count as "
                            "run delay",
                            static_cast<double>(c.preempted_asleep_ns) / 1e6));
   }
-  if (constexpr int64_t kNotedBetweenNs = 10'000; c.between_runqueues_ns >= kNotedBetweenNs) {
+  if (c.between_runqueues_ns >= kNotedNs) {
     AddNote(c, fmt::format("WAIT leaves out {:.3f} ms between runqueues, moved in load "
                            "balancers' batches, which the kernel does not count as run delay",
                            static_cast<double>(c.between_runqueues_ns) / 1e6));
   }
-  if (constexpr int64_t kNotedStealNs = 10'000; c.stolen_ns >= kNotedStealNs) {
+  if (c.stolen_ns >= kNotedNs) {
     AddNote(c,
             fmt::format(
                 "ONCPU leaves out {:.3f} ms of steal while it ran (the run-time clock stood still)",
@@ -237,8 +240,7 @@ ThreadCheck CompareThread(const ThreadReport& r, const KernelMatch& m, const Che
   // A stall of the virtual CPU between an enqueue's clock read and its sched_wakeup is
   // invisible in a trace (40 us and 2 ms seen), but the enqueue's wakelist flush, or the
   // sched_waking that began the same call, bounds it.
-  if (constexpr int64_t kNotedEarlierNs = 10'000; c.enqueue_maybe_earlier_ns >= kNotedEarlierNs &&
-                                                  c.traced.wait_cpu_ns < c.kernel.wait_cpu_ns) {
+  if (c.enqueue_maybe_earlier_ns >= kNotedNs && c.traced.wait_cpu_ns < c.kernel.wait_cpu_ns) {
     AddNote(
         c, fmt::format(
                "WAIT may be up to {:.3f} ms short: enqueues dated at their sched_wakeup began at a "

@@ -72,6 +72,7 @@ DiffRecording Load(const std::string& file, const DiffOptions& options,
   recording.missing_events = analyzed->model.trace.missing_events;
   recording.recorded_by_cstool = analyzed->model.trace.has_recording_info;
   recording.part_of_run = PartOfRun(analyzed->model.trace.recording);
+  recording.window_dump = analyzed->model.trace.recording.window_start_ts > 0;
   std::sort(recording.missing_events.begin(), recording.missing_events.end());
   return recording;
 }
@@ -168,8 +169,7 @@ void WarnAboutRecordingDifferences(const std::vector<DiffRecording>& base,
   for (const auto* side : {&base, &after})
     for (const DiffRecording& r : *side) {
       parts.insert(r.part_of_run);
-      cut_anywhere =
-          cut_anywhere || (!r.part_of_run.empty() && !r.part_of_run.starts_with("a flight"));
+      cut_anywhere = cut_anywhere || (!r.part_of_run.empty() && !r.window_dump);
     }
   if (parts.size() > 1 || cut_anywhere)
     for (const auto* side : {&base, &after})

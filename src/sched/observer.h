@@ -175,7 +175,7 @@ class Observer {
   virtual void OnSyscallBlocked(const Thread&, int64_t /*nr*/) {}
   virtual void OnMigrate(const Thread&, int32_t /*from_cpu*/, int32_t /*to_cpu*/, int64_t /*ts*/) {}
   // `thread`, waiting for a CPU, was moved in a load balancer's batch and was off every
-  // runqueue at least from `from` to `to` (StateMachine::NoteQueuedMoveBatch), where the
+  // runqueue at least from `from` to `to` (StateMachine::NoteMoveOfQueued), where the
   // kernel's run delay does not grow. Called again with the same `from` and a later `to`
   // while the batch goes on; after that move's OnMigrate.
   virtual void OnBetweenRunqueues(const Thread& /*thread*/, int64_t /*from*/, int64_t /*to*/) {}

@@ -188,8 +188,7 @@ void StateMachine::PushCsdFunctionEntry(const CsdFunctionEntry& e, int type_id) 
 
 // The buffer's are the function's calls alone (`record` filters them by its address).
 void StateMachine::PushUnfilteredWakelistFlush(const CsdFunctionEntry& e) {
-  int64_t prev_ts = INT64_MIN;
-  EnterUnfiltered(e.c, &prev_ts);
+  EnterUnfiltered(e.c);
   if (caps_.wakelist_function == 0 || e.func == caps_.wakelist_function) NoteWakelistFlush(e);
 }
 
@@ -602,9 +601,7 @@ void StateMachine::QueuedOnUntracedCpu(Thread& t, int64_t ts, bool woken) {
 }
 
 void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
-  const int64_t prev_ts = static_cast<size_t>(e.c.cpu) < cpus_.size()
-                              ? std::max(cpus_[e.c.cpu].last_ts, cpus_[e.c.cpu].unfiltered_last_ts)
-                              : INT64_MIN;
+  const int64_t prev_ts = LastRecordTs(e.c.cpu);
   Cpu& cpu = Enter(e.c);
   Thread& t = Lookup(e.pid, e.comm);
   NoteMoveOfQueued(cpu, e, prev_ts, /*unfiltered=*/false, t.Queued() ? &t : nullptr);
@@ -615,8 +612,8 @@ void StateMachine::PushSchedMigrateTask(const SchedMigrateTask& e) {
 // thread's, as in the trace; the context itself is not the model's to follow (as with
 // PushUnfilteredRuntime), nor is a thread the trace has not named yet.
 void StateMachine::PushUnfilteredMigrateTask(const SchedMigrateTask& e) {
-  int64_t prev_ts = INT64_MIN;
-  Cpu* cpu = EnterUnfiltered(e.c, &prev_ts);
+  const int64_t prev_ts = LastRecordTs(e.c.cpu);
+  Cpu* cpu = EnterUnfiltered(e.c);
   Thread* t = UnfilteredSubject(e.c.pid, e.pid);
   // An unfollowed task's move is part of a batch all the same.
   if (cpu) NoteMoveOfQueued(*cpu, e, prev_ts, /*unfiltered=*/true, t && t->Queued() ? t : nullptr);
@@ -625,12 +622,18 @@ void StateMachine::PushUnfilteredMigrateTask(const SchedMigrateTask& e) {
   Migrate(*t, e);
 }
 
-StateMachine::Cpu* StateMachine::EnterUnfiltered(const EventCommon& c, int64_t* prev_ts) {
+StateMachine::Cpu* StateMachine::EnterUnfiltered(const EventCommon& c) {
   if (c.cpu < 0 || static_cast<size_t>(c.cpu) >= cpus_.size()) return nullptr;
   Cpu& cpu = cpus_[static_cast<size_t>(c.cpu)];
-  // (last_ts is INT64_MAX in a gap of lost events: no batch goes on across it.)
-  *prev_ts = std::max(cpu.last_ts, std::exchange(cpu.unfiltered_last_ts, c.ts));
+  cpu.unfiltered_last_ts = c.ts;
   return &cpu;
+}
+
+// (last_ts is INT64_MAX in a gap of lost events: no batch goes on across it.)
+int64_t StateMachine::LastRecordTs(int32_t cpu_id) const {
+  if (cpu_id < 0 || static_cast<size_t>(cpu_id) >= cpus_.size()) return INT64_MIN;
+  const Cpu& cpu = cpus_[static_cast<size_t>(cpu_id)];
+  return std::max(cpu.last_ts, cpu.unfiltered_last_ts);
 }
 
 // The load balancer moves queued tasks in batches (detach_tasks, then attach_tasks): each

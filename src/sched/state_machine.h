@@ -253,13 +253,15 @@ class StateMachine final : public EventSink {
   void NoteEnqueued(Thread& wakee, int64_t enqueued, const EnqueueDating& dating = {});
   // `t` moved between CPUs, as `e` shows (from the trace or the unfiltered buffer).
   void Migrate(Thread& t, const SchedMigrateTask& e);
-  // A move recorded on `cpu` whose record before it there (in the same buffer) was at
-  // `prev_ts`; `queued`: the moved thread, when it was waiting for a CPU.
+  // A move recorded on `cpu` whose record before it there (in either buffer) was at
+  // `prev_ts` (LastRecordTs); `queued`: the moved thread, when it was waiting for a CPU.
   void NoteMoveOfQueued(Cpu& cpu, const SchedMigrateTask& e, int64_t prev_ts, bool unfiltered,
                         Thread* queued);
-  // The CPU of an unfiltered buffer's record, and when its record before it was (null when
-  // no other record named the CPU yet).
-  Cpu* EnterUnfiltered(const EventCommon& c, int64_t* prev_ts);
+  // Notes an unfiltered buffer's record on its CPU; that CPU (null when no record of the
+  // trace named it yet).
+  Cpu* EnterUnfiltered(const EventCommon& c);
+  // When the latest record of CPU `cpu_id`, in either buffer, was (INT64_MIN: none).
+  int64_t LastRecordTs(int32_t cpu_id) const;
   Thread* UnfilteredSubject(int32_t context, int32_t pid);
   void NoteUnfollowedRun(const SchedStatRuntime& e);
   void NoteUnfollowedCurrent(int32_t cpu_id, int32_t pid, int64_t ts);

@@ -281,8 +281,7 @@ void StateMachine::PushSchedStatRuntime(const SchedStatRuntime& e) {
 // unfollowed task did of itself tells only that it ran (OnUnfollowedRun): the model's CPU
 // state does not take it (its switches are not in the trace).
 void StateMachine::PushUnfilteredRuntime(const SchedStatRuntime& e) {
-  int64_t prev_ts = INT64_MIN;
-  EnterUnfiltered(e.c, &prev_ts);
+  EnterUnfiltered(e.c);
   if (e.c.pid == e.pid) {  // its own: it ran (an unfollowed task's; the others are traced)
     NoteUnfollowedCurrent(e.c.cpu, e.pid, e.c.ts);
     if (e.pid != 0 && !On(Hook::kUnfollowedRun).empty()) NoteUnfollowedRun(e);
